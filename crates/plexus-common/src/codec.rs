@@ -1,0 +1,384 @@
+//! The compact binary encoding of values inside records.
+//!
+//! A tag byte, then a payload: integers as zig-zag varints, floats as 8 bytes,
+//! strings and bytes length-prefixed, lists and maps count-prefixed. It is
+//! not order-preserving (see `keys` for that) but small and fast to skip.
+
+use crate::temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
+use crate::value::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+
+const T_NULL: u8 = 0;
+const T_FALSE: u8 = 1;
+const T_TRUE: u8 = 2;
+const T_INT: u8 = 3;
+const T_FLOAT: u8 = 4;
+const T_STRING: u8 = 5;
+const T_BYTES: u8 = 6;
+const T_LIST: u8 = 7;
+const T_MAP: u8 = 8;
+const T_DATE: u8 = 9;
+const T_LOCAL_TIME: u8 = 10;
+const T_TIME: u8 = 11;
+const T_LOCAL_DATETIME: u8 = 12;
+const T_DATETIME: u8 = 13;
+const T_DURATION: u8 = 14;
+
+/// Deeper nesting than this in stored data can only be damage; refusing it
+/// keeps a corrupt record from overflowing the stack.
+const MAX_DEPTH: usize = 256;
+
+/// Stored bytes that do not decode: the data is damaged or of another format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    pub what: &'static str,
+    pub offset: usize,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot decode {} at byte {}", self.what, self.offset)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// A cursor over encoded bytes that knows its position for error messages.
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    pub fn err(&self, what: &'static str) -> DecodeError {
+        DecodeError {
+            what,
+            offset: self.pos,
+        }
+    }
+
+    pub fn byte(&mut self) -> Result<u8, DecodeError> {
+        let b = *self.buf.get(self.pos).ok_or(self.err("byte"))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self.pos.checked_add(n).ok_or(self.err("length"))?;
+        let s = self.buf.get(self.pos..end).ok_or(self.err("bytes"))?;
+        self.pos = end;
+        Ok(s)
+    }
+
+    pub fn varint(&mut self) -> Result<u64, DecodeError> {
+        let mut out = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            out |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(out);
+            }
+        }
+        Err(self.err("varint"))
+    }
+
+    pub fn zigzag(&mut self) -> Result<i64, DecodeError> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    pub fn len(&mut self) -> Result<usize, DecodeError> {
+        let n = self.varint()?;
+        // A length can never exceed what is left to read; checking here
+        // stops a damaged length from allocating gigabytes.
+        if n > (self.buf.len() - self.pos.min(self.buf.len())) as u64 {
+            return Err(self.err("length"));
+        }
+        Ok(n as usize)
+    }
+
+    pub fn string(&mut self) -> Result<String, DecodeError> {
+        let n = self.len()?;
+        let at = self.pos;
+        let b = self.bytes(n)?;
+        String::from_utf8(b.to_vec()).map_err(|_| DecodeError {
+            what: "UTF-8 string",
+            offset: at,
+        })
+    }
+}
+
+pub fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+pub fn read_varint(buf: &[u8]) -> Result<(u64, usize), DecodeError> {
+    let mut r = Reader::new(buf);
+    let v = r.varint()?;
+    Ok((v, r.pos))
+}
+
+fn write_zigzag(out: &mut Vec<u8>, v: i64) {
+    write_varint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn write_str(out: &mut Vec<u8>, s: &[u8]) {
+    write_varint(out, s.len() as u64);
+    out.extend_from_slice(s);
+}
+
+/// Appends the record encoding of `v` to `out`.
+pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(T_NULL),
+        Value::Bool(false) => out.push(T_FALSE),
+        Value::Bool(true) => out.push(T_TRUE),
+        Value::Int(i) => {
+            out.push(T_INT);
+            write_zigzag(out, *i);
+        }
+        Value::Float(x) => {
+            out.push(T_FLOAT);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        Value::String(s) => {
+            out.push(T_STRING);
+            write_str(out, s.as_bytes());
+        }
+        Value::Bytes(b) => {
+            out.push(T_BYTES);
+            write_str(out, b);
+        }
+        Value::List(items) => {
+            out.push(T_LIST);
+            write_varint(out, items.len() as u64);
+            items.iter().for_each(|i| encode_value(i, out));
+        }
+        Value::Map(m) => {
+            out.push(T_MAP);
+            write_varint(out, m.len() as u64);
+            for (k, v) in m {
+                write_str(out, k.as_bytes());
+                encode_value(v, out);
+            }
+        }
+        Value::Date(d) => {
+            out.push(T_DATE);
+            write_zigzag(out, d.days as i64);
+        }
+        Value::LocalTime(t) => {
+            out.push(T_LOCAL_TIME);
+            write_varint(out, t.nanos);
+        }
+        Value::Time(t) => {
+            out.push(T_TIME);
+            write_varint(out, t.nanos);
+            write_zigzag(out, t.offset_secs as i64);
+        }
+        Value::LocalDateTime(t) => {
+            out.push(T_LOCAL_DATETIME);
+            write_zigzag(out, t.secs);
+            write_varint(out, t.nanos as u64);
+        }
+        Value::DateTime(t) => {
+            out.push(T_DATETIME);
+            write_zigzag(out, t.secs);
+            write_varint(out, t.nanos as u64);
+            write_zigzag(out, t.offset_secs as i64);
+            match &t.zone {
+                None => write_varint(out, 0),
+                Some(z) => {
+                    write_varint(out, z.len() as u64 + 1);
+                    out.extend_from_slice(z.as_bytes());
+                }
+            }
+        }
+        Value::Duration(d) => {
+            out.push(T_DURATION);
+            write_zigzag(out, d.months);
+            write_zigzag(out, d.days);
+            write_zigzag(out, d.secs);
+            write_zigzag(out, d.nanos as i64);
+        }
+    }
+}
+
+/// Decodes one value from the reader.
+pub fn decode_value(r: &mut Reader<'_>) -> Result<Value, DecodeError> {
+    decode_at(r, 0)
+}
+
+fn small<T: TryFrom<i64>>(r: &Reader<'_>, v: i64, what: &'static str) -> Result<T, DecodeError> {
+    T::try_from(v).map_err(|_| r.err(what))
+}
+
+fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Value, DecodeError> {
+    if depth > MAX_DEPTH {
+        return Err(r.err("value nested too deeply"));
+    }
+    Ok(match r.byte()? {
+        T_NULL => Value::Null,
+        T_FALSE => Value::Bool(false),
+        T_TRUE => Value::Bool(true),
+        T_INT => Value::Int(r.zigzag()?),
+        T_FLOAT => {
+            let b = r.bytes(8)?;
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            Value::Float(f64::from_le_bytes(a))
+        }
+        T_STRING => Value::String(r.string()?),
+        T_BYTES => {
+            let n = r.len()?;
+            Value::Bytes(r.bytes(n)?.to_vec())
+        }
+        T_LIST => {
+            let n = r.len()?;
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                items.push(decode_at(r, depth + 1)?);
+            }
+            Value::List(items)
+        }
+        T_MAP => {
+            let n = r.len()?;
+            let mut m = BTreeMap::new();
+            for _ in 0..n {
+                let k = r.string()?;
+                m.insert(k, decode_at(r, depth + 1)?);
+            }
+            Value::Map(m)
+        }
+        T_DATE => {
+            let d = r.zigzag()?;
+            Value::Date(Date {
+                days: small(r, d, "date")?,
+            })
+        }
+        T_LOCAL_TIME => Value::LocalTime(LocalTime { nanos: r.varint()? }),
+        T_TIME => {
+            let nanos = r.varint()?;
+            let off = r.zigzag()?;
+            Value::Time(Time {
+                nanos,
+                offset_secs: small(r, off, "time offset")?,
+            })
+        }
+        T_LOCAL_DATETIME => {
+            let secs = r.zigzag()?;
+            let nanos = r.varint()? as i64;
+            Value::LocalDateTime(LocalDateTime {
+                secs,
+                nanos: small(r, nanos, "nanoseconds")?,
+            })
+        }
+        T_DATETIME => {
+            let secs = r.zigzag()?;
+            let nanos = r.varint()? as i64;
+            let off = r.zigzag()?;
+            let zl = r.varint()?;
+            let zone = if zl == 0 {
+                None
+            } else {
+                let b = r.bytes((zl - 1) as usize)?;
+                Some(String::from_utf8(b.to_vec()).map_err(|_| r.err("zone name"))?)
+            };
+            Value::DateTime(DateTime {
+                secs,
+                nanos: small(r, nanos, "nanoseconds")?,
+                offset_secs: small(r, off, "offset")?,
+                zone,
+            })
+        }
+        T_DURATION => {
+            let months = r.zigzag()?;
+            let days = r.zigzag()?;
+            let secs = r.zigzag()?;
+            let n = r.zigzag()?;
+            Value::Duration(Duration {
+                months,
+                days,
+                secs,
+                nanos: small(r, n, "nanoseconds")?,
+            })
+        }
+        _ => return Err(r.err("value tag")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<Value> {
+        let mut m = BTreeMap::new();
+        m.insert("k".to_string(), Value::List(vec![Value::Null, 1.into()]));
+        vec![
+            Value::Null,
+            true.into(),
+            i64::MIN.into(),
+            i64::MAX.into(),
+            (-0.5).into(),
+            "héllo".into(),
+            Value::Bytes(vec![0, 255]),
+            Value::Map(m),
+            Value::Date(Date { days: -3 }),
+            Value::LocalTime(LocalTime { nanos: 5 }),
+            Value::Time(Time {
+                nanos: 7,
+                offset_secs: -3600,
+            }),
+            Value::LocalDateTime(LocalDateTime { secs: -9, nanos: 1 }),
+            Value::DateTime(DateTime {
+                secs: 1,
+                nanos: 2,
+                offset_secs: 60,
+                zone: Some("UTC".into()),
+            }),
+            Value::Duration(Duration {
+                months: -1,
+                days: 2,
+                secs: -3,
+                nanos: 4,
+            }),
+        ]
+    }
+
+    #[test]
+    fn round_trips() {
+        for v in sample() {
+            let mut buf = Vec::new();
+            encode_value(&v, &mut buf);
+            let mut r = Reader::new(&buf);
+            assert_eq!(decode_value(&mut r).unwrap(), v);
+            assert!(r.is_empty());
+        }
+    }
+
+    #[test]
+    fn truncated_input_is_an_error_not_a_panic() {
+        for v in sample() {
+            let mut buf = Vec::new();
+            encode_value(&v, &mut buf);
+            for cut in 0..buf.len() {
+                let mut r = Reader::new(&buf[..cut]);
+                assert!(decode_value(&mut r).is_err(), "{v:?} cut at {cut}");
+            }
+        }
+        let mut r = Reader::new(&[T_LIST, 0xff, 0xff, 0xff, 0xff, 0x0f]);
+        assert!(decode_value(&mut r).is_err());
+    }
+}

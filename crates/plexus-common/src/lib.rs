@@ -1,0 +1,16 @@
+//! Plexus's shared vocabulary: property values and their types, the compact
+//! record encoding, the order-preserving key encoding, and error kinds.
+//!
+//! Every other crate depends on this one and on nothing of Plexus below it.
+
+mod codec;
+mod error;
+mod keys;
+mod temporal;
+mod value;
+
+pub use codec::{decode_value, encode_value, read_varint, write_varint, DecodeError, Reader};
+pub use error::ErrorKind;
+pub use keys::{encode_key_value, push_u32, push_u64, read_u32, read_u64};
+pub use temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
+pub use value::{Value, ValueType};

@@ -1,0 +1,270 @@
+//! The Cypher temporal types as plain, totally encoded values.
+//!
+//! Plexus stores them compactly (integers, no strings) and formats them as
+//! ISO 8601. Arithmetic and parsing belong to the query engine; storage only
+//! needs identity, ordering and a readable form.
+
+use std::fmt;
+
+const NANOS_PER_SEC: i64 = 1_000_000_000;
+const SECS_PER_DAY: i64 = 86_400;
+
+/// A calendar date, as days since 1970-01-01 (proleptic Gregorian).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Date {
+    pub days: i32,
+}
+
+/// A time of day without a zone, as nanoseconds since midnight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LocalTime {
+    pub nanos: u64,
+}
+
+/// A time of day with a UTC offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Time {
+    pub nanos: u64,
+    pub offset_secs: i32,
+}
+
+/// A date and time without a zone, as seconds and nanoseconds since 1970-01-01T00:00.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LocalDateTime {
+    pub secs: i64,
+    pub nanos: u32,
+}
+
+/// An instant (UTC seconds and nanoseconds) with the offset and optional zone
+/// name it was written in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DateTime {
+    pub secs: i64,
+    pub nanos: u32,
+    pub offset_secs: i32,
+    pub zone: Option<String>,
+}
+
+/// A Cypher duration: months, days, seconds and nanoseconds kept apart,
+/// because a month has no fixed length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Duration {
+    pub months: i64,
+    pub days: i64,
+    pub secs: i64,
+    pub nanos: i32,
+}
+
+impl Date {
+    /// The date of a (year, month, day) triple, or `None` when it does not exist.
+    pub fn from_ymd(year: i32, month: u32, day: u32) -> Option<Date> {
+        if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+            return None;
+        }
+        Some(Date {
+            days: days_from_civil(year as i64, month, day) as i32,
+        })
+    }
+
+    /// The (year, month, day) of this date.
+    pub fn ymd(self) -> (i32, u32, u32) {
+        civil_from_days(self.days as i64)
+    }
+}
+
+impl LocalTime {
+    /// A time from hours, minutes, seconds and nanoseconds, or `None` when out of range.
+    pub fn from_hms_nano(h: u32, m: u32, s: u32, nano: u32) -> Option<LocalTime> {
+        (h < 24 && m < 60 && s < 60 && nano < 1_000_000_000).then(|| LocalTime {
+            nanos: ((h as u64 * 60 + m as u64) * 60 + s as u64) * 1_000_000_000 + nano as u64,
+        })
+    }
+}
+
+fn days_in_month(year: i32, month: u32) -> u32 {
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
+// Howard Hinnant's algorithms: exact for the whole proleptic Gregorian range.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i32, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    ((if m <= 2 { y + 1 } else { y }) as i32, m, d)
+}
+
+fn write_time_of_day(f: &mut fmt::Formatter<'_>, nanos: u64) -> fmt::Result {
+    let secs = nanos / 1_000_000_000;
+    let frac = nanos % 1_000_000_000;
+    write!(f, "{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)?;
+    write_fraction(f, frac as u32)
+}
+
+fn write_fraction(f: &mut fmt::Formatter<'_>, frac: u32) -> fmt::Result {
+    if frac == 0 {
+        return Ok(());
+    }
+    let digits = format!("{frac:09}");
+    write!(f, ".{}", digits.trim_end_matches('0'))
+}
+
+fn write_offset(f: &mut fmt::Formatter<'_>, offset_secs: i32) -> fmt::Result {
+    if offset_secs == 0 {
+        return f.write_str("Z");
+    }
+    let sign = if offset_secs < 0 { '-' } else { '+' };
+    let a = offset_secs.unsigned_abs();
+    write!(f, "{sign}{:02}:{:02}", a / 3600, a / 60 % 60)?;
+    if a % 60 != 0 {
+        write!(f, ":{:02}", a % 60)?;
+    }
+    Ok(())
+}
+
+fn write_date(f: &mut fmt::Formatter<'_>, days: i64) -> fmt::Result {
+    let (y, m, d) = civil_from_days(days);
+    if (0..=9999).contains(&y) {
+        write!(f, "{y:04}-{m:02}-{d:02}")
+    } else {
+        write!(f, "{y:+}-{m:02}-{d:02}")
+    }
+}
+
+fn write_local_datetime(f: &mut fmt::Formatter<'_>, secs: i64, nanos: u32) -> fmt::Result {
+    write_date(f, secs.div_euclid(SECS_PER_DAY))?;
+    f.write_str("T")?;
+    let tod = secs.rem_euclid(SECS_PER_DAY) as u64 * 1_000_000_000 + nanos as u64;
+    write_time_of_day(f, tod)
+}
+
+impl fmt::Display for Date {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_date(f, self.days as i64)
+    }
+}
+
+impl fmt::Display for LocalTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_time_of_day(f, self.nanos)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_time_of_day(f, self.nanos)?;
+        write_offset(f, self.offset_secs)
+    }
+}
+
+impl fmt::Display for LocalDateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_local_datetime(f, self.secs, self.nanos)
+    }
+}
+
+impl fmt::Display for DateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_local_datetime(f, self.secs + self.offset_secs as i64, self.nanos)?;
+        write_offset(f, self.offset_secs)?;
+        if let Some(zone) = &self.zone {
+            write!(f, "[{zone}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("P")?;
+        let (years, months) = (self.months / 12, self.months % 12);
+        if years != 0 {
+            write!(f, "{years}Y")?;
+        }
+        if months != 0 {
+            write!(f, "{months}M")?;
+        }
+        if self.days != 0 {
+            write!(f, "{}D", self.days)?;
+        }
+        let total_nanos = self.secs as i128 * NANOS_PER_SEC as i128 + self.nanos as i128;
+        if total_nanos != 0 || (self.months == 0 && self.days == 0) {
+            f.write_str("T")?;
+            let neg = total_nanos < 0;
+            let a = total_nanos.unsigned_abs();
+            let secs = a / NANOS_PER_SEC as u128;
+            let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+            let sign = if neg { "-" } else { "" };
+            if h != 0 {
+                write!(f, "{sign}{h}H")?;
+            }
+            if m != 0 {
+                write!(f, "{sign}{m}M")?;
+            }
+            let frac = (a % NANOS_PER_SEC as u128) as u32;
+            if s != 0 || frac != 0 || (h == 0 && m == 0) {
+                write!(f, "{sign}{s}")?;
+                write_fraction(f, frac)?;
+                f.write_str("S")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_round_trip() {
+        for days in -800_000..800_000 {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y as i64, m, d), days);
+        }
+        assert_eq!(Date::from_ymd(1970, 1, 1).unwrap().days, 0);
+        assert_eq!(Date::from_ymd(2000, 2, 29).unwrap().to_string(), "2000-02-29");
+        assert!(Date::from_ymd(1900, 2, 29).is_none());
+    }
+
+    #[test]
+    fn formats_iso() {
+        let t = LocalTime::from_hms_nano(12, 5, 9, 120_000_000).unwrap();
+        assert_eq!(t.to_string(), "12:05:09.12");
+        let dt = DateTime {
+            secs: 0,
+            nanos: 0,
+            offset_secs: 3600,
+            zone: Some("Europe/Paris".into()),
+        };
+        assert_eq!(dt.to_string(), "1970-01-01T01:00:00+01:00[Europe/Paris]");
+        let d = Duration {
+            months: 14,
+            days: 3,
+            secs: 3661,
+            nanos: 500_000_000,
+        };
+        assert_eq!(d.to_string(), "P1Y2M3DT1H1M1.5S");
+        assert_eq!(Duration::default().to_string(), "PT0S");
+    }
+}

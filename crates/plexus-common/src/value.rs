@@ -1,0 +1,277 @@
+use crate::temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A property value: what a node or an edge may hold under a key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(String),
+    Bytes(Vec<u8>),
+    List(Vec<Value>),
+    Map(BTreeMap<String, Value>),
+    Date(Date),
+    LocalTime(LocalTime),
+    Time(Time),
+    LocalDateTime(LocalDateTime),
+    DateTime(DateTime),
+    Duration(Duration),
+}
+
+/// The type of a [`Value`], used to declare typed indexes and in error messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ValueType {
+    Null,
+    Bool,
+    Int,
+    Float,
+    String,
+    Bytes,
+    List,
+    Map,
+    Date,
+    LocalTime,
+    Time,
+    LocalDateTime,
+    DateTime,
+    Duration,
+}
+
+impl ValueType {
+    const ALL: [ValueType; 14] = [
+        ValueType::Null,
+        ValueType::Bool,
+        ValueType::Int,
+        ValueType::Float,
+        ValueType::String,
+        ValueType::Bytes,
+        ValueType::List,
+        ValueType::Map,
+        ValueType::Date,
+        ValueType::LocalTime,
+        ValueType::Time,
+        ValueType::LocalDateTime,
+        ValueType::DateTime,
+        ValueType::Duration,
+    ];
+
+    /// The type's name as users write it (`INT`, `STRING`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::Null => "NULL",
+            ValueType::Bool => "BOOL",
+            ValueType::Int => "INT",
+            ValueType::Float => "FLOAT",
+            ValueType::String => "STRING",
+            ValueType::Bytes => "BYTES",
+            ValueType::List => "LIST",
+            ValueType::Map => "MAP",
+            ValueType::Date => "DATE",
+            ValueType::LocalTime => "LOCAL TIME",
+            ValueType::Time => "TIME",
+            ValueType::LocalDateTime => "LOCAL DATETIME",
+            ValueType::DateTime => "DATETIME",
+            ValueType::Duration => "DURATION",
+        }
+    }
+
+    /// Parses a type name case-insensitively (`int`, `INTEGER`, `str`, `local_datetime` …).
+    pub fn parse(s: &str) -> Option<ValueType> {
+        let norm: String = s
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '_'))
+            .collect::<String>()
+            .to_ascii_uppercase();
+        let alias = match norm.as_str() {
+            "INTEGER" | "INT64" | "LONG" => ValueType::Int,
+            "DOUBLE" | "FLOAT64" => ValueType::Float,
+            "STR" => ValueType::String,
+            "BOOLEAN" => ValueType::Bool,
+            _ => {
+                return Self::ALL
+                    .into_iter()
+                    .find(|t| t.name().replace(' ', "") == norm)
+            }
+        };
+        Some(alias)
+    }
+
+    /// A stable small number for on-disk schema records.
+    pub fn code(self) -> u8 {
+        Self::ALL.iter().position(|t| *t == self).unwrap_or(0) as u8
+    }
+
+    /// The inverse of [`ValueType::code`].
+    pub fn from_code(code: u8) -> Option<ValueType> {
+        Self::ALL.get(code as usize).copied()
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Value {
+    /// The type of this value.
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            Value::Null => ValueType::Null,
+            Value::Bool(_) => ValueType::Bool,
+            Value::Int(_) => ValueType::Int,
+            Value::Float(_) => ValueType::Float,
+            Value::String(_) => ValueType::String,
+            Value::Bytes(_) => ValueType::Bytes,
+            Value::List(_) => ValueType::List,
+            Value::Map(_) => ValueType::Map,
+            Value::Date(_) => ValueType::Date,
+            Value::LocalTime(_) => ValueType::LocalTime,
+            Value::Time(_) => ValueType::Time,
+            Value::LocalDateTime(_) => ValueType::LocalDateTime,
+            Value::DateTime(_) => ValueType::DateTime,
+            Value::Duration(_) => ValueType::Duration,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+impl From<i32> for Value {
+    fn from(v: i32) -> Self {
+        Value::Int(v as i64)
+    }
+}
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::Float(v)
+    }
+}
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::Bool(v)
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::String(v.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::String(v)
+    }
+}
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    fn from(v: Vec<T>) -> Self {
+        Value::List(v.into_iter().map(Into::into).collect())
+    }
+}
+
+fn write_string_literal(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+    f.write_str("'")?;
+    for c in s.chars() {
+        match c {
+            '\'' => f.write_str("\\'")?,
+            '\\' => f.write_str("\\\\")?,
+            '\n' => f.write_str("\\n")?,
+            c => write!(f, "{c}")?,
+        }
+    }
+    f.write_str("'")
+}
+
+/// Cypher literal syntax (`'text'`, `[1, 2]`, `{a: 1}`), as the TCK writes values.
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) if x.is_nan() => f.write_str("NaN"),
+            Value::Float(x) if x.is_infinite() => {
+                f.write_str(if *x > 0.0 { "Infinity" } else { "-Infinity" })
+            }
+            Value::Float(x) if x.fract() == 0.0 && x.abs() < 1e16 => write!(f, "{x:.1}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::String(s) => write_string_literal(f, s),
+            Value::Bytes(b) => {
+                f.write_str("0x")?;
+                b.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
+            }
+            Value::List(items) => {
+                f.write_str("[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
+            Value::Map(m) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in m.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{k}: {v}")?;
+                }
+                f.write_str("}")
+            }
+            Value::Date(d) => write!(f, "'{d}'"),
+            Value::LocalTime(t) => write!(f, "'{t}'"),
+            Value::Time(t) => write!(f, "'{t}'"),
+            Value::LocalDateTime(t) => write!(f, "'{t}'"),
+            Value::DateTime(t) => write!(f, "'{t}'"),
+            Value::Duration(d) => write!(f, "'{d}'"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_parse_back() {
+        for t in ValueType::ALL {
+            assert_eq!(ValueType::parse(t.name()), Some(t));
+            assert_eq!(ValueType::from_code(t.code()), Some(t));
+        }
+        assert_eq!(ValueType::parse("integer"), Some(ValueType::Int));
+        assert_eq!(ValueType::parse("local_datetime"), Some(ValueType::LocalDateTime));
+        assert_eq!(ValueType::parse("nope"), None);
+    }
+
+    #[test]
+    fn displays_as_cypher_literals() {
+        let v = Value::List(vec![1.into(), 2.5.into(), "it's".into(), Value::Null]);
+        assert_eq!(v.to_string(), "[1, 2.5, 'it\\'s', null]");
+        assert_eq!(Value::Float(3.0).to_string(), "3.0");
+    }
+}
