@@ -83,7 +83,11 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
                 *x
             };
             let bits = x.to_bits();
-            let ordered = if bits >> 63 == 1 { !bits } else { bits | (1 << 63) };
+            let ordered = if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | (1 << 63)
+            };
             push_u64(out, ordered);
         }
         Value::String(s) => {

@@ -117,7 +117,13 @@ fn civil_from_days(z: i64) -> (i32, u32, u32) {
 fn write_time_of_day(f: &mut fmt::Formatter<'_>, nanos: u64) -> fmt::Result {
     let secs = nanos / 1_000_000_000;
     let frac = nanos % 1_000_000_000;
-    write!(f, "{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)?;
+    write!(
+        f,
+        "{:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )?;
     write_fraction(f, frac as u32)
 }
 
@@ -243,7 +249,10 @@ mod tests {
             assert_eq!(days_from_civil(y as i64, m, d), days);
         }
         assert_eq!(Date::from_ymd(1970, 1, 1).unwrap().days, 0);
-        assert_eq!(Date::from_ymd(2000, 2, 29).unwrap().to_string(), "2000-02-29");
+        assert_eq!(
+            Date::from_ymd(2000, 2, 29).unwrap().to_string(),
+            "2000-02-29"
+        );
         assert!(Date::from_ymd(1900, 2, 29).is_none());
     }
 

@@ -264,7 +264,10 @@ mod tests {
             assert_eq!(ValueType::from_code(t.code()), Some(t));
         }
         assert_eq!(ValueType::parse("integer"), Some(ValueType::Int));
-        assert_eq!(ValueType::parse("local_datetime"), Some(ValueType::LocalDateTime));
+        assert_eq!(
+            ValueType::parse("local_datetime"),
+            Some(ValueType::LocalDateTime)
+        );
         assert_eq!(ValueType::parse("nope"), None);
     }
 

@@ -1,1 +1,270 @@
+//! The ordered key-value layer under Plexus.
+//!
+//! One trait, [`KvStore`], with named keyspaces, consistent read snapshots,
+//! write batches that are atomic across keyspaces, ranged scans with limits,
+//! multi-gets and a sorted bulk-append path. It is batch-shaped on purpose so
+//! that a remote store can implement it later without chatty round trips.
+//!
+//! Backends: LMDB through `heed` (the default), `fjall` (an LSM tree, behind
+//! the `fjall` feature) and an in-memory map for tests. One conformance suite
+//! (`tests/conformance.rs`) runs against all of them.
 
+mod batch;
+mod error;
+#[cfg(feature = "fjall")]
+mod fjall_backend;
+mod lmdb;
+mod memory;
+
+pub use batch::{decode_counter, Op, WriteBatch};
+pub use error::{KvError, Result};
+
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A handle to a keyspace: its position in the list given to [`open`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ks(pub usize);
+
+/// An owned key and value.
+pub type KvPair = (Vec<u8>, Vec<u8>);
+
+/// A lazy scan over a snapshot.
+pub type KvIter<'a> = Box<dyn Iterator<Item = Result<KvPair>> + 'a>;
+
+/// A range of keys, each bound inclusive, exclusive or open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRange {
+    pub start: Bound<Vec<u8>>,
+    pub end: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    /// Every key that starts with `prefix`.
+    pub fn prefix(prefix: &[u8]) -> KeyRange {
+        KeyRange {
+            start: Bound::Included(prefix.to_vec()),
+            end: match prefix_successor(prefix) {
+                Some(s) => Bound::Excluded(s),
+                None => Bound::Unbounded,
+            },
+        }
+    }
+
+    /// Every key in the keyspace.
+    pub fn all() -> KeyRange {
+        KeyRange {
+            start: Bound::Unbounded,
+            end: Bound::Unbounded,
+        }
+    }
+
+    /// Whether `key` lies in the range.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        let after_start = match &self.start {
+            Bound::Included(s) => key >= s.as_slice(),
+            Bound::Excluded(s) => key > s.as_slice(),
+            Bound::Unbounded => true,
+        };
+        let before_end = match &self.end {
+            Bound::Included(e) => key <= e.as_slice(),
+            Bound::Excluded(e) => key < e.as_slice(),
+            Bound::Unbounded => true,
+        };
+        after_start && before_end
+    }
+
+    /// The bounds as borrowed slices, the shape backends take.
+    pub fn as_slices(&self) -> (Bound<&[u8]>, Bound<&[u8]>) {
+        (as_slice(&self.start), as_slice(&self.end))
+    }
+
+    /// True when no key can be in the range (for example start after end).
+    pub fn is_empty(&self) -> bool {
+        match (&self.start, &self.end) {
+            (Bound::Included(s), Bound::Included(e)) => s > e,
+            (Bound::Included(s), Bound::Excluded(e))
+            | (Bound::Excluded(s), Bound::Included(e))
+            | (Bound::Excluded(s), Bound::Excluded(e)) => s >= e,
+            _ => false,
+        }
+    }
+}
+
+fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(v) => Bound::Included(v.as_slice()),
+        Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// The smallest key greater than every key starting with `prefix`, or `None`
+/// when the prefix is all 0xff bytes (then the range runs to the end).
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut s = prefix.to_vec();
+    while let Some(last) = s.pop() {
+        if last < 0xff {
+            s.push(last + 1);
+            return Some(s);
+        }
+    }
+    None
+}
+
+/// How to scan: direction and an optional limit on the number of pairs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanOptions {
+    pub reverse: bool,
+    pub limit: Option<usize>,
+}
+
+/// A consistent, read-only view of every keyspace at one moment.
+///
+/// A snapshot never sees writes committed after it was taken, and never
+/// blocks writers.
+pub trait Snapshot: Send {
+    /// The value under `key`, if any.
+    fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// The values under several keys, in the order asked.
+    fn multi_get(&self, ks: Ks, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get(ks, k)).collect()
+    }
+
+    /// The pairs whose keys lie in `range`, in key order (or reversed).
+    fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_>;
+}
+
+/// Which backend stores the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Backend {
+    Lmdb,
+    Fjall,
+    Memory,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Lmdb => "lmdb",
+            Backend::Fjall => "fjall",
+            Backend::Memory => "memory",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Backend> {
+        match s.to_ascii_lowercase().as_str() {
+            "lmdb" => Some(Backend::Lmdb),
+            "fjall" => Some(Backend::Fjall),
+            "memory" => Some(Backend::Memory),
+            _ => None,
+        }
+    }
+
+    /// The backends compiled into this build, default first.
+    pub fn available() -> Vec<Backend> {
+        let mut v = vec![Backend::Lmdb];
+        if cfg!(feature = "fjall") {
+            v.push(Backend::Fjall);
+        }
+        v.push(Backend::Memory);
+        v
+    }
+}
+
+/// An ordered key-value store with atomic multi-keyspace batches.
+pub trait KvStore: Send + Sync {
+    /// A consistent read view of every keyspace.
+    fn snapshot(&self) -> Result<Box<dyn Snapshot>>;
+
+    /// Applies every operation of `batch` atomically, in order, or none.
+    fn write(&self, batch: WriteBatch) -> Result<()>;
+
+    /// Writes pairs given in ascending key order into `ks` atomically. The
+    /// backend uses its fastest sorted path where it has one (LMDB's append
+    /// mode when every key is past the keyspace's last key). Keys out of
+    /// order are an error and nothing is written.
+    fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64>;
+
+    /// Bytes the store occupies on disk (0 in memory).
+    fn disk_size(&self) -> Result<u64>;
+
+    /// Which backend this is.
+    fn backend(&self) -> Backend;
+}
+
+/// Options common to every backend.
+#[derive(Debug, Clone)]
+pub struct KvOptions {
+    /// Sync every write to disk before it is acknowledged (the default).
+    /// When false, a process crash still loses nothing acknowledged, but an
+    /// operating-system crash or power loss may lose the latest commits.
+    pub durable: bool,
+    /// LMDB's first map size. The map grows by itself when full, so this
+    /// only matters for tests of that growth.
+    pub lmdb_initial_map_size: usize,
+}
+
+impl Default for KvOptions {
+    fn default() -> Self {
+        KvOptions {
+            durable: true,
+            lmdb_initial_map_size: lmdb::DEFAULT_MAP_SIZE,
+        }
+    }
+}
+
+/// Opens (creating when absent) a store with the given keyspaces at `path`.
+/// `path` is ignored by the memory backend.
+pub fn open(
+    backend: Backend,
+    path: &Path,
+    keyspaces: &[&str],
+    opts: &KvOptions,
+) -> Result<Arc<dyn KvStore>> {
+    Ok(match backend {
+        Backend::Lmdb => Arc::new(lmdb::LmdbStore::open(path, keyspaces, opts)?),
+        #[cfg(feature = "fjall")]
+        Backend::Fjall => Arc::new(fjall_backend::FjallStore::open(path, keyspaces, opts)?),
+        #[cfg(not(feature = "fjall"))]
+        Backend::Fjall => {
+            return Err(KvError::Unsupported(
+                "this build of Plexus has no fjall backend (build with the `fjall` feature)".into(),
+            ))
+        }
+        Backend::Memory => Arc::new(memory::MemoryStore::new(keyspaces.len())),
+    })
+}
+
+/// Checks that every pair of an iterator comes in strictly ascending key
+/// order; backends use it on the bulk path.
+pub(crate) struct SortedCheck<'a> {
+    inner: &'a mut dyn Iterator<Item = KvPair>,
+    last: Option<Vec<u8>>,
+    pub(crate) out_of_order: bool,
+}
+
+impl<'a> SortedCheck<'a> {
+    pub(crate) fn new(inner: &'a mut dyn Iterator<Item = KvPair>) -> Self {
+        SortedCheck {
+            inner,
+            last: None,
+            out_of_order: false,
+        }
+    }
+}
+
+impl Iterator for SortedCheck<'_> {
+    type Item = KvPair;
+    fn next(&mut self) -> Option<KvPair> {
+        let (k, v) = self.inner.next()?;
+        if self.last.as_deref().is_some_and(|l| l >= k.as_slice()) {
+            self.out_of_order = true;
+            return None;
+        }
+        self.last = Some(k.clone());
+        Some((k, v))
+    }
+}

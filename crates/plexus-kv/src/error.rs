@@ -1,0 +1,66 @@
+use plexus_common::ErrorKind;
+use std::fmt;
+
+/// Everything that can go wrong in the key-value layer.
+#[derive(Debug)]
+pub enum KvError {
+    /// The operating system refused: disk full, permissions, missing files.
+    Io(std::io::Error),
+    /// The backend reported an error of its own.
+    Backend {
+        backend: &'static str,
+        message: String,
+    },
+    /// A key is longer than the backend accepts.
+    KeyTooLong { len: usize, max: usize },
+    /// Keys given to `bulk_append` were not strictly ascending.
+    NotSorted,
+    /// The store is full and could not grow.
+    Full(String),
+    /// The request cannot be served by this build or backend.
+    Unsupported(String),
+    /// A keyspace handle that the store was not opened with.
+    NoSuchKeyspace(usize),
+}
+
+pub type Result<T, E = KvError> = std::result::Result<T, E>;
+
+impl KvError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            KvError::Io(_) => ErrorKind::Io,
+            KvError::Backend { .. } => ErrorKind::Io,
+            KvError::KeyTooLong { .. } | KvError::Full(_) => ErrorKind::ResourceLimit,
+            KvError::NotSorted => ErrorKind::BadInput,
+            KvError::Unsupported(_) => ErrorKind::Unsupported,
+            KvError::NoSuchKeyspace(_) => ErrorKind::Internal,
+        }
+    }
+}
+
+impl fmt::Display for KvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KvError::Io(e) => write!(f, "I/O error: {e}"),
+            KvError::Backend { backend, message } => write!(f, "{backend}: {message}"),
+            KvError::KeyTooLong { len, max } => {
+                write!(
+                    f,
+                    "key of {len} bytes is longer than the backend's limit of {max}"
+                )
+            }
+            KvError::NotSorted => f.write_str("bulk append keys are not in ascending order"),
+            KvError::Full(m) => write!(f, "store is full: {m}"),
+            KvError::Unsupported(m) => f.write_str(m),
+            KvError::NoSuchKeyspace(i) => write!(f, "keyspace #{i} was not opened"),
+        }
+    }
+}
+
+impl std::error::Error for KvError {}
+
+impl From<std::io::Error> for KvError {
+    fn from(e: std::io::Error) -> Self {
+        KvError::Io(e)
+    }
+}

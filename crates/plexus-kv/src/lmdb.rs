@@ -1,0 +1,355 @@
+//! The LMDB backend, through `heed`: zero-copy B+tree reads, MVCC snapshots
+//! that never block the single writer, and an append mode for sorted loads.
+//!
+//! LMDB needs a fixed map size. Plexus starts with a large map (address
+//! space, not disk: the file grows only as data is written) and doubles it
+//! when a write reports `MDB_MAP_FULL`. LMDB allows resizing only while no
+//! transaction of this process is open, so snapshots register with a gate:
+//! a resize closes the gate, waits for open snapshots to finish, grows the
+//! map and retries the write.
+
+use crate::batch::add_counter;
+use crate::{
+    Backend, KeyRange, Ks, KvError, KvIter, KvOptions, KvPair, KvStore, Op, Result, ScanOptions,
+    Snapshot, SortedCheck, WriteBatch,
+};
+use heed::types::Bytes;
+use heed::{Database, Env, EnvFlags, EnvOpenOptions, MdbError, PutFlags, RoTxn, WithoutTls};
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// 256 GiB of address space; on 64-bit Linux this reserves no memory or disk.
+pub(crate) const DEFAULT_MAP_SIZE: usize = 256 << 30;
+
+/// How long a resize waits for open snapshots before giving up.
+const RESIZE_WAIT: Duration = Duration::from_secs(30);
+
+type Db = Database<Bytes, Bytes>;
+
+pub(crate) struct LmdbStore {
+    env: Env<WithoutTls>,
+    dbs: Arc<Vec<Db>>,
+    gate: Arc<Gate>,
+    /// Serialises writers here (LMDB would too) so a resize can run between them.
+    write_lock: Mutex<usize>,
+}
+
+#[derive(Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    readers: usize,
+    resizing: bool,
+}
+
+struct GateGuard(Arc<Gate>);
+
+impl Gate {
+    fn enter(self: &Arc<Self>) -> GateGuard {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while s.resizing {
+            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        s.readers += 1;
+        GateGuard(self.clone())
+    }
+}
+
+impl Drop for GateGuard {
+    fn drop(&mut self) {
+        let mut s = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.readers -= 1;
+        self.0.changed.notify_all();
+    }
+}
+
+fn backend_err(e: heed::Error) -> KvError {
+    match e {
+        heed::Error::Io(io) => KvError::Io(io),
+        other => KvError::Backend {
+            backend: "lmdb",
+            message: other.to_string(),
+        },
+    }
+}
+
+fn is_map_full(e: &heed::Error) -> bool {
+    matches!(e, heed::Error::Mdb(MdbError::MapFull))
+}
+
+impl LmdbStore {
+    pub(crate) fn open(path: &Path, keyspaces: &[&str], opts: &KvOptions) -> Result<Self> {
+        std::fs::create_dir_all(path)?;
+        let page = 4096;
+        let map_size = opts.lmdb_initial_map_size.max(page).div_ceil(page) * page;
+        let mut options = EnvOpenOptions::new().read_txn_without_tls();
+        options
+            .map_size(map_size)
+            .max_dbs(keyspaces.len() as u32 + 1)
+            .max_readers(4096);
+        if !opts.durable {
+            // SAFETY: NO_SYNC only skips fsync; a process crash still keeps
+            // every committed write (it is in the page cache). The caller
+            // asked for exactly this trade.
+            unsafe {
+                options.flags(EnvFlags::NO_SYNC);
+            }
+        }
+        // SAFETY: heed requires that the same environment is not opened twice
+        // in one process; the Plexus facade holds an exclusive lock file on
+        // the database folder for as long as it is open.
+        let env = unsafe { options.open(path) }.map_err(backend_err)?;
+        let mut wtxn = env.write_txn().map_err(backend_err)?;
+        let mut dbs = Vec::with_capacity(keyspaces.len());
+        for name in keyspaces {
+            dbs.push(
+                env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))
+                    .map_err(backend_err)?,
+            );
+        }
+        wtxn.commit().map_err(backend_err)?;
+        Ok(LmdbStore {
+            env,
+            dbs: Arc::new(dbs),
+            gate: Arc::default(),
+            write_lock: Mutex::new(map_size),
+        })
+    }
+
+    fn db(&self, ks: Ks) -> Result<Db> {
+        self.dbs
+            .get(ks.0)
+            .copied()
+            .ok_or(KvError::NoSuchKeyspace(ks.0))
+    }
+
+    fn check_key(&self, key: &[u8]) -> Result<()> {
+        let max = self.env.max_key_size();
+        if key.len() > max || key.is_empty() {
+            return Err(KvError::KeyTooLong {
+                len: key.len(),
+                max,
+            });
+        }
+        Ok(())
+    }
+
+    /// Doubles the map. Called with the write lock held and no write
+    /// transaction open; waits for snapshots of this process to close.
+    fn grow(&self, map_size: &mut usize) -> Result<()> {
+        let mut s = self.gate.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.resizing = true;
+        let deadline = Instant::now() + RESIZE_WAIT;
+        while s.readers > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                s.resizing = false;
+                self.gate.changed.notify_all();
+                return Err(KvError::Full(format!(
+                    "the LMDB map ({} MiB) must grow, but {} read snapshots stayed open for {}s",
+                    *map_size >> 20,
+                    s.readers,
+                    RESIZE_WAIT.as_secs()
+                )));
+            }
+            s = self
+                .gate
+                .changed
+                .wait_timeout(s, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        let new_size = map_size.saturating_mul(2);
+        // SAFETY: no transaction of this process is open: writers are
+        // excluded by the write lock we hold, readers by the closed gate.
+        let r = unsafe { self.env.resize(new_size) };
+        s.resizing = false;
+        self.gate.changed.notify_all();
+        r.map_err(backend_err)?;
+        *map_size = new_size;
+        Ok(())
+    }
+
+    /// Runs `f` in one write transaction, growing the map and retrying when full.
+    fn with_write_txn(
+        &self,
+        f: &mut dyn FnMut(&mut heed::RwTxn<'_>) -> Result<(), WriteErr>,
+    ) -> Result<()> {
+        let mut map_size = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let mut wtxn = self.env.write_txn().map_err(backend_err)?;
+            let result = f(&mut wtxn).and_then(|()| wtxn.commit().map_err(WriteErr::Heed));
+            match result {
+                Ok(()) => return Ok(()),
+                Err(WriteErr::Heed(e)) if is_map_full(&e) => self.grow(&mut map_size)?,
+                Err(WriteErr::Heed(e)) => return Err(backend_err(e)),
+                Err(WriteErr::Kv(e)) => return Err(e),
+            }
+        }
+    }
+}
+
+/// An error inside a write transaction: heed's (to spot a full map) or ours.
+enum WriteErr {
+    Heed(heed::Error),
+    Kv(KvError),
+}
+
+impl From<heed::Error> for WriteErr {
+    fn from(e: heed::Error) -> Self {
+        WriteErr::Heed(e)
+    }
+}
+
+impl From<KvError> for WriteErr {
+    fn from(e: KvError) -> Self {
+        WriteErr::Kv(e)
+    }
+}
+
+impl KvStore for LmdbStore {
+    fn snapshot(&self) -> Result<Box<dyn Snapshot>> {
+        let guard = self.gate.enter();
+        let txn = self.env.clone().static_read_txn().map_err(backend_err)?;
+        Ok(Box::new(LmdbSnapshot {
+            txn,
+            dbs: self.dbs.clone(),
+            _guard: guard,
+        }))
+    }
+
+    fn write(&self, batch: WriteBatch) -> Result<()> {
+        for op in &batch.ops {
+            match op {
+                Op::Put { key, .. } | Op::Add { key, .. } => self.check_key(key)?,
+                _ => {}
+            }
+        }
+        self.with_write_txn(&mut |wtxn| {
+            for op in &batch.ops {
+                match op {
+                    Op::Put { ks, key, value } => self.db(*ks)?.put(wtxn, key, value)?,
+                    Op::Delete { ks, key } => {
+                        self.db(*ks)?.delete(wtxn, key)?;
+                    }
+                    Op::DeleteRange { ks, start, end } => {
+                        if start < end {
+                            let r = (
+                                Bound::Included(start.as_slice()),
+                                Bound::Excluded(end.as_slice()),
+                            );
+                            self.db(*ks)?.delete_range(wtxn, &r)?;
+                        }
+                    }
+                    Op::Add { ks, key, delta } => {
+                        let db = self.db(*ks)?;
+                        let new = add_counter(db.get(wtxn, key)?, *delta);
+                        match new {
+                            Some(v) => db.put(wtxn, key, &v)?,
+                            None => {
+                                db.delete(wtxn, key)?;
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
+        let db = self.db(ks)?;
+        let mut check = SortedCheck::new(pairs);
+        let pairs: Vec<KvPair> = (&mut check).collect();
+        if check.out_of_order {
+            return Err(KvError::NotSorted);
+        }
+        for (k, _) in &pairs {
+            self.check_key(k)?;
+        }
+        self.with_write_txn(&mut |wtxn| {
+            let last = db.last(wtxn)?.map(|(k, _)| k.to_vec());
+            // Append mode is only valid when every new key is past the last one.
+            let append = match (&last, pairs.first()) {
+                (Some(l), Some((first, _))) => first > l,
+                _ => true,
+            };
+            for (k, v) in &pairs {
+                if append {
+                    db.put_with_flags(wtxn, PutFlags::APPEND, k, v)?;
+                } else {
+                    db.put(wtxn, k, v)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(pairs.len() as u64)
+    }
+
+    fn disk_size(&self) -> Result<u64> {
+        self.env.real_disk_size().map_err(backend_err)
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Lmdb
+    }
+}
+
+struct LmdbSnapshot {
+    txn: RoTxn<'static, WithoutTls>,
+    dbs: Arc<Vec<Db>>,
+    _guard: GateGuard,
+}
+
+impl LmdbSnapshot {
+    fn db(&self, ks: Ks) -> Result<Db> {
+        self.dbs
+            .get(ks.0)
+            .copied()
+            .ok_or(KvError::NoSuchKeyspace(ks.0))
+    }
+}
+
+impl Snapshot for LmdbSnapshot {
+    fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if key.is_empty() {
+            return Ok(None);
+        }
+        let v = self.db(ks)?.get(&self.txn, key).map_err(backend_err)?;
+        Ok(v.map(<[u8]>::to_vec))
+    }
+
+    fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
+        let db = match self.db(ks) {
+            Ok(db) => db,
+            Err(e) => return Box::new(std::iter::once(Err(e))),
+        };
+        if range.is_empty() {
+            return Box::new(std::iter::empty());
+        }
+        let bounds = range.as_slices();
+        let limit = opts.limit.unwrap_or(usize::MAX);
+        let owned = |r: heed::Result<(&[u8], &[u8])>| {
+            r.map(|(k, v)| (k.to_vec(), v.to_vec()))
+                .map_err(backend_err)
+        };
+        let iter: KvIter<'_> = if opts.reverse {
+            match db.rev_range(&self.txn, &bounds) {
+                Ok(it) => Box::new(it.take(limit).map(owned)),
+                Err(e) => Box::new(std::iter::once(Err(backend_err(e)))),
+            }
+        } else {
+            match db.range(&self.txn, &bounds) {
+                Ok(it) => Box::new(it.take(limit).map(owned)),
+                Err(e) => Box::new(std::iter::once(Err(backend_err(e)))),
+            }
+        };
+        iter
+    }
+}

@@ -1,0 +1,122 @@
+//! The in-memory backend: copy-on-write B-trees, for tests and scratch work.
+//!
+//! A snapshot shares the maps of the moment it was taken; a write clones
+//! only the keyspaces it touches while a snapshot still holds them.
+
+use crate::batch::add_counter;
+use crate::{
+    Backend, KeyRange, Ks, KvError, KvIter, KvPair, KvStore, Op, Result, ScanOptions, Snapshot,
+    SortedCheck, WriteBatch,
+};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+
+pub(crate) struct MemoryStore {
+    maps: RwLock<Vec<Arc<Map>>>,
+}
+
+struct MemorySnapshot {
+    maps: Vec<Arc<Map>>,
+}
+
+impl MemoryStore {
+    pub(crate) fn new(keyspaces: usize) -> Self {
+        MemoryStore {
+            maps: RwLock::new((0..keyspaces).map(|_| Arc::new(Map::new())).collect()),
+        }
+    }
+}
+
+fn map_mut(maps: &mut [Arc<Map>], ks: Ks) -> Result<&mut Map> {
+    maps.get_mut(ks.0)
+        .map(Arc::make_mut)
+        .ok_or(KvError::NoSuchKeyspace(ks.0))
+}
+
+impl KvStore for MemoryStore {
+    fn snapshot(&self) -> Result<Box<dyn Snapshot>> {
+        let maps = self.maps.read().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok(Box::new(MemorySnapshot { maps }))
+    }
+
+    fn write(&self, batch: WriteBatch) -> Result<()> {
+        let mut guard = self.maps.write().unwrap_or_else(|p| p.into_inner());
+        // Work on a copy of the handles so that a failing op leaves nothing.
+        let mut maps = guard.clone();
+        for op in batch.ops {
+            match op {
+                Op::Put { ks, key, value } => {
+                    map_mut(&mut maps, ks)?.insert(key, value);
+                }
+                Op::Delete { ks, key } => {
+                    map_mut(&mut maps, ks)?.remove(&key);
+                }
+                Op::DeleteRange { ks, start, end } => {
+                    let m = map_mut(&mut maps, ks)?;
+                    let doomed: Vec<Vec<u8>> =
+                        m.range(start..end).map(|(k, _)| k.clone()).collect();
+                    doomed.iter().for_each(|k| {
+                        m.remove(k);
+                    });
+                }
+                Op::Add { ks, key, delta } => {
+                    let m = map_mut(&mut maps, ks)?;
+                    match add_counter(m.get(&key).map(Vec::as_slice), delta) {
+                        Some(v) => m.insert(key, v.to_vec()),
+                        None => m.remove(&key),
+                    };
+                }
+            }
+        }
+        *guard = maps;
+        Ok(())
+    }
+
+    fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
+        let mut check = SortedCheck::new(pairs);
+        let mut batch = WriteBatch::new();
+        for (k, v) in &mut check {
+            batch.put(ks, k, v);
+        }
+        if check.out_of_order {
+            return Err(KvError::NotSorted);
+        }
+        let n = batch.len() as u64;
+        self.write(batch)?;
+        Ok(n)
+    }
+
+    fn disk_size(&self) -> Result<u64> {
+        Ok(0)
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Memory
+    }
+}
+
+impl Snapshot for MemorySnapshot {
+    fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let m = self.maps.get(ks.0).ok_or(KvError::NoSuchKeyspace(ks.0))?;
+        Ok(m.get(key).cloned())
+    }
+
+    fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
+        let Some(m) = self.maps.get(ks.0) else {
+            return Box::new(std::iter::once(Err(KvError::NoSuchKeyspace(ks.0))));
+        };
+        if range.is_empty() {
+            return Box::new(std::iter::empty());
+        }
+        let r = m.range::<[u8], _>(range.as_slices());
+        let limit = opts.limit.unwrap_or(usize::MAX);
+        let owned = |(k, v): (&Vec<u8>, &Vec<u8>)| Ok((k.clone(), v.clone()));
+        if opts.reverse {
+            Box::new(r.rev().take(limit).map(owned))
+        } else {
+            Box::new(r.take(limit).map(owned))
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! One suite of behaviours every backend must have, run against each backend.
+
+use plexus_kv::{open, Backend, KeyRange, Ks, KvOptions, KvStore, ScanOptions, WriteBatch};
+use std::ops::Bound;
+use std::sync::Arc;
+
+const A: Ks = Ks(0);
+const B: Ks = Ks(1);
+
+fn store(backend: Backend, dir: &tempfile::TempDir) -> Arc<dyn KvStore> {
+    open(backend, dir.path(), &["a", "b"], &KvOptions::default()).unwrap()
+}
+
+fn keys(s: &dyn KvStore, ks: Ks, range: KeyRange, opts: ScanOptions) -> Vec<Vec<u8>> {
+    let snap = s.snapshot().unwrap();
+    let out = snap.scan(ks, &range, opts).map(|r| r.unwrap().0).collect();
+    out
+}
+
+fn put_all(s: &dyn KvStore, ks: Ks, ks_keys: &[&[u8]]) {
+    let mut b = WriteBatch::new();
+    for k in ks_keys {
+        b.put(ks, k.to_vec(), k.to_vec());
+    }
+    s.write(b).unwrap();
+}
+
+fn basic_ops(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    put_all(&*s, A, &[b"k1", b"k2", b"k3"]);
+    let snap = s.snapshot().unwrap();
+    assert_eq!(snap.get(A, b"k2").unwrap(), Some(b"k2".to_vec()));
+    assert_eq!(snap.get(B, b"k2").unwrap(), None, "keyspaces are separate");
+    assert_eq!(
+        snap.multi_get(A, &[b"k3", b"zz", b"k1"]).unwrap(),
+        vec![Some(b"k3".to_vec()), None, Some(b"k1".to_vec())]
+    );
+    drop(snap);
+    let mut b = WriteBatch::new();
+    b.delete(A, b"k2".to_vec());
+    b.put(A, b"k1".to_vec(), b"new".to_vec());
+    s.write(b).unwrap();
+    let snap = s.snapshot().unwrap();
+    assert_eq!(snap.get(A, b"k2").unwrap(), None);
+    assert_eq!(snap.get(A, b"k1").unwrap(), Some(b"new".to_vec()));
+}
+
+fn scans(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    put_all(
+        &*s,
+        A,
+        &[b"a1", b"a2", b"a3", b"b1", b"\xff\xff", b"\xff\xff\x01"],
+    );
+    let all = ScanOptions::default();
+    assert_eq!(
+        keys(&*s, A, KeyRange::prefix(b"a"), all),
+        vec![b"a1".to_vec(), b"a2".to_vec(), b"a3".to_vec()]
+    );
+    let rev = ScanOptions {
+        reverse: true,
+        limit: Some(2),
+    };
+    assert_eq!(
+        keys(&*s, A, KeyRange::prefix(b"a"), rev),
+        vec![b"a3".to_vec(), b"a2".to_vec()]
+    );
+    let lim = ScanOptions {
+        reverse: false,
+        limit: Some(1),
+    };
+    assert_eq!(keys(&*s, A, KeyRange::all(), lim), vec![b"a1".to_vec()]);
+    assert_eq!(keys(&*s, A, KeyRange::prefix(b"\xff\xff"), all).len(), 2);
+    let r = KeyRange {
+        start: Bound::Excluded(b"a1".to_vec()),
+        end: Bound::Included(b"b1".to_vec()),
+    };
+    assert_eq!(
+        keys(&*s, A, r, all),
+        vec![b"a2".to_vec(), b"a3".to_vec(), b"b1".to_vec()]
+    );
+    let empty = KeyRange {
+        start: Bound::Included(b"z".to_vec()),
+        end: Bound::Excluded(b"a".to_vec()),
+    };
+    assert!(keys(&*s, A, empty, all).is_empty());
+    assert!(keys(&*s, B, KeyRange::all(), all).is_empty());
+}
+
+fn snapshots_are_isolated(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    put_all(&*s, A, &[b"x"]);
+    let old = s.snapshot().unwrap();
+    let mut b = WriteBatch::new();
+    b.put(A, b"y".to_vec(), b"1".to_vec());
+    b.delete(A, b"x".to_vec());
+    s.write(b).unwrap();
+    assert_eq!(old.get(A, b"x").unwrap(), Some(b"x".to_vec()));
+    assert_eq!(old.get(A, b"y").unwrap(), None);
+    assert_eq!(
+        old.scan(A, &KeyRange::all(), ScanOptions::default())
+            .count(),
+        1
+    );
+    let new = s.snapshot().unwrap();
+    assert_eq!(new.get(A, b"x").unwrap(), None);
+}
+
+fn counters_and_range_deletes(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    let mut b = WriteBatch::new();
+    b.add(B, b"c".to_vec(), 5);
+    b.add(B, b"c".to_vec(), 2);
+    b.add(B, b"z".to_vec(), 1);
+    s.write(b).unwrap();
+    let snap = s.snapshot().unwrap();
+    assert_eq!(
+        plexus_kv::decode_counter(&snap.get(B, b"c").unwrap().unwrap()),
+        7
+    );
+    drop(snap);
+    let mut b = WriteBatch::new();
+    b.add(B, b"c".to_vec(), -7);
+    s.write(b).unwrap();
+    assert_eq!(
+        s.snapshot().unwrap().get(B, b"c").unwrap(),
+        None,
+        "zero deletes"
+    );
+
+    put_all(&*s, A, &[b"p1", b"p2", b"p3", b"q"]);
+    let mut b = WriteBatch::new();
+    b.put(A, b"p4".to_vec(), b"".to_vec());
+    b.delete_range(A, b"p".to_vec(), b"q".to_vec());
+    b.put(A, b"p9".to_vec(), b"kept".to_vec());
+    s.write(b).unwrap();
+    assert_eq!(
+        keys(&*s, A, KeyRange::all(), ScanOptions::default()),
+        vec![b"p9".to_vec(), b"q".to_vec()]
+    );
+}
+
+fn batches_are_atomic(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    let mut b = WriteBatch::new();
+    b.put(A, b"ok".to_vec(), b"1".to_vec());
+    b.put(Ks(7), b"bad".to_vec(), b"1".to_vec());
+    assert!(s.write(b).is_err());
+    assert_eq!(s.snapshot().unwrap().get(A, b"ok").unwrap(), None);
+}
+
+fn bulk_append(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    let mut it = (0u32..1000).map(|i| (i.to_be_bytes().to_vec(), vec![1]));
+    assert_eq!(s.bulk_append(A, &mut it).unwrap(), 1000);
+    // Keys interleaving existing ones still work (no append fast path).
+    let mut it = (0u32..10).map(|i| ((i * 2).to_be_bytes().to_vec(), vec![2]));
+    s.bulk_append(A, &mut it).unwrap();
+    let mut bad = vec![(b"z".to_vec(), vec![]), (b"y".to_vec(), vec![])].into_iter();
+    assert!(s.bulk_append(B, &mut bad).is_err());
+    assert!(keys(&*s, B, KeyRange::all(), ScanOptions::default()).is_empty());
+    let snap = s.snapshot().unwrap();
+    assert_eq!(
+        snap.scan(A, &KeyRange::all(), ScanOptions::default())
+            .count(),
+        1000
+    );
+    assert_eq!(snap.get(A, &4u32.to_be_bytes()).unwrap(), Some(vec![2]));
+}
+
+fn survives_reopen(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = store(backend, &dir);
+        put_all(&*s, B, &[b"kept"]);
+    }
+    let s = store(backend, &dir);
+    assert_eq!(
+        s.snapshot().unwrap().get(B, b"kept").unwrap(),
+        Some(b"kept".to_vec())
+    );
+}
+
+macro_rules! suite {
+    ($module:ident, $backend:expr, [$($test:ident),*]) => {
+        mod $module {
+            $(#[test] fn $test() { super::$test($backend) })*
+        }
+    };
+}
+
+suite!(
+    lmdb,
+    plexus_kv::Backend::Lmdb,
+    [
+        basic_ops,
+        scans,
+        snapshots_are_isolated,
+        counters_and_range_deletes,
+        batches_are_atomic,
+        bulk_append,
+        survives_reopen
+    ]
+);
+suite!(
+    memory,
+    plexus_kv::Backend::Memory,
+    [
+        basic_ops,
+        scans,
+        snapshots_are_isolated,
+        counters_and_range_deletes,
+        batches_are_atomic,
+        bulk_append
+    ]
+);
+#[cfg(feature = "fjall")]
+suite!(
+    fjall,
+    plexus_kv::Backend::Fjall,
+    [
+        basic_ops,
+        scans,
+        snapshots_are_isolated,
+        counters_and_range_deletes,
+        batches_are_atomic,
+        bulk_append,
+        survives_reopen
+    ]
+);
+
+#[test]
+fn lmdb_map_grows_by_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = KvOptions {
+        durable: false,
+        lmdb_initial_map_size: 1 << 20,
+    };
+    let s = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
+    let reader = s.snapshot().unwrap();
+    let s2 = s.clone();
+    // A snapshot is open while the map fills: the resize waits for it.
+    let writer = std::thread::spawn(move || {
+        for chunk in 0..40u32 {
+            let mut b = WriteBatch::new();
+            for i in 0..100u32 {
+                b.put(
+                    A,
+                    [chunk.to_be_bytes(), i.to_be_bytes()].concat(),
+                    vec![7u8; 1000],
+                );
+            }
+            s2.write(b).unwrap();
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(reader.get(A, &[0; 8]).unwrap(), None);
+    drop(reader);
+    writer.join().unwrap();
+    let snap = s.snapshot().unwrap();
+    assert_eq!(
+        snap.scan(A, &KeyRange::all(), ScanOptions::default())
+            .count(),
+        4000
+    );
+}
+
+#[test]
+fn lmdb_rejects_oversized_keys_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(Backend::Lmdb, &dir);
+    let mut b = WriteBatch::new();
+    b.put(A, vec![1u8; 5000], vec![]);
+    let e = s.write(b).unwrap_err();
+    assert_eq!(e.kind(), plexus_common::ErrorKind::ResourceLimit);
+}
