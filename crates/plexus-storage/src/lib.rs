@@ -1,1 +1,58 @@
+//! The property graph on an ordered key-value store: catalog, nodes, edges,
+//! adjacency in both directions, label/type members, property and
+//! list-element indexes, constraints, counts and degrees, named graphs, and
+//! optimistic transactions.
+//!
+//! ```
+//! use plexus_storage::{GraphRead, Storage, Direction, Props};
+//! let kv = plexus_kv::open(plexus_kv::Backend::Memory, std::path::Path::new(""), plexus_storage::KEYSPACE_NAMES, &Default::default()).unwrap();
+//! let db = Storage::open(kv).unwrap();
+//! let mut t = db.write("default").unwrap();
+//! let a = t.create_node(Some("ann"), &["Person"], &Props::new()).unwrap();
+//! let b = t.create_node(Some("bob"), &["Person"], &Props::new()).unwrap();
+//! t.create_edge(None, a, b, "KNOWS", &Props::new()).unwrap();
+//! t.commit().unwrap();
+//! let r = db.read("default").unwrap();
+//! assert_eq!(r.neighbors(a, Direction::Out, Some("KNOWS")).unwrap().len(), 1);
+//! assert_eq!(r.label_count("Person").unwrap(), 2);
+//! ```
 
+mod catalog;
+mod error;
+mod ids;
+mod integrity;
+mod keys;
+mod occ;
+mod read;
+mod record;
+mod schema;
+mod storage;
+mod view;
+mod write;
+
+pub use error::{Result, StorageError};
+pub use ids::{Direction, EdgeId, GraphId, NodeId, TypeId};
+pub use integrity::IntegrityReport;
+pub use read::{Edge, GraphRead, IdIter, Neighbor, Node, Props};
+pub use schema::{
+    ConstraintInfo, ConstraintKind, ConstraintSpec, IndexInfo, IndexKind, IndexMode, IndexSpec,
+};
+pub use storage::{Isolation, Storage, DEFAULT_GRAPH, FORMAT_VERSION};
+#[doc(hidden)]
+pub use view::TxnCore;
+pub use write::{DeleteMode, WriteTxn, MAX_ID_LEN};
+
+/// The keyspaces a store must be opened with.
+pub const KEYSPACE_NAMES: &[&str] = keys::KEYSPACES;
+
+/// A read-only transaction: a consistent snapshot of one graph. Readers
+/// never block writers and are never blocked by them.
+pub struct ReadTxn {
+    pub(crate) core: view::TxnCore,
+}
+
+impl GraphRead for ReadTxn {
+    fn core(&self) -> &TxnCore {
+        &self.core
+    }
+}

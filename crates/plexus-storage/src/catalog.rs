@@ -1,0 +1,196 @@
+//! The catalog: labels, relationship types and property keys interned to
+//! small integers, and the registry of named graphs.
+//!
+//! Names are interned eagerly, each in its own tiny durable write, as Neo4j
+//! creates tokens: a token is never rolled back, so concurrent transactions
+//! that introduce the same name agree on its id without conflicting. Tokens
+//! are not user data: which labels are *in use* is read from statistics.
+//! The in-memory maps can never go stale: entries are immutable, and only
+//! this process (which holds the database lock) writes them.
+
+use crate::error::{Result, StorageError};
+use crate::ids::GraphId;
+use crate::keys::CATALOG;
+use plexus_common::read_u32;
+use plexus_kv::{KeyRange, KvStore, ScanOptions, WriteBatch};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// The kinds of interned names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Token {
+    Label = 0,
+    Type = 1,
+    PropKey = 2,
+}
+
+impl Token {
+    fn what(self) -> &'static str {
+        match self {
+            Token::Label => "label",
+            Token::Type => "relationship type",
+            Token::PropKey => "property key",
+        }
+    }
+}
+
+const TAG_NAME_TO_ID: u8 = 1;
+const TAG_ID_TO_NAME: u8 = 2;
+const TAG_GRAPH: u8 = 3;
+const TAG_NEXT_GRAPH: u8 = 4;
+
+/// Longest label, type or property key name, in bytes.
+pub(crate) const MAX_NAME: usize = 255;
+
+#[derive(Default)]
+struct Inner {
+    ids: HashMap<(u8, Arc<str>), u32>,
+    names: HashMap<(u8, u32), Arc<str>>,
+    next: [u32; 3],
+    graphs: BTreeMap<String, GraphId>,
+    next_graph: u32,
+}
+
+pub(crate) struct Catalog {
+    kv: Arc<dyn KvStore>,
+    inner: RwLock<Inner>,
+    write: Mutex<()>,
+}
+
+impl Catalog {
+    pub fn load(kv: Arc<dyn KvStore>) -> Result<Catalog> {
+        let snap = kv.snapshot()?;
+        let mut inner = Inner::default();
+        for pair in snap.scan(CATALOG, &KeyRange::all(), ScanOptions::default()) {
+            let (k, v) = pair?;
+            let bad = || StorageError::Corrupt(format!("catalog entry {k:?}"));
+            match k.first() {
+                Some(&TAG_NAME_TO_ID) => {
+                    let kind = *k.get(1).ok_or_else(bad)?;
+                    let name: Arc<str> = std::str::from_utf8(&k[2..]).map_err(|_| bad())?.into();
+                    let id = read_u32(&v, 0).ok_or_else(bad)?;
+                    let slot = inner.next.get_mut(kind as usize).ok_or_else(bad)?;
+                    *slot = (*slot).max(id + 1);
+                    inner.names.insert((kind, id), name.clone());
+                    inner.ids.insert((kind, name), id);
+                }
+                Some(&TAG_GRAPH) => {
+                    let name = std::str::from_utf8(&k[1..]).map_err(|_| bad())?;
+                    let g = read_u32(&v, 0).ok_or_else(bad)?;
+                    inner.graphs.insert(name.to_string(), GraphId(g));
+                }
+                Some(&TAG_NEXT_GRAPH) => inner.next_graph = read_u32(&v, 0).ok_or_else(bad)?,
+                Some(&TAG_ID_TO_NAME) => {}
+                _ => return Err(bad()),
+            }
+        }
+        Ok(Catalog {
+            kv,
+            inner: RwLock::new(inner),
+            write: Mutex::new(()),
+        })
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The id of a name, without creating it.
+    pub fn lookup(&self, kind: Token, name: &str) -> Option<u32> {
+        self.read().ids.get(&(kind as u8, Arc::from(name))).copied()
+    }
+
+    /// The id of a name, creating it durably when new.
+    pub fn intern(&self, kind: Token, name: &str) -> Result<u32> {
+        if let Some(id) = self.lookup(kind, name) {
+            return Ok(id);
+        }
+        if name.is_empty() || name.len() > MAX_NAME {
+            return Err(StorageError::InvalidName {
+                what: kind.what(),
+                name: name.chars().take(40).collect(),
+                why: "names must be 1 to 255 bytes long",
+            });
+        }
+        let _w = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(id) = self.lookup(kind, name) {
+            return Ok(id);
+        }
+        let id = self.read().next[kind as usize];
+        let mut b = WriteBatch::new();
+        let mut fwd = vec![TAG_NAME_TO_ID, kind as u8];
+        fwd.extend_from_slice(name.as_bytes());
+        b.put(CATALOG, fwd, id.to_be_bytes().to_vec());
+        let mut rev = vec![TAG_ID_TO_NAME, kind as u8];
+        rev.extend_from_slice(&id.to_be_bytes());
+        b.put(CATALOG, rev, name.as_bytes().to_vec());
+        self.kv.write(b)?;
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let name: Arc<str> = name.into();
+        inner.names.insert((kind as u8, id), name.clone());
+        inner.ids.insert((kind as u8, name), id);
+        inner.next[kind as usize] = id + 1;
+        Ok(id)
+    }
+
+    /// The name of an interned id; an unknown id means damaged data.
+    pub fn name(&self, kind: Token, id: u32) -> Result<Arc<str>> {
+        self.read()
+            .names
+            .get(&(kind as u8, id))
+            .cloned()
+            .ok_or_else(|| StorageError::Corrupt(format!("unknown {} id {id}", kind.what())))
+    }
+
+    pub fn graph(&self, name: &str) -> Option<GraphId> {
+        self.read().graphs.get(name).copied()
+    }
+
+    pub fn graphs(&self) -> Vec<(String, GraphId)> {
+        self.read()
+            .graphs
+            .iter()
+            .map(|(n, g)| (n.clone(), *g))
+            .collect()
+    }
+
+    /// Adds the registry writes for a new graph to `b`; call
+    /// [`Catalog::graph_created`] once the batch is written.
+    pub fn create_graph(&self, name: &str, b: &mut WriteBatch) -> Result<GraphId> {
+        if self.graph(name).is_some() {
+            return Err(StorageError::GraphExists(name.into()));
+        }
+        if name.is_empty() || name.len() > MAX_NAME {
+            return Err(StorageError::InvalidName {
+                what: "graph name",
+                name: name.chars().take(40).collect(),
+                why: "names must be 1 to 255 bytes long",
+            });
+        }
+        let g = self.read().next_graph;
+        b.put(CATALOG, graph_registry_key(name), g.to_be_bytes().to_vec());
+        b.put(
+            CATALOG,
+            vec![TAG_NEXT_GRAPH],
+            (g + 1).to_be_bytes().to_vec(),
+        );
+        Ok(GraphId(g))
+    }
+
+    pub fn graph_created(&self, name: &str, g: GraphId) {
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        inner.graphs.insert(name.to_string(), g);
+        inner.next_graph = inner.next_graph.max(g.0 + 1);
+    }
+
+    pub fn graph_dropped(&self, name: &str) {
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        inner.graphs.remove(name);
+    }
+}
+
+pub(crate) fn graph_registry_key(name: &str) -> Vec<u8> {
+    let mut k = vec![TAG_GRAPH];
+    k.extend_from_slice(name.as_bytes());
+    k
+}

@@ -1,0 +1,125 @@
+use plexus_common::{DecodeError, ErrorKind, ValueType};
+use plexus_kv::KvError;
+use std::fmt;
+
+/// Everything the graph storage can refuse or fail at.
+#[derive(Debug)]
+pub enum StorageError {
+    /// The key-value layer failed.
+    Kv(KvError),
+    /// Stored bytes could not be decoded.
+    Corrupt(String),
+    /// A named graph that does not exist.
+    UnknownGraph(String),
+    /// A graph with that name exists already.
+    GraphExists(String),
+    /// A node or edge id that does not exist in this graph.
+    NotFound { what: &'static str, id: String },
+    /// Creating something whose id is taken.
+    AlreadyExists { what: &'static str, id: String },
+    /// An edge upsert that would change the edge's endpoints or type.
+    EdgeMismatch { id: String, detail: String },
+    /// Deleting a node that still has edges without asking to detach them.
+    HasEdges { node: String, edges: u64 },
+    /// A unique constraint would be violated.
+    UniqueViolation {
+        index: String,
+        value: String,
+        existing: String,
+    },
+    /// A not-null constraint would be violated.
+    NotNullViolation {
+        constraint: String,
+        node: String,
+        key: String,
+    },
+    /// A value of the wrong type for a typed index.
+    WrongType {
+        index: String,
+        node: String,
+        expected: ValueType,
+        found: ValueType,
+    },
+    /// An index that does not exist, or none for the asked label and key.
+    NoIndex(String),
+    /// An index or constraint name that is taken.
+    SchemaExists(String),
+    /// An index whose maintenance was deferred and that has not been rebuilt.
+    IndexStale(String),
+    /// A name or id that cannot be used (empty, too long, reserved).
+    InvalidName {
+        what: &'static str,
+        name: String,
+        why: &'static str,
+    },
+    /// Another transaction committed a conflicting change first; retry.
+    Conflict(String),
+    /// The request is not supported.
+    Unsupported(String),
+}
+
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+impl StorageError {
+    pub fn kind(&self) -> ErrorKind {
+        use StorageError::*;
+        match self {
+            Kv(e) => e.kind(),
+            Corrupt(_) => ErrorKind::Corruption,
+            Conflict(_) => ErrorKind::Conflict,
+            Unsupported(_) => ErrorKind::Unsupported,
+            UnknownGraph(_)
+            | GraphExists(_)
+            | NotFound { .. }
+            | AlreadyExists { .. }
+            | EdgeMismatch { .. }
+            | HasEdges { .. }
+            | UniqueViolation { .. }
+            | NotNullViolation { .. }
+            | WrongType { .. }
+            | NoIndex(_)
+            | SchemaExists(_)
+            | IndexStale(_)
+            | InvalidName { .. } => ErrorKind::BadInput,
+        }
+    }
+}
+
+impl fmt::Display for StorageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use StorageError::*;
+        match self {
+            Kv(e) => write!(f, "{e}"),
+            Corrupt(m) => write!(f, "stored data is damaged: {m}"),
+            UnknownGraph(g) => write!(f, "no graph named '{g}' (create it first)"),
+            GraphExists(g) => write!(f, "a graph named '{g}' exists already"),
+            NotFound { what, id } => write!(f, "no {what} with id '{id}'"),
+            AlreadyExists { what, id } => write!(f, "a {what} with id '{id}' exists already"),
+            EdgeMismatch { id, detail } => write!(f, "edge '{id}' exists with {detail}; an edge's endpoints and type cannot change"),
+            HasEdges { node, edges } => write!(f, "node '{node}' still has {edges} edge(s); delete them first or detach"),
+            UniqueViolation { index, value, existing } => write!(f, "unique constraint '{index}' violated: value {value} is already held by node '{existing}'"),
+            NotNullViolation { constraint, node, key } => write!(f, "not-null constraint '{constraint}' violated: node '{node}' has no value for '{key}'"),
+            WrongType { index, node, expected, found } => write!(f, "index '{index}' holds {expected} values, but node '{node}' has a {found}"),
+            NoIndex(m) => write!(f, "no index {m}"),
+            SchemaExists(n) => write!(f, "an index or constraint named '{n}' exists already"),
+            IndexStale(n) => write!(f, "index '{n}' is stale (its maintenance was deferred); rebuild it before querying"),
+            InvalidName { what, name, why } => write!(f, "invalid {what} '{name}': {why}"),
+            Conflict(m) => write!(f, "transaction conflict: {m}; retry the transaction"),
+            Unsupported(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for StorageError {}
+
+impl From<KvError> for StorageError {
+    fn from(e: KvError) -> Self {
+        StorageError::Kv(e)
+    }
+}
+
+impl From<DecodeError> for StorageError {
+    fn from(e: DecodeError) -> Self {
+        StorageError::Corrupt(e.to_string())
+    }
+}

@@ -1,0 +1,152 @@
+//! The key layout of the graph in the key-value store.
+//!
+//! Every graph-scoped key starts with the graph id (4 bytes, big-endian), so
+//! one named graph is one key prefix in each keyspace: listed, exported and
+//! dropped on its own. Internal ids are big-endian u64 so that key order is
+//! id order.
+
+use crate::ids::{EdgeId, GraphId, NodeId};
+use plexus_common::{push_u32, push_u64};
+use plexus_kv::Ks;
+
+/// The keyspaces Plexus opens, in the order of the constants below.
+pub(crate) const KEYSPACES: &[&str] = &[
+    "meta",
+    "catalog",
+    "nodes",
+    "node_keys",
+    "edges",
+    "edge_keys",
+    "adjacency",
+    "labels",
+    "types",
+    "prop_index",
+    "stats",
+    "schema",
+];
+
+/// Manifest and id counters.
+pub(crate) const META: Ks = Ks(0);
+/// Interned names and the graph registry.
+pub(crate) const CATALOG: Ks = Ks(1);
+/// g|node → node record.
+pub(crate) const NODES: Ks = Ks(2);
+/// g|user id → node (the unique id index; existence checks are one lookup).
+pub(crate) const NODE_KEYS: Ks = Ks(3);
+/// g|edge → edge record.
+pub(crate) const EDGES: Ks = Ks(4);
+/// g|user id → edge.
+pub(crate) const EDGE_KEYS: Ks = Ks(5);
+/// g|node|dir|type|neighbour|edge → ().
+pub(crate) const ADJ: Ks = Ks(6);
+/// g|label|node → ().
+pub(crate) const LABELS: Ks = Ks(7);
+/// g|type|edge → ().
+pub(crate) const TYPES: Ks = Ks(8);
+/// g|index|value key|node → ().
+pub(crate) const PROP_INDEX: Ks = Ks(9);
+/// g|kind|… → i64 counter.
+pub(crate) const STATS: Ks = Ks(10);
+/// g|kind|id → index or constraint definition.
+pub(crate) const SCHEMA: Ks = Ks(11);
+
+pub(crate) const GRAPH_KEYSPACES: [Ks; 10] = [
+    NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, TYPES, PROP_INDEX, STATS, SCHEMA,
+];
+
+pub(crate) const META_FORMAT: &[u8] = b"format_version";
+pub(crate) const META_NEXT_NODE: &[u8] = b"next_node";
+pub(crate) const META_NEXT_EDGE: &[u8] = b"next_edge";
+pub(crate) const META_NEXT_SCHEMA: &[u8] = b"next_schema";
+
+pub(crate) const STAT_NODES: u8 = 0;
+pub(crate) const STAT_EDGES: u8 = 1;
+pub(crate) const STAT_LABEL: u8 = 2;
+pub(crate) const STAT_TYPE: u8 = 3;
+pub(crate) const STAT_DEGREE: u8 = 4;
+
+pub(crate) const SCHEMA_INDEX: u8 = 0;
+pub(crate) const SCHEMA_CONSTRAINT: u8 = 1;
+
+pub(crate) const DIR_OUT: u8 = 0;
+pub(crate) const DIR_IN: u8 = 1;
+
+pub(crate) fn graph_prefix(g: GraphId) -> Vec<u8> {
+    g.0.to_be_bytes().to_vec()
+}
+
+pub(crate) fn with_graph(g: GraphId, cap: usize) -> Vec<u8> {
+    let mut k = Vec::with_capacity(4 + cap);
+    push_u32(&mut k, g.0);
+    k
+}
+
+pub(crate) fn node_key(g: GraphId, n: NodeId) -> Vec<u8> {
+    let mut k = with_graph(g, 8);
+    push_u64(&mut k, n.0);
+    k
+}
+
+pub(crate) fn edge_key(g: GraphId, e: EdgeId) -> Vec<u8> {
+    let mut k = with_graph(g, 8);
+    push_u64(&mut k, e.0);
+    k
+}
+
+pub(crate) fn user_id_key(g: GraphId, id: &str) -> Vec<u8> {
+    let mut k = with_graph(g, id.len());
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+pub(crate) fn adj_key(g: GraphId, n: NodeId, dir: u8, t: u32, nbr: NodeId, e: EdgeId) -> Vec<u8> {
+    let mut k = adj_prefix(g, n, Some(dir), Some(t));
+    push_u64(&mut k, nbr.0);
+    push_u64(&mut k, e.0);
+    k
+}
+
+pub(crate) fn adj_prefix(g: GraphId, n: NodeId, dir: Option<u8>, t: Option<u32>) -> Vec<u8> {
+    let mut k = node_key(g, n);
+    if let Some(d) = dir {
+        k.push(d);
+        if let Some(t) = t {
+            push_u32(&mut k, t);
+        }
+    }
+    k
+}
+
+pub(crate) fn token_member_key(g: GraphId, token: u32, id: u64) -> Vec<u8> {
+    let mut k = with_graph(g, 12);
+    push_u32(&mut k, token);
+    push_u64(&mut k, id);
+    k
+}
+
+pub(crate) fn token_prefix(g: GraphId, token: u32) -> Vec<u8> {
+    let mut k = with_graph(g, 4);
+    push_u32(&mut k, token);
+    k
+}
+
+pub(crate) fn stat_key(g: GraphId, kind: u8, rest: &[u8]) -> Vec<u8> {
+    let mut k = with_graph(g, 1 + rest.len());
+    k.push(kind);
+    k.extend_from_slice(rest);
+    k
+}
+
+pub(crate) fn degree_key(g: GraphId, n: NodeId, dir: u8, t: u32) -> Vec<u8> {
+    let mut rest = n.0.to_be_bytes().to_vec();
+    rest.push(dir);
+    rest.extend_from_slice(&t.to_be_bytes());
+    stat_key(g, STAT_DEGREE, &rest)
+}
+
+pub(crate) fn schema_key(g: GraphId, kind: u8, id: u32) -> Vec<u8> {
+    let mut k = with_graph(g, 5);
+    k.push(kind);
+    push_u32(&mut k, id);
+    k
+}

@@ -1,0 +1,786 @@
+//! Reading a graph: the methods every transaction has.
+
+use crate::catalog::Token;
+use crate::error::{Result, StorageError};
+use crate::ids::{Direction, EdgeId, NodeId, TypeId};
+use crate::keys::*;
+use crate::occ::Subject;
+use crate::record::{prop, EdgeRecord, NodeRecord};
+use crate::schema::{
+    value_key, ConstraintInfo, ConstraintKind, IndexDef, IndexInfo, IndexKind, TRUNCATED_LEN,
+};
+use crate::view::TxnCore;
+use plexus_common::{encode_key_value, read_u32, read_u64, Value};
+use plexus_kv::{prefix_successor, KeyRange, ScanOptions};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// Properties as users see them: names to values.
+pub type Props = BTreeMap<String, Value>;
+
+/// A node as users see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub id: NodeId,
+    /// The user's id (given or generated).
+    pub key: String,
+    pub labels: Vec<String>,
+    pub props: Props,
+}
+
+/// An edge as users see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edge {
+    pub id: EdgeId,
+    pub key: String,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub rel_type: String,
+    pub props: Props,
+}
+
+/// One step from a node along an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Neighbor {
+    pub edge: EdgeId,
+    pub node: NodeId,
+    pub rel_type: TypeId,
+    /// True when the edge leaves the node asked about.
+    pub outgoing: bool,
+}
+
+/// A lazy sequence of ids.
+pub type IdIter<'a, T> = Box<dyn Iterator<Item = Result<T>> + 'a>;
+
+fn id_at<T>(key: &[u8], at: usize, f: fn(u64) -> T) -> Result<T> {
+    read_u64(key, at)
+        .map(f)
+        .ok_or_else(|| StorageError::Corrupt(format!("short key {key:?}")))
+}
+
+fn counter_u64(v: i64) -> u64 {
+    v.max(0) as u64
+}
+
+/// The read methods of every transaction. Import this trait to use them.
+pub trait GraphRead {
+    #[doc(hidden)]
+    fn core(&self) -> &TxnCore;
+
+    /// The name of the graph this transaction works on.
+    fn graph_name(&self) -> &str {
+        &self.core().graph_name
+    }
+
+    /// The node with this internal id.
+    fn node(&self, id: NodeId) -> Result<Option<Node>> {
+        match node_record(self.core(), id)? {
+            Some(r) => Ok(Some(to_node(self.core(), id, r)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The internal id of the node with this user id: one point lookup.
+    fn node_id(&self, key: &str) -> Result<Option<NodeId>> {
+        let c = self.core();
+        c.read(Subject::NodeKey(c.g.0, key));
+        match c.get(NODE_KEYS, &user_id_key(c.g, key))? {
+            Some(v) => Ok(Some(id_at(&v, 0, NodeId)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn node_by_key(&self, key: &str) -> Result<Option<Node>> {
+        match self.node_id(key)? {
+            Some(id) => self.node(id),
+            None => Ok(None),
+        }
+    }
+
+    fn edge(&self, id: EdgeId) -> Result<Option<Edge>> {
+        let c = self.core();
+        match edge_record(c, id)? {
+            Some(r) => Ok(Some(Edge {
+                id,
+                key: r.key,
+                src: r.src,
+                dst: r.dst,
+                rel_type: c.shared.catalog.name(Token::Type, r.rel_type)?.to_string(),
+                props: named_props(c, &r.props)?,
+            })),
+            None => Ok(None),
+        }
+    }
+
+    fn edge_id(&self, key: &str) -> Result<Option<EdgeId>> {
+        let c = self.core();
+        c.read(Subject::EdgeKey(c.g.0, key));
+        match c.get(EDGE_KEYS, &user_id_key(c.g, key))? {
+            Some(v) => Ok(Some(id_at(&v, 0, EdgeId)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn edge_by_key(&self, key: &str) -> Result<Option<Edge>> {
+        match self.edge_id(key)? {
+            Some(id) => self.edge(id),
+            None => Ok(None),
+        }
+    }
+
+    /// Every node of the graph, in id order.
+    fn nodes(&self) -> IdIter<'_, NodeId> {
+        let c = self.core();
+        c.read(Subject::AllNodes(c.g.0));
+        let it = c.scan(
+            NODES,
+            &KeyRange::prefix(&graph_prefix(c.g)),
+            ScanOptions::default(),
+        );
+        Box::new(it.map(|r| id_at(&r?.0, 4, NodeId)))
+    }
+
+    /// Every node with the label, in id order (none for an unknown label).
+    fn nodes_with_label(&self, label: &str) -> IdIter<'_, NodeId> {
+        let c = self.core();
+        let Some(l) = c.shared.catalog.lookup(Token::Label, label) else {
+            return Box::new(std::iter::empty());
+        };
+        c.read(Subject::Label(c.g.0, l));
+        let it = c.scan(
+            LABELS,
+            &KeyRange::prefix(&token_prefix(c.g, l)),
+            ScanOptions::default(),
+        );
+        Box::new(it.map(|r| id_at(&r?.0, 8, NodeId)))
+    }
+
+    /// Every edge of the graph, in id order.
+    fn edges(&self) -> IdIter<'_, EdgeId> {
+        let c = self.core();
+        c.read(Subject::AllEdges(c.g.0));
+        let it = c.scan(
+            EDGES,
+            &KeyRange::prefix(&graph_prefix(c.g)),
+            ScanOptions::default(),
+        );
+        Box::new(it.map(|r| id_at(&r?.0, 4, EdgeId)))
+    }
+
+    /// Every edge of the type, in id order.
+    fn edges_with_type(&self, rel_type: &str) -> IdIter<'_, EdgeId> {
+        let c = self.core();
+        let Some(t) = c.shared.catalog.lookup(Token::Type, rel_type) else {
+            return Box::new(std::iter::empty());
+        };
+        c.read(Subject::Type(c.g.0, t));
+        let it = c.scan(
+            TYPES,
+            &KeyRange::prefix(&token_prefix(c.g, t)),
+            ScanOptions::default(),
+        );
+        Box::new(it.map(|r| id_at(&r?.0, 8, EdgeId)))
+    }
+
+    /// The edges at a node, optionally of one type, straight from the
+    /// adjacency index: no edge record is read.
+    fn neighbors(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        rel_type: Option<&str>,
+    ) -> Result<Vec<Neighbor>> {
+        let c = self.core();
+        let t = match rel_type {
+            Some(name) => match c.shared.catalog.lookup(Token::Type, name) {
+                Some(t) => Some(t),
+                None => return Ok(vec![]),
+            },
+            None => None,
+        };
+        c.read(Subject::Adjacency(c.g.0, node.0));
+        let mut out = Vec::new();
+        let dirs: &[u8] = match dir {
+            Direction::Out => &[DIR_OUT],
+            Direction::In => &[DIR_IN],
+            Direction::Both => &[DIR_OUT, DIR_IN],
+        };
+        for &d in dirs {
+            let prefix = adj_prefix(c.g, node, Some(d), t);
+            for pair in c.scan(ADJ, &KeyRange::prefix(&prefix), ScanOptions::default()) {
+                let (k, _) = pair?;
+                let nbr = id_at(&k, 17, NodeId)?;
+                if dir == Direction::Both && d == DIR_IN && nbr == node {
+                    continue; // a self-loop was reported as outgoing
+                }
+                let rel = read_u32(&k, 13)
+                    .ok_or_else(|| StorageError::Corrupt("adjacency key".into()))?;
+                out.push(Neighbor {
+                    edge: id_at(&k, 25, EdgeId)?,
+                    node: nbr,
+                    rel_type: TypeId(rel),
+                    outgoing: d == DIR_OUT,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The number of edges at a node, from maintained counters (no scan of
+    /// the edges). With `Both`, a self-loop counts once.
+    fn degree(&self, node: NodeId, dir: Direction, rel_type: Option<&str>) -> Result<u64> {
+        let c = self.core();
+        c.read(Subject::Adjacency(c.g.0, node.0));
+        let t = match rel_type {
+            Some(name) => match c.shared.catalog.lookup(Token::Type, name) {
+                Some(t) => Some(t),
+                None => return Ok(0),
+            },
+            None => None,
+        };
+        let one_dir = |d: u8| -> Result<u64> {
+            Ok(match t {
+                Some(t) => counter_u64(c.counter(STATS, &degree_key(c.g, node, d, t))?),
+                None => {
+                    let mut p = stat_key(c.g, STAT_DEGREE, &node.0.to_be_bytes());
+                    p.push(d);
+                    c.counters(STATS, &p)?
+                        .iter()
+                        .map(|(_, v)| counter_u64(*v))
+                        .sum()
+                }
+            })
+        };
+        Ok(match dir {
+            Direction::Out => one_dir(DIR_OUT)?,
+            Direction::In => one_dir(DIR_IN)?,
+            Direction::Both => {
+                let loops = self
+                    .neighbors(node, Direction::Out, rel_type)?
+                    .iter()
+                    .filter(|n| n.node == node)
+                    .count() as u64;
+                one_dir(DIR_OUT)? + one_dir(DIR_IN)? - loops
+            }
+        })
+    }
+
+    fn type_name(&self, t: TypeId) -> Result<Arc<str>> {
+        self.core().shared.catalog.name(Token::Type, t.0)
+    }
+
+    /// Nodes in the graph, from a counter.
+    fn node_count(&self) -> Result<u64> {
+        let c = self.core();
+        c.read(Subject::AllNodes(c.g.0));
+        Ok(counter_u64(
+            c.counter(STATS, &stat_key(c.g, STAT_NODES, &[]))?,
+        ))
+    }
+
+    fn edge_count(&self) -> Result<u64> {
+        let c = self.core();
+        c.read(Subject::AllEdges(c.g.0));
+        Ok(counter_u64(
+            c.counter(STATS, &stat_key(c.g, STAT_EDGES, &[]))?,
+        ))
+    }
+
+    fn label_count(&self, label: &str) -> Result<u64> {
+        let c = self.core();
+        let Some(l) = c.shared.catalog.lookup(Token::Label, label) else {
+            return Ok(0);
+        };
+        c.read(Subject::Label(c.g.0, l));
+        Ok(counter_u64(c.counter(
+            STATS,
+            &stat_key(c.g, STAT_LABEL, &l.to_be_bytes()),
+        )?))
+    }
+
+    fn type_count(&self, rel_type: &str) -> Result<u64> {
+        let c = self.core();
+        let Some(t) = c.shared.catalog.lookup(Token::Type, rel_type) else {
+            return Ok(0);
+        };
+        c.read(Subject::Type(c.g.0, t));
+        Ok(counter_u64(c.counter(
+            STATS,
+            &stat_key(c.g, STAT_TYPE, &t.to_be_bytes()),
+        )?))
+    }
+
+    /// Labels in use with their node counts, by name.
+    fn label_counts(&self) -> Result<Vec<(String, u64)>> {
+        token_counts(self.core(), STAT_LABEL, Token::Label)
+    }
+
+    /// Relationship types in use with their edge counts, by name.
+    fn type_counts(&self) -> Result<Vec<(String, u64)>> {
+        token_counts(self.core(), STAT_TYPE, Token::Type)
+    }
+
+    /// Nodes whose property equals `value` (numbers compare as Cypher
+    /// does: 1 = 1.0), through a property index on (label, key) or on key.
+    fn find_nodes(&self, label: Option<&str>, key: &str, value: &Value) -> Result<Vec<NodeId>> {
+        let c = self.core();
+        let (def, label_filter) = choose_index(c, label, key, IndexKind::Property)?;
+        let mut out = Vec::new();
+        for v in numeric_twins(value) {
+            lookup_value(c, def, &v, label_filter, &mut out)?;
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Nodes whose property lies between the bounds, through a property
+    /// index. Integers and floats are one numeric range; other types match
+    /// only values of the bounds' type. At least one bound is needed.
+    fn find_nodes_in_range(
+        &self,
+        label: Option<&str>,
+        key: &str,
+        lo: Bound<&Value>,
+        hi: Bound<&Value>,
+    ) -> Result<Vec<NodeId>> {
+        let c = self.core();
+        let (def, label_filter) = choose_index(c, label, key, IndexKind::Property)?;
+        let mut out = Vec::new();
+        for (lo, hi) in range_sections(lo, hi)? {
+            range_scan(c, def, &lo, &hi, label_filter, &mut out)?;
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Nodes whose list property contains `element`, through a list-element index.
+    fn find_nodes_with_element(
+        &self,
+        label: Option<&str>,
+        key: &str,
+        element: &Value,
+    ) -> Result<Vec<NodeId>> {
+        let c = self.core();
+        let (def, label_filter) = choose_index(c, label, key, IndexKind::ListElement)?;
+        let mut out = Vec::new();
+        for v in numeric_twins(element) {
+            lookup_value(c, def, &v, label_filter, &mut out)?;
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn indexes(&self) -> Result<Vec<IndexInfo>> {
+        let c = self.core();
+        let cat = &c.shared.catalog;
+        c.schema
+            .indexes
+            .iter()
+            .map(|d| {
+                Ok(IndexInfo {
+                    name: d.name.clone(),
+                    label: d
+                        .label
+                        .map(|l| cat.name(Token::Label, l))
+                        .transpose()?
+                        .map(|s| s.to_string()),
+                    key: cat.name(Token::PropKey, d.key)?.to_string(),
+                    kind: d.kind,
+                    value_type: d.value_type,
+                    unique: d.unique,
+                    stale: d.stale,
+                })
+            })
+            .collect()
+    }
+
+    fn constraints(&self) -> Result<Vec<ConstraintInfo>> {
+        let c = self.core();
+        let cat = &c.shared.catalog;
+        let mut out = Vec::new();
+        for d in c.schema.indexes.iter().filter(|d| d.unique) {
+            out.push(ConstraintInfo {
+                name: d.name.clone(),
+                label: d
+                    .label
+                    .map(|l| cat.name(Token::Label, l))
+                    .transpose()?
+                    .map(|s| s.to_string())
+                    .unwrap_or_default(),
+                key: cat.name(Token::PropKey, d.key)?.to_string(),
+                kind: ConstraintKind::Unique,
+            });
+        }
+        for d in &c.schema.not_null {
+            out.push(ConstraintInfo {
+                name: d.name.clone(),
+                label: cat.name(Token::Label, d.label)?.to_string(),
+                key: cat.name(Token::PropKey, d.key)?.to_string(),
+                kind: ConstraintKind::NotNull,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Names of indexes whose maintenance was deferred and not yet rebuilt.
+    fn stale_indexes(&self) -> Vec<String> {
+        let c = self.core();
+        c.schema
+            .indexes
+            .iter()
+            .filter(|d| d.stale)
+            .map(|d| d.name.clone())
+            .collect()
+    }
+}
+
+pub(crate) fn node_record(c: &TxnCore, id: NodeId) -> Result<Option<NodeRecord>> {
+    c.read(Subject::Node(c.g.0, id.0));
+    c.get(NODES, &node_key(c.g, id))?
+        .map(|b| NodeRecord::decode(&b))
+        .transpose()
+}
+
+pub(crate) fn edge_record(c: &TxnCore, id: EdgeId) -> Result<Option<EdgeRecord>> {
+    c.read(Subject::Edge(c.g.0, id.0));
+    c.get(EDGES, &edge_key(c.g, id))?
+        .map(|b| EdgeRecord::decode(&b))
+        .transpose()
+}
+
+fn named_props(c: &TxnCore, props: &[(u32, Value)]) -> Result<Props> {
+    props
+        .iter()
+        .map(|(k, v)| {
+            Ok((
+                c.shared.catalog.name(Token::PropKey, *k)?.to_string(),
+                v.clone(),
+            ))
+        })
+        .collect()
+}
+
+pub(crate) fn to_node(c: &TxnCore, id: NodeId, r: NodeRecord) -> Result<Node> {
+    let mut labels = r
+        .labels
+        .iter()
+        .map(|l| Ok(c.shared.catalog.name(Token::Label, *l)?.to_string()))
+        .collect::<Result<Vec<_>>>()?;
+    labels.sort();
+    Ok(Node {
+        id,
+        key: r.key,
+        labels,
+        props: named_props(c, &r.props)?,
+    })
+}
+
+fn token_counts(c: &TxnCore, kind: u8, token: Token) -> Result<Vec<(String, u64)>> {
+    let mut out = Vec::new();
+    for (k, v) in c.counters(STATS, &stat_key(c.g, kind, &[]))? {
+        let id = read_u32(&k, 5).ok_or_else(|| StorageError::Corrupt("stat key".into()))?;
+        out.push((
+            c.shared.catalog.name(token, id)?.to_string(),
+            counter_u64(v),
+        ));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The index to answer a lookup: one on exactly (label, key) first, else one
+/// on the key for every node (then the label is checked per hit).
+fn choose_index<'a>(
+    c: &'a TxnCore,
+    label: Option<&str>,
+    key: &str,
+    kind: IndexKind,
+) -> Result<(&'a IndexDef, Option<u32>)> {
+    let describe = || {
+        let what = if kind == IndexKind::ListElement {
+            "list-element index"
+        } else {
+            "property index"
+        };
+        format!(
+            "{what} on {}{key}",
+            label.map(|l| format!(":{l}.")).unwrap_or_default()
+        )
+    };
+    let k = c.shared.catalog.lookup(Token::PropKey, key);
+    let l = label.map(|l| c.shared.catalog.lookup(Token::Label, l));
+    let candidates = c
+        .schema
+        .indexes
+        .iter()
+        .filter(|d| Some(d.key) == k && d.kind == kind);
+    let exact = candidates
+        .clone()
+        .find(|d| l.is_none_or(|l| l.is_some() && d.label == l));
+    let (def, filter) = match (exact, l) {
+        (Some(d), _) => (d, None),
+        (None, Some(l)) => match candidates.clone().find(|d| d.label.is_none()) {
+            Some(d) => (d, Some(l.unwrap_or(u32::MAX))),
+            None => return Err(StorageError::NoIndex(describe())),
+        },
+        (None, None) => return Err(StorageError::NoIndex(describe())),
+    };
+    if def.stale {
+        return Err(StorageError::IndexStale(def.name.clone()));
+    }
+    c.read(Subject::Index(c.g.0, def.id));
+    Ok((def, filter))
+}
+
+/// A value and, for numbers, its equal of the other numeric type.
+fn numeric_twins(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Int(i) if (*i as f64) as i64 == *i && (*i as f64).is_finite() => {
+            vec![v.clone(), Value::Float(*i as f64)]
+        }
+        Value::Float(f) if f.fract() == 0.0 && *f >= -9.2e18 && *f <= 9.2e18 => {
+            vec![v.clone(), Value::Int(*f as i64)]
+        }
+        _ => vec![v.clone()],
+    }
+}
+
+fn index_prefix(c: &TxnCore, def: &IndexDef) -> Vec<u8> {
+    token_prefix(c.g, def.id)
+}
+
+/// The node a cut index entry points to still holds a value that, encoded
+/// in full, passes `keep`.
+fn confirm(c: &TxnCore, def: &IndexDef, n: NodeId, keep: &dyn Fn(&[u8]) -> bool) -> Result<bool> {
+    let Some(rec) = node_record(c, n)? else {
+        return Ok(false);
+    };
+    let Some(v) = prop(&rec.props, def.key) else {
+        return Ok(false);
+    };
+    let values: Vec<&Value> = match (def.kind, v) {
+        (IndexKind::ListElement, Value::List(items)) => items.iter().collect(),
+        _ => vec![v],
+    };
+    Ok(values.iter().any(|v| {
+        let mut full = Vec::new();
+        encode_key_value(v, &mut full);
+        keep(&full)
+    }))
+}
+
+fn has_label(c: &TxnCore, n: NodeId, l: u32) -> Result<bool> {
+    Ok(c.get(LABELS, &token_member_key(c.g, l, n.0))?.is_some())
+}
+
+fn lookup_value(
+    c: &TxnCore,
+    def: &IndexDef,
+    v: &Value,
+    label: Option<u32>,
+    out: &mut Vec<NodeId>,
+) -> Result<()> {
+    let vk = value_key(v);
+    let mut prefix = index_prefix(c, def);
+    prefix.extend_from_slice(&vk);
+    let mut full = Vec::new();
+    encode_key_value(v, &mut full);
+    for pair in c.scan(
+        PROP_INDEX,
+        &KeyRange::prefix(&prefix),
+        ScanOptions::default(),
+    ) {
+        let (k, _) = pair?;
+        if k.len() != prefix.len() + 8 {
+            continue; // a longer value that merely starts with these bytes
+        }
+        let n = id_at(&k, k.len() - 8, NodeId)?;
+        if vk.len() == TRUNCATED_LEN && !confirm(c, def, n, &|f| f == full.as_slice())? {
+            continue;
+        }
+        if label.is_some_and(|l| !has_label(c, n, l).unwrap_or(false)) {
+            continue;
+        }
+        out.push(n);
+    }
+    Ok(())
+}
+
+type Section = (Bound<Value>, Bound<Value>);
+
+/// Splits a range into per-type sections: numbers span the integer and the
+/// float sections, with the bounds converted for each.
+fn range_sections(lo: Bound<&Value>, hi: Bound<&Value>) -> Result<Vec<Section>> {
+    let ty = |b: &Bound<&Value>| match b {
+        Bound::Included(v) | Bound::Excluded(v) => Some(v.value_type()),
+        Bound::Unbounded => None,
+    };
+    let numeric = |t: Option<plexus_common::ValueType>| {
+        matches!(
+            t,
+            Some(plexus_common::ValueType::Int | plexus_common::ValueType::Float)
+        )
+    };
+    let (tl, th) = (ty(&lo), ty(&hi));
+    if tl.is_none() && th.is_none() {
+        return Err(StorageError::Unsupported(
+            "a range lookup needs at least one bound".into(),
+        ));
+    }
+    if matches!(tl, Some(plexus_common::ValueType::Null))
+        || matches!(th, Some(plexus_common::ValueType::Null))
+    {
+        return Ok(vec![]);
+    }
+    let owned = |b: Bound<&Value>| b.map(Value::clone);
+    if numeric(tl) || numeric(th) {
+        if (tl.is_some() && !numeric(tl)) || (th.is_some() && !numeric(th)) {
+            return Ok(vec![]);
+        }
+        let as_float = |b: Bound<&Value>| {
+            b.map(|v| match v {
+                Value::Int(i) => Value::Float(*i as f64),
+                other => other.clone(),
+            })
+        };
+        let int_lo = int_bound(lo, true);
+        let int_hi = int_bound(hi, false);
+        let mut out = vec![(as_float(lo), as_float(hi))];
+        if let (Some(a), Some(b)) = (int_lo, int_hi) {
+            out.push((a, b));
+        }
+        return Ok(out);
+    }
+    if tl.is_some() && th.is_some() && tl != th {
+        return Ok(vec![]);
+    }
+    Ok(vec![(owned(lo), owned(hi))])
+}
+
+/// A numeric bound as an integer bound; `None` when no integer can match.
+fn int_bound(b: Bound<&Value>, lower: bool) -> Option<Bound<Value>> {
+    match b {
+        Bound::Unbounded => Some(Bound::Unbounded),
+        Bound::Included(Value::Int(i)) => Some(Bound::Included(Value::Int(*i))),
+        Bound::Excluded(Value::Int(i)) => Some(Bound::Excluded(Value::Int(*i))),
+        Bound::Included(Value::Float(f)) | Bound::Excluded(Value::Float(f)) => {
+            if f.is_nan() {
+                return None;
+            }
+            let inclusive = matches!(b, Bound::Included(_));
+            let r = if lower { f.ceil() } else { f.floor() };
+            let mut i = if r >= 9.2e18 {
+                if lower {
+                    return None;
+                } else {
+                    i64::MAX
+                }
+            } else if r <= -9.2e18 {
+                if lower {
+                    i64::MIN
+                } else {
+                    return None;
+                }
+            } else {
+                r as i64
+            };
+            if !inclusive && r == *f {
+                i = if lower {
+                    i.checked_add(1)?
+                } else {
+                    i.checked_sub(1)?
+                };
+            }
+            Some(Bound::Included(Value::Int(i)))
+        }
+        _ => None,
+    }
+}
+
+/// The first byte of a type's key encoding: its section of the index.
+fn section_tag(v: &Value) -> u8 {
+    let mut k = Vec::new();
+    encode_key_value(v, &mut k);
+    k[0]
+}
+
+fn range_scan(
+    c: &TxnCore,
+    def: &IndexDef,
+    lo: &Bound<Value>,
+    hi: &Bound<Value>,
+    label: Option<u32>,
+    out: &mut Vec<NodeId>,
+) -> Result<()> {
+    let sample = match (lo, hi) {
+        (Bound::Included(v) | Bound::Excluded(v), _)
+        | (_, Bound::Included(v) | Bound::Excluded(v)) => v,
+        _ => return Ok(()),
+    };
+    let base = index_prefix(c, def);
+    let with = |bytes: &[u8]| [base.as_slice(), bytes].concat();
+    let tag = section_tag(sample);
+    let full = |v: &Value| {
+        let mut k = Vec::new();
+        encode_key_value(v, &mut k);
+        k
+    };
+    let (lo_full, hi_full) = (lo.as_ref().map(full), hi.as_ref().map(full));
+    // Cut keys (long values) only order by their first bytes: widen the
+    // scan to those bytes, and confirm such entries against the record.
+    let cut = |k: &[u8]| k[..k.len().min(crate::schema::MAX_VALUE_KEY)].to_vec();
+    let start = match &lo_full {
+        Bound::Unbounded => Bound::Included(with(&[tag])),
+        Bound::Included(k) | Bound::Excluded(k) if k.len() > crate::schema::MAX_VALUE_KEY => {
+            Bound::Included(with(&cut(k)))
+        }
+        Bound::Included(k) => Bound::Included(with(k)),
+        Bound::Excluded(k) => match prefix_successor(&with(k)) {
+            Some(s) => Bound::Included(s),
+            None => return Ok(()),
+        },
+    };
+    let end = match &hi_full {
+        Bound::Unbounded => {
+            prefix_successor(&with(&[tag])).map_or(Bound::Unbounded, Bound::Excluded)
+        }
+        Bound::Included(k) | Bound::Excluded(k) if k.len() > crate::schema::MAX_VALUE_KEY => {
+            prefix_successor(&with(&cut(k))).map_or(Bound::Unbounded, Bound::Excluded)
+        }
+        Bound::Included(k) => prefix_successor(&with(k)).map_or(Bound::Unbounded, Bound::Excluded),
+        Bound::Excluded(k) => Bound::Excluded(with(k)),
+    };
+    let in_range = |f: &[u8]| {
+        let above = match &lo_full {
+            Bound::Included(l) => f >= l.as_slice(),
+            Bound::Excluded(l) => f > l.as_slice(),
+            Bound::Unbounded => f.first() == Some(&tag),
+        };
+        let below = match &hi_full {
+            Bound::Included(h) => f <= h.as_slice(),
+            Bound::Excluded(h) => f < h.as_slice(),
+            Bound::Unbounded => f.first() == Some(&tag),
+        };
+        above && below
+    };
+    let bounds_cut = [&lo_full, &hi_full].iter().any(|b| matches!(b, Bound::Included(k) | Bound::Excluded(k) if k.len() > crate::schema::MAX_VALUE_KEY));
+    for pair in c.scan(PROP_INDEX, &KeyRange { start, end }, ScanOptions::default()) {
+        let (k, _) = pair?;
+        let n = id_at(&k, k.len() - 8, NodeId)?;
+        let vk = &k[base.len()..k.len() - 8];
+        let sure = vk.len() != TRUNCATED_LEN && !bounds_cut;
+        let keep = if sure {
+            in_range(vk)
+        } else {
+            confirm(c, def, n, &in_range)?
+        };
+        if keep && !label.is_some_and(|l| !has_label(c, n, l).unwrap_or(false)) {
+            out.push(n);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! Node and edge records: compact binary, with interned labels, types and
+//! property keys. Never JSON on the hot path.
+//!
+//! Layout: a format byte, the user id, then (nodes) sorted label ids or
+//! (edges) source, target and type, then properties sorted by key id.
+
+use crate::error::{Result, StorageError};
+use crate::ids::NodeId;
+use plexus_common::{decode_value, encode_value, write_varint, Reader, Value};
+
+const RECORD_V1: u8 = 1;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NodeRecord {
+    pub key: String,
+    pub labels: Vec<u32>,
+    pub props: Vec<(u32, Value)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EdgeRecord {
+    pub key: String,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub rel_type: u32,
+    pub props: Vec<(u32, Value)>,
+}
+
+pub(crate) fn prop<'a>(props: &'a [(u32, Value)], key: u32) -> Option<&'a Value> {
+    props
+        .binary_search_by_key(&key, |(k, _)| *k)
+        .ok()
+        .map(|i| &props[i].1)
+}
+
+/// Sets (or with `Null`, removes) one property, keeping the list sorted.
+pub(crate) fn set_prop(props: &mut Vec<(u32, Value)>, key: u32, value: Value) {
+    match props.binary_search_by_key(&key, |(k, _)| *k) {
+        Ok(i) if value.is_null() => {
+            props.remove(i);
+        }
+        Ok(i) => props[i].1 = value,
+        Err(_) if value.is_null() => {}
+        Err(i) => props.insert(i, (key, value)),
+    }
+}
+
+fn encode_props(props: &[(u32, Value)], out: &mut Vec<u8>) {
+    write_varint(out, props.len() as u64);
+    for (k, v) in props {
+        write_varint(out, *k as u64);
+        encode_value(v, out);
+    }
+}
+
+fn decode_props(r: &mut Reader<'_>) -> Result<Vec<(u32, Value)>> {
+    let n = r.len()?;
+    let mut props = Vec::with_capacity(n);
+    for _ in 0..n {
+        let k = token(r)?;
+        props.push((k, decode_value(r)?));
+    }
+    Ok(props)
+}
+
+fn token(r: &mut Reader<'_>) -> Result<u32> {
+    u32::try_from(r.varint()?).map_err(|_| StorageError::Corrupt("token id out of range".into()))
+}
+
+fn header(r: &mut Reader<'_>, what: &str) -> Result<String> {
+    let v = r.byte()?;
+    if v != RECORD_V1 {
+        return Err(StorageError::Corrupt(format!(
+            "{what} record of unknown format {v}"
+        )));
+    }
+    Ok(r.string()?)
+}
+
+impl NodeRecord {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + self.key.len() + self.props.len() * 8);
+        out.push(RECORD_V1);
+        write_varint(&mut out, self.key.len() as u64);
+        out.extend_from_slice(self.key.as_bytes());
+        write_varint(&mut out, self.labels.len() as u64);
+        self.labels
+            .iter()
+            .for_each(|l| write_varint(&mut out, *l as u64));
+        encode_props(&self.props, &mut out);
+        out
+    }
+
+    pub fn decode(b: &[u8]) -> Result<NodeRecord> {
+        let mut r = Reader::new(b);
+        let key = header(&mut r, "node")?;
+        let n = r.len()?;
+        let labels = (0..n).map(|_| token(&mut r)).collect::<Result<Vec<_>>>()?;
+        let props = decode_props(&mut r)?;
+        Ok(NodeRecord { key, labels, props })
+    }
+
+    pub fn has_label(&self, l: u32) -> bool {
+        self.labels.binary_search(&l).is_ok()
+    }
+}
+
+impl EdgeRecord {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(24 + self.key.len() + self.props.len() * 8);
+        out.push(RECORD_V1);
+        write_varint(&mut out, self.key.len() as u64);
+        out.extend_from_slice(self.key.as_bytes());
+        write_varint(&mut out, self.src.0);
+        write_varint(&mut out, self.dst.0);
+        write_varint(&mut out, self.rel_type as u64);
+        encode_props(&self.props, &mut out);
+        out
+    }
+
+    pub fn decode(b: &[u8]) -> Result<EdgeRecord> {
+        let mut r = Reader::new(b);
+        let key = header(&mut r, "edge")?;
+        let src = NodeId(r.varint()?);
+        let dst = NodeId(r.varint()?);
+        let rel_type = token(&mut r)?;
+        let props = decode_props(&mut r)?;
+        Ok(EdgeRecord {
+            key,
+            src,
+            dst,
+            rel_type,
+            props,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let n = NodeRecord {
+            key: "n1".into(),
+            labels: vec![1, 4],
+            props: vec![(0, Value::Int(3)), (9, Value::from(vec!["a", "b"]))],
+        };
+        assert_eq!(NodeRecord::decode(&n.encode()).unwrap(), n);
+        let e = EdgeRecord {
+            key: "e".into(),
+            src: NodeId(1),
+            dst: NodeId(u64::MAX),
+            rel_type: 2,
+            props: vec![],
+        };
+        assert_eq!(EdgeRecord::decode(&e.encode()).unwrap(), e);
+        assert!(NodeRecord::decode(&[7, 0]).is_err());
+        assert!(NodeRecord::decode(&[]).is_err());
+    }
+
+    #[test]
+    fn set_prop_keeps_order_and_removes_null() {
+        let mut p = vec![];
+        set_prop(&mut p, 5, 1.into());
+        set_prop(&mut p, 2, 2.into());
+        set_prop(&mut p, 5, Value::Null);
+        assert_eq!(p, vec![(2, Value::Int(2))]);
+    }
+}

@@ -1,0 +1,348 @@
+//! Index and constraint definitions, and the entries an index holds for a node.
+//!
+//! A property index maps (value, node) for nodes that have the property
+//! (and, when the index names a label, that label). A list-element index
+//! holds one entry per distinct element of a list property, so a node is
+//! found by any element (as PostgreSQL's GIN). A unique constraint is a
+//! unique property index. Index keys use the order-preserving encoding, so
+//! one index serves both exact and range lookups.
+
+use crate::error::{Result, StorageError};
+use crate::record::{prop, NodeRecord};
+use plexus_common::{encode_key_value, read_u32, write_varint, Reader, Value, ValueType};
+
+/// What an index holds per node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IndexKind {
+    /// The property's value: exact and range lookups.
+    Property,
+    /// Each element of a list property: "contains" lookups.
+    ListElement,
+}
+
+/// What a constraint demands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConstraintKind {
+    /// No two nodes with the label share a value of the property.
+    Unique,
+    /// Every node with the label has the property.
+    NotNull,
+}
+
+/// How writes maintain property indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum IndexMode {
+    /// Every write updates every index (the default).
+    #[default]
+    Maintain,
+    /// Writes skip non-unique indexes and mark them stale; a stale index
+    /// refuses to answer until rebuilt. Unique indexes are always maintained,
+    /// since they enforce a constraint.
+    Defer,
+    /// As `Defer`, then a sorted bulk rebuild of stale indexes at commit.
+    DeferRebuild,
+}
+
+/// An index to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexSpec {
+    /// Defaults to `idx_<label>_<key>` or `list_<label>_<key>`.
+    pub name: Option<String>,
+    /// Only nodes with this label are indexed; `None` indexes every node.
+    pub label: Option<String>,
+    pub key: String,
+    pub kind: IndexKind,
+    /// When set, values of another type are refused (for list indexes: elements).
+    pub value_type: Option<ValueType>,
+}
+
+impl IndexSpec {
+    /// A property index on `label.key`.
+    pub fn property(label: &str, key: &str) -> IndexSpec {
+        IndexSpec {
+            name: None,
+            label: Some(label.into()),
+            key: key.into(),
+            kind: IndexKind::Property,
+            value_type: None,
+        }
+    }
+
+    /// A list-element index on `label.key`.
+    pub fn list(label: &str, key: &str) -> IndexSpec {
+        IndexSpec {
+            kind: IndexKind::ListElement,
+            ..IndexSpec::property(label, key)
+        }
+    }
+
+    pub fn typed(mut self, t: ValueType) -> IndexSpec {
+        self.value_type = Some(t);
+        self
+    }
+
+    pub fn named(mut self, name: &str) -> IndexSpec {
+        self.name = Some(name.into());
+        self
+    }
+}
+
+/// A constraint to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConstraintSpec {
+    /// Defaults to `unique_<label>_<key>` or `notnull_<label>_<key>`.
+    pub name: Option<String>,
+    pub label: String,
+    pub key: String,
+    pub kind: ConstraintKind,
+}
+
+/// An index as stored and reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexInfo {
+    pub name: String,
+    pub label: Option<String>,
+    pub key: String,
+    pub kind: IndexKind,
+    pub value_type: Option<ValueType>,
+    pub unique: bool,
+    pub stale: bool,
+}
+
+/// A constraint as reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConstraintInfo {
+    pub name: String,
+    pub label: String,
+    pub key: String,
+    pub kind: ConstraintKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct IndexDef {
+    pub id: u32,
+    pub name: String,
+    pub label: Option<u32>,
+    pub key: u32,
+    pub kind: IndexKind,
+    pub value_type: Option<ValueType>,
+    pub unique: bool,
+    pub stale: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ConstraintDef {
+    pub id: u32,
+    pub name: String,
+    pub label: u32,
+    pub key: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Schema {
+    pub indexes: Vec<IndexDef>,
+    pub not_null: Vec<ConstraintDef>,
+}
+
+const SCHEMA_V1: u8 = 1;
+
+fn opt_token(out: &mut Vec<u8>, t: Option<u32>) {
+    write_varint(out, t.map(|t| t as u64 + 1).unwrap_or(0));
+}
+
+fn read_token(r: &mut Reader<'_>) -> Result<u32> {
+    u32::try_from(r.varint()?).map_err(|_| StorageError::Corrupt("schema token".into()))
+}
+
+impl IndexDef {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![SCHEMA_V1];
+        write_varint(&mut out, self.name.len() as u64);
+        out.extend_from_slice(self.name.as_bytes());
+        opt_token(&mut out, self.label);
+        write_varint(&mut out, self.key as u64);
+        out.push(match self.kind {
+            IndexKind::Property => 0,
+            IndexKind::ListElement => 1,
+        });
+        out.push(self.value_type.map(|t| t.code() + 1).unwrap_or(0));
+        out.push(self.unique as u8 | (self.stale as u8) << 1);
+        out
+    }
+
+    pub fn decode(id: u32, b: &[u8]) -> Result<IndexDef> {
+        let mut r = Reader::new(b);
+        if r.byte()? != SCHEMA_V1 {
+            return Err(StorageError::Corrupt(
+                "index definition of unknown format".into(),
+            ));
+        }
+        let name = r.string()?;
+        let label = match r.varint()? {
+            0 => None,
+            n => Some(u32::try_from(n - 1).map_err(|_| StorageError::Corrupt("label".into()))?),
+        };
+        let key = read_token(&mut r)?;
+        let kind = match r.byte()? {
+            0 => IndexKind::Property,
+            1 => IndexKind::ListElement,
+            _ => return Err(StorageError::Corrupt("index kind".into())),
+        };
+        let value_type = match r.byte()? {
+            0 => None,
+            c => Some(
+                ValueType::from_code(c - 1)
+                    .ok_or_else(|| StorageError::Corrupt("index value type".into()))?,
+            ),
+        };
+        let flags = r.byte()?;
+        Ok(IndexDef {
+            id,
+            name,
+            label,
+            key,
+            kind,
+            value_type,
+            unique: flags & 1 != 0,
+            stale: flags & 2 != 0,
+        })
+    }
+
+    /// Whether the index covers this node at all.
+    pub fn covers(&self, rec: &NodeRecord) -> bool {
+        self.label.is_none_or(|l| rec.has_label(l))
+    }
+
+    /// The value keys this index holds for `rec` (sorted, distinct), or a
+    /// type error naming the node.
+    pub fn entries(&self, rec: &NodeRecord) -> Result<Vec<Vec<u8>>> {
+        if !self.covers(rec) {
+            return Ok(vec![]);
+        }
+        let Some(v) = prop(&rec.props, self.key).filter(|v| !v.is_null()) else {
+            return Ok(vec![]);
+        };
+        let wrong = |found: &Value, expected: ValueType| StorageError::WrongType {
+            index: self.name.clone(),
+            node: rec.key.clone(),
+            expected,
+            found: found.value_type(),
+        };
+        let check = |x: &Value| match self.value_type {
+            Some(t) if x.value_type() != t => Err(wrong(x, t)),
+            _ => Ok(()),
+        };
+        let mut out = match self.kind {
+            IndexKind::Property => {
+                check(v)?;
+                vec![value_key(v)]
+            }
+            IndexKind::ListElement => {
+                let Value::List(items) = v else {
+                    return Err(wrong(v, ValueType::List));
+                };
+                let mut keys = Vec::with_capacity(items.len());
+                for item in items.iter().filter(|i| !i.is_null()) {
+                    check(item)?;
+                    keys.push(value_key(item));
+                }
+                keys
+            }
+        };
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+}
+
+impl ConstraintDef {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![SCHEMA_V1];
+        write_varint(&mut out, self.name.len() as u64);
+        out.extend_from_slice(self.name.as_bytes());
+        write_varint(&mut out, self.label as u64);
+        write_varint(&mut out, self.key as u64);
+        out
+    }
+
+    pub fn decode(id: u32, b: &[u8]) -> Result<ConstraintDef> {
+        let mut r = Reader::new(b);
+        if r.byte()? != SCHEMA_V1 {
+            return Err(StorageError::Corrupt("constraint of unknown format".into()));
+        }
+        let name = r.string()?;
+        let label = read_token(&mut r)?;
+        let key = read_token(&mut r)?;
+        Ok(ConstraintDef {
+            id,
+            name,
+            label,
+            key,
+        })
+    }
+}
+
+/// Encoded values longer than this are cut and completed by a hash, because
+/// LMDB keys are limited to 511 bytes. Cut entries are exactly
+/// `TRUNCATED_LEN` long, shorter ones never are, and lookups confirm cut
+/// entries against the record.
+pub(crate) const MAX_VALUE_KEY: usize = 180;
+pub(crate) const TRUNCATED_LEN: usize = MAX_VALUE_KEY + 8;
+
+/// The index key part for one value.
+pub(crate) fn value_key(v: &Value) -> Vec<u8> {
+    let mut k = Vec::new();
+    encode_key_value(v, &mut k);
+    if k.len() <= MAX_VALUE_KEY {
+        return k;
+    }
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for b in &k {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    k.truncate(MAX_VALUE_KEY);
+    k.extend_from_slice(&h.to_be_bytes());
+    k
+}
+
+/// The id of a schema entry key: graph(4) kind(1) id(4).
+pub(crate) fn schema_entry_id(key: &[u8]) -> Result<u32> {
+    read_u32(key, 5).ok_or_else(|| StorageError::Corrupt("schema key".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_round_trip() {
+        let d = IndexDef {
+            id: 3,
+            name: "i".into(),
+            label: Some(0),
+            key: 9,
+            kind: IndexKind::ListElement,
+            value_type: Some(ValueType::String),
+            unique: false,
+            stale: true,
+        };
+        assert_eq!(IndexDef::decode(3, &d.encode()).unwrap(), d);
+        let c = ConstraintDef {
+            id: 1,
+            name: "c".into(),
+            label: 2,
+            key: 3,
+        };
+        assert_eq!(ConstraintDef::decode(1, &c.encode()).unwrap(), c);
+    }
+
+    #[test]
+    fn long_values_get_bounded_keys() {
+        let long = Value::String("x".repeat(1000));
+        let k = value_key(&long);
+        assert_eq!(k.len(), TRUNCATED_LEN);
+        assert_ne!(k, value_key(&Value::String("x".repeat(999))));
+        assert!(value_key(&Value::String("short".into())).len() < MAX_VALUE_KEY);
+    }
+}

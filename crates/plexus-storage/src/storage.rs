@@ -1,0 +1,257 @@
+//! The storage handle: opening a store, named graphs, and starting transactions.
+
+use crate::catalog::{graph_registry_key, Catalog};
+use crate::error::{Result, StorageError};
+use crate::ids::GraphId;
+use crate::keys::*;
+use crate::occ::{Footprint, Occ, Subject};
+use crate::schema::{schema_entry_id, ConstraintDef, IndexDef, Schema};
+use crate::view::{Overlay, TxnCore};
+use crate::{ReadTxn, WriteTxn};
+use plexus_common::read_u32;
+use plexus_kv::{prefix_successor, KeyRange, KvStore, ScanOptions, Snapshot, WriteBatch};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::{Arc, Mutex};
+
+/// The on-disk format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The graph every new database starts with.
+pub const DEFAULT_GRAPH: &str = "default";
+
+/// How strictly write transactions are isolated from each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// Snapshot isolation: reads see the snapshot taken at start; a commit
+    /// fails when a concurrent commit changed an entity it also changed
+    /// (no lost updates). Write skew is possible.
+    #[default]
+    Snapshot,
+    /// Also fails when a concurrent commit changed anything this
+    /// transaction read, which rules out write skew.
+    Serializable,
+}
+
+pub(crate) struct Shared {
+    pub kv: Arc<dyn KvStore>,
+    pub catalog: Catalog,
+    pub occ: Occ,
+    pub next_node: AtomicU64,
+    pub next_edge: AtomicU64,
+    pub next_schema: AtomicU32,
+    /// Held only while a commit validates and writes: never while caller
+    /// code runs.
+    pub commit_lock: Mutex<()>,
+}
+
+/// A property graph store over a key-value store. Cheap to clone; share it
+/// between threads.
+#[derive(Clone)]
+pub struct Storage {
+    pub(crate) shared: Arc<Shared>,
+}
+
+fn meta_u64(snap: &dyn Snapshot, key: &[u8]) -> Result<u64> {
+    Ok(match snap.get(META, key)? {
+        Some(v) => u64::from_le_bytes(
+            v.as_slice()
+                .try_into()
+                .map_err(|_| StorageError::Corrupt("id counter".into()))?,
+        ),
+        None => 1,
+    })
+}
+
+impl Storage {
+    /// Opens the graph store in `kv`, initialising an empty store (with the
+    /// `default` graph) and refusing a store of another format.
+    pub fn open(kv: Arc<dyn KvStore>) -> Result<Storage> {
+        let snap = kv.snapshot()?;
+        let mut fresh = false;
+        match snap.get(META, META_FORMAT)? {
+            Some(v) => {
+                let version = read_u32(&v, 0)
+                    .ok_or_else(|| StorageError::Corrupt("format version".into()))?;
+                if version != FORMAT_VERSION {
+                    return Err(StorageError::Unsupported(format!(
+                        "this database has format version {version}; this build of Plexus reads version {FORMAT_VERSION}"
+                    )));
+                }
+            }
+            None => {
+                let any = snap
+                    .scan(
+                        CATALOG,
+                        &KeyRange::all(),
+                        ScanOptions {
+                            limit: Some(1),
+                            ..Default::default()
+                        },
+                    )
+                    .next();
+                if any.is_some() {
+                    return Err(StorageError::Corrupt(
+                        "the store has data but no Plexus format version".into(),
+                    ));
+                }
+                let mut b = WriteBatch::new();
+                b.put(META, META_FORMAT, FORMAT_VERSION.to_be_bytes().to_vec());
+                kv.write(b)?;
+                fresh = true;
+            }
+        }
+        let shared = Arc::new(Shared {
+            next_node: AtomicU64::new(meta_u64(&*snap, META_NEXT_NODE)?),
+            next_edge: AtomicU64::new(meta_u64(&*snap, META_NEXT_EDGE)?),
+            next_schema: AtomicU32::new(meta_u64(&*snap, META_NEXT_SCHEMA)? as u32),
+            catalog: Catalog::load(kv.clone())?,
+            occ: Occ::default(),
+            commit_lock: Mutex::new(()),
+            kv,
+        });
+        drop(snap);
+        let s = Storage { shared };
+        if fresh {
+            s.create_graph(DEFAULT_GRAPH)?;
+        }
+        Ok(s)
+    }
+
+    /// The key-value store underneath.
+    pub fn kv(&self) -> &Arc<dyn KvStore> {
+        &self.shared.kv
+    }
+
+    /// Names of the graphs in this database, sorted.
+    pub fn graphs(&self) -> Vec<String> {
+        self.shared
+            .catalog
+            .graphs()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    pub fn has_graph(&self, name: &str) -> bool {
+        self.shared.catalog.graph(name).is_some()
+    }
+
+    /// Creates an empty named graph.
+    pub fn create_graph(&self, name: &str) -> Result<()> {
+        let _c = self
+            .shared
+            .commit_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut b = WriteBatch::new();
+        let g = self.shared.catalog.create_graph(name, &mut b)?;
+        self.shared.kv.write(b)?;
+        self.shared.catalog.graph_created(name, g);
+        Ok(())
+    }
+
+    /// Drops a graph and everything in it. The work is proportional to the
+    /// graph's size; other graphs are not read. Transactions still open on
+    /// the graph fail to commit.
+    pub fn drop_graph(&self, name: &str) -> Result<()> {
+        let _c = self
+            .shared
+            .commit_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let g = self.graph_id(name)?;
+        let mut b = WriteBatch::new();
+        b.delete(CATALOG, graph_registry_key(name));
+        let prefix = graph_prefix(g);
+        let end = prefix_successor(&prefix)
+            .ok_or_else(|| StorageError::Unsupported("graph id space exhausted".into()))?;
+        for ks in GRAPH_KEYSPACES {
+            b.delete_range(ks, prefix.clone(), end.clone());
+        }
+        self.shared.kv.write(b)?;
+        let mut fp = Footprint::default();
+        fp.writes.insert(Subject::Schema(g.0).hash());
+        self.shared.occ.publish(fp);
+        self.shared.catalog.graph_dropped(name);
+        Ok(())
+    }
+
+    fn graph_id(&self, name: &str) -> Result<GraphId> {
+        self.shared
+            .catalog
+            .graph(name)
+            .ok_or_else(|| StorageError::UnknownGraph(name.into()))
+    }
+
+    fn core(&self, graph: &str, overlay: bool, serializable: bool) -> Result<TxnCore> {
+        let g = self.graph_id(graph)?;
+        let snap = self.shared.kv.snapshot()?;
+        let schema = load_schema(&*snap, g)?;
+        Ok(TxnCore {
+            shared: self.shared.clone(),
+            snap,
+            overlay: overlay.then(|| Overlay::new(KEYSPACES.len())),
+            g,
+            graph_name: graph.to_string(),
+            schema,
+            reads: serializable.then(|| RefCell::new(Default::default())),
+        })
+    }
+
+    /// A read-only transaction on a consistent snapshot of `graph`.
+    pub fn read(&self, graph: &str) -> Result<ReadTxn> {
+        Ok(ReadTxn {
+            core: self.core(graph, false, false)?,
+        })
+    }
+
+    /// A write transaction on `graph` at snapshot isolation.
+    pub fn write(&self, graph: &str) -> Result<WriteTxn> {
+        self.write_with(graph, Isolation::Snapshot)
+    }
+
+    /// A write transaction on `graph` at the given isolation level.
+    pub fn write_with(&self, graph: &str, isolation: Isolation) -> Result<WriteTxn> {
+        let start = self.shared.occ.begin();
+        let core = match self.core(graph, true, isolation == Isolation::Serializable) {
+            Ok(c) => c,
+            Err(e) => {
+                self.shared.occ.end(start);
+                return Err(e);
+            }
+        };
+        Ok(WriteTxn::new(core, start, isolation))
+    }
+
+    /// Rebuilds the stale indexes of `graph` and returns their names.
+    pub fn rebuild_indexes(&self, graph: &str) -> Result<Vec<String>> {
+        let mut t = self.write(graph)?;
+        let names = t.rebuild_indexes()?;
+        t.commit()?;
+        Ok(names)
+    }
+}
+
+pub(crate) fn load_schema(view: &dyn Snapshot, g: GraphId) -> Result<Schema> {
+    parse_schema(view.scan(
+        SCHEMA,
+        &KeyRange::prefix(&graph_prefix(g)),
+        ScanOptions::default(),
+    ))
+}
+
+/// Reads index and constraint definitions from a scan of a graph's schema keys.
+pub(crate) fn parse_schema(pairs: plexus_kv::KvIter<'_>) -> Result<Schema> {
+    let mut s = Schema::default();
+    for pair in pairs {
+        let (k, v) = pair?;
+        let id = schema_entry_id(&k)?;
+        match k.get(4) {
+            Some(&SCHEMA_INDEX) => s.indexes.push(IndexDef::decode(id, &v)?),
+            Some(&SCHEMA_CONSTRAINT) => s.not_null.push(ConstraintDef::decode(id, &v)?),
+            _ => return Err(StorageError::Corrupt("schema entry kind".into())),
+        }
+    }
+    Ok(s)
+}

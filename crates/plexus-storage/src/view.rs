@@ -1,0 +1,300 @@
+//! What a transaction sees: its snapshot, plus (for a write transaction)
+//! the writes it has buffered, merged so that it reads its own writes.
+//!
+//! The buffered writes (the overlay) are the whole write set: commit turns
+//! them into one backend batch in key order. Each public write operation
+//! runs with an undo log, so an operation that fails part-way leaves the
+//! transaction exactly as it was before the operation.
+
+use crate::error::Result;
+use crate::ids::GraphId;
+use crate::occ::Subject;
+use crate::schema::Schema;
+use crate::storage::Shared;
+use plexus_kv::{decode_counter, KeyRange, Ks, KvIter, KvPair, ScanOptions, Snapshot, WriteBatch};
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashSet};
+use std::iter::Peekable;
+use std::sync::Arc;
+
+type Entries = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+enum Undo {
+    Entry {
+        ks: usize,
+        key: Vec<u8>,
+        prev: Option<Option<Vec<u8>>>,
+    },
+    Counter {
+        ks: usize,
+        key: Vec<u8>,
+        delta: i64,
+    },
+}
+
+/// Buffered writes of one transaction.
+#[derive(Default)]
+pub(crate) struct Overlay {
+    maps: Vec<Entries>,
+    counters: BTreeMap<(usize, Vec<u8>), i64>,
+    undo: Vec<Undo>,
+    recording: bool,
+}
+
+impl Overlay {
+    pub fn new(keyspaces: usize) -> Self {
+        Overlay {
+            maps: (0..keyspaces).map(|_| Entries::new()).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn set(&mut self, ks: Ks, key: Vec<u8>, v: Option<Vec<u8>>) {
+        let prev = self.maps[ks.0].insert(key.clone(), v);
+        if self.recording {
+            self.undo.push(Undo::Entry {
+                ks: ks.0,
+                key,
+                prev,
+            });
+        }
+    }
+
+    pub fn put(&mut self, ks: Ks, key: Vec<u8>, value: Vec<u8>) {
+        self.set(ks, key, Some(value));
+    }
+
+    pub fn delete(&mut self, ks: Ks, key: Vec<u8>) {
+        self.set(ks, key, None);
+    }
+
+    pub fn add(&mut self, ks: Ks, key: Vec<u8>, delta: i64) {
+        if delta == 0 {
+            return;
+        }
+        *self.counters.entry((ks.0, key.clone())).or_default() += delta;
+        if self.recording {
+            self.undo.push(Undo::Counter {
+                ks: ks.0,
+                key,
+                delta,
+            });
+        }
+    }
+
+    pub fn begin_op(&mut self) {
+        self.undo.clear();
+        self.recording = true;
+    }
+
+    pub fn end_op(&mut self) {
+        self.undo.clear();
+        self.recording = false;
+    }
+
+    pub fn rollback_op(&mut self) {
+        while let Some(u) = self.undo.pop() {
+            match u {
+                Undo::Entry { ks, key, prev } => match prev {
+                    Some(p) => {
+                        self.maps[ks].insert(key, p);
+                    }
+                    None => {
+                        self.maps[ks].remove(&key);
+                    }
+                },
+                Undo::Counter { ks, key, delta } => {
+                    let k = (ks, key);
+                    let v = self.counters.get(&k).copied().unwrap_or(0) - delta;
+                    if v == 0 {
+                        self.counters.remove(&k);
+                    } else {
+                        self.counters.insert(k, v);
+                    }
+                }
+            }
+        }
+        self.recording = false;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.maps.iter().all(BTreeMap::is_empty) && self.counters.values().all(|d| *d == 0)
+    }
+
+    /// The backend batch: keyspace by keyspace, keys ascending.
+    pub fn into_batch(self) -> WriteBatch {
+        let mut b = WriteBatch::new();
+        for (i, m) in self.maps.into_iter().enumerate() {
+            for (k, v) in m {
+                match v {
+                    Some(v) => b.put(Ks(i), k, v),
+                    None => b.delete(Ks(i), k),
+                }
+            }
+        }
+        for ((ks, k), d) in self.counters {
+            if d != 0 {
+                b.add(Ks(ks), k, d);
+            }
+        }
+        b
+    }
+}
+
+/// Everything a transaction reads through. Shared by read and write
+/// transactions so that every read method is written once.
+#[doc(hidden)]
+pub struct TxnCore {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) snap: Box<dyn Snapshot>,
+    pub(crate) overlay: Option<Overlay>,
+    pub(crate) g: GraphId,
+    pub(crate) graph_name: String,
+    pub(crate) schema: Schema,
+    /// Conflict keys read, recorded only for serializable transactions.
+    pub(crate) reads: Option<RefCell<HashSet<u64>>>,
+}
+
+impl TxnCore {
+    pub(crate) fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(o) = &self.overlay {
+            if let Some(v) = o.maps[ks.0].get(key) {
+                return Ok(v.clone());
+            }
+        }
+        Ok(self.snap.get(ks, key)?)
+    }
+
+    pub(crate) fn counter(&self, ks: Ks, key: &[u8]) -> Result<i64> {
+        let base = self
+            .snap
+            .get(ks, key)?
+            .map(|v| decode_counter(&v))
+            .unwrap_or(0);
+        let delta = self
+            .overlay
+            .as_ref()
+            .and_then(|o| o.counters.get(&(ks.0, key.to_vec())).copied())
+            .unwrap_or(0);
+        Ok(base + delta)
+    }
+
+    /// Counters under a prefix, merged with buffered deltas.
+    pub(crate) fn counters(&self, ks: Ks, prefix: &[u8]) -> Result<Vec<(Vec<u8>, i64)>> {
+        let mut out: BTreeMap<Vec<u8>, i64> = BTreeMap::new();
+        for pair in self
+            .snap
+            .scan(ks, &KeyRange::prefix(prefix), ScanOptions::default())
+        {
+            let (k, v) = pair?;
+            out.insert(k, decode_counter(&v));
+        }
+        if let Some(o) = &self.overlay {
+            let range = o.counters.range((ks.0, prefix.to_vec())..);
+            for ((k_ks, k), d) in
+                range.take_while(|((s, k), _)| *s == ks.0 && k.starts_with(prefix))
+            {
+                debug_assert_eq!(*k_ks, ks.0);
+                *out.entry(k.clone()).or_default() += d;
+            }
+        }
+        Ok(out.into_iter().filter(|(_, v)| *v != 0).collect())
+    }
+
+    pub(crate) fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
+        let pending: Vec<(Vec<u8>, Option<Vec<u8>>)> = match &self.overlay {
+            Some(o) if !range.is_empty() => o.maps[ks.0]
+                .range::<[u8], _>(range.as_slices())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            _ => vec![],
+        };
+        if pending.is_empty() {
+            return self.snap.scan(ks, range, opts);
+        }
+        // Tombstones may hide snapshot pairs, so the limit applies after merging.
+        let base = self.snap.scan(
+            ks,
+            range,
+            ScanOptions {
+                limit: None,
+                ..opts
+            },
+        );
+        let mut pending = pending;
+        if opts.reverse {
+            pending.reverse();
+        }
+        let merged = Merge {
+            base: base.peekable(),
+            pending: pending.into_iter().peekable(),
+            reverse: opts.reverse,
+        };
+        Box::new(merged.take(opts.limit.unwrap_or(usize::MAX)))
+    }
+
+    /// Records a read for serializable validation.
+    pub(crate) fn read(&self, s: Subject<'_>) {
+        if let Some(r) = &self.reads {
+            r.borrow_mut().insert(s.hash());
+        }
+    }
+}
+
+struct Merge<'a> {
+    base: Peekable<KvIter<'a>>,
+    pending: Peekable<std::vec::IntoIter<(Vec<u8>, Option<Vec<u8>>)>>,
+    reverse: bool,
+}
+
+impl Iterator for Merge<'_> {
+    type Item = Result<KvPair, plexus_kv::KvError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let order = match (self.base.peek(), self.pending.peek()) {
+                (None, None) => return None,
+                (Some(Err(_)), _) => return self.base.next(),
+                (Some(Ok(_)), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(Ok((bk, _))), Some((pk, _))) => {
+                    let o = bk.cmp(pk);
+                    if self.reverse {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                }
+            };
+            match order {
+                Ordering::Less => return self.base.next(),
+                Ordering::Equal => {
+                    self.base.next();
+                }
+                Ordering::Greater => {}
+            }
+            let (k, v) = self.pending.next()?;
+            if let Some(v) = v {
+                return Some(Ok((k, v)));
+            }
+        }
+    }
+}
+
+/// Stands in for a snapshot that a committing transaction has released.
+pub(crate) struct Closed;
+
+impl Snapshot for Closed {
+    fn get(&self, _: Ks, _: &[u8]) -> Result<Option<Vec<u8>>, plexus_kv::KvError> {
+        Err(plexus_kv::KvError::Unsupported(
+            "the transaction has ended".into(),
+        ))
+    }
+
+    fn scan(&self, _: Ks, _: &KeyRange, _: ScanOptions) -> KvIter<'_> {
+        Box::new(std::iter::once(Err(plexus_kv::KvError::Unsupported(
+            "the transaction has ended".into(),
+        ))))
+    }
+}

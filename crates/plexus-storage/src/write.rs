@@ -1,0 +1,943 @@
+//! Write transactions: buffered changes, index maintenance, and commit.
+//!
+//! Every change goes through two functions, [`WriteTxn::write_node`] and
+//! [`WriteTxn::write_edge`], which take the old and the new record and
+//! derive everything else from the difference: id index, label and type
+//! members, adjacency in both directions, property index entries, counts
+//! and degrees, constraint checks and conflict keys. One write path means
+//! the records and their indexes cannot disagree.
+
+use crate::catalog::Token;
+use crate::error::{Result, StorageError};
+use crate::ids::{Direction, EdgeId, GraphId, NodeId};
+use crate::keys::*;
+use crate::occ::{Footprint, Subject};
+use crate::read::{edge_record, node_record, GraphRead, Props};
+use crate::record::{set_prop, EdgeRecord, NodeRecord};
+use crate::schema::{
+    ConstraintDef, ConstraintKind, ConstraintSpec, IndexDef, IndexKind, IndexMode, IndexSpec,
+};
+use crate::storage::{parse_schema, Isolation};
+use crate::view::{Overlay, TxnCore};
+use plexus_common::{push_u64, Value};
+use plexus_kv::{KeyRange, ScanOptions};
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
+
+/// Longest user id of a node or an edge, in bytes (key-length limits of the backends).
+pub const MAX_ID_LEN: usize = 400;
+
+/// What to do with the edges of a node being deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteMode {
+    /// Delete the node's edges too.
+    Detach,
+    /// Refuse when the node has edges.
+    Refuse,
+}
+
+/// A write transaction. Changes are buffered and invisible to others until
+/// [`WriteTxn::commit`]; dropping the transaction rolls it back. No lock is
+/// held while it is open.
+pub struct WriteTxn {
+    core: TxnCore,
+    start: u64,
+    isolation: Isolation,
+    fp: Footprint,
+    mode: IndexMode,
+}
+
+impl GraphRead for WriteTxn {
+    fn core(&self) -> &TxnCore {
+        &self.core
+    }
+}
+
+impl Drop for WriteTxn {
+    fn drop(&mut self) {
+        self.core.shared.occ.end(self.start);
+    }
+}
+
+fn user_id(what: &'static str, key: Option<&str>) -> Result<String> {
+    let key = match key {
+        Some(k) => k.to_string(),
+        None => uuid::Uuid::new_v4().to_string(),
+    };
+    if key.is_empty() || key.len() > MAX_ID_LEN {
+        return Err(StorageError::InvalidName {
+            what,
+            name: key.chars().take(40).collect(),
+            why: "ids must be 1 to 400 bytes long",
+        });
+    }
+    Ok(key)
+}
+
+impl WriteTxn {
+    pub(crate) fn new(core: TxnCore, start: u64, isolation: Isolation) -> Self {
+        let mut fp = Footprint::default();
+        // Every write relies on the graph's schema (and existence) staying
+        // as it was: schema changes and graph drops write this key.
+        fp.shares.insert(Subject::Schema(core.g.0).hash());
+        WriteTxn {
+            core,
+            start,
+            isolation,
+            fp,
+            mode: IndexMode::Maintain,
+        }
+    }
+
+    fn g(&self) -> GraphId {
+        self.core.g
+    }
+
+    fn ov(&mut self) -> &mut Overlay {
+        self.core
+            .overlay
+            .as_mut()
+            .expect("a write transaction always has an overlay")
+    }
+
+    /// Runs one public operation: all of it, or (on error) none of it.
+    fn op<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.ov().begin_op();
+        let r = f(self);
+        match &r {
+            Ok(_) => self.ov().end_op(),
+            Err(_) => {
+                self.ov().rollback_op();
+                let g = self.g();
+                let scan = self.core.scan(
+                    SCHEMA,
+                    &KeyRange::prefix(&graph_prefix(g)),
+                    ScanOptions::default(),
+                );
+                self.core.schema = parse_schema(scan)?;
+            }
+        }
+        r
+    }
+
+    /// How property indexes are maintained by the rest of this transaction.
+    pub fn set_index_mode(&mut self, mode: IndexMode) {
+        self.mode = mode;
+    }
+
+    fn intern_labels(&self, labels: &[&str]) -> Result<Vec<u32>> {
+        let set = labels
+            .iter()
+            .map(|l| self.core.shared.catalog.intern(Token::Label, l))
+            .collect::<Result<BTreeSet<u32>>>()?;
+        Ok(set.into_iter().collect())
+    }
+
+    fn intern_props(&self, props: &Props) -> Result<Vec<(u32, Value)>> {
+        let mut out = Vec::with_capacity(props.len());
+        for (k, v) in props {
+            let id = self.core.shared.catalog.intern(Token::PropKey, k)?;
+            set_prop(&mut out, id, v.clone());
+        }
+        Ok(out)
+    }
+
+    fn existing_node(&self, id: NodeId) -> Result<NodeRecord> {
+        node_record(&self.core, id)?.ok_or_else(|| StorageError::NotFound {
+            what: "node",
+            id: id.to_string(),
+        })
+    }
+
+    fn existing_edge(&self, id: EdgeId) -> Result<EdgeRecord> {
+        edge_record(&self.core, id)?.ok_or_else(|| StorageError::NotFound {
+            what: "edge",
+            id: id.to_string(),
+        })
+    }
+
+    /// Creates a node; fails when a node with this user id exists. Without
+    /// an id, a UUID is generated. Null properties are not stored.
+    pub fn create_node(
+        &mut self,
+        key: Option<&str>,
+        labels: &[&str],
+        props: &Props,
+    ) -> Result<NodeId> {
+        self.op(|t| {
+            let key = user_id("node id", key)?;
+            if t.node_id(&key)?.is_some() {
+                return Err(StorageError::AlreadyExists {
+                    what: "node",
+                    id: key,
+                });
+            }
+            let rec = NodeRecord {
+                key,
+                labels: t.intern_labels(labels)?,
+                props: t.intern_props(props)?,
+            };
+            let id = NodeId(t.core.shared.next_node.fetch_add(1, Ordering::Relaxed));
+            t.write_node(id, None, Some(&rec))?;
+            Ok(id)
+        })
+    }
+
+    /// Upsert, replacing: creates the node, or sets its labels and
+    /// properties to exactly those given.
+    pub fn put_node(&mut self, key: &str, labels: &[&str], props: &Props) -> Result<NodeId> {
+        self.upsert_node(key, labels, props, false)
+    }
+
+    /// Upsert, merging: creates the node, or adds the labels and sets the
+    /// given properties (a null value removes a property), keeping the rest.
+    pub fn merge_node(&mut self, key: &str, labels: &[&str], props: &Props) -> Result<NodeId> {
+        self.upsert_node(key, labels, props, true)
+    }
+
+    fn upsert_node(
+        &mut self,
+        key: &str,
+        labels: &[&str],
+        props: &Props,
+        merge: bool,
+    ) -> Result<NodeId> {
+        let Some(id) = self.node_id(key)? else {
+            return self.create_node(Some(key), labels, props);
+        };
+        self.op(|t| {
+            let old = t.existing_node(id)?;
+            let mut new = old.clone();
+            let labels = t.intern_labels(labels)?;
+            if merge {
+                new.labels = old
+                    .labels
+                    .iter()
+                    .chain(&labels)
+                    .copied()
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                for (k, v) in props {
+                    let k = t.core.shared.catalog.intern(Token::PropKey, k)?;
+                    set_prop(&mut new.props, k, v.clone());
+                }
+            } else {
+                new.labels = labels;
+                new.props = t.intern_props(props)?;
+            }
+            t.write_node(id, Some(&old), Some(&new))?;
+            Ok(id)
+        })
+    }
+
+    /// Sets one property of a node; a null value removes it.
+    pub fn set_node_property(&mut self, node: NodeId, key: &str, value: Value) -> Result<()> {
+        self.op(|t| {
+            let old = t.existing_node(node)?;
+            let mut new = old.clone();
+            set_prop(
+                &mut new.props,
+                t.core.shared.catalog.intern(Token::PropKey, key)?,
+                value,
+            );
+            t.write_node(node, Some(&old), Some(&new))
+        })
+    }
+
+    pub fn add_label(&mut self, node: NodeId, label: &str) -> Result<()> {
+        self.op(|t| {
+            let old = t.existing_node(node)?;
+            let l = t.core.shared.catalog.intern(Token::Label, label)?;
+            let mut new = old.clone();
+            if let Err(i) = new.labels.binary_search(&l) {
+                new.labels.insert(i, l);
+            }
+            t.write_node(node, Some(&old), Some(&new))
+        })
+    }
+
+    pub fn remove_label(&mut self, node: NodeId, label: &str) -> Result<()> {
+        self.op(|t| {
+            let old = t.existing_node(node)?;
+            let mut new = old.clone();
+            if let Some(l) = t.core.shared.catalog.lookup(Token::Label, label) {
+                new.labels.retain(|x| *x != l);
+            }
+            t.write_node(node, Some(&old), Some(&new))
+        })
+    }
+
+    /// Deletes a node; returns false when it did not exist. With
+    /// [`DeleteMode::Refuse`] a node that has edges is not deleted.
+    pub fn delete_node(&mut self, node: NodeId, mode: DeleteMode) -> Result<bool> {
+        self.op(|t| {
+            let Some(old) = node_record(&t.core, node)? else {
+                return Ok(false);
+            };
+            let edges = t.neighbors(node, Direction::Both, None)?;
+            if !edges.is_empty() && mode == DeleteMode::Refuse {
+                return Err(StorageError::HasEdges {
+                    node: old.key,
+                    edges: edges.len() as u64,
+                });
+            }
+            for n in edges {
+                if let Some(e) = edge_record(&t.core, n.edge)? {
+                    t.write_edge(n.edge, Some(&e), None)?;
+                }
+            }
+            t.write_node(node, Some(&old), None)?;
+            Ok(true)
+        })
+    }
+
+    /// Creates an edge between two existing nodes; fails when an edge with
+    /// this user id exists. Parallel edges and self-loops are allowed.
+    pub fn create_edge(
+        &mut self,
+        key: Option<&str>,
+        src: NodeId,
+        dst: NodeId,
+        rel_type: &str,
+        props: &Props,
+    ) -> Result<EdgeId> {
+        self.op(|t| {
+            let key = user_id("edge id", key)?;
+            if t.edge_id(&key)?.is_some() {
+                return Err(StorageError::AlreadyExists {
+                    what: "edge",
+                    id: key,
+                });
+            }
+            t.existing_node(src)?;
+            t.existing_node(dst)?;
+            let rec = EdgeRecord {
+                key,
+                src,
+                dst,
+                rel_type: t.core.shared.catalog.intern(Token::Type, rel_type)?,
+                props: t.intern_props(props)?,
+            };
+            let id = EdgeId(t.core.shared.next_edge.fetch_add(1, Ordering::Relaxed));
+            t.write_edge(id, None, Some(&rec))?;
+            Ok(id)
+        })
+    }
+
+    /// Upsert: creates the edge, or replaces the properties of the edge with
+    /// this user id. Its endpoints and type must be the ones given.
+    pub fn put_edge(
+        &mut self,
+        key: &str,
+        src: NodeId,
+        dst: NodeId,
+        rel_type: &str,
+        props: &Props,
+    ) -> Result<EdgeId> {
+        let Some(id) = self.edge_id(key)? else {
+            return self.create_edge(Some(key), src, dst, rel_type, props);
+        };
+        self.op(|t| {
+            let old = t.existing_edge(id)?;
+            let old_type = t.core.shared.catalog.name(Token::Type, old.rel_type)?;
+            if old.src != src || old.dst != dst || &*old_type != rel_type {
+                return Err(StorageError::EdgeMismatch {
+                    id: key.into(),
+                    detail: format!("endpoints {} -> {} and type {old_type}", old.src, old.dst),
+                });
+            }
+            let new = EdgeRecord {
+                props: t.intern_props(props)?,
+                ..old.clone()
+            };
+            t.write_edge(id, Some(&old), Some(&new))?;
+            Ok(id)
+        })
+    }
+
+    /// Sets one property of an edge; a null value removes it.
+    pub fn set_edge_property(&mut self, edge: EdgeId, key: &str, value: Value) -> Result<()> {
+        self.op(|t| {
+            let old = t.existing_edge(edge)?;
+            let mut new = old.clone();
+            set_prop(
+                &mut new.props,
+                t.core.shared.catalog.intern(Token::PropKey, key)?,
+                value,
+            );
+            t.write_edge(edge, Some(&old), Some(&new))
+        })
+    }
+
+    /// Deletes an edge; returns false when it did not exist.
+    pub fn delete_edge(&mut self, edge: EdgeId) -> Result<bool> {
+        self.op(|t| match edge_record(&t.core, edge)? {
+            Some(old) => t.write_edge(edge, Some(&old), None).map(|_| true),
+            None => Ok(false),
+        })
+    }
+
+    /// The single path by which a node record changes.
+    fn write_node(
+        &mut self,
+        id: NodeId,
+        old: Option<&NodeRecord>,
+        new: Option<&NodeRecord>,
+    ) -> Result<()> {
+        let g = self.g();
+        self.fp.writes.insert(Subject::Node(g.0, id.0).hash());
+        let nk = node_key(g, id);
+        match new {
+            Some(r) => self.ov().put(NODES, nk, r.encode()),
+            None => self.ov().delete(NODES, nk),
+        }
+        let created_or_deleted = match (old, new) {
+            (None, Some(r)) => Some((r, 1)),
+            (Some(r), None) => Some((r, -1)),
+            _ => None,
+        };
+        if let Some((r, delta)) = created_or_deleted {
+            self.fp.writes.insert(Subject::NodeKey(g.0, &r.key).hash());
+            self.fp.touches.insert(Subject::AllNodes(g.0).hash());
+            let ik = user_id_key(g, &r.key);
+            if delta > 0 {
+                self.ov().put(NODE_KEYS, ik, id.0.to_be_bytes().to_vec());
+            } else {
+                self.ov().delete(NODE_KEYS, ik);
+            }
+            self.ov().add(STATS, stat_key(g, STAT_NODES, &[]), delta);
+        }
+        let empty = Vec::new();
+        let old_labels = old.map_or(&empty, |r| &r.labels);
+        let new_labels = new.map_or(&empty, |r| &r.labels);
+        for l in old_labels.iter().filter(|l| !new_labels.contains(l)) {
+            self.label_member(id, *l, -1);
+        }
+        for l in new_labels.iter().filter(|l| !old_labels.contains(l)) {
+            self.label_member(id, *l, 1);
+        }
+        if let Some(r) = new {
+            for c in &self.core.schema.not_null {
+                if r.has_label(c.label) && crate::record::prop(&r.props, c.key).is_none() {
+                    return Err(StorageError::NotNullViolation {
+                        constraint: c.name.clone(),
+                        node: r.key.clone(),
+                        key: self
+                            .core
+                            .shared
+                            .catalog
+                            .name(Token::PropKey, c.key)?
+                            .to_string(),
+                    });
+                }
+            }
+        }
+        for i in 0..self.core.schema.indexes.len() {
+            self.maintain_index(i, id, old, new)?;
+        }
+        Ok(())
+    }
+
+    fn label_member(&mut self, id: NodeId, l: u32, delta: i64) {
+        let g = self.g();
+        self.fp.touches.insert(Subject::Label(g.0, l).hash());
+        let k = token_member_key(g, l, id.0);
+        if delta > 0 {
+            self.ov().put(LABELS, k, vec![]);
+        } else {
+            self.ov().delete(LABELS, k);
+        }
+        self.ov()
+            .add(STATS, stat_key(g, STAT_LABEL, &l.to_be_bytes()), delta);
+    }
+
+    fn maintain_index(
+        &mut self,
+        i: usize,
+        id: NodeId,
+        old: Option<&NodeRecord>,
+        new: Option<&NodeRecord>,
+    ) -> Result<()> {
+        let def = self.core.schema.indexes[i].clone();
+        let old_e = match old {
+            Some(r) => def.entries(r).unwrap_or_default(),
+            None => vec![],
+        };
+        // Type errors are checked even when maintenance is deferred, so a
+        // later rebuild cannot fail.
+        let new_e = match new {
+            Some(r) => def.entries(r)?,
+            None => vec![],
+        };
+        if old_e == new_e || def.stale {
+            return Ok(());
+        }
+        let g = self.g();
+        if !def.unique && self.mode != IndexMode::Maintain {
+            self.core.schema.indexes[i].stale = true;
+            let enc = self.core.schema.indexes[i].encode();
+            self.ov()
+                .put(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id), enc);
+            return Ok(());
+        }
+        self.fp.touches.insert(Subject::Index(g.0, def.id).hash());
+        for vk in old_e.iter().filter(|v| !new_e.contains(v)) {
+            let k = index_entry_key(g, def.id, vk, id);
+            self.ov().delete(PROP_INDEX, k);
+        }
+        for vk in new_e.iter().filter(|v| !old_e.contains(v)) {
+            if def.unique {
+                self.fp
+                    .writes
+                    .insert(Subject::UniqueValue(g.0, def.id, vk).hash());
+                if let Some(other) = self.index_holder(&def, vk, id)? {
+                    let existing = node_record(&self.core, other)?
+                        .map(|r| r.key)
+                        .unwrap_or_default();
+                    let value = new
+                        .and_then(|r| crate::record::prop(&r.props, def.key))
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    return Err(StorageError::UniqueViolation {
+                        index: def.name.clone(),
+                        value: value.to_string(),
+                        existing,
+                    });
+                }
+            }
+            self.ov()
+                .put(PROP_INDEX, index_entry_key(g, def.id, vk, id), vec![]);
+        }
+        Ok(())
+    }
+
+    /// Another node holding this value key in the index, if any.
+    fn index_holder(&self, def: &IndexDef, vk: &[u8], not: NodeId) -> Result<Option<NodeId>> {
+        let mut prefix = token_prefix(self.g(), def.id);
+        prefix.extend_from_slice(vk);
+        for pair in self.core.scan(
+            PROP_INDEX,
+            &KeyRange::prefix(&prefix),
+            ScanOptions::default(),
+        ) {
+            let (k, _) = pair?;
+            if k.len() != prefix.len() + 8 {
+                continue;
+            }
+            let n = NodeId(plexus_common::read_u64(&k, k.len() - 8).unwrap_or(0));
+            if n != not {
+                return Ok(Some(n));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The single path by which an edge record changes.
+    fn write_edge(
+        &mut self,
+        id: EdgeId,
+        old: Option<&EdgeRecord>,
+        new: Option<&EdgeRecord>,
+    ) -> Result<()> {
+        let g = self.g();
+        self.fp.writes.insert(Subject::Edge(g.0, id.0).hash());
+        let ek = edge_key(g, id);
+        match new {
+            Some(r) => self.ov().put(EDGES, ek, r.encode()),
+            None => self.ov().delete(EDGES, ek),
+        }
+        let (r, delta) = match (old, new) {
+            (None, Some(r)) => (r, 1),
+            (Some(r), None) => (r, -1),
+            _ => return Ok(()),
+        };
+        let fp = &mut self.fp;
+        fp.writes.insert(Subject::EdgeKey(g.0, &r.key).hash());
+        fp.shares.insert(Subject::Node(g.0, r.src.0).hash());
+        fp.shares.insert(Subject::Node(g.0, r.dst.0).hash());
+        for s in [
+            Subject::Adjacency(g.0, r.src.0),
+            Subject::Adjacency(g.0, r.dst.0),
+            Subject::Type(g.0, r.rel_type),
+            Subject::AllEdges(g.0),
+        ] {
+            fp.touches.insert(s.hash());
+        }
+        let keys = [
+            (
+                EDGE_KEYS,
+                user_id_key(g, &r.key),
+                id.0.to_be_bytes().to_vec(),
+            ),
+            (TYPES, token_member_key(g, r.rel_type, id.0), vec![]),
+            (
+                ADJ,
+                adj_key(g, r.src, DIR_OUT, r.rel_type, r.dst, id),
+                vec![],
+            ),
+            (
+                ADJ,
+                adj_key(g, r.dst, DIR_IN, r.rel_type, r.src, id),
+                vec![],
+            ),
+        ];
+        for (ks, k, v) in keys {
+            if delta > 0 {
+                self.ov().put(ks, k, v);
+            } else {
+                self.ov().delete(ks, k);
+            }
+        }
+        let counters = [
+            stat_key(g, STAT_EDGES, &[]),
+            stat_key(g, STAT_TYPE, &r.rel_type.to_be_bytes()),
+            degree_key(g, r.src, DIR_OUT, r.rel_type),
+            degree_key(g, r.dst, DIR_IN, r.rel_type),
+        ];
+        for k in counters {
+            self.ov().add(STATS, k, delta);
+        }
+        Ok(())
+    }
+
+    fn schema_name_taken(&self, name: &str) -> bool {
+        self.core.schema.indexes.iter().any(|d| d.name == name)
+            || self.core.schema.not_null.iter().any(|d| d.name == name)
+    }
+
+    /// Creates an index and fills it from the nodes already there. Returns its name.
+    pub fn create_index(&mut self, spec: IndexSpec) -> Result<String> {
+        self.op(|t| {
+            let prefix = if spec.kind == IndexKind::ListElement {
+                "list"
+            } else {
+                "idx"
+            };
+            let def = t.new_index_def(
+                spec.name.as_deref(),
+                prefix,
+                spec.label.as_deref(),
+                &spec.key,
+                spec.kind,
+                spec.value_type,
+                false,
+            )?;
+            t.install_index(def)
+        })
+    }
+
+    /// Creates a constraint after checking that the data already satisfies it.
+    pub fn create_constraint(&mut self, spec: ConstraintSpec) -> Result<String> {
+        self.op(|t| match spec.kind {
+            ConstraintKind::Unique => {
+                let def = t.new_index_def(
+                    spec.name.as_deref(),
+                    "unique",
+                    Some(&spec.label),
+                    &spec.key,
+                    IndexKind::Property,
+                    None,
+                    true,
+                )?;
+                t.install_index(def)
+            }
+            ConstraintKind::NotNull => {
+                let name = spec
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("notnull_{}_{}", spec.label, spec.key));
+                t.check_schema_name(&name)?;
+                let cat = &t.core.shared.catalog;
+                let def = ConstraintDef {
+                    id: t.core.shared.next_schema.fetch_add(1, Ordering::Relaxed),
+                    name: name.clone(),
+                    label: cat.intern(Token::Label, &spec.label)?,
+                    key: cat.intern(Token::PropKey, &spec.key)?,
+                };
+                let members: Vec<NodeId> =
+                    t.nodes_with_label(&spec.label).collect::<Result<_>>()?;
+                for n in members {
+                    let r = t.existing_node(n)?;
+                    if crate::record::prop(&r.props, def.key).is_none() {
+                        return Err(StorageError::NotNullViolation {
+                            constraint: name,
+                            node: r.key,
+                            key: spec.key.clone(),
+                        });
+                    }
+                }
+                let g = t.g();
+                t.fp.writes.insert(Subject::Schema(g.0).hash());
+                t.ov().put(
+                    SCHEMA,
+                    schema_key(g, SCHEMA_CONSTRAINT, def.id),
+                    def.encode(),
+                );
+                t.core.schema.not_null.push(def);
+                Ok(name)
+            }
+        })
+    }
+
+    fn check_schema_name(&self, name: &str) -> Result<()> {
+        if name.is_empty() || name.len() > crate::catalog::MAX_NAME {
+            return Err(StorageError::InvalidName {
+                what: "index name",
+                name: name.chars().take(40).collect(),
+                why: "names must be 1 to 255 bytes long",
+            });
+        }
+        if self.schema_name_taken(name) {
+            return Err(StorageError::SchemaExists(name.into()));
+        }
+        Ok(())
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one private constructor for both index paths"
+    )]
+    fn new_index_def(
+        &self,
+        name: Option<&str>,
+        prefix: &str,
+        label: Option<&str>,
+        key: &str,
+        kind: IndexKind,
+        value_type: Option<plexus_common::ValueType>,
+        unique: bool,
+    ) -> Result<IndexDef> {
+        let name = name
+            .map(String::from)
+            .unwrap_or_else(|| format!("{prefix}_{}_{key}", label.unwrap_or("all")));
+        self.check_schema_name(&name)?;
+        let cat = &self.core.shared.catalog;
+        let label = label.map(|l| cat.intern(Token::Label, l)).transpose()?;
+        let key = cat.intern(Token::PropKey, key)?;
+        if let Some(same) = self
+            .core
+            .schema
+            .indexes
+            .iter()
+            .find(|d| d.label == label && d.key == key && d.kind == kind && d.unique == unique)
+        {
+            return Err(StorageError::SchemaExists(same.name.clone()));
+        }
+        Ok(IndexDef {
+            id: self.core.shared.next_schema.fetch_add(1, Ordering::Relaxed),
+            name,
+            label,
+            key,
+            kind,
+            value_type,
+            unique,
+            stale: false,
+        })
+    }
+
+    fn install_index(&mut self, def: IndexDef) -> Result<String> {
+        let g = self.g();
+        self.fp.writes.insert(Subject::Schema(g.0).hash());
+        self.fill_index(&def)?;
+        self.ov()
+            .put(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id), def.encode());
+        let name = def.name.clone();
+        self.core.schema.indexes.push(def);
+        Ok(name)
+    }
+
+    /// Writes every entry of an index from the current nodes, as one sorted
+    /// run; for a unique index, fails on the first duplicate value.
+    fn fill_index(&mut self, def: &IndexDef) -> Result<()> {
+        let g = self.g();
+        let ids: Vec<NodeId> = match def.label {
+            Some(l) => {
+                let name = self.core.shared.catalog.name(Token::Label, l)?;
+                self.nodes_with_label(&name).collect::<Result<_>>()?
+            }
+            None => self.nodes().collect::<Result<_>>()?,
+        };
+        let mut entries: Vec<(Vec<u8>, NodeId)> = Vec::new();
+        for n in ids {
+            let r = self.existing_node(n)?;
+            entries.extend(def.entries(&r)?.into_iter().map(|vk| (vk, n)));
+        }
+        entries.sort();
+        if def.unique {
+            if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+                let a = self.existing_node(w[0].1)?;
+                let b = self.existing_node(w[1].1)?;
+                let v = crate::record::prop(&b.props, def.key)
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                return Err(StorageError::UniqueViolation {
+                    index: def.name.clone(),
+                    value: v.to_string(),
+                    existing: a.key,
+                });
+            }
+        }
+        for (vk, n) in entries {
+            self.ov()
+                .put(PROP_INDEX, index_entry_key(g, def.id, &vk, n), vec![]);
+        }
+        Ok(())
+    }
+
+    fn clear_index(&mut self, def: &IndexDef) -> Result<()> {
+        let prefix = token_prefix(self.g(), def.id);
+        let keys: Vec<Vec<u8>> = self
+            .core
+            .scan(
+                PROP_INDEX,
+                &KeyRange::prefix(&prefix),
+                ScanOptions::default(),
+            )
+            .map(|p| p.map(|(k, _)| k))
+            .collect::<Result<_, _>>()?;
+        for k in keys {
+            self.ov().delete(PROP_INDEX, k);
+        }
+        Ok(())
+    }
+
+    /// Drops an index (not one that backs a unique constraint).
+    pub fn drop_index(&mut self, name: &str) -> Result<()> {
+        self.op(|t| {
+            let i = t
+                .core
+                .schema
+                .indexes
+                .iter()
+                .position(|d| d.name == name && !d.unique)
+                .ok_or_else(|| StorageError::NoIndex(format!("named '{name}'")))?;
+            t.remove_index(i)
+        })
+    }
+
+    fn remove_index(&mut self, i: usize) -> Result<()> {
+        let def = self.core.schema.indexes.remove(i);
+        let g = self.g();
+        self.fp.writes.insert(Subject::Schema(g.0).hash());
+        self.clear_index(&def)?;
+        self.ov()
+            .delete(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id));
+        Ok(())
+    }
+
+    /// Drops a unique or not-null constraint.
+    pub fn drop_constraint(&mut self, name: &str) -> Result<()> {
+        self.op(|t| {
+            if let Some(i) = t
+                .core
+                .schema
+                .indexes
+                .iter()
+                .position(|d| d.name == name && d.unique)
+            {
+                return t.remove_index(i);
+            }
+            let i = t
+                .core
+                .schema
+                .not_null
+                .iter()
+                .position(|d| d.name == name)
+                .ok_or_else(|| StorageError::NoIndex(format!("or constraint named '{name}'")))?;
+            let def = t.core.schema.not_null.remove(i);
+            let g = t.g();
+            t.fp.writes.insert(Subject::Schema(g.0).hash());
+            t.ov()
+                .delete(SCHEMA, schema_key(g, SCHEMA_CONSTRAINT, def.id));
+            Ok(())
+        })
+    }
+
+    /// Rebuilds every stale index with a sorted bulk fill, and returns their names.
+    pub fn rebuild_indexes(&mut self) -> Result<Vec<String>> {
+        self.op(|t| {
+            let g = t.g();
+            let mut names = Vec::new();
+            for i in 0..t.core.schema.indexes.len() {
+                if !t.core.schema.indexes[i].stale {
+                    continue;
+                }
+                t.fp.writes.insert(Subject::Schema(g.0).hash());
+                let mut def = t.core.schema.indexes[i].clone();
+                t.clear_index(&def)?;
+                def.stale = false;
+                t.fill_index(&def)?;
+                t.ov()
+                    .put(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id), def.encode());
+                names.push(def.name.clone());
+                t.core.schema.indexes[i] = def;
+            }
+            Ok(names)
+        })
+    }
+
+    /// Makes every change visible atomically, or fails with nothing applied
+    /// ([`StorageError::Conflict`] when a concurrent commit won).
+    pub fn commit(mut self) -> Result<()> {
+        if self.mode == IndexMode::DeferRebuild {
+            self.rebuild_indexes()?;
+        }
+        let overlay = self.core.overlay.take().unwrap_or_default();
+        if overlay.is_empty() {
+            return Ok(());
+        }
+        if let Some(reads) = self.core.reads.take() {
+            self.fp.reads = reads.into_inner();
+        }
+        // The snapshot must be closed before writing: LMDB can only grow
+        // its map while no transaction of this process is open.
+        self.core.snap = Box::new(crate::view::Closed);
+        let shared = self.core.shared.clone();
+        let mut batch = overlay.into_batch();
+        let _c = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
+        shared.occ.validate(
+            self.start,
+            &self.fp,
+            self.isolation == Isolation::Serializable,
+        )?;
+        batch.put(
+            META,
+            META_NEXT_NODE,
+            shared
+                .next_node
+                .load(Ordering::Relaxed)
+                .to_le_bytes()
+                .to_vec(),
+        );
+        batch.put(
+            META,
+            META_NEXT_EDGE,
+            shared
+                .next_edge
+                .load(Ordering::Relaxed)
+                .to_le_bytes()
+                .to_vec(),
+        );
+        batch.put(
+            META,
+            META_NEXT_SCHEMA,
+            (shared.next_schema.load(Ordering::Relaxed) as u64)
+                .to_le_bytes()
+                .to_vec(),
+        );
+        shared.kv.write(batch)?;
+        shared.occ.publish(std::mem::take(&mut self.fp));
+        Ok(())
+    }
+
+    /// Discards every change (dropping the transaction does the same).
+    pub fn rollback(self) {}
+}
+
+fn index_entry_key(g: GraphId, index: u32, vk: &[u8], n: NodeId) -> Vec<u8> {
+    let mut k = token_prefix(g, index);
+    k.extend_from_slice(vk);
+    push_u64(&mut k, n.0);
+    k
+}
