@@ -1,1 +1,29 @@
+//! Plexus: an embedded property-graph database.
+//!
+//! ```
+//! use plexus::{Database, Direction, GraphRead, Props};
+//! let dir = tempfile::tempdir().unwrap();
+//! let db = Database::create(dir.path().join("db"), Default::default()).unwrap();
+//! let mut t = db.write("default").unwrap();
+//! let ann = t.create_node(Some("ann"), &["Person"], &Props::new()).unwrap();
+//! let bob = t.create_node(Some("bob"), &["Person"], &Props::new()).unwrap();
+//! t.create_edge(None, ann, bob, "KNOWS", &Props::new()).unwrap();
+//! t.commit().unwrap();
+//! let r = db.read("default").unwrap();
+//! assert_eq!(r.degree(ann, Direction::Out, None).unwrap(), 1);
+//! ```
 
+mod database;
+mod error;
+
+pub use database::{Database, GraphStats, Options, MANIFEST_FILE};
+pub use error::{Error, Result};
+pub use plexus_common::{
+    Date, DateTime, Duration, ErrorKind, LocalDateTime, LocalTime, Time, Value, ValueType,
+};
+pub use plexus_kv::Backend;
+pub use plexus_storage::{
+    ConstraintInfo, ConstraintKind, ConstraintSpec, DeleteMode, Direction, Edge, EdgeId, GraphRead,
+    IndexInfo, IndexKind, IndexMode, IndexSpec, IntegrityReport, Isolation, Neighbor, Node, NodeId,
+    Props, ReadTxn, StorageError, TypeId, WriteTxn, DEFAULT_GRAPH,
+};

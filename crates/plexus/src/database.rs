@@ -1,0 +1,290 @@
+//! The database on disk: a folder with a manifest, a lock file and the
+//! backend's files.
+//!
+//! ```text
+//! <path>/PLEXUS   manifest: format version and backend (text)
+//! <path>/LOCK     held exclusively while a process has the database open
+//! <path>/data/    the key-value backend's files
+//! ```
+//!
+//! The manifest lets Plexus refuse, with a clear message, a folder that is
+//! not a database or one written by an incompatible version, before any
+//! backend touches it.
+
+use crate::error::{Error, Result};
+use plexus_kv::{Backend, KvOptions};
+use plexus_storage::{
+    GraphRead, Isolation, ReadTxn, Storage, WriteTxn, FORMAT_VERSION, KEYSPACE_NAMES,
+};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// The manifest file's name inside a database folder.
+pub const MANIFEST_FILE: &str = "PLEXUS";
+const MAGIC: &str = "plexus-database";
+
+/// How to open a database.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The backend for a new database; an existing one uses the backend it
+    /// was created with. Default: LMDB.
+    pub backend: Option<Backend>,
+    /// Sync each commit to disk before acknowledging it (default true).
+    pub durable: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            backend: None,
+            durable: true,
+        }
+    }
+}
+
+/// Counts and size of one graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphStats {
+    pub graph: String,
+    pub nodes: u64,
+    pub edges: u64,
+    pub labels: Vec<(String, u64)>,
+    pub types: Vec<(String, u64)>,
+}
+
+/// An open database. Cheap to clone and share between threads.
+#[derive(Clone)]
+pub struct Database {
+    storage: Storage,
+    path: Option<PathBuf>,
+    _lock: Option<std::sync::Arc<File>>,
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |error| Error::Io {
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
+fn read_manifest(path: &Path) -> Result<Backend> {
+    let file = path.join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&file).map_err(io(&file))?;
+    let not_db = |why: String| Error::NotADatabase {
+        path: path.to_path_buf(),
+        why,
+    };
+    let mut lines = text.lines();
+    if lines.next() != Some(MAGIC) {
+        return Err(not_db(format!(
+            "{MANIFEST_FILE} does not start with '{MAGIC}'"
+        )));
+    }
+    let (mut format, mut backend) = (None, None);
+    for line in lines {
+        match line.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
+            Some(("format", v)) => format = v.parse::<u32>().ok(),
+            Some(("backend", v)) => backend = Some(v.to_string()),
+            _ => {}
+        }
+    }
+    match format {
+        Some(FORMAT_VERSION) => {}
+        Some(v) => return Err(Error::Storage(plexus_storage::StorageError::Unsupported(format!(
+            "the database at {} has format version {v}; this build of Plexus reads version {FORMAT_VERSION}",
+            path.display()
+        )))),
+        None => return Err(not_db(format!("{MANIFEST_FILE} has no format version"))),
+    }
+    let name = backend.ok_or_else(|| not_db(format!("{MANIFEST_FILE} names no backend")))?;
+    Backend::parse(&name).ok_or_else(|| not_db(format!("unknown backend '{name}'")))
+}
+
+impl Database {
+    /// Creates a new database in `path` (a missing or empty folder).
+    pub fn create(path: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        let path = path.as_ref();
+        if path.join(MANIFEST_FILE).exists() {
+            return Err(Error::Exists(path.to_path_buf()));
+        }
+        if path.exists() {
+            let mut entries = std::fs::read_dir(path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotADirectory => Error::NotADatabase {
+                    path: path.to_path_buf(),
+                    why: "it is a file, not a folder".into(),
+                },
+                _ => io(path)(e),
+            })?;
+            if entries.next().is_some() {
+                return Err(Error::NotADatabase {
+                    path: path.to_path_buf(),
+                    why: "the folder is not empty and has no manifest".into(),
+                });
+            }
+        }
+        std::fs::create_dir_all(path).map_err(io(path))?;
+        let backend = opts.backend.unwrap_or(Backend::Lmdb);
+        let manifest = format!(
+            "{MAGIC}\nformat = {FORMAT_VERSION}\nbackend = {}\n",
+            backend.name()
+        );
+        // Written last-to-first: a crash before the rename leaves no manifest,
+        // and the folder is then refused rather than misread.
+        let lock = Self::lock(path)?;
+        let db = Self::open_backend(path, backend, &opts, lock)?;
+        let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
+        std::fs::write(&tmp, manifest).map_err(io(&tmp))?;
+        std::fs::rename(&tmp, path.join(MANIFEST_FILE)).map_err(io(path))?;
+        Ok(db)
+    }
+
+    /// Opens an existing database.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        let path = path.as_ref();
+        if !path.exists() {
+            return Err(Error::Missing(path.to_path_buf()));
+        }
+        if !path.is_dir() {
+            return Err(Error::NotADatabase {
+                path: path.to_path_buf(),
+                why: "it is a file, not a folder".into(),
+            });
+        }
+        if !path.join(MANIFEST_FILE).exists() {
+            let empty = std::fs::read_dir(path).map_err(io(path))?.next().is_none();
+            return Err(if empty {
+                Error::Missing(path.to_path_buf())
+            } else {
+                Error::NotADatabase {
+                    path: path.to_path_buf(),
+                    why: format!("it has no {MANIFEST_FILE} manifest"),
+                }
+            });
+        }
+        let backend = read_manifest(path)?;
+        if let Some(asked) = opts.backend.filter(|b| *b != backend) {
+            return Err(Error::NotADatabase {
+                path: path.to_path_buf(),
+                why: format!(
+                    "it uses the {} backend, not {}",
+                    backend.name(),
+                    asked.name()
+                ),
+            });
+        }
+        let lock = Self::lock(path)?;
+        Self::open_backend(path, backend, &opts, lock)
+    }
+
+    /// Opens the database at `path`, creating it when missing.
+    pub fn open_or_create(path: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        match Self::open(path.as_ref(), opts.clone()) {
+            Err(Error::Missing(_)) => Self::create(path, opts),
+            other => other,
+        }
+    }
+
+    /// A database that lives in memory only.
+    pub fn in_memory() -> Result<Database> {
+        let kv = plexus_kv::open(
+            Backend::Memory,
+            Path::new(""),
+            KEYSPACE_NAMES,
+            &KvOptions::default(),
+        )?;
+        Ok(Database {
+            storage: Storage::open(kv)?,
+            path: None,
+            _lock: None,
+        })
+    }
+
+    fn lock(path: &Path) -> Result<File> {
+        let lock_path = path.join("LOCK");
+        let f = File::create(&lock_path).map_err(io(&lock_path))?;
+        match f.try_lock() {
+            Ok(()) => Ok(f),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked(path.to_path_buf())),
+            Err(std::fs::TryLockError::Error(e)) => Err(io(&lock_path)(e)),
+        }
+    }
+
+    fn open_backend(path: &Path, backend: Backend, opts: &Options, lock: File) -> Result<Database> {
+        let kv_opts = KvOptions {
+            durable: opts.durable,
+            ..KvOptions::default()
+        };
+        let kv = plexus_kv::open(backend, &path.join("data"), KEYSPACE_NAMES, &kv_opts)?;
+        Ok(Database {
+            storage: Storage::open(kv)?,
+            path: Some(path.to_path_buf()),
+            _lock: Some(std::sync::Arc::new(lock)),
+        })
+    }
+
+    /// The folder of the database (`None` in memory).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.storage.kv().backend()
+    }
+
+    /// The storage layer, for tools that need it directly.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    pub fn graphs(&self) -> Vec<String> {
+        self.storage.graphs()
+    }
+
+    pub fn create_graph(&self, name: &str) -> Result<()> {
+        Ok(self.storage.create_graph(name)?)
+    }
+
+    pub fn drop_graph(&self, name: &str) -> Result<()> {
+        Ok(self.storage.drop_graph(name)?)
+    }
+
+    /// A read-only snapshot of `graph`.
+    pub fn read(&self, graph: &str) -> Result<ReadTxn> {
+        Ok(self.storage.read(graph)?)
+    }
+
+    /// A write transaction on `graph` (snapshot isolation).
+    pub fn write(&self, graph: &str) -> Result<WriteTxn> {
+        Ok(self.storage.write(graph)?)
+    }
+
+    pub fn write_with(&self, graph: &str, isolation: Isolation) -> Result<WriteTxn> {
+        Ok(self.storage.write_with(graph, isolation)?)
+    }
+
+    /// Counts per label and type, read from statistics (no scan).
+    pub fn stats(&self, graph: &str) -> Result<GraphStats> {
+        let r = self.read(graph)?;
+        Ok(GraphStats {
+            graph: graph.to_string(),
+            nodes: r.node_count()?,
+            edges: r.edge_count()?,
+            labels: r.label_counts()?,
+            types: r.type_counts()?,
+        })
+    }
+
+    /// Bytes the database occupies on disk.
+    pub fn disk_size(&self) -> Result<u64> {
+        Ok(self.storage.kv().disk_size()?)
+    }
+
+    /// Checks every invariant of `graph`.
+    pub fn check(&self, graph: &str) -> Result<plexus_storage::IntegrityReport> {
+        Ok(self.storage.check_integrity(graph)?)
+    }
+
+    pub fn rebuild_indexes(&self, graph: &str) -> Result<Vec<String>> {
+        Ok(self.storage.rebuild_indexes(graph)?)
+    }
+}

@@ -1,0 +1,76 @@
+use plexus_common::ErrorKind;
+use plexus_storage::StorageError;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Errors of the database facade.
+#[derive(Debug)]
+pub enum Error {
+    Storage(StorageError),
+    /// The path holds something that is not a Plexus database.
+    NotADatabase {
+        path: PathBuf,
+        why: String,
+    },
+    /// No database at the path (and creation was not asked for).
+    Missing(PathBuf),
+    /// A database exists at the path already (and creation was asked for).
+    Exists(PathBuf),
+    /// Another process has the database open.
+    Locked(PathBuf),
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Storage(e) => e.kind(),
+            Error::NotADatabase { .. } | Error::Missing(_) | Error::Exists(_) => {
+                ErrorKind::BadInput
+            }
+            Error::Locked(_) | Error::Io { .. } => ErrorKind::Io,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Storage(e) => write!(f, "{e}"),
+            Error::NotADatabase { path, why } => {
+                write!(f, "{} is not a Plexus database: {why}", path.display())
+            }
+            Error::Missing(p) => write!(
+                f,
+                "no Plexus database at {} (create one with `plexus init`)",
+                p.display()
+            ),
+            Error::Exists(p) => write!(f, "a Plexus database exists at {} already", p.display()),
+            Error::Locked(p) => write!(
+                f,
+                "the database at {} is open in another process",
+                p.display()
+            ),
+            Error::Io { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<StorageError> for Error {
+    fn from(e: StorageError) -> Self {
+        Error::Storage(e)
+    }
+}
+
+impl From<plexus_kv::KvError> for Error {
+    fn from(e: plexus_kv::KvError) -> Self {
+        Error::Storage(StorageError::Kv(e))
+    }
+}

@@ -1,0 +1,91 @@
+use plexus::{Backend, Database, Error, ErrorKind, GraphRead, Options, Props};
+
+fn each_backend() -> Vec<Backend> {
+    plexus_kv::Backend::available()
+        .into_iter()
+        .filter(|b| *b != Backend::Memory)
+        .collect()
+}
+
+#[test]
+fn data_survives_reopen_on_every_backend() {
+    for backend in each_backend() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        {
+            let db = Database::create(
+                &path,
+                Options {
+                    backend: Some(backend),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let mut t = db.write("default").unwrap();
+            let a = t.create_node(Some("a"), &["L"], &Props::new()).unwrap();
+            t.create_edge(None, a, a, "T", &Props::new()).unwrap();
+            t.commit().unwrap();
+        }
+        let db = Database::open(&path, Options::default()).unwrap();
+        assert_eq!(db.backend(), backend);
+        let s = db.stats("default").unwrap();
+        assert_eq!((s.nodes, s.edges), (1, 1), "{backend:?}");
+        assert_eq!(s.labels, vec![("L".to_string(), 1)]);
+        assert!(db.check("default").unwrap().is_ok());
+        // New ids continue after the old ones.
+        let mut t = db.write("default").unwrap();
+        let b = t.create_node(None, &[], &Props::new()).unwrap();
+        t.commit().unwrap();
+        assert!(b.0 > db.read("default").unwrap().node_id("a").unwrap().unwrap().0);
+    }
+}
+
+#[test]
+fn refuses_what_is_not_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing");
+    assert!(matches!(
+        Database::open(&missing, Options::default()),
+        Err(Error::Missing(_))
+    ));
+    let file = dir.path().join("file");
+    std::fs::write(&file, "hello").unwrap();
+    assert!(matches!(
+        Database::open(&file, Options::default()),
+        Err(Error::NotADatabase { .. })
+    ));
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("x.txt"), "x").unwrap();
+    assert!(matches!(
+        Database::open(&other, Options::default()),
+        Err(Error::NotADatabase { .. })
+    ));
+    assert!(matches!(
+        Database::create(&other, Options::default()),
+        Err(Error::NotADatabase { .. })
+    ));
+    let future = dir.path().join("future");
+    Database::create(&future, Options::default()).unwrap();
+    std::fs::write(
+        future.join(plexus::MANIFEST_FILE),
+        "plexus-database\nformat = 99\nbackend = lmdb\n",
+    )
+    .unwrap();
+    let e = Database::open(&future, Options::default()).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert!(e.to_string().contains("format version 99"), "{e}");
+}
+
+#[test]
+fn a_second_open_is_refused_while_the_first_holds_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = Database::create(&path, Options::default()).unwrap();
+    assert!(matches!(
+        Database::open(&path, Options::default()),
+        Err(Error::Locked(_))
+    ));
+    drop(db);
+    Database::open(&path, Options::default()).unwrap();
+}
