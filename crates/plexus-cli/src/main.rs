@@ -1,1 +1,233 @@
-fn main() {}
+//! `plexus`: the command line of the Plexus graph database.
+
+/// Prints a line to stdout; a closed pipe (as with `| head`) ends the program quietly.
+macro_rules! say {
+    ($($t:tt)*) => {
+        $crate::output::emit(&format!($($t)*))
+    };
+}
+
+mod commands;
+mod demo;
+mod output;
+mod values;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "plexus",
+    version,
+    about = "An embedded property-graph database",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// The database folder.
+    #[arg(long, global = true, env = "PLEXUS_DB", default_value = "plexus-data")]
+    pub db: PathBuf,
+    /// The named graph to work on.
+    #[arg(
+        long,
+        short,
+        global = true,
+        env = "PLEXUS_GRAPH",
+        default_value = "default"
+    )]
+    pub graph: String,
+    /// Print JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Skip the sync to disk at each commit (faster; an OS crash may lose recent commits).
+    #[arg(long, global = true)]
+    pub no_sync: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Create a new, empty database.
+    Init {
+        /// Storage backend.
+        #[arg(long, value_enum, default_value_t = BackendArg::Lmdb)]
+        backend: BackendArg,
+    },
+    /// Counts per label and relationship type, and the size on disk.
+    Stats,
+    /// Create, read or delete nodes.
+    #[command(subcommand)]
+    Node(NodeCmd),
+    /// Create, read or delete edges.
+    #[command(subcommand)]
+    Edge(EdgeCmd),
+    /// The edges at a node and the nodes at their other ends.
+    Neighbors {
+        /// The node's id.
+        id: String,
+        /// Only edges of this type.
+        #[arg(long = "type", short = 't')]
+        rel_type: Option<String>,
+        #[arg(long, short, value_enum, default_value_t = DirectionArg::Both)]
+        direction: DirectionArg,
+    },
+    /// Manage named graphs.
+    #[command(subcommand)]
+    Graph(GraphCmd),
+    /// Manage property and list-element indexes.
+    #[command(subcommand)]
+    Index(IndexCmd),
+    /// Manage unique and not-null constraints.
+    #[command(subcommand)]
+    Constraint(ConstraintCmd),
+    /// Verify every invariant of the graph (reads everything).
+    Check,
+    /// Build a small sample graph in a folder and show some reads.
+    Demo {
+        /// Where to build the sample database.
+        #[arg(long, default_value = "sample.plexus")]
+        path: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum NodeCmd {
+    /// Create or update a node (labels and properties replaced; --merge keeps the rest).
+    Put {
+        id: String,
+        #[arg(long = "label", short = 'l')]
+        labels: Vec<String>,
+        /// A property as key=value; the value is read as JSON when it is JSON.
+        #[arg(long = "prop", short = 'p')]
+        props: Vec<String>,
+        /// Add labels and set the given properties, keeping the others.
+        #[arg(long)]
+        merge: bool,
+    },
+    /// Show a node.
+    Get { id: String },
+    /// Delete a node.
+    Delete {
+        id: String,
+        /// Also delete its edges (otherwise a node with edges is refused).
+        #[arg(long)]
+        detach: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum EdgeCmd {
+    /// Create an edge, or replace the properties of the edge with --id.
+    Put {
+        /// Source node id.
+        src: String,
+        /// Relationship type.
+        rel_type: String,
+        /// Target node id.
+        dst: String,
+        /// The edge's id (generated when absent).
+        #[arg(long)]
+        id: Option<String>,
+        #[arg(long = "prop", short = 'p')]
+        props: Vec<String>,
+    },
+    /// Show an edge.
+    Get { id: String },
+    /// Delete an edge.
+    Delete { id: String },
+}
+
+#[derive(Subcommand)]
+pub enum GraphCmd {
+    Create {
+        name: String,
+    },
+    List,
+    /// Delete a graph and everything in it.
+    Drop {
+        name: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum IndexCmd {
+    /// Index a property of nodes with a label.
+    Create {
+        label: String,
+        key: String,
+        /// Index each element of a list property.
+        #[arg(long)]
+        list: bool,
+        /// Refuse values of other types (INT, FLOAT, STRING, DATE, ...).
+        #[arg(long = "type")]
+        value_type: Option<String>,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    List,
+    Drop {
+        name: String,
+    },
+    /// Rebuild indexes whose maintenance was deferred.
+    Rebuild,
+    /// Nodes whose indexed property equals a value.
+    Lookup {
+        label: String,
+        key: String,
+        /// The value, read as JSON when it is JSON.
+        value: String,
+        /// Match list elements (needs a list-element index).
+        #[arg(long)]
+        list: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ConstraintCmd {
+    Create {
+        label: String,
+        key: String,
+        #[command(flatten)]
+        kind: ConstraintKindArg,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    List,
+    Drop {
+        name: String,
+    },
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+pub struct ConstraintKindArg {
+    #[arg(long)]
+    pub unique: bool,
+    #[arg(long)]
+    pub not_null: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BackendArg {
+    Lmdb,
+    Fjall,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum DirectionArg {
+    Out,
+    In,
+    Both,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match commands::run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! What each subcommand does.
+
+use crate::output::Out;
+use crate::values::{cell, node_json, parse_assignment, parse_value, props_json, props_text};
+use crate::*;
+use plexus::{
+    Backend, ConstraintKind, ConstraintSpec, Database, DeleteMode, Direction, GraphRead, IndexKind,
+    IndexSpec, Options, Props, ValueType,
+};
+use serde_json::json;
+
+pub type CliResult = Result<(), Box<dyn std::error::Error>>;
+
+fn opts(cli: &Cli, backend: Option<Backend>) -> Options {
+    Options {
+        backend,
+        durable: !cli.no_sync,
+    }
+}
+
+fn parse_props(list: &[String]) -> Result<Props, String> {
+    list.iter().map(|s| parse_assignment(s)).collect()
+}
+
+fn node_of(t: &impl GraphRead, id: &str) -> Result<plexus::NodeId, String> {
+    t.node_id(id)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no node with id '{id}' in graph '{}'", t.graph_name()))
+}
+
+pub fn run(cli: &Cli) -> CliResult {
+    let out = Out { json: cli.json };
+    match &cli.command {
+        Command::Init { backend } => {
+            let b = match backend {
+                BackendArg::Lmdb => Backend::Lmdb,
+                BackendArg::Fjall => Backend::Fjall,
+            };
+            let db = Database::create(&cli.db, opts(cli, Some(b)))?;
+            out.done(
+                json!({"path": cli.db, "backend": db.backend().name(), "graphs": db.graphs()}),
+                &format!(
+                    "created a Plexus database at {} ({} backend)",
+                    cli.db.display(),
+                    db.backend().name()
+                ),
+            );
+            Ok(())
+        }
+        Command::Demo { path } => crate::demo::run(path, &out),
+        other => {
+            let db = Database::open(&cli.db, opts(cli, None))?;
+            run_on(&db, cli, other, &out)
+        }
+    }
+}
+
+fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
+    let g = cli.graph.as_str();
+    match cmd {
+        Command::Stats => stats(db, g, out),
+        Command::Node(c) => node(db, g, c, out),
+        Command::Edge(c) => edge(db, g, c, out),
+        Command::Neighbors {
+            id,
+            rel_type,
+            direction,
+        } => {
+            let dir = match direction {
+                DirectionArg::Out => Direction::Out,
+                DirectionArg::In => Direction::In,
+                DirectionArg::Both => Direction::Both,
+            };
+            neighbors(db, g, id, rel_type.as_deref(), dir, out)
+        }
+        Command::Graph(c) => graph(db, c, out),
+        Command::Index(c) => index(db, g, c, out),
+        Command::Constraint(c) => constraint(db, g, c, out),
+        Command::Check => {
+            let rep = db.check(g)?;
+            out.done(
+                json!({"graph": g, "nodes": rep.nodes, "edges": rep.edges, "problems": rep.problems}),
+                &if rep.is_ok() {
+                    format!("graph '{g}' is consistent: {} nodes, {} edges", rep.nodes, rep.edges)
+                } else {
+                    format!("graph '{g}' has {} problem(s):\n{}", rep.problems.len(), rep.problems.join("\n"))
+                },
+            );
+            if rep.is_ok() {
+                Ok(())
+            } else {
+                Err("integrity check failed".into())
+            }
+        }
+        Command::Init { .. } | Command::Demo { .. } => unreachable!("handled before opening"),
+    }
+}
+
+pub fn stats(db: &Database, g: &str, out: &Out) -> CliResult {
+    let s = db.stats(g)?;
+    let disk = db.disk_size()?;
+    if out.json {
+        let labels: serde_json::Map<_, _> = s
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        let types: serde_json::Map<_, _> =
+            s.types.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        say!(
+            "{}",
+            json!({"graph": g, "nodes": s.nodes, "edges": s.edges, "labels": labels, "types": types, "disk_bytes": disk})
+        );
+        return Ok(());
+    }
+    let mut rows = vec![
+        vec![json!("graph"), json!(g), json!("")],
+        vec![json!("nodes"), json!(""), json!(s.nodes)],
+        vec![json!("edges"), json!(""), json!(s.edges)],
+    ];
+    rows.extend(
+        s.labels
+            .iter()
+            .map(|(l, n)| vec![json!("label"), json!(l), json!(n)]),
+    );
+    rows.extend(
+        s.types
+            .iter()
+            .map(|(t, n)| vec![json!("type"), json!(t), json!(n)]),
+    );
+    rows.push(vec![
+        json!("disk"),
+        json!(""),
+        json!(format!("{:.1} MiB", disk as f64 / 1048576.0)),
+    ]);
+    out.table(&["what", "name", "count"], rows);
+    Ok(())
+}
+
+pub fn show_node(db: &Database, g: &str, id: &str, out: &Out) -> CliResult {
+    let r = db.read(g)?;
+    let n = r
+        .node_by_key(id)?
+        .ok_or_else(|| format!("no node with id '{id}' in graph '{g}'"))?;
+    if out.json {
+        say!("{}", node_json(&n));
+    } else {
+        let rows = std::iter::once(vec![json!("id"), json!(n.key)])
+            .chain(std::iter::once(vec![
+                json!("labels"),
+                json!(n.labels.join(", ")),
+            ]))
+            .chain(n.props.iter().map(|(k, v)| vec![json!(k), json!(cell(v))]))
+            .collect();
+        out.table(&["field", "value"], rows);
+    }
+    Ok(())
+}
+
+fn node(db: &Database, g: &str, cmd: &NodeCmd, out: &Out) -> CliResult {
+    match cmd {
+        NodeCmd::Put {
+            id,
+            labels,
+            props,
+            merge,
+        } => {
+            let props = parse_props(props)?;
+            let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+            let mut t = db.write(g)?;
+            let existed = t.node_id(id)?.is_some();
+            if *merge {
+                t.merge_node(id, &labels, &props)?;
+            } else {
+                t.put_node(id, &labels, &props)?;
+            }
+            t.commit()?;
+            let verb = if existed { "updated" } else { "created" };
+            out.done(
+                json!({"id": id, "result": verb}),
+                &format!("{verb} node '{id}'"),
+            );
+            Ok(())
+        }
+        NodeCmd::Get { id } => show_node(db, g, id, out),
+        NodeCmd::Delete { id, detach } => {
+            let mut t = db.write(g)?;
+            let n = node_of(&t, id)?;
+            t.delete_node(
+                n,
+                if *detach {
+                    DeleteMode::Detach
+                } else {
+                    DeleteMode::Refuse
+                },
+            )?;
+            t.commit()?;
+            out.done(
+                json!({"id": id, "result": "deleted"}),
+                &format!("deleted node '{id}'"),
+            );
+            Ok(())
+        }
+    }
+}
+
+fn edge(db: &Database, g: &str, cmd: &EdgeCmd, out: &Out) -> CliResult {
+    match cmd {
+        EdgeCmd::Put {
+            src,
+            rel_type,
+            dst,
+            id,
+            props,
+        } => {
+            let props = parse_props(props)?;
+            let mut t = db.write(g)?;
+            let (s, d) = (node_of(&t, src)?, node_of(&t, dst)?);
+            let e = match id {
+                Some(id) => t.put_edge(id, s, d, rel_type, &props)?,
+                None => t.create_edge(None, s, d, rel_type, &props)?,
+            };
+            let key = t.edge(e)?.map(|e| e.key).unwrap_or_default();
+            t.commit()?;
+            out.done(
+                json!({"id": key, "result": "stored"}),
+                &format!("stored edge '{key}': ({src})-[:{rel_type}]->({dst})"),
+            );
+            Ok(())
+        }
+        EdgeCmd::Get { id } => {
+            let r = db.read(g)?;
+            let e = r
+                .edge_by_key(id)?
+                .ok_or_else(|| format!("no edge with id '{id}' in graph '{g}'"))?;
+            let key_of = |n| r.node(n).ok().flatten().map(|n| n.key).unwrap_or_default();
+            let (s, d) = (key_of(e.src), key_of(e.dst));
+            out.table(
+                &["id", "source", "type", "target", "properties"],
+                vec![vec![
+                    json!(e.key),
+                    json!(s),
+                    json!(e.rel_type),
+                    json!(d),
+                    if out.json {
+                        props_json(&e.props)
+                    } else {
+                        json!(props_text(&e.props))
+                    },
+                ]],
+            );
+            Ok(())
+        }
+        EdgeCmd::Delete { id } => {
+            let mut t = db.write(g)?;
+            let e = t
+                .edge_id(id)?
+                .ok_or_else(|| format!("no edge with id '{id}' in graph '{g}'"))?;
+            t.delete_edge(e)?;
+            t.commit()?;
+            out.done(
+                json!({"id": id, "result": "deleted"}),
+                &format!("deleted edge '{id}'"),
+            );
+            Ok(())
+        }
+    }
+}
+
+pub fn neighbors(
+    db: &Database,
+    g: &str,
+    id: &str,
+    rel_type: Option<&str>,
+    dir: Direction,
+    out: &Out,
+) -> CliResult {
+    let r = db.read(g)?;
+    let n = node_of(&r, id)?;
+    let mut rows = Vec::new();
+    for nb in r.neighbors(n, dir, rel_type)? {
+        let other = r
+            .node(nb.node)?
+            .ok_or("adjacency points to a missing node")?;
+        let edge = r
+            .edge(nb.edge)?
+            .ok_or("adjacency points to a missing edge")?;
+        rows.push(vec![
+            json!(if nb.outgoing { "->" } else { "<-" }),
+            json!(&*r.type_name(nb.rel_type)?),
+            json!(other.key),
+            json!(other.labels.join(":")),
+            json!(edge.key),
+        ]);
+    }
+    out.table(&["dir", "type", "node", "labels", "edge"], rows);
+    Ok(())
+}
+
+fn graph(db: &Database, cmd: &GraphCmd, out: &Out) -> CliResult {
+    match cmd {
+        GraphCmd::Create { name } => {
+            db.create_graph(name)?;
+            out.done(
+                json!({"graph": name, "result": "created"}),
+                &format!("created graph '{name}'"),
+            );
+        }
+        GraphCmd::List => {
+            let mut rows = Vec::new();
+            for name in db.graphs() {
+                let s = db.stats(&name)?;
+                rows.push(vec![json!(name), json!(s.nodes), json!(s.edges)]);
+            }
+            out.table(&["graph", "nodes", "edges"], rows);
+        }
+        GraphCmd::Drop { name } => {
+            db.drop_graph(name)?;
+            out.done(
+                json!({"graph": name, "result": "dropped"}),
+                &format!("dropped graph '{name}'"),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn index(db: &Database, g: &str, cmd: &IndexCmd, out: &Out) -> CliResult {
+    match cmd {
+        IndexCmd::Create {
+            label,
+            key,
+            list,
+            value_type,
+            name,
+        } => {
+            let value_type = value_type
+                .as_deref()
+                .map(|t| ValueType::parse(t).ok_or_else(|| format!("unknown value type '{t}'")))
+                .transpose()?;
+            let spec = IndexSpec {
+                name: name.clone(),
+                label: Some(label.clone()),
+                key: key.clone(),
+                kind: if *list {
+                    IndexKind::ListElement
+                } else {
+                    IndexKind::Property
+                },
+                value_type,
+            };
+            let mut t = db.write(g)?;
+            let name = t.create_index(spec)?;
+            t.commit()?;
+            out.done(
+                json!({"index": name, "result": "created"}),
+                &format!("created index '{name}'"),
+            );
+        }
+        IndexCmd::List => {
+            let r = db.read(g)?;
+            let rows = r
+                .indexes()?
+                .into_iter()
+                .map(|i| {
+                    vec![
+                        json!(i.name),
+                        json!(i.label.unwrap_or_default()),
+                        json!(i.key),
+                        json!(if i.kind == IndexKind::ListElement {
+                            "list"
+                        } else {
+                            "property"
+                        }),
+                        json!(i.value_type.map(|t| t.name()).unwrap_or("any")),
+                        json!(i.unique),
+                        json!(i.stale),
+                    ]
+                })
+                .collect();
+            out.table(
+                &["name", "label", "key", "kind", "type", "unique", "stale"],
+                rows,
+            );
+        }
+        IndexCmd::Drop { name } => {
+            let mut t = db.write(g)?;
+            t.drop_index(name)?;
+            t.commit()?;
+            out.done(
+                json!({"index": name, "result": "dropped"}),
+                &format!("dropped index '{name}'"),
+            );
+        }
+        IndexCmd::Rebuild => {
+            let names = db.rebuild_indexes(g)?;
+            out.done(
+                json!({"rebuilt": names}),
+                &format!("rebuilt {} index(es): {}", names.len(), names.join(", ")),
+            );
+        }
+        IndexCmd::Lookup {
+            label,
+            key,
+            value,
+            list,
+        } => {
+            let r = db.read(g)?;
+            let v = parse_value(value);
+            let ids = if *list {
+                r.find_nodes_with_element(Some(label), key, &v)?
+            } else {
+                r.find_nodes(Some(label), key, &v)?
+            };
+            let mut rows = Vec::new();
+            for id in ids {
+                if let Some(n) = r.node(id)? {
+                    rows.push(vec![
+                        json!(n.key),
+                        json!(n.labels.join(":")),
+                        if out.json {
+                            props_json(&n.props)
+                        } else {
+                            json!(props_text(&n.props))
+                        },
+                    ]);
+                }
+            }
+            out.table(&["id", "labels", "properties"], rows);
+        }
+    }
+    Ok(())
+}
+
+fn constraint(db: &Database, g: &str, cmd: &ConstraintCmd, out: &Out) -> CliResult {
+    match cmd {
+        ConstraintCmd::Create {
+            label,
+            key,
+            kind,
+            name,
+        } => {
+            let kind = if kind.unique {
+                ConstraintKind::Unique
+            } else {
+                ConstraintKind::NotNull
+            };
+            let mut t = db.write(g)?;
+            let name = t.create_constraint(ConstraintSpec {
+                name: name.clone(),
+                label: label.clone(),
+                key: key.clone(),
+                kind,
+            })?;
+            t.commit()?;
+            out.done(
+                json!({"constraint": name, "result": "created"}),
+                &format!("created constraint '{name}'"),
+            );
+        }
+        ConstraintCmd::List => {
+            let r = db.read(g)?;
+            let rows = r
+                .constraints()?
+                .into_iter()
+                .map(|c| {
+                    vec![
+                        json!(c.name),
+                        json!(c.label),
+                        json!(c.key),
+                        json!(if c.kind == ConstraintKind::Unique {
+                            "unique"
+                        } else {
+                            "not null"
+                        }),
+                    ]
+                })
+                .collect();
+            out.table(&["name", "label", "key", "kind"], rows);
+        }
+        ConstraintCmd::Drop { name } => {
+            let mut t = db.write(g)?;
+            t.drop_constraint(name)?;
+            t.commit()?;
+            out.done(
+                json!({"constraint": name, "result": "dropped"}),
+                &format!("dropped constraint '{name}'"),
+            );
+        }
+    }
+    Ok(())
+}
