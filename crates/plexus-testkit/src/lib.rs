@@ -4,4 +4,5 @@
 //! The model is deliberately naive (maps and linear scans) so that it is
 //! obviously right; the storage must agree with it on every answer.
 
+pub mod crash;
 pub mod model;

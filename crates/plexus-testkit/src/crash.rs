@@ -1,0 +1,113 @@
+//! The deterministic workload of the crash test: what step `i` writes, and
+//! what the graph must hold after steps `0..=m` committed.
+
+use plexus::{
+    ConstraintKind, ConstraintSpec, Database, DeleteMode, GraphRead, IndexSpec, Props, Value,
+};
+use std::collections::BTreeSet;
+
+/// Expected node steps and edges `(from step, to step)` after steps `0..=m`.
+pub fn expected(m: Option<u64>) -> (BTreeSet<u64>, BTreeSet<(u64, u64)>) {
+    let mut nodes = BTreeSet::new();
+    let mut edges = BTreeSet::new();
+    let Some(m) = m else { return (nodes, edges) };
+    for i in 0..=m {
+        nodes.insert(i);
+        if i > 0 && nodes.contains(&(i - 1)) {
+            edges.insert((i - 1, i));
+        }
+        if let Some(victim) = doomed(i) {
+            if nodes.remove(&victim) {
+                edges.retain(|(a, b)| *a != victim && *b != victim);
+            }
+        }
+    }
+    (nodes, edges)
+}
+
+fn doomed(i: u64) -> Option<u64> {
+    (i % 7 == 6).then(|| i - 3)
+}
+
+/// Creates the schema on a new database (idempotent).
+pub fn prepare(db: &Database) -> plexus::Result<()> {
+    let mut t = db.write("default")?;
+    if t.constraints()?.is_empty() {
+        t.create_constraint(ConstraintSpec {
+            name: None,
+            label: "L".into(),
+            key: "step".into(),
+            kind: ConstraintKind::Unique,
+        })?;
+        t.create_index(IndexSpec::list("L", "tags"))?;
+        t.commit()?;
+    }
+    Ok(())
+}
+
+/// The last committed step, from the progress node.
+pub fn progress(db: &Database) -> plexus::Result<Option<u64>> {
+    let r = db.read("default")?;
+    Ok(r.node_by_key("progress")?
+        .and_then(|n| n.props.get("step").and_then(Value::as_int))
+        .map(|s| s as u64))
+}
+
+/// Writes step `i` in one transaction.
+pub fn step(db: &Database, i: u64) -> plexus::Result<()> {
+    let mut t = db.write("default")?;
+    let props = Props::from([
+        ("step".to_string(), Value::Int(i as i64)),
+        (
+            "tags".to_string(),
+            Value::List(vec![Value::Int((i % 3) as i64), Value::Int((i % 5) as i64)]),
+        ),
+        (
+            "payload".to_string(),
+            Value::String("x".repeat((i % 50) as usize)),
+        ),
+    ]);
+    let n = t.create_node(Some(&format!("n{i}")), &["L"], &props)?;
+    if i > 0 {
+        if let Some(prev) = t.node_id(&format!("n{}", i - 1))? {
+            t.create_edge(Some(&format!("e{i}")), prev, n, "NEXT", &Props::new())?;
+        }
+    }
+    if let Some(victim) = doomed(i) {
+        if let Some(v) = t.node_id(&format!("n{victim}"))? {
+            t.delete_node(v, DeleteMode::Detach)?;
+        }
+    }
+    t.merge_node(
+        "progress",
+        &["Meta"],
+        &Props::from([("step".to_string(), Value::Int(i as i64))]),
+    )?;
+    t.commit()?;
+    Ok(())
+}
+
+/// What the database holds: node steps and edges by step.
+pub fn observed(db: &Database) -> plexus::Result<(BTreeSet<u64>, BTreeSet<(u64, u64)>)> {
+    let r = db.read("default")?;
+    let mut nodes = BTreeSet::new();
+    let step_of = |id| -> plexus::Result<Option<u64>> {
+        Ok(r.node(id)?
+            .filter(|n| n.labels == ["L"])
+            .and_then(|n| n.props.get("step").and_then(Value::as_int))
+            .map(|s| s as u64))
+    };
+    for id in r.nodes_with_label("L") {
+        if let Some(s) = step_of(id?)? {
+            nodes.insert(s);
+        }
+    }
+    let mut edges = BTreeSet::new();
+    for id in r.edges() {
+        let e = r.edge(id?)?.expect("listed edge exists");
+        if let (Some(a), Some(b)) = (step_of(e.src)?, step_of(e.dst)?) {
+            edges.insert((a, b));
+        }
+    }
+    Ok((nodes, edges))
+}
