@@ -142,7 +142,7 @@ fn write_offset(f: &mut fmt::Formatter<'_>, offset_secs: i32) -> fmt::Result {
     let sign = if offset_secs < 0 { '-' } else { '+' };
     let a = offset_secs.unsigned_abs();
     write!(f, "{sign}{:02}:{:02}", a / 3600, a / 60 % 60)?;
-    if a % 60 != 0 {
+    if !a.is_multiple_of(60) {
         write!(f, ":{:02}", a % 60)?;
     }
     Ok(())

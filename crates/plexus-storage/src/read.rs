@@ -602,8 +602,10 @@ fn lookup_value(
         if vk.len() == TRUNCATED_LEN && !confirm(c, def, n, &|f| f == full.as_slice())? {
             continue;
         }
-        if label.is_some_and(|l| !has_label(c, n, l).unwrap_or(false)) {
-            continue;
+        if let Some(l) = label {
+            if !has_label(c, n, l)? {
+                continue;
+            }
         }
         out.push(n);
     }
@@ -778,7 +780,11 @@ fn range_scan(
         } else {
             confirm(c, def, n, &in_range)?
         };
-        if keep && !label.is_some_and(|l| !has_label(c, n, l).unwrap_or(false)) {
+        let labelled = match label {
+            Some(l) => has_label(c, n, l)?,
+            None => true,
+        };
+        if keep && labelled {
             out.push(n);
         }
     }

@@ -26,7 +26,7 @@ pub(crate) struct EdgeRecord {
     pub props: Vec<(u32, Value)>,
 }
 
-pub(crate) fn prop<'a>(props: &'a [(u32, Value)], key: u32) -> Option<&'a Value> {
+pub(crate) fn prop(props: &[(u32, Value)], key: u32) -> Option<&Value> {
     props
         .binary_search_by_key(&key, |(k, _)| *k)
         .ok()

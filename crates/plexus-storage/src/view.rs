@@ -19,6 +19,8 @@ use std::iter::Peekable;
 use std::sync::Arc;
 
 type Entries = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+/// A buffered write: a value, or `None` for a delete.
+type Pending = (Vec<u8>, Option<Vec<u8>>);
 
 enum Undo {
     Entry {
@@ -203,7 +205,7 @@ impl TxnCore {
     }
 
     pub(crate) fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
-        let pending: Vec<(Vec<u8>, Option<Vec<u8>>)> = match &self.overlay {
+        let pending: Vec<Pending> = match &self.overlay {
             Some(o) if !range.is_empty() => o.maps[ks.0]
                 .range::<[u8], _>(range.as_slices())
                 .map(|(k, v)| (k.clone(), v.clone()))
@@ -244,7 +246,7 @@ impl TxnCore {
 
 struct Merge<'a> {
     base: Peekable<KvIter<'a>>,
-    pending: Peekable<std::vec::IntoIter<(Vec<u8>, Option<Vec<u8>>)>>,
+    pending: Peekable<std::vec::IntoIter<Pending>>,
     reverse: bool,
 }
 

@@ -6,8 +6,11 @@ use plexus::{
 };
 use std::collections::BTreeSet;
 
-/// Expected node steps and edges `(from step, to step)` after steps `0..=m`.
-pub fn expected(m: Option<u64>) -> (BTreeSet<u64>, BTreeSet<(u64, u64)>) {
+/// Node steps, and edges as `(from step, to step)`.
+pub type State = (BTreeSet<u64>, BTreeSet<(u64, u64)>);
+
+/// Expected state after steps `0..=m`.
+pub fn expected(m: Option<u64>) -> State {
     let mut nodes = BTreeSet::new();
     let mut edges = BTreeSet::new();
     let Some(m) = m else { return (nodes, edges) };
@@ -88,7 +91,7 @@ pub fn step(db: &Database, i: u64) -> plexus::Result<()> {
 }
 
 /// What the database holds: node steps and edges by step.
-pub fn observed(db: &Database) -> plexus::Result<(BTreeSet<u64>, BTreeSet<(u64, u64)>)> {
+pub fn observed(db: &Database) -> plexus::Result<State> {
     let r = db.read("default")?;
     let mut nodes = BTreeSet::new();
     let step_of = |id| -> plexus::Result<Option<u64>> {
