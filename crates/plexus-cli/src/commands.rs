@@ -5,7 +5,7 @@ use crate::values::{cell, node_json, parse_assignment, parse_value, props_json, 
 use crate::*;
 use plexus::{
     Backend, ConstraintKind, ConstraintSpec, Database, DeleteMode, Direction, GraphRead, IndexKind,
-    IndexSpec, Options, Props, ValueType,
+    IndexSpec, Options, Props, ValueType, WriteTxn,
 };
 use serde_json::json;
 
@@ -26,6 +26,18 @@ fn node_of(t: &impl GraphRead, id: &str) -> Result<plexus::NodeId, String> {
     t.node_id(id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no node with id '{id}' in graph '{}'", t.graph_name()))
+}
+
+/// Runs `f` in one write transaction on graph `g` and commits it.
+fn in_txn<T>(
+    db: &Database,
+    g: &str,
+    f: impl FnOnce(&mut WriteTxn) -> Result<T, Box<dyn std::error::Error>>,
+) -> Result<T, Box<dyn std::error::Error>> {
+    let mut t = db.write(g)?;
+    let r = f(&mut t)?;
+    t.commit()?;
+    Ok(r)
 }
 
 pub fn run(cli: &Cli) -> CliResult {
@@ -176,10 +188,7 @@ fn node(db: &Database, g: &str, cmd: &NodeCmd, out: &Out) -> CliResult {
             }
             t.commit()?;
             let verb = if existed { "updated" } else { "created" };
-            out.done(
-                json!({"id": id, "result": verb}),
-                &format!("{verb} node '{id}'"),
-            );
+            out.changed("node", id, verb);
             Ok(())
         }
         NodeCmd::Get { id } => show_node(db, g, id, out),
@@ -195,10 +204,7 @@ fn node(db: &Database, g: &str, cmd: &NodeCmd, out: &Out) -> CliResult {
                 },
             )?;
             t.commit()?;
-            out.done(
-                json!({"id": id, "result": "deleted"}),
-                &format!("deleted node '{id}'"),
-            );
+            out.changed("node", id, "deleted");
             Ok(())
         }
     }
@@ -258,10 +264,7 @@ fn edge(db: &Database, g: &str, cmd: &EdgeCmd, out: &Out) -> CliResult {
                 .ok_or_else(|| format!("no edge with id '{id}' in graph '{g}'"))?;
             t.delete_edge(e)?;
             t.commit()?;
-            out.done(
-                json!({"id": id, "result": "deleted"}),
-                &format!("deleted edge '{id}'"),
-            );
+            out.changed("edge", id, "deleted");
             Ok(())
         }
     }
@@ -301,10 +304,7 @@ fn graph(db: &Database, cmd: &GraphCmd, out: &Out) -> CliResult {
     match cmd {
         GraphCmd::Create { name } => {
             db.create_graph(name)?;
-            out.done(
-                json!({"graph": name, "result": "created"}),
-                &format!("created graph '{name}'"),
-            );
+            out.changed("graph", name, "created");
         }
         GraphCmd::List => {
             let mut rows = Vec::new();
@@ -316,10 +316,7 @@ fn graph(db: &Database, cmd: &GraphCmd, out: &Out) -> CliResult {
         }
         GraphCmd::Drop { name } => {
             db.drop_graph(name)?;
-            out.done(
-                json!({"graph": name, "result": "dropped"}),
-                &format!("dropped graph '{name}'"),
-            );
+            out.changed("graph", name, "dropped");
         }
     }
     Ok(())
@@ -349,13 +346,8 @@ fn index(db: &Database, g: &str, cmd: &IndexCmd, out: &Out) -> CliResult {
                 },
                 value_type,
             };
-            let mut t = db.write(g)?;
-            let name = t.create_index(spec)?;
-            t.commit()?;
-            out.done(
-                json!({"index": name, "result": "created"}),
-                &format!("created index '{name}'"),
-            );
+            let name = in_txn(db, g, |t| Ok(t.create_index(spec)?))?;
+            out.changed("index", &name, "created");
         }
         IndexCmd::List => {
             let r = db.read(g)?;
@@ -384,13 +376,8 @@ fn index(db: &Database, g: &str, cmd: &IndexCmd, out: &Out) -> CliResult {
             );
         }
         IndexCmd::Drop { name } => {
-            let mut t = db.write(g)?;
-            t.drop_index(name)?;
-            t.commit()?;
-            out.done(
-                json!({"index": name, "result": "dropped"}),
-                &format!("dropped index '{name}'"),
-            );
+            in_txn(db, g, |t| Ok(t.drop_index(name)?))?;
+            out.changed("index", name, "dropped");
         }
         IndexCmd::Rebuild => {
             let names = db.rebuild_indexes(g)?;
@@ -445,18 +432,15 @@ fn constraint(db: &Database, g: &str, cmd: &ConstraintCmd, out: &Out) -> CliResu
             } else {
                 ConstraintKind::NotNull
             };
-            let mut t = db.write(g)?;
-            let name = t.create_constraint(ConstraintSpec {
-                name: name.clone(),
-                label: label.clone(),
-                key: key.clone(),
-                kind,
+            let name = in_txn(db, g, |t| {
+                Ok(t.create_constraint(ConstraintSpec {
+                    name: name.clone(),
+                    label: label.clone(),
+                    key: key.clone(),
+                    kind,
+                })?)
             })?;
-            t.commit()?;
-            out.done(
-                json!({"constraint": name, "result": "created"}),
-                &format!("created constraint '{name}'"),
-            );
+            out.changed("constraint", &name, "created");
         }
         ConstraintCmd::List => {
             let r = db.read(g)?;
@@ -479,13 +463,8 @@ fn constraint(db: &Database, g: &str, cmd: &ConstraintCmd, out: &Out) -> CliResu
             out.table(&["name", "label", "key", "kind"], rows);
         }
         ConstraintCmd::Drop { name } => {
-            let mut t = db.write(g)?;
-            t.drop_constraint(name)?;
-            t.commit()?;
-            out.done(
-                json!({"constraint": name, "result": "dropped"}),
-                &format!("dropped constraint '{name}'"),
-            );
+            in_txn(db, g, |t| Ok(t.drop_constraint(name)?))?;
+            out.changed("constraint", name, "dropped");
         }
     }
     Ok(())

@@ -30,6 +30,14 @@ impl Out {
         say!("{t}");
     }
 
+    /// Reports a change: `{"node": "ann", "result": "created"}` or `created node 'ann'`.
+    pub fn changed(&self, what: &str, name: &str, verb: &str) {
+        self.done(
+            serde_json::json!({ what: name, "result": verb }),
+            &format!("{verb} {what} '{name}'"),
+        );
+    }
+
     /// Prints a JSON value, or for people a message.
     pub fn done(&self, json: serde_json::Value, message: &str) {
         if self.json {

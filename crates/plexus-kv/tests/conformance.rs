@@ -187,53 +187,22 @@ fn survives_reopen(backend: Backend) {
     );
 }
 
+/// The shared tests for one backend, plus any it alone can run.
 macro_rules! suite {
-    ($module:ident, $backend:expr, [$($test:ident),*]) => {
+    ($module:ident, $backend:expr $(, $extra:ident)*) => {
         mod $module {
-            $(#[test] fn $test() { super::$test($backend) })*
+            suite!(@tests $backend, basic_ops, scans, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append $(, $extra)*);
         }
+    };
+    (@tests $backend:expr $(, $test:ident)*) => {
+        $(#[test] fn $test() { super::$test($backend) })*
     };
 }
 
-suite!(
-    lmdb,
-    plexus_kv::Backend::Lmdb,
-    [
-        basic_ops,
-        scans,
-        snapshots_are_isolated,
-        counters_and_range_deletes,
-        batches_are_atomic,
-        bulk_append,
-        survives_reopen
-    ]
-);
-suite!(
-    memory,
-    plexus_kv::Backend::Memory,
-    [
-        basic_ops,
-        scans,
-        snapshots_are_isolated,
-        counters_and_range_deletes,
-        batches_are_atomic,
-        bulk_append
-    ]
-);
+suite!(lmdb, plexus_kv::Backend::Lmdb, survives_reopen);
+suite!(memory, plexus_kv::Backend::Memory);
 #[cfg(feature = "fjall")]
-suite!(
-    fjall,
-    plexus_kv::Backend::Fjall,
-    [
-        basic_ops,
-        scans,
-        snapshots_are_isolated,
-        counters_and_range_deletes,
-        batches_are_atomic,
-        bulk_append,
-        survives_reopen
-    ]
-);
+suite!(fjall, plexus_kv::Backend::Fjall, survives_reopen);
 
 #[test]
 fn lmdb_map_grows_by_itself() {

@@ -133,54 +133,24 @@ pub trait GraphRead {
     fn nodes(&self) -> IdIter<'_, NodeId> {
         let c = self.core();
         c.read(Subject::AllNodes(c.g.0));
-        let it = c.scan(
-            NODES,
-            &KeyRange::prefix(&graph_prefix(c.g)),
-            ScanOptions::default(),
-        );
-        Box::new(it.map(|r| id_at(&r?.0, 4, NodeId)))
+        ids_under(c, NODES, graph_prefix(c.g), NodeId)
     }
 
     /// Every node with the label, in id order (none for an unknown label).
     fn nodes_with_label(&self, label: &str) -> IdIter<'_, NodeId> {
-        let c = self.core();
-        let Some(l) = c.shared.catalog.lookup(Token::Label, label) else {
-            return Box::new(std::iter::empty());
-        };
-        c.read(Subject::Label(c.g.0, l));
-        let it = c.scan(
-            LABELS,
-            &KeyRange::prefix(&token_prefix(c.g, l)),
-            ScanOptions::default(),
-        );
-        Box::new(it.map(|r| id_at(&r?.0, 8, NodeId)))
+        members(self.core(), Token::Label, label, NodeId)
     }
 
     /// Every edge of the graph, in id order.
     fn edges(&self) -> IdIter<'_, EdgeId> {
         let c = self.core();
         c.read(Subject::AllEdges(c.g.0));
-        let it = c.scan(
-            EDGES,
-            &KeyRange::prefix(&graph_prefix(c.g)),
-            ScanOptions::default(),
-        );
-        Box::new(it.map(|r| id_at(&r?.0, 4, EdgeId)))
+        ids_under(c, EDGES, graph_prefix(c.g), EdgeId)
     }
 
     /// Every edge of the type, in id order.
     fn edges_with_type(&self, rel_type: &str) -> IdIter<'_, EdgeId> {
-        let c = self.core();
-        let Some(t) = c.shared.catalog.lookup(Token::Type, rel_type) else {
-            return Box::new(std::iter::empty());
-        };
-        c.read(Subject::Type(c.g.0, t));
-        let it = c.scan(
-            TYPES,
-            &KeyRange::prefix(&token_prefix(c.g, t)),
-            ScanOptions::default(),
-        );
-        Box::new(it.map(|r| id_at(&r?.0, 8, EdgeId)))
+        members(self.core(), Token::Type, rel_type, EdgeId)
     }
 
     /// The edges at a node, optionally of one type, straight from the
@@ -436,6 +406,38 @@ pub trait GraphRead {
             .map(|d| d.name.clone())
             .collect()
     }
+}
+
+/// The ids ending the keys under `prefix` (the last 8 bytes of each key).
+fn ids_under<T: 'static>(
+    c: &TxnCore,
+    ks: plexus_kv::Ks,
+    prefix: Vec<u8>,
+    f: fn(u64) -> T,
+) -> IdIter<'_, T> {
+    let it = c.scan(ks, &KeyRange::prefix(&prefix), ScanOptions::default());
+    Box::new(it.map(move |r| {
+        let k = r?.0;
+        id_at(&k, k.len().saturating_sub(8), f)
+    }))
+}
+
+/// The members of a label (nodes) or relationship type (edges).
+fn members<'a, T: 'static>(
+    c: &'a TxnCore,
+    kind: Token,
+    name: &str,
+    f: fn(u64) -> T,
+) -> IdIter<'a, T> {
+    let Some(t) = c.shared.catalog.lookup(kind, name) else {
+        return Box::new(std::iter::empty());
+    };
+    let (ks, subject) = match kind {
+        Token::Label => (LABELS, Subject::Label(c.g.0, t)),
+        _ => (TYPES, Subject::Type(c.g.0, t)),
+    };
+    c.read(subject);
+    ids_under(c, ks, token_prefix(c.g, t), f)
 }
 
 pub(crate) fn node_record(c: &TxnCore, id: NodeId) -> Result<Option<NodeRecord>> {

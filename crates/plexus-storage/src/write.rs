@@ -231,40 +231,48 @@ impl WriteTxn {
         })
     }
 
-    /// Sets one property of a node; a null value removes it.
-    pub fn set_node_property(&mut self, node: NodeId, key: &str, value: Value) -> Result<()> {
+    /// Changes an existing node's record through `f`, as one operation.
+    fn update_node(
+        &mut self,
+        node: NodeId,
+        f: impl FnOnce(&Self, &mut NodeRecord) -> Result<()>,
+    ) -> Result<()> {
         self.op(|t| {
             let old = t.existing_node(node)?;
             let mut new = old.clone();
+            f(t, &mut new)?;
+            t.write_node(node, Some(&old), Some(&new))
+        })
+    }
+
+    /// Sets one property of a node; a null value removes it.
+    pub fn set_node_property(&mut self, node: NodeId, key: &str, value: Value) -> Result<()> {
+        self.update_node(node, |t, new| {
             set_prop(
                 &mut new.props,
                 t.core.shared.catalog.intern(Token::PropKey, key)?,
                 value,
             );
-            t.write_node(node, Some(&old), Some(&new))
+            Ok(())
         })
     }
 
     pub fn add_label(&mut self, node: NodeId, label: &str) -> Result<()> {
-        self.op(|t| {
-            let old = t.existing_node(node)?;
+        self.update_node(node, |t, new| {
             let l = t.core.shared.catalog.intern(Token::Label, label)?;
-            let mut new = old.clone();
             if let Err(i) = new.labels.binary_search(&l) {
                 new.labels.insert(i, l);
             }
-            t.write_node(node, Some(&old), Some(&new))
+            Ok(())
         })
     }
 
     pub fn remove_label(&mut self, node: NodeId, label: &str) -> Result<()> {
-        self.op(|t| {
-            let old = t.existing_node(node)?;
-            let mut new = old.clone();
+        self.update_node(node, |t, new| {
             if let Some(l) = t.core.shared.catalog.lookup(Token::Label, label) {
                 new.labels.retain(|x| *x != l);
             }
-            t.write_node(node, Some(&old), Some(&new))
+            Ok(())
         })
     }
 
