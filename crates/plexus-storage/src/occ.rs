@@ -131,6 +131,11 @@ impl Occ {
         s
     }
 
+    /// The sequence number of the latest published commit.
+    pub fn current(&self) -> u64 {
+        self.lock().seq
+    }
+
     /// Forgets a transaction that ends (committed or not).
     pub fn end(&self, start: u64) {
         let mut i = self.lock();

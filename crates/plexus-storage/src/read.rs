@@ -161,40 +161,86 @@ pub trait GraphRead {
         dir: Direction,
         rel_type: Option<&str>,
     ) -> Result<Vec<Neighbor>> {
-        let c = self.core();
         let t = match rel_type {
-            Some(name) => match c.shared.catalog.lookup(Token::Type, name) {
+            Some(name) => match self.type_id(name) {
                 Some(t) => Some(t),
                 None => return Ok(vec![]),
             },
             None => None,
         };
-        c.read(Subject::Adjacency(c.g.0, node.0));
         let mut out = Vec::new();
+        self.neighbors_into(node, dir, t, &mut out)?;
+        Ok(out)
+    }
+
+    /// The id of a relationship type name, if it was ever used.
+    fn type_id(&self, name: &str) -> Option<TypeId> {
+        self.core()
+            .shared
+            .catalog
+            .lookup(Token::Type, name)
+            .map(TypeId)
+    }
+
+    /// Appends the edges at a node (optionally of one type) to `out`: the
+    /// allocation-free form of [`GraphRead::neighbors`] for traversals.
+    fn neighbors_into(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        rel_type: Option<TypeId>,
+        out: &mut Vec<Neighbor>,
+    ) -> Result<()> {
+        let c = self.core();
+        c.read(Subject::Adjacency(c.g.0, node.0));
         let dirs: &[u8] = match dir {
             Direction::Out => &[DIR_OUT],
             Direction::In => &[DIR_IN],
             Direction::Both => &[DIR_OUT, DIR_IN],
         };
         for &d in dirs {
-            let prefix = adj_prefix(c.g, node, Some(d), t);
+            let prefix = adj_prefix(c.g, node, Some(d), rel_type.map(|t| t.0));
             for pair in c.scan(ADJ, &KeyRange::prefix(&prefix), ScanOptions::default()) {
-                let (k, _) = pair?;
-                let nbr = id_at(&k, 17, NodeId)?;
-                if dir == Direction::Both && d == DIR_IN && nbr == node {
+                let n = adjacency_entry(&pair?.0)?;
+                if dir == Direction::Both && d == DIR_IN && n.node == node {
                     continue; // a self-loop was reported as outgoing
                 }
-                let rel = read_u32(&k, 13)
-                    .ok_or_else(|| StorageError::Corrupt("adjacency key".into()))?;
-                out.push(Neighbor {
-                    edge: id_at(&k, 25, EdgeId)?,
-                    node: nbr,
-                    rel_type: TypeId(rel),
-                    outgoing: d == DIR_OUT,
-                });
+                out.push(n);
             }
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// Every adjacency entry of the graph in key order: by node, outgoing
+    /// before incoming, then by type, neighbour and edge. One sequential
+    /// scan, for building compact snapshots such as a CSR.
+    fn adjacency(&self) -> IdIter<'_, (NodeId, Neighbor)> {
+        let c = self.core();
+        c.read(Subject::AllEdges(c.g.0));
+        let it = c.scan(
+            ADJ,
+            &KeyRange::prefix(&graph_prefix(c.g)),
+            ScanOptions::default(),
+        );
+        Box::new(it.map(|r| {
+            let k = r?.0;
+            Ok((id_at(&k, 4, NodeId)?, adjacency_entry(&k)?))
+        }))
+    }
+
+    /// One property of an edge, without decoding names or other properties.
+    fn edge_property(&self, edge: EdgeId, key: &str) -> Result<Option<Value>> {
+        let c = self.core();
+        let Some(k) = c.shared.catalog.lookup(Token::PropKey, key) else {
+            return Ok(None);
+        };
+        Ok(edge_record(c, edge)?.and_then(|r| prop(&r.props, k).cloned()))
+    }
+
+    /// The commit sequence this transaction's snapshot reflects (at least):
+    /// a later commit in this process has a larger number.
+    fn version(&self) -> u64 {
+        self.core().version
     }
 
     /// The number of edges at a node, from maintained counters (no scan of
@@ -438,6 +484,17 @@ fn members<'a, T: 'static>(
     };
     c.read(subject);
     ids_under(c, ks, token_prefix(c.g, t), f)
+}
+
+/// Decodes an adjacency key g|node|dir|type|neighbour|edge.
+fn adjacency_entry(k: &[u8]) -> Result<Neighbor> {
+    let bad = || StorageError::Corrupt("adjacency key".into());
+    Ok(Neighbor {
+        edge: id_at(k, 25, EdgeId)?,
+        node: id_at(k, 17, NodeId)?,
+        rel_type: TypeId(read_u32(k, 13).ok_or_else(bad)?),
+        outgoing: *k.get(12).ok_or_else(bad)? == DIR_OUT,
+    })
 }
 
 pub(crate) fn node_record(c: &TxnCore, id: NodeId) -> Result<Option<NodeRecord>> {

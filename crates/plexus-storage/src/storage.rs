@@ -186,6 +186,8 @@ impl Storage {
 
     fn core(&self, graph: &str, overlay: bool, serializable: bool) -> Result<TxnCore> {
         let g = self.graph_id(graph)?;
+        // Read before the snapshot: the snapshot then reflects at least this version.
+        let version = self.shared.occ.current();
         let snap = self.shared.kv.snapshot()?;
         let schema = load_schema(&*snap, g)?;
         Ok(TxnCore {
@@ -196,6 +198,7 @@ impl Storage {
             graph_name: graph.to_string(),
             schema,
             reads: serializable.then(|| RefCell::new(Default::default())),
+            version,
         })
     }
 
@@ -222,6 +225,12 @@ impl Storage {
             }
         };
         Ok(WriteTxn::new(core, start, isolation))
+    }
+
+    /// The sequence number of the latest commit in this process. A view
+    /// built from a transaction whose `version()` is lower may be stale.
+    pub fn version(&self) -> u64 {
+        self.shared.occ.current()
     }
 
     /// Rebuilds the stale indexes of `graph` and returns their names.

@@ -156,6 +156,8 @@ pub struct TxnCore {
     pub(crate) schema: Schema,
     /// Conflict keys read, recorded only for serializable transactions.
     pub(crate) reads: Option<RefCell<HashSet<u64>>>,
+    /// The commit sequence number current when the snapshot was taken.
+    pub(crate) version: u64,
 }
 
 impl TxnCore {

@@ -1,0 +1,157 @@
+//! Breadth-first search, reachability, and typed path expansion and counting.
+
+use crate::error::Result;
+use crate::view::{GraphView, Hop, Path, Step};
+use plexus_storage::NodeId;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// Whether a path may use an edge twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathSemantics {
+    /// Any sequence of adjacent edges (what Kuzu and GestaltDB count).
+    Walk,
+    /// No edge twice in one path (openCypher's relationship isomorphism).
+    Trail,
+}
+
+/// The distinct nodes within `max_depth` hops of `start` (itself included,
+/// at depth 0), in breadth-first order, each with its hop distance. Every
+/// node is expanded once.
+pub fn bfs(
+    v: &impl GraphView,
+    start: NodeId,
+    filter: &crate::Filter,
+    max_depth: u32,
+) -> Result<Vec<(NodeId, u32)>> {
+    let mut seen: HashSet<NodeId> = HashSet::from([start]);
+    let mut order = vec![(start, 0)];
+    let mut queue = VecDeque::from([(start, 0u32)]);
+    let mut buf = Vec::new();
+    while let Some((n, d)) = queue.pop_front() {
+        if d >= max_depth {
+            continue;
+        }
+        buf.clear();
+        v.steps(n, filter, &mut buf)?;
+        for s in &buf {
+            if seen.insert(s.node) {
+                order.push((s.node, d + 1));
+                queue.push_back((s.node, d + 1));
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// How many distinct nodes other than `start` lie within `max_depth` hops.
+pub fn reach(
+    v: &impl GraphView,
+    start: NodeId,
+    filter: &crate::Filter,
+    max_depth: u32,
+) -> Result<u64> {
+    Ok(bfs(v, start, filter, max_depth)?.len() as u64 - 1)
+}
+
+fn hop_steps(v: &impl GraphView, n: NodeId, hop: &Hop, buf: &mut Vec<Step>) -> Result<()> {
+    buf.clear();
+    v.steps(n, &hop.filter, buf)?;
+    if let Some(k) = hop.fanout {
+        buf.truncate(k);
+    }
+    Ok(())
+}
+
+/// The number of paths from `start` that follow `hops`, without building
+/// them. Walks are counted level by level with per-node multiplicities, so
+/// branches that meet share their work; trails need a depth-first search.
+pub fn count_paths(
+    v: &impl GraphView,
+    start: NodeId,
+    hops: &[Hop],
+    sem: PathSemantics,
+) -> Result<u64> {
+    let mut buf = Vec::new();
+    match sem {
+        PathSemantics::Walk => {
+            let mut frontier: HashMap<NodeId, u64> = HashMap::from([(start, 1)]);
+            for hop in hops {
+                let mut next: HashMap<NodeId, u64> = HashMap::with_capacity(frontier.len());
+                for (n, count) in frontier {
+                    hop_steps(v, n, hop, &mut buf)?;
+                    for s in &buf {
+                        *next.entry(s.node).or_default() += count;
+                    }
+                }
+                frontier = next;
+            }
+            Ok(frontier.values().sum())
+        }
+        PathSemantics::Trail => {
+            let mut count = 0;
+            let mut path = Path::single(start);
+            walk(
+                v,
+                hops,
+                &mut path,
+                &mut |_| {
+                    count += 1;
+                    true
+                },
+                true,
+            )?;
+            Ok(count)
+        }
+    }
+}
+
+/// The paths from `start` that follow `hops`, at most `limit` of them.
+pub fn expand_paths(
+    v: &impl GraphView,
+    start: NodeId,
+    hops: &[Hop],
+    sem: PathSemantics,
+    limit: usize,
+) -> Result<Vec<Path>> {
+    let mut out = Vec::new();
+    if limit == 0 {
+        return Ok(out);
+    }
+    let mut path = Path::single(start);
+    let mut emit = |p: &Path| {
+        out.push(p.clone());
+        out.len() < limit
+    };
+    walk(v, hops, &mut path, &mut emit, sem == PathSemantics::Trail)?;
+    Ok(out)
+}
+
+/// Depth-first along `hops`, emitting each complete path; `emit` returns
+/// false to stop. With `trail`, an edge already on the path is skipped.
+fn walk(
+    v: &impl GraphView,
+    hops: &[Hop],
+    path: &mut Path,
+    emit: &mut dyn FnMut(&Path) -> bool,
+    trail: bool,
+) -> Result<bool> {
+    let Some((hop, rest)) = hops.split_first() else {
+        return Ok(emit(path));
+    };
+    let mut buf = Vec::new();
+    hop_steps(v, path.end(), hop, &mut buf)?;
+    for s in buf {
+        if trail && path.edges.contains(&s.edge) {
+            continue;
+        }
+        path.edges.push(s.edge);
+        path.nodes.push(s.node);
+        let go_on = walk(v, rest, path, emit, trail)?;
+        path.edges.pop();
+        path.nodes.pop();
+        if !go_on {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
