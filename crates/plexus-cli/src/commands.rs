@@ -22,7 +22,7 @@ fn parse_props(list: &[String]) -> Result<Props, String> {
     list.iter().map(|s| parse_assignment(s)).collect()
 }
 
-fn node_of(t: &impl GraphRead, id: &str) -> Result<plexus::NodeId, String> {
+pub fn node_of(t: &impl GraphRead, id: &str) -> Result<plexus::NodeId, String> {
     t.node_id(id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no node with id '{id}' in graph '{}'", t.graph_name()))
@@ -85,6 +85,28 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             };
             neighbors(db, g, id, rel_type.as_deref(), dir, out)
         }
+        Command::Path {
+            from,
+            to,
+            follow,
+            weight,
+            all,
+            max_depth,
+            limit,
+        } => crate::traverse::path(
+            db,
+            g,
+            from,
+            to,
+            follow,
+            weight.as_deref(),
+            *all,
+            *max_depth,
+            *limit,
+            out,
+        ),
+        Command::Bfs { id, depth, follow } => crate::traverse::bfs(db, g, id, *depth, follow, out),
+        Command::Sample(c) => crate::traverse::sample(db, g, c, out),
         Command::Graph(c) => graph(db, c, out),
         Command::Index(c) => index(db, g, c, out),
         Command::Constraint(c) => constraint(db, g, c, out),

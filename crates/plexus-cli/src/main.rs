@@ -10,6 +10,7 @@ macro_rules! say {
 mod commands;
 mod demo;
 mod output;
+mod traverse;
 mod values;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -72,6 +73,36 @@ pub enum Command {
         #[arg(long, short, value_enum, default_value_t = DirectionArg::Both)]
         direction: DirectionArg,
     },
+    /// A shortest path between two nodes (unweighted, or by --weight).
+    Path {
+        from: String,
+        to: String,
+        #[command(flatten)]
+        follow: Follow,
+        /// Minimise the sum of this numeric edge property (Dijkstra).
+        #[arg(long)]
+        weight: Option<String>,
+        /// Every shortest path, not just one.
+        #[arg(long, conflicts_with = "weight")]
+        all: bool,
+        /// Give up beyond this many hops.
+        #[arg(long)]
+        max_depth: Option<u32>,
+        /// At most this many paths with --all.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+    },
+    /// Breadth-first search: the distinct nodes within --depth hops.
+    Bfs {
+        id: String,
+        #[arg(long, default_value_t = 3)]
+        depth: u32,
+        #[command(flatten)]
+        follow: Follow,
+    },
+    /// Seeded, reproducible sampling of neighbours and random walks.
+    #[command(subcommand)]
+    Sample(SampleCmd),
     /// Manage named graphs.
     #[command(subcommand)]
     Graph(GraphCmd),
@@ -136,6 +167,61 @@ pub enum EdgeCmd {
     Get { id: String },
     /// Delete an edge.
     Delete { id: String },
+}
+
+/// Which edges a traversal follows.
+#[derive(Args, Clone)]
+pub struct Follow {
+    /// Only edges of these types (repeat the option for several).
+    #[arg(long = "type", short = 't')]
+    pub types: Vec<String>,
+    #[arg(long, short, value_enum, default_value_t = DirectionArg::Out)]
+    pub direction: DirectionArg,
+}
+
+#[derive(Subcommand)]
+pub enum SampleCmd {
+    /// Up to --k edges of a node.
+    Neighbors {
+        id: String,
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+        #[arg(long, value_enum, default_value_t = SampleModeArg::Uniform)]
+        mode: SampleModeArg,
+        /// The weight property for --mode weighted.
+        #[arg(long, required_if_eq("mode", "weighted"))]
+        weight: Option<String>,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        #[command(flatten)]
+        follow: Follow,
+    },
+    /// A random walk (node2vec when --p or --q is not 1).
+    Walk {
+        id: String,
+        #[arg(long, default_value_t = 10)]
+        length: usize,
+        #[arg(long, default_value_t = 1.0)]
+        p: f64,
+        #[arg(long, default_value_t = 1.0)]
+        q: f64,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        #[command(flatten)]
+        follow: Follow,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SampleModeArg {
+    /// Without replacement.
+    Uniform,
+    /// With replacement.
+    Replace,
+    /// Distinct neighbours only.
+    Unique,
+    /// Proportional to --weight.
+    Weighted,
 }
 
 #[derive(Subcommand)]

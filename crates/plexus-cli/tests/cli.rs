@@ -129,3 +129,72 @@ fn the_demo_builds_and_reads_its_sample() {
     );
     assert_eq!(s["nodes"], 8);
 }
+
+#[test]
+fn paths_bfs_and_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(d, &["demo"]);
+    let g = ["--db", "sample.plexus", "-g", "demo"];
+    let run = |extra: &[&str]| json(d, &[&g[..], extra].concat());
+    let p = run(&["path", "eli", "bob", "--direction", "both", "-t", "KNOWS"]);
+    assert_eq!(p[0]["hops"], 3);
+    assert_eq!(
+        p[0]["path"],
+        serde_json::json!(["eli", "cleo", "ann", "bob"])
+    );
+    let p = run(&["path", "ann", "dev", "--weight", "since", "-t", "KNOWS"]);
+    assert_eq!(p[0]["cost"], 2015.0 + 2008.0);
+    assert_eq!(
+        run(&["path", "eli", "ann"]).as_array().unwrap().len(),
+        0,
+        "no directed path"
+    );
+    let all = run(&["path", "ann", "oslo", "--all", "--direction", "both"]);
+    assert_eq!(all.as_array().unwrap().len(), 1);
+    let b = run(&["bfs", "ann", "--depth", "1"]);
+    let names: Vec<&str> = b
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["ann", "oslo", "bob", "cleo"]);
+    let s1 = run(&[
+        "sample",
+        "neighbors",
+        "ann",
+        "--k",
+        "2",
+        "--direction",
+        "both",
+        "--seed",
+        "9",
+    ]);
+    let s2 = run(&[
+        "sample",
+        "neighbors",
+        "ann",
+        "--k",
+        "2",
+        "--direction",
+        "both",
+        "--seed",
+        "9",
+    ]);
+    assert_eq!(s1, s2, "same seed, same sample");
+    assert_eq!(s1.as_array().unwrap().len(), 2);
+    let w = run(&[
+        "sample",
+        "walk",
+        "ann",
+        "--length",
+        "3",
+        "--direction",
+        "both",
+    ]);
+    assert_eq!(w.as_array().unwrap().len(), 4);
+    let mut args = g.to_vec();
+    args.extend(["path", "ann", "nobody"]);
+    assert!(fails(d, &args).contains("no node with id 'nobody'"));
+}

@@ -18,6 +18,8 @@ mod error;
 
 pub use database::{Database, GraphStats, Options, MANIFEST_FILE};
 pub use error::{Error, Result};
+/// Traversals, shortest paths, sampling and CSR snapshots.
+pub use plexus_algo as algo;
 pub use plexus_common::{
     Date, DateTime, Duration, ErrorKind, LocalDateTime, LocalTime, Time, Value, ValueType,
 };
