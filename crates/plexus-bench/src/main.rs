@@ -1,10 +1,9 @@
-//! `plexus-bench`: Plexus's benchmark harness. For now one workload,
-//! `insert-over-time`: single-node inserts, one transaction each, showing
-//! that the cost of an insert (its existence check included) does not grow
-//! with the size of the graph.
+//! `plexus-bench`: generators, workloads and peers side by side.
 
 use clap::{Parser, Subcommand};
 use plexus::{Backend, Database, Options, Props, Value};
+use plexus_bench::compare::{compare, cross_check, suite, CompareOptions};
+use plexus_bench::{peak_rss_mb, report};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,6 +18,39 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Generate a graph, load it into every engine, run the workloads, compare.
+    Compare {
+        /// gestalt (GestaltDB's shapes), skewed, or snb.
+        #[arg(long, default_value = "skewed")]
+        graph: String,
+        #[arg(long, default_value_t = 100_000)]
+        nodes: u64,
+        /// Edges (gestalt only; default 5 per node).
+        #[arg(long)]
+        edges: Option<u64>,
+        /// Engines to run, comma-separated.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "plexus,kuzu,ladybug,gestaltdb"
+        )]
+        engines: Vec<String>,
+        /// Repetitions of each workload (medians and p95 over these).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// JSON lines output; a markdown table and an SVG chart are written beside it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// `smoke`: tiny graphs of both kinds, every engine, counts checked (for CI).
+        #[arg(long)]
+        preset: Option<String>,
+        /// Working folder for generated files and databases (default: a temporary one).
+        #[arg(long)]
+        work: Option<PathBuf>,
+        /// The peers' Python virtualenv (created on first use).
+        #[arg(long)]
+        venv: Option<PathBuf>,
+    },
     /// Insert nodes one transaction each; compare the first and last tenth.
     InsertOverTime {
         #[arg(long, default_value_t = 1_000_000)]
@@ -28,94 +60,169 @@ enum Cmd {
         /// Sync every commit to disk (default: relaxed, as the issue allows).
         #[arg(long)]
         durable: bool,
-        /// Where to build the database (a temporary folder by default).
-        #[arg(long)]
-        dir: Option<PathBuf>,
         /// Append the JSON result line to this file too.
         #[arg(long)]
         out: Option<PathBuf>,
     },
 }
 
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
+fn home_cache(sub: &str) -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+        .join(".cache/plexus-bench")
+        .join(sub)
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    match Cli::parse().command {
-        Cmd::InsertOverTime {
+fn main() {
+    if let Err(e) = run(Cli::parse().command) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
+    match cmd {
+        Cmd::Compare {
+            graph,
             nodes,
-            backend,
-            durable,
-            dir,
+            edges,
+            engines,
+            reps,
             out,
+            preset,
+            work,
+            venv,
         } => {
-            let backend = Backend::parse(&backend).ok_or("unknown backend (lmdb or fjall)")?;
-            if nodes < 10 {
-                return Err("--nodes must be at least 10".into());
-            }
-            let tmp = tempfile_dir()?;
-            let path = dir.unwrap_or_else(|| tmp.join("db"));
-            let db = Database::create(
-                &path,
-                Options {
-                    backend: Some(backend),
-                    durable,
-                },
-            )?;
-            let tenth = nodes / 10;
-            let mut tenths = Vec::with_capacity(10);
-            for t in 0..10 {
-                let start = Instant::now();
-                for i in t * tenth..(t + 1) * tenth {
-                    let mut txn = db.write("default")?;
-                    let props = Props::from([("group".to_string(), Value::Int((i % 128) as i64))]);
-                    txn.create_node(Some(&format!("n{i}")), &["Node"], &props)?;
-                    txn.commit()?;
+            let tmp = std::env::temp_dir().join(format!("plexus-bench-{}", std::process::id()));
+            let work = work.unwrap_or_else(|| tmp.clone());
+            let (parts, reps) = match preset.as_deref() {
+                Some("smoke") => {
+                    let mut p = suite("gestalt", 1000, Some(5000))?;
+                    p.extend(suite("skewed", 2000, None)?);
+                    (p, 2)
                 }
-                let mean_us = start.elapsed().as_secs_f64() * 1e6 / tenth as f64;
-                eprintln!("tenth {}/10: {mean_us:.2} µs per insert", t + 1);
-                tenths.push(mean_us);
-            }
-            let result = json!({
-                "engine": "plexus",
-                "engine_version": env!("CARGO_PKG_VERSION"),
-                "workload": "insert_over_time",
-                "backend": backend.name(),
-                "durable": durable,
-                "nodes": nodes,
-                "tenths_mean_us": tenths,
-                "first_tenth_mean_us": tenths[0],
-                "last_tenth_mean_us": tenths[9],
-                "ratio_last_to_first": tenths[9] / tenths[0],
-                "peak_rss_mb": peak_rss_mb(),
-                "disk_mb": db.disk_size()? as f64 / 1048576.0,
-            });
-            println!("{result}");
+                Some(other) => return Err(format!("unknown preset '{other}' (smoke)").into()),
+                None => (suite(&graph, nodes, edges)?, reps.max(1)),
+            };
+            let opts = CompareOptions {
+                engines: engines.clone(),
+                reps,
+                work: work.clone(),
+                venv: venv.unwrap_or_else(|| home_cache("venv")),
+            };
+            let started = chrono_free_now();
+            let rows = compare(&parts, &opts)?;
+            let table = report::markdown(&rows, &engines);
+            println!("{table}");
             if let Some(out) = out {
                 let mut f = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
-                    .open(out)?;
-                writeln!(f, "{result}")?;
+                    .open(&out)?;
+                for r in &rows {
+                    writeln!(f, "{}", r.to_json())?;
+                }
+                let title = format!("Plexus speed-up over the best peer ({started})");
+                std::fs::write(
+                    out.with_extension("md"),
+                    format!("Run at {started}.\n\n{table}"),
+                )?;
+                std::fs::write(out.with_extension("svg"), report::svg(&rows, &title))?;
             }
-            drop(db);
-            std::fs::remove_dir_all(&tmp).ok();
+            if work == tmp {
+                std::fs::remove_dir_all(&tmp).ok();
+            }
+            let mismatches = cross_check(&rows);
+            for m in &mismatches {
+                eprintln!("{m}");
+            }
+            if !mismatches.is_empty() {
+                return Err(format!(
+                    "{} workload(s) returned different counts on different engines",
+                    mismatches.len()
+                )
+                .into());
+            }
             Ok(())
         }
+        Cmd::InsertOverTime {
+            nodes,
+            backend,
+            durable,
+            out,
+        } => insert_over_time(nodes, &backend, durable, out),
     }
 }
 
-/// A fresh folder under the system's temporary directory.
-fn tempfile_dir() -> std::io::Result<PathBuf> {
-    let p = std::env::temp_dir().join(format!("plexus-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&p)?;
-    Ok(p)
+/// UTC date and time from the system clock, without a date crate.
+fn chrono_free_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let dt = plexus::LocalDateTime {
+        secs: secs as i64,
+        nanos: 0,
+    };
+    format!("{dt} UTC")
+}
+
+fn insert_over_time(
+    nodes: u64,
+    backend: &str,
+    durable: bool,
+    out: Option<PathBuf>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let backend = Backend::parse(backend).ok_or("unknown backend (lmdb or fjall)")?;
+    if nodes < 10 {
+        return Err("--nodes must be at least 10".into());
+    }
+    let tmp = std::env::temp_dir().join(format!("plexus-bench-{}", std::process::id()));
+    let db = Database::create(
+        tmp.join("db"),
+        Options {
+            backend: Some(backend),
+            durable,
+        },
+    )?;
+    let tenth = nodes / 10;
+    let mut tenths = Vec::with_capacity(10);
+    for t in 0..10 {
+        let start = Instant::now();
+        for i in t * tenth..(t + 1) * tenth {
+            let mut txn = db.write("default")?;
+            let props = Props::from([("group".to_string(), Value::Int((i % 128) as i64))]);
+            txn.create_node(Some(&format!("n{i}")), &["Node"], &props)?;
+            txn.commit()?;
+        }
+        let mean_us = start.elapsed().as_secs_f64() * 1e6 / tenth as f64;
+        eprintln!("tenth {}/10: {mean_us:.2} µs per insert", t + 1);
+        tenths.push(mean_us);
+    }
+    let result = json!({
+        "engine": "plexus",
+        "engine_version": env!("CARGO_PKG_VERSION"),
+        "workload": "insert_over_time",
+        "backend": backend.name(),
+        "durable": durable,
+        "nodes": nodes,
+        "tenths_mean_us": tenths,
+        "first_tenth_mean_us": tenths[0],
+        "last_tenth_mean_us": tenths[9],
+        "ratio_last_to_first": tenths[9] / tenths[0],
+        "peak_rss_mb": peak_rss_mb(),
+        "disk_mb": db.disk_size()? as f64 / 1048576.0,
+    });
+    println!("{result}");
+    if let Some(out) = out {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(out)?;
+        writeln!(f, "{result}")?;
+    }
+    drop(db);
+    std::fs::remove_dir_all(&tmp).ok();
+    Ok(())
 }

@@ -1,0 +1,223 @@
+"""One peer engine of the Plexus benchmark, run in its own process.
+
+Reads a JSON job on stdin (written by `plexus-bench compare`): the engine,
+the folder of CSV files the generator wrote, the graph's schema, the seeds
+and the workloads. Loads the files with the engine's fastest bulk path,
+runs each workload `reps` times, and prints one JSON object per workload
+on stdout: {"workload", "count", "seconds": [...], "engine_version",
+"peak_rss_mb", "disk_mb"} or {"workload", "missing": reason}.
+"""
+
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from collections import deque
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def disk_mb(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total / 1048576.0
+
+
+def timed(fn, reps):
+    secs = []
+    count = None
+    for _ in range(reps):
+        t = time.perf_counter()
+        count = fn()
+        secs.append(time.perf_counter() - t)
+    return count, secs
+
+
+KUZU_TYPES = {"string": "STRING", "int": "INT64", "float": "DOUBLE"}
+
+
+class Cypher:
+    """Kuzu and LadybugDB: the same embedded Cypher engine family."""
+
+    def __init__(self, module, job, path):
+        self.m = module
+        self.db = module.Database(path)
+        self.conn = module.Connection(self.db)
+        self.job = job
+
+    def version(self):
+        return getattr(self.m, "__version__", "unknown")
+
+    def load(self):
+        job, d = self.job, self.job["dir"]
+        cols = ", ".join(f"{n} {KUZU_TYPES[t]}" for n, t in job["node_props"])
+        self.conn.execute(f"CREATE NODE TABLE Node(id STRING, {cols}, PRIMARY KEY (id))")
+        for t in job["types"]:
+            ecols = "".join(f", {n} {KUZU_TYPES[ty]}" for n, ty in job["edge_props"])
+            self.conn.execute(f"CREATE REL TABLE {t}(FROM Node TO Node, eid STRING{ecols})")
+        self.conn.execute(f"COPY Node FROM '{d}/nodes.csv' (HEADER=true)")
+        for t in job["types"]:
+            self.conn.execute(f"COPY {t} FROM '{d}/edges_{t}.csv' (HEADER=true)")
+
+    def one(self, q, params=None):
+        r = self.conn.execute(q, params or {})
+        return r.get_next()[0] if r.has_next() else None
+
+    def rows(self, q, params=None):
+        r = self.conn.execute(q, params or {})
+        n = 0
+        while r.has_next():
+            r.get_next()
+            n += 1
+        return n
+
+    def per_seed(self, q):
+        return sum(self.one(q, {"id": s}) or 0 for s in self.seeds)
+
+    def workloads(self):
+        t = self.job["typed"]
+        return {
+            "neighbors": lambda: self.per_seed("MATCH (a:Node {id: $id})-[]->(b) RETURN count(*)"),
+            "typed_neighbors": lambda: self.per_seed(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->(b) RETURN count(*)"),
+            "reach3": lambda: self.per_seed("MATCH (a:Node {id: $id})-[*1..3]->(b:Node) WHERE b.id <> $id RETURN count(DISTINCT b)"),
+            "typed_path2": lambda: self.per_seed(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->()-[:{t[1]}]->() RETURN count(*)"),
+            "typed_path3": lambda: self.per_seed(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->()-[:{t[1]}]->()-[:{t[2]}]->() RETURN count(*)"),
+            "count_paths3": lambda: self.per_seed("MATCH (a:Node {id: $id})-[*3..3]->(b) RETURN count(*)"),
+            "shortest_path": lambda: sum(
+                self.one("MATCH p = (a:Node {id: $a})-[* SHORTEST 1..30]->(b:Node {id: $b}) RETURN length(p)", {"a": a, "b": b}) or 0
+                for a, b in zip(self.seeds, self.seeds[1:] + self.seeds[:1])
+            ),
+            "lookup": lambda: self.per_seed("MATCH (a:Node {id: $id}) RETURN count(*)"),
+            "filter_count": lambda: self.one(f"MATCH (n:Node) WHERE n.{self.job['filter'][0]} = {self.job['filter'][1]} RETURN count(*)"),
+            "sample5": lambda: sum(
+                self.rows(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->(b) RETURN b.id LIMIT 5", {"id": s}) for s in self.seeds
+            ),
+            "star": lambda: self.one(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->(b) RETURN count(*)", {"id": self.seeds[0]}),
+        }
+
+
+class Gestalt:
+    """GestaltDB on RocksDB (PyRex) with native Polars columnar ingestion."""
+
+    def __init__(self, job, path):
+        from gestaltdb.graphdb import GraphDB
+        from gestaltdb.kvstores import PyRexStore
+        from gestaltdb.serializers import JSONSerializer
+
+        self.job = job
+        filt = job["filter"][0]
+        self.g = GraphDB(PyRexStore(path=path), JSONSerializer(), indexed_node_properties=[filt])
+
+    def version(self):
+        import importlib.metadata
+
+        return importlib.metadata.version("gestaltdb")
+
+    def load(self):
+        import polars as pl
+
+        job, d = self.job, self.job["dir"]
+        nodes = pl.read_csv(f"{d}/nodes.csv")
+        nodes = nodes.with_columns(pl.col("id").alias("node_id"), pl.lit(["Node"]).alias("labels"))
+        self.g.ingest_nodes_polars_entities(nodes, property_columns=[n for n, _ in job["node_props"]], index_mode="maintain")
+        for t in job["types"]:
+            e = pl.read_csv(f"{d}/edges_{t}.csv")
+            e = e.rename({"src": "source", "dst": "target", "eid": "edge_id"}).with_columns(pl.lit(t).alias("edge_type"))
+            self.g.ingest_edges_polars_entities(e, property_columns=[n for n, _ in job["edge_props"]], index_mode="maintain")
+
+    def adj(self, node, t):
+        return self.g.iter_typed_adjacency(self.g.node_key_to_bytes(node) if isinstance(node, str) else node, t, direction="out")
+
+    def out(self, node):
+        for t in self.job["types"]:
+            for rec in self.adj(node, t):
+                yield rec["neighbor_id"]
+
+    def walks(self, node, types):
+        if not types:
+            return 1
+        return sum(self.walks(rec["neighbor_id"], types[1:]) for rec in self.adj(node, types[0]))
+
+    def bfs(self, start, depth):
+        key = self.g.node_key_to_bytes(start)
+        seen = {key}
+        q = deque([(key, 0)])
+        while q:
+            n, d = q.popleft()
+            if d >= depth:
+                continue
+            for m in self.out(n):
+                if m not in seen:
+                    seen.add(m)
+                    q.append((m, d + 1))
+        return len(seen) - 1
+
+    def workloads(self):
+        t = self.job["typed"]
+        return {
+            "neighbors": lambda: sum(sum(1 for _ in self.out(self.g.node_key_to_bytes(s))) for s in self.seeds),
+            "typed_neighbors": lambda: sum(sum(1 for _ in self.adj(s, t[0])) for s in self.seeds),
+            "reach3": lambda: sum(self.bfs(s, 3) for s in self.seeds),
+            "typed_path2": lambda: sum(self.walks(self.g.node_key_to_bytes(s), t[:2]) for s in self.seeds),
+            "typed_path3": lambda: sum(self.walks(self.g.node_key_to_bytes(s), t[:3]) for s in self.seeds),
+            "lookup": lambda: sum(1 for s in self.seeds if self.g.get_node(self.g.node_key_to_bytes(s)) is not None),
+            "filter_count": lambda: self.g.count_nodes_by_property(self.job["filter"][0], self.job["filter"][1]),
+            "sample5": lambda: sum(min(5, sum(1 for _ in self.adj(s, t[0]))) for s in self.seeds),
+            "star": lambda: self.g.count_typed_adjacency(self.seeds[0], t[0], direction="out"),
+        }
+
+    def close(self):
+        self.g.close()
+
+
+def main():
+    job = json.load(sys.stdin)
+    engine = job["engine"]
+    work = tempfile.mkdtemp(prefix=f"plexus-bench-{engine}-", dir=job.get("tmp"))
+    path = os.path.join(work, "db")
+    try:
+        if engine in ("kuzu", "ladybug"):
+            e = Cypher(__import__(engine), job, path)
+        elif engine == "gestaltdb":
+            e = Gestalt(job, path)
+        else:
+            raise SystemExit(f"unknown engine {engine}")
+        t = time.perf_counter()
+        e.load()
+        load_s = time.perf_counter() - t
+        version = e.version()
+        emit({"workload": "import", "count": job["nodes"] + job["edges"], "seconds": [load_s], "engine_version": version,
+              "peak_rss_mb": peak_rss_mb(), "disk_mb": disk_mb(work)})
+        table = e.workloads()
+        for w in job["workloads"]:
+            name, kind = w["name"], w["kind"]
+            if kind not in table:
+                emit({"workload": name, "missing": f"{engine}: the peer adapter has no '{kind}' query"})
+                continue
+            e.seeds = w["seeds"]
+            count, secs = timed(table[kind], job["reps"])
+            emit({"workload": name, "count": count, "seconds": secs, "engine_version": version,
+                  "peak_rss_mb": peak_rss_mb(), "disk_mb": disk_mb(work)})
+        if hasattr(e, "close"):
+            e.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

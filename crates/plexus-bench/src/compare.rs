@@ -1,0 +1,232 @@
+//! `plexus-bench compare`: the suites, and running them on every engine.
+
+use crate::gen::{write_csv, Generator, Gestalt, Shape, Skewed};
+use crate::{engine, peak_rss_mb, peers, Case, Row};
+use plexus::{Database, Options};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// One generated graph and the workloads measured on it.
+pub struct Part {
+    pub gen: Box<dyn Generator>,
+    pub cases: Vec<Case>,
+    /// Relationship types the typed workloads follow, hop by hop.
+    pub typed: Vec<&'static str>,
+    /// The property-filtered count: `key = value`.
+    pub filter: (&'static str, i64),
+}
+
+fn case(name: &'static str, kind: &'static str, seeds: &[String]) -> Case {
+    Case {
+        name,
+        kind,
+        seeds: seeds.to_vec(),
+    }
+}
+
+/// The parts of a suite: `gestalt` (GestaltDB's three shapes) or `skewed`.
+pub fn suite(graph: &str, nodes: u64, edges: Option<u64>) -> Result<Vec<Part>, String> {
+    if nodes < 20 {
+        return Err("--nodes must be at least 20".into());
+    }
+    match graph {
+        "gestalt" => {
+            let e = edges.unwrap_or(5 * nodes);
+            let seeds: Vec<String> = (0..10).map(|i| format!("n{i}")).collect();
+            let n0 = vec!["n0".to_string()];
+            let g = |shape| Box::new(Gestalt { shape, n: nodes, e }) as Box<dyn Generator>;
+            Ok(vec![
+                Part {
+                    gen: g(Shape::Synthetic),
+                    cases: vec![
+                        case("gestalt_neighbors", "typed_neighbors", &seeds),
+                        case("gestalt_sample_neighbors", "sample5", &seeds),
+                        case("gestalt_bfs_depth", "reach3", &n0),
+                        case("gestalt_deep_typed", "typed_path3", &seeds),
+                    ],
+                    typed: vec!["RelA", "RelB", "RelC"],
+                    filter: ("grp", 7),
+                },
+                Part {
+                    gen: g(Shape::Star),
+                    cases: vec![case("gestalt_star", "star", &n0)],
+                    typed: vec!["RelA"],
+                    filter: ("grp", 7),
+                },
+                Part {
+                    gen: g(Shape::TypedPath),
+                    cases: vec![case("gestalt_typed_path", "typed_path2", &seeds)],
+                    typed: vec!["RelA", "RelB"],
+                    filter: ("grp", 7),
+                },
+            ])
+        }
+        "skewed" => {
+            if edges.is_some() {
+                return Err("the skewed graph always has 5 edges per node; drop --edges".into());
+            }
+            let seeds: Vec<String> = (0..10u64)
+                .map(|k| format!("v{}", (k * 99_991 + 17) % nodes))
+                .collect();
+            Ok(vec![Part {
+                gen: Box::new(Skewed { n: nodes, seed: 42 }),
+                cases: [
+                    "neighbors",
+                    "typed_neighbors",
+                    "reach3",
+                    "typed_path2",
+                    "count_paths3",
+                    "shortest_path",
+                    "lookup",
+                    "filter_count",
+                ]
+                .into_iter()
+                .map(|k| case(k, k, &seeds))
+                .collect(),
+                typed: vec!["T0", "T1"],
+                filter: ("grp", 7),
+            }])
+        }
+        "snb" => Err("the SNB-like generator is not built yet".into()),
+        other => Err(format!("unknown graph '{other}' (gestalt, skewed or snb)")),
+    }
+}
+
+pub struct CompareOptions {
+    pub engines: Vec<String>,
+    pub reps: usize,
+    pub work: PathBuf,
+    pub venv: PathBuf,
+}
+
+/// Runs every part on every engine, one engine at a time.
+pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
+    let peers: Vec<&String> = o
+        .engines
+        .iter()
+        .filter(|e| e.as_str() != "plexus")
+        .collect();
+    let python = if peers.is_empty() {
+        None
+    } else {
+        Some(peers::ensure_venv(&o.venv)?)
+    };
+    let mut rows = Vec::new();
+    for part in parts {
+        let g = &*part.gen;
+        let dir = o.work.join(g.name());
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        if python.is_some() {
+            eprintln!("writing {} as CSV ...", g.name());
+            write_csv(g, &dir).map_err(|e| e.to_string())?;
+        }
+        if o.engines.iter().any(|e| e == "plexus") {
+            eprintln!(
+                "plexus: {} ({} nodes, {} edges)",
+                g.name(),
+                g.nodes(),
+                g.edges()
+            );
+            rows.extend(
+                run_plexus(part, &dir.join("plexus-db"), o.reps)
+                    .map_err(|e| format!("plexus: {e}"))?,
+            );
+        }
+        for peer in &peers {
+            eprintln!("{peer}: {}", g.name());
+            let python = python.as_ref().expect("venv exists when peers run");
+            rows.extend(peers::run(
+                python,
+                peer,
+                g,
+                &dir,
+                &part.cases,
+                &part.typed,
+                part.filter,
+                o.reps,
+            )?);
+        }
+    }
+    Ok(rows)
+}
+
+fn run_plexus(
+    part: &Part,
+    path: &std::path::Path,
+    reps: usize,
+) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
+    let g = &*part.gen;
+    let _ = std::fs::remove_dir_all(path);
+    let db = Database::create(
+        path,
+        Options {
+            backend: None,
+            durable: false,
+        },
+    )?;
+    let graph = "bench";
+    let load_s = engine::load(&db, graph, g, part.filter.0)?;
+    let row = |workload: &str,
+               count: Option<u64>,
+               seconds: Vec<f64>,
+               db: &Database|
+     -> Result<Row, plexus::Error> {
+        Ok(Row {
+            engine: "plexus".into(),
+            engine_version: env!("CARGO_PKG_VERSION").into(),
+            workload: workload.into(),
+            graph: g.name(),
+            nodes: g.nodes(),
+            edges: g.edges(),
+            count,
+            seconds,
+            peak_rss_mb: peak_rss_mb(),
+            disk_mb: db.disk_size()? as f64 / 1048576.0,
+            note: None,
+        })
+    };
+    let mut rows = vec![row(
+        "import",
+        Some(g.nodes() + g.edges()),
+        vec![load_s],
+        &db,
+    )?];
+    let r = db.read(graph)?;
+    for case in &part.cases {
+        let mut secs = Vec::with_capacity(reps);
+        let mut count = 0;
+        for _ in 0..reps {
+            let t = Instant::now();
+            count = engine::run(&r, case, &part.typed, part.filter)?;
+            secs.push(t.elapsed().as_secs_f64());
+        }
+        rows.push(row(case.name, Some(count), secs, &db)?);
+    }
+    Ok(rows)
+}
+
+/// Workloads whose counts differ between engines, one line each.
+pub fn cross_check(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut keys: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.graph.as_str(), r.workload.as_str()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for (graph, w) in keys {
+        let counts: Vec<(&str, u64)> = rows
+            .iter()
+            .filter(|r| r.graph == graph && r.workload == w)
+            .filter_map(|r| r.count.map(|c| (r.engine.as_str(), c)))
+            .collect();
+        if counts.windows(2).any(|p| p[0].1 != p[1].1) {
+            let all: Vec<String> = counts.iter().map(|(e, c)| format!("{e}={c}")).collect();
+            out.push(format!(
+                "COUNT MISMATCH on {graph} / {w}: {}",
+                all.join(", ")
+            ));
+        }
+    }
+    out
+}

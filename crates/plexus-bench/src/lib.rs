@@ -1,0 +1,86 @@
+//! The Plexus benchmark harness: deterministic generators, the same
+//! workloads on Plexus and on peer engines (each in its own process, on the
+//! same files), counts cross-checked, medians and ratios reported.
+
+pub mod compare;
+pub mod engine;
+pub mod gen;
+pub mod peers;
+pub mod report;
+
+/// One measured workload: its reported name, the query it runs, and the
+/// seeds (user ids) it starts from.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub name: &'static str,
+    pub kind: &'static str,
+    pub seeds: Vec<String>,
+}
+
+/// One result row, as written to the JSON lines output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub engine: String,
+    pub engine_version: String,
+    pub workload: String,
+    pub graph: String,
+    pub nodes: u64,
+    pub edges: u64,
+    /// `None` when the engine has no implementation of the workload.
+    pub count: Option<u64>,
+    pub seconds: Vec<f64>,
+    pub peak_rss_mb: f64,
+    pub disk_mb: f64,
+    pub note: Option<String>,
+}
+
+impl Row {
+    pub fn median(&self) -> Option<f64> {
+        percentile(&self.seconds, 0.5)
+    }
+
+    pub fn p95(&self) -> Option<f64> {
+        percentile(&self.seconds, 0.95)
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "engine": self.engine,
+            "engine_version": self.engine_version,
+            "workload": self.workload,
+            "graph": self.graph,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "count": self.count,
+            "median_s": self.median(),
+            "p95_s": self.p95(),
+            "samples": self.seconds.len(),
+            "peak_rss_mb": self.peak_rss_mb,
+            "disk_mb": self.disk_mb,
+            "note": self.note,
+        })
+    }
+}
+
+/// The nearest-rank percentile of `xs`.
+pub fn percentile(xs: &[f64], p: f64) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    Some(v[rank - 1])
+}
+
+/// This process's peak resident memory in MiB.
+pub fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}

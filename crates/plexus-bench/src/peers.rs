@@ -1,0 +1,130 @@
+//! Peer engines (Kuzu, LadybugDB, GestaltDB), each run by `peers/peer.py`
+//! in its own Python process from a virtualenv the harness creates.
+
+use crate::gen::Generator;
+use crate::{Case, Row};
+use serde_json::json;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Pinned so that results are comparable from run to run.
+const PACKAGES: &[&str] = &[
+    "kuzu==0.11.3",
+    "ladybug==0.22.0",
+    "gestaltdb==0.12.1",
+    "pyrex-rocksdb>=0.4.1",
+    "polars",
+    "pyarrow",
+];
+
+const PEER_SCRIPT: &str = include_str!("../peers/peer.py");
+
+pub const PEERS: &[&str] = &["kuzu", "ladybug", "gestaltdb"];
+
+/// The virtualenv's python, created (and the peers installed) on first use.
+pub fn ensure_venv(dir: &Path) -> Result<PathBuf, String> {
+    let python = dir.join("bin/python");
+    let ready = dir.join(".plexus-peers-ready");
+    if python.exists() && ready.exists() {
+        return Ok(python);
+    }
+    eprintln!(
+        "creating the peers' virtualenv in {} (first use only) ...",
+        dir.display()
+    );
+    let run = |cmd: &mut Command| -> Result<(), String> {
+        let st = cmd
+            .status()
+            .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+        st.success()
+            .then_some(())
+            .ok_or_else(|| format!("{cmd:?} failed ({st})"))
+    };
+    run(Command::new("python3").args(["-m", "venv"]).arg(dir))?;
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(PACKAGES))?;
+    std::fs::write(&ready, PACKAGES.join("\n")).map_err(|e| e.to_string())?;
+    Ok(python)
+}
+
+/// Runs one peer on the CSV files in `data` and returns its rows.
+#[expect(clippy::too_many_arguments, reason = "the job a peer process is given")]
+pub fn run(
+    python: &Path,
+    engine: &str,
+    g: &dyn Generator,
+    data: &Path,
+    cases: &[Case],
+    typed: &[&str],
+    filter: (&str, i64),
+    reps: usize,
+) -> Result<Vec<Row>, String> {
+    let script = data.join("peer.py");
+    std::fs::write(&script, PEER_SCRIPT).map_err(|e| e.to_string())?;
+    let job = json!({
+        "engine": engine,
+        "dir": data,
+        "tmp": data,
+        "nodes": g.nodes(),
+        "edges": g.edges(),
+        "node_props": g.node_props(),
+        "edge_props": g.edge_props(),
+        "types": g.types(),
+        "typed": typed,
+        "filter": [filter.0, filter.1],
+        "reps": reps,
+        "workloads": cases.iter().map(|c| json!({"name": c.name, "kind": c.kind, "seeds": c.seeds})).collect::<Vec<_>>(),
+    });
+    let mut child = Command::new(python)
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start {engine}: {e}"))?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(job.to_string().as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        let v: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| format!("{engine} printed '{line}': {e}"))?;
+        let f = |k: &str| v[k].as_f64().unwrap_or(0.0);
+        rows.push(Row {
+            engine: engine.to_string(),
+            engine_version: v["engine_version"].as_str().unwrap_or("").to_string(),
+            workload: v["workload"].as_str().unwrap_or("").to_string(),
+            graph: g.name(),
+            nodes: g.nodes(),
+            edges: g.edges(),
+            count: v["count"].as_u64(),
+            seconds: v["seconds"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+                .unwrap_or_default(),
+            peak_rss_mb: f("peak_rss_mb"),
+            disk_mb: f("disk_mb"),
+            note: v["missing"].as_str().map(String::from),
+        });
+    }
+    let st = child.wait().map_err(|e| e.to_string())?;
+    if !st.success() {
+        return Err(format!(
+            "{engine} failed ({st}) after {} results",
+            rows.len()
+        ));
+    }
+    Ok(rows)
+}

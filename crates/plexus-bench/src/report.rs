@@ -1,0 +1,107 @@
+//! Markdown tables and SVG charts of the results.
+
+use crate::Row;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+fn fmt_s(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+/// (graph, workload) → engine → row, in a stable order.
+fn grouped(rows: &[Row]) -> BTreeMap<(String, String), BTreeMap<String, &Row>> {
+    let mut m: BTreeMap<(String, String), BTreeMap<String, &Row>> = BTreeMap::new();
+    for r in rows {
+        m.entry((r.graph.clone(), r.workload.clone()))
+            .or_default()
+            .insert(r.engine.clone(), r);
+    }
+    m
+}
+
+/// The best peer's median divided by Plexus's: how many times faster Plexus is.
+pub fn speedup(by_engine: &BTreeMap<String, &Row>) -> Option<(f64, String)> {
+    let p = by_engine.get("plexus")?.median()?;
+    let (name, best) = by_engine
+        .iter()
+        .filter(|(e, r)| e.as_str() != "plexus" && r.count.is_some())
+        .filter_map(|(e, r)| Some((e.clone(), r.median()?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some((best / p.max(1e-12), name))
+}
+
+/// A markdown table: medians per engine, and Plexus's speed-up over the best peer.
+pub fn markdown(rows: &[Row], engines: &[String]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| graph | workload | count | {} | best peer ÷ plexus |",
+        engines.join(" | ")
+    );
+    let _ = writeln!(s, "|---|---|---|{}---|", "---|".repeat(engines.len()));
+    for ((graph, w), by) in grouped(rows) {
+        let count = by
+            .get("plexus")
+            .or_else(|| by.values().next())
+            .and_then(|r| r.count)
+            .map_or("—".into(), |c| c.to_string());
+        let cells: Vec<String> = engines
+            .iter()
+            .map(|e| match by.get(e) {
+                Some(r) if r.count.is_some() => r.median().map_or("—".into(), fmt_s),
+                Some(_) => "missing".into(),
+                None => "—".into(),
+            })
+            .collect();
+        let ratio = speedup(&by).map_or("—".into(), |(x, peer)| format!("{x:.1}× ({peer})"));
+        let _ = writeln!(
+            s,
+            "| {graph} | {w} | {count} | {} | {ratio} |",
+            cells.join(" | ")
+        );
+    }
+    s
+}
+
+/// A horizontal bar chart of Plexus's speed-up over the best peer, on a
+/// log scale (bars left of the axis: Plexus slower).
+pub fn svg(rows: &[Row], title: &str) -> String {
+    let bars: Vec<(String, f64, String)> = grouped(rows)
+        .into_iter()
+        .filter_map(|((g, w), by)| speedup(&by).map(|(x, p)| (format!("{g} / {w}"), x, p)))
+        .collect();
+    let (h, label_w, scale) = (22.0, 300.0, 80.0);
+    let axis = label_w + 4.0 * scale;
+    let height = 50.0 + h * bars.len() as f64;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n<text x=\"10\" y=\"20\" font-size=\"14\">{title}</text>\n<line x1=\"{axis}\" y1=\"30\" x2=\"{axis}\" y2=\"{}\" stroke=\"#333\"/>\n",
+        axis + 5.0 * scale + 120.0,
+        height - 10.0
+    );
+    for (i, (name, x, peer)) in bars.iter().enumerate() {
+        let y = 35.0 + h * i as f64;
+        let len = x.log10().clamp(-4.0, 5.0) * scale;
+        let (x0, color) = if len >= 0.0 {
+            (axis, "#2a7")
+        } else {
+            (axis + len, "#c44")
+        };
+        let _ = writeln!(
+            s,
+            "<text x=\"10\" y=\"{}\">{name}</text><rect x=\"{x0}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"{color}\"/><text x=\"{}\" y=\"{}\">{x:.1}× vs {peer}</text>",
+            y + 14.0,
+            len.abs().max(1.0),
+            h - 6.0,
+            axis + len.max(0.0) + 6.0,
+            y + 14.0
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
