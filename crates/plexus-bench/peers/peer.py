@@ -10,7 +10,6 @@ on stdout: {"workload", "count", "seconds": [...], "engine_version",
 
 import json
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -24,7 +23,13 @@ def emit(obj):
 
 
 def peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    # VmHWM, not getrusage: a child's ru_maxrss starts from its parent's
+    # peak at fork, which would charge the harness's memory to the peer.
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
 
 
 def disk_mb(path):
