@@ -71,7 +71,7 @@ class Cypher:
     def load(self):
         job, d = self.job, self.job["dir"]
         cols = ", ".join(f"{n} {KUZU_TYPES[t]}" for n, t in job["node_props"])
-        self.conn.execute(f"CREATE NODE TABLE Node(id STRING, {cols}, PRIMARY KEY (id))")
+        self.conn.execute(f"CREATE NODE TABLE Node(id STRING, label STRING, {cols}, PRIMARY KEY (id))")
         for t in job["types"]:
             ecols = "".join(f", {n} {KUZU_TYPES[ty]}" for n, ty in job["edge_props"])
             self.conn.execute(f"CREATE REL TABLE {t}(FROM Node TO Node, eid STRING{ecols})")
@@ -113,6 +113,11 @@ class Cypher:
                 self.rows(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->(b) RETURN b.id LIMIT 5", {"id": s}) for s in self.seeds
             ),
             "star": lambda: self.one(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->(b) RETURN count(*)", {"id": self.seeds[0]}),
+            "knows_reach2": lambda: self.per_seed(f"MATCH (a:Node {{id: $id}})-[:{t[0]}*1..2]-(b:Node) WHERE b.id <> $id RETURN count(DISTINCT b)"),
+            "knows_shortest": lambda: sum(
+                self.one(f"MATCH p = (a:Node {{id: $a}})-[:{t[0]}* SHORTEST 1..30]-(b:Node {{id: $b}}) RETURN length(p)", {"a": a, "b": b}) or 0
+                for a, b in zip(self.seeds[0::2], self.seeds[1::2])
+            ),
         }
 
 
@@ -138,7 +143,7 @@ class Gestalt:
 
         job, d = self.job, self.job["dir"]
         nodes = pl.read_csv(f"{d}/nodes.csv")
-        nodes = nodes.with_columns(pl.col("id").alias("node_id"), pl.lit(["Node"]).alias("labels"))
+        nodes = nodes.with_columns(pl.col("id").alias("node_id"), pl.col("label").map_elements(lambda l: [l], return_dtype=pl.List(pl.String)).alias("labels"))
         self.g.ingest_nodes_polars_entities(nodes, property_columns=[n for n, _ in job["node_props"]], index_mode="maintain")
         for t in job["types"]:
             e = pl.read_csv(f"{d}/edges_{t}.csv")
@@ -158,19 +163,30 @@ class Gestalt:
             return 1
         return sum(self.walks(rec["neighbor_id"], types[1:]) for rec in self.adj(node, types[0]))
 
-    def bfs(self, start, depth):
+    def both(self, node, t):
+        for direction in ("out", "in"):
+            for rec in self.g.iter_typed_adjacency(node, t, direction=direction):
+                yield rec["neighbor_id"]
+
+    def bfs(self, start, depth, step=None, target=None):
+        """Client-side BFS (GestaltDB's own benchmark does the same); with a
+        target, the hop count to it (0 when unreachable)."""
+        step = step or self.out
         key = self.g.node_key_to_bytes(start)
+        goal = self.g.node_key_to_bytes(target) if target else None
         seen = {key}
         q = deque([(key, 0)])
         while q:
             n, d = q.popleft()
             if d >= depth:
                 continue
-            for m in self.out(n):
+            for m in step(n):
                 if m not in seen:
+                    if m == goal:
+                        return d + 1
                     seen.add(m)
                     q.append((m, d + 1))
-        return len(seen) - 1
+        return 0 if goal else len(seen) - 1
 
     def workloads(self):
         t = self.job["typed"]
@@ -184,6 +200,10 @@ class Gestalt:
             "filter_count": lambda: self.g.count_nodes_by_property(self.job["filter"][0], self.job["filter"][1]),
             "sample5": lambda: sum(min(5, sum(1 for _ in self.adj(s, t[0]))) for s in self.seeds),
             "star": lambda: self.g.count_typed_adjacency(self.seeds[0], t[0], direction="out"),
+            "knows_reach2": lambda: sum(self.bfs(s, 2, lambda n: self.both(n, t[0])) for s in self.seeds),
+            "knows_shortest": lambda: sum(
+                self.bfs(a, 30, lambda n: self.both(n, t[0]), target=b) for a, b in zip(self.seeds[0::2], self.seeds[1::2])
+            ),
         }
 
     def close(self):

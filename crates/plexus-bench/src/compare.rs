@@ -26,6 +26,9 @@ fn case(name: &'static str, kind: &'static str, seeds: &[String]) -> Case {
 
 /// The parts of a suite: `gestalt` (GestaltDB's three shapes) or `skewed`.
 pub fn suite(graph: &str, nodes: u64, edges: Option<u64>) -> Result<Vec<Part>, String> {
+    if graph == "snb" {
+        return Err("use snb_suite for the SNB-like graph".into());
+    }
     if nodes < 20 {
         return Err("--nodes must be at least 20".into());
     }
@@ -87,9 +90,35 @@ pub fn suite(graph: &str, nodes: u64, edges: Option<u64>) -> Result<Vec<Part>, S
                 filter: ("grp", 7),
             }])
         }
-        "snb" => Err("the SNB-like generator is not built yet".into()),
         other => Err(format!("unknown graph '{other}' (gestalt, skewed or snb)")),
     }
+}
+
+/// The SNB-like social network at scale factor `sf`: friendship
+/// traversals between pseudo-random persons (KNOWS in both directions, as
+/// LDBC's interactive queries follow it).
+pub fn snb_suite(sf: f64) -> Result<Vec<Part>, String> {
+    if !(sf > 0.0 && sf <= 1000.0) {
+        return Err("--sf must be between 0 and 1000".into());
+    }
+    let g = crate::snb::Snb::new(sf, 42);
+    let p = g.persons();
+    // 40 persons spread over the id range: 20 shortest-path pairs.
+    let seeds: Vec<String> = (0..40u64)
+        .map(|k| format!("p{}", (k * 7919 + 11) % p))
+        .collect();
+    let ten = seeds[..10].to_vec();
+    Ok(vec![Part {
+        gen: Box::new(g),
+        cases: vec![
+            case("knows_shortest_path", "knows_shortest", &seeds),
+            case("knows_reach2", "knows_reach2", &ten),
+            case("neighbors", "neighbors", &ten),
+            case("lookup", "lookup", &ten),
+        ],
+        typed: vec!["KNOWS"],
+        filter: ("length", 7),
+    }])
 }
 
 pub struct CompareOptions {

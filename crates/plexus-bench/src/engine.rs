@@ -167,6 +167,21 @@ pub fn run(
             }
         }
         "star" => total = r.degree(seeds[0], Direction::Out, Some(typed[0]))?,
+        "knows_reach2" => {
+            let f = Filter::new(&v, Direction::Both, &[typed[0]]);
+            for s in seeds {
+                total += algo::reach(&v, s, &f, 2)?;
+            }
+        }
+        "knows_shortest" => {
+            // Seeds pair up: (0, 1), (2, 3), ...
+            let f = Filter::new(&v, Direction::Both, &[typed[0]]);
+            for pair in seeds.chunks_exact(2) {
+                if let Some(p) = algo::shortest_path(&v, pair[0], pair[1], &f, Some(30))? {
+                    total += p.len() as u64;
+                }
+            }
+        }
         other => return Err(format!("unknown workload kind '{other}'").into()),
     }
     Ok(total)

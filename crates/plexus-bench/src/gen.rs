@@ -210,17 +210,29 @@ fn csv_value(v: &Value) -> String {
     }
 }
 
-/// Writes `nodes.csv` (id, label, properties) and one `edges_<TYPE>.csv`
-/// (src, dst, eid, properties) per type into `dir`, with headers.
+/// The CSV cells of the declared columns; a property a row lacks is empty.
+fn cells(cols: &[Column], props: &[(&'static str, Value)]) -> String {
+    let cell = |c: &Column| {
+        props
+            .iter()
+            .find(|(k, _)| *k == c.0)
+            .map_or(String::new(), |(_, v)| csv_value(v))
+    };
+    cols.iter().map(cell).collect::<Vec<_>>().join(",")
+}
+
+/// Writes `nodes.csv` (id, label, declared properties) and one
+/// `edges_<TYPE>.csv` (src, dst, eid, declared properties) per type into
+/// `dir`, with headers.
 pub fn write_csv(g: &dyn Generator, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut nodes = BufWriter::new(std::fs::File::create(dir.join("nodes.csv"))?);
-    let cols: Vec<&str> = g.node_props().iter().map(|c| c.0).collect();
-    writeln!(nodes, "id,{}", cols.join(","))?;
+    let ncols = g.node_props();
+    let names: Vec<&str> = ncols.iter().map(|c| c.0).collect();
+    writeln!(nodes, "id,label,{}", names.join(","))?;
     for i in 0..g.nodes() {
         let r = g.node(i);
-        let vals: Vec<String> = r.props.iter().map(|(_, v)| csv_value(v)).collect();
-        writeln!(nodes, "{},{}", r.id, vals.join(","))?;
+        writeln!(nodes, "{},{},{}", r.id, r.label, cells(&ncols, &r.props))?;
     }
     nodes.flush()?;
     let ecols: Vec<&str> = g.edge_props().iter().map(|c| c.0).collect();

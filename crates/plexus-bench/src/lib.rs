@@ -7,6 +7,7 @@ pub mod engine;
 pub mod gen;
 pub mod peers;
 pub mod report;
+pub mod snb;
 
 /// One measured workload: its reported name, the query it runs, and the
 /// seeds (user ids) it starts from.

@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use plexus::{Backend, Database, Options, Props, Value};
-use plexus_bench::compare::{compare, cross_check, suite, CompareOptions};
+use plexus_bench::compare::{compare, cross_check, snb_suite, suite, CompareOptions};
 use plexus_bench::{peak_rss_mb, report};
 use serde_json::json;
 use std::io::Write;
@@ -28,6 +28,9 @@ enum Cmd {
         /// Edges (gestalt only; default 5 per node).
         #[arg(long)]
         edges: Option<u64>,
+        /// Scale factor of the SNB-like graph (persons = 2000 × SF).
+        #[arg(long, default_value_t = 1.0)]
+        sf: f64,
         /// Engines to run, comma-separated.
         #[arg(
             long,
@@ -87,6 +90,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             graph,
             nodes,
             edges,
+            sf,
             engines,
             reps,
             out,
@@ -100,9 +104,11 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
                 Some("smoke") => {
                     let mut p = suite("gestalt", 1000, Some(5000))?;
                     p.extend(suite("skewed", 2000, None)?);
+                    p.extend(snb_suite(0.1)?);
                     (p, 2)
                 }
                 Some(other) => return Err(format!("unknown preset '{other}' (smoke)").into()),
+                None if graph == "snb" => (snb_suite(sf)?, reps.max(1)),
                 None => (suite(&graph, nodes, edges)?, reps.max(1)),
             };
             let opts = CompareOptions {

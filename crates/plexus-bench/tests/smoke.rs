@@ -1,7 +1,7 @@
 //! The smoke preset of the benchmark harness, as CI runs it: tiny graphs,
 //! every engine in its own process, and counts checked — never timings.
 
-use plexus_bench::compare::{compare, cross_check, suite, CompareOptions};
+use plexus_bench::compare::{compare, cross_check, snb_suite, suite, CompareOptions};
 use std::path::PathBuf;
 
 fn venv() -> PathBuf {
@@ -16,6 +16,7 @@ fn every_engine_agrees_on_every_count() {
     let work = tempfile::tempdir().unwrap();
     let mut parts = suite("gestalt", 1000, Some(5000)).unwrap();
     parts.extend(suite("skewed", 2000, None).unwrap());
+    parts.extend(snb_suite(0.1).unwrap());
     let engines: Vec<String> = ["plexus", "kuzu", "ladybug", "gestaltdb"]
         .map(String::from)
         .to_vec();
