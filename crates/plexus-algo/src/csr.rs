@@ -20,6 +20,24 @@ struct Side {
     rel: Vec<u32>,
 }
 
+impl Side {
+    fn append(&mut self, mut other: Side) {
+        self.target.append(&mut other.target);
+        self.edge.append(&mut other.edge);
+        self.rel.append(&mut other.rel);
+    }
+}
+
+/// One thread's share of a parallel build.
+struct Chunk {
+    /// Index of the chunk's first node.
+    first: usize,
+    out: Side,
+    inc: Side,
+    out_count: Vec<usize>,
+    in_count: Vec<usize>,
+}
+
 /// An immutable in-memory snapshot for heavy traversal and sampling.
 #[derive(Debug)]
 pub struct Csr {
@@ -35,8 +53,50 @@ pub struct Csr {
 }
 
 impl Csr {
-    /// Builds the snapshot of the graph `r` reads.
+    /// Builds the snapshot of the graph `r` reads, on this thread.
     pub fn build(r: &impl GraphRead) -> Result<Csr> {
+        let mut csr = Csr::skeleton(r)?;
+        let chunk = csr.scan_chunk(r, NodeId(0), None)?;
+        csr.fill(r, vec![chunk])?;
+        Ok(csr)
+    }
+
+    /// Builds the snapshot of `graph` with `threads` threads, each scanning
+    /// the adjacency of its own range of nodes in its own transaction; all
+    /// the transactions see the same commit.
+    pub fn build_parallel(storage: &Storage, graph: &str, threads: usize) -> Result<Csr> {
+        let mut txns = storage.read_consistent(graph, threads.max(1))?;
+        let mut csr = Csr::skeleton(&txns[0])?;
+        let (n, parts) = (csr.ids.len(), txns.len());
+        let bound = |k: usize| csr.ids.get(k * n / parts).copied();
+        let ranges: Vec<(NodeId, Option<NodeId>)> = (0..parts)
+            .map(|k| (bound(k).unwrap_or(NodeId(u64::MAX)), bound(k + 1)))
+            .collect();
+        let main_txn = txns.remove(0);
+        let chunks = std::thread::scope(|scope| {
+            let csr = &csr;
+            // Each thread owns its transaction: LMDB read transactions may
+            // move between threads but not be shared by them.
+            let handles: Vec<_> = txns
+                .into_iter()
+                .zip(ranges[1..].iter().copied())
+                .map(|(t, (from, to))| scope.spawn(move || csr.scan_chunk(&t, from, to)))
+                .collect();
+            let mine = csr.scan_chunk(&main_txn, ranges[0].0, ranges[0].1);
+            std::iter::once(mine)
+                .chain(
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().expect("a CSR build thread panicked")),
+                )
+                .collect::<Result<Vec<_>>>()
+        })?;
+        csr.fill(&main_txn, chunks)?;
+        Ok(csr)
+    }
+
+    /// The node ids and the id → index table, before any adjacency.
+    fn skeleton(r: &impl GraphRead) -> Result<Csr> {
         let ids: Vec<NodeId> = r.nodes().collect::<Result<_, _>>()?;
         let max = ids.last().map_or(0, |n| n.0);
         let table = (max < ids.len() as u64 * 4 + 1024).then(|| {
@@ -46,7 +106,7 @@ impl Csr {
             }
             t
         });
-        let mut csr = Csr {
+        Ok(Csr {
             graph: r.graph_name().to_string(),
             version: r.version(),
             ids,
@@ -55,44 +115,73 @@ impl Csr {
             inc: Side::default(),
             types: HashMap::new(),
             weights: None,
+        })
+    }
+
+    /// The adjacency of the nodes with ids in `[from, to)`, as two sides
+    /// with per-node counts (for the nodes of that range, in order).
+    fn scan_chunk(&self, r: &impl GraphRead, from: NodeId, to: Option<NodeId>) -> Result<Chunk> {
+        let first = self.ids.partition_point(|n| *n < from);
+        let last = to.map_or(self.ids.len(), |t| self.ids.partition_point(|n| *n < t));
+        let mut c = Chunk {
+            first,
+            out: Side::default(),
+            inc: Side::default(),
+            out_count: vec![0; last - first],
+            in_count: vec![0; last - first],
         };
-        let n = csr.ids.len();
-        let (mut out_count, mut in_count) = (vec![0usize; n], vec![0usize; n]);
-        for entry in r.adjacency() {
+        for entry in r.adjacency_between(from, to) {
             let (node, s) = entry?;
-            let (i, j) = (csr.index(node)?, csr.index(s.node)?);
-            let side = if s.outgoing {
-                &mut csr.out
+            let (i, j) = (self.index(node)? - first, self.index(s.node)?);
+            let (side, count) = if s.outgoing {
+                (&mut c.out, &mut c.out_count)
             } else {
-                &mut csr.inc
+                (&mut c.inc, &mut c.in_count)
             };
             side.target.push(j as u32);
             side.edge.push(s.edge.0);
             side.rel.push(s.rel_type.0);
-            if s.outgoing {
-                out_count[i] += 1
-            } else {
-                in_count[i] += 1
-            }
+            count[i] += 1;
         }
-        csr.out.off = prefix_sums(&out_count);
-        csr.inc.off = prefix_sums(&in_count);
-        let mut seen: Vec<u32> = csr.out.rel.clone();
+        Ok(c)
+    }
+
+    /// Joins the chunks (in node order) into the final arrays.
+    fn fill(&mut self, r: &impl GraphRead, chunks: Vec<Chunk>) -> Result<()> {
+        let (mut out_count, mut in_count) = (
+            Vec::with_capacity(self.ids.len()),
+            Vec::with_capacity(self.ids.len()),
+        );
+        for c in chunks {
+            debug_assert_eq!(c.first, out_count.len());
+            self.out.append(c.out);
+            self.inc.append(c.inc);
+            out_count.extend(c.out_count);
+            in_count.extend(c.in_count);
+        }
+        self.out.off = prefix_sums(&out_count);
+        self.inc.off = prefix_sums(&in_count);
+        let mut seen: Vec<u32> = self.out.rel.clone();
         seen.sort_unstable();
         seen.dedup();
         for t in seen {
-            csr.types
+            self.types
                 .insert(r.type_name(TypeId(t))?.to_string(), TypeId(t));
         }
-        Ok(csr)
+        Ok(())
     }
 
     /// Builds the snapshot and keeps each edge's numeric `weight_key`
     /// property, for weighted paths and sampling.
     pub fn build_with_weights(r: &impl GraphRead, weight_key: &str) -> Result<Csr> {
-        let mut csr = Csr::build(r)?;
-        let mut w = HashMap::with_capacity(csr.out.edge.len());
-        for &e in &csr.out.edge {
+        Csr::build(r)?.with_weights(r, weight_key)
+    }
+
+    /// Adds each edge's numeric `weight_key` property, read through `r`
+    /// (which must see the commit this snapshot reflects).
+    pub fn with_weights(mut self, r: &impl GraphRead, weight_key: &str) -> Result<Csr> {
+        let mut w = HashMap::with_capacity(self.out.edge.len());
+        for &e in &self.out.edge {
             if let Some(x) = numeric(
                 EdgeId(e),
                 weight_key,
@@ -101,8 +190,8 @@ impl Csr {
                 w.insert(e, x);
             }
         }
-        csr.weights = Some((weight_key.to_string(), w));
-        Ok(csr)
+        self.weights = Some((weight_key.to_string(), w));
+        Ok(self)
     }
 
     fn index(&self, n: NodeId) -> Result<usize> {

@@ -332,7 +332,11 @@ proptest! {
         prop_assert_eq!(csr.node_count(), g.n);
         prop_assert_eq!(csr.edge_count(), g.edges.len());
         let from_csr = check_view(&b, &csr);
-        prop_assert_eq!(from_store, from_csr);
+        prop_assert_eq!(&from_store, &from_csr);
+        let mut parallel = Csr::build_parallel(&b.db, "default", 3).unwrap();
+        prop_assert_eq!(parallel.edge_count(), g.edges.len());
+        parallel = parallel.with_weights(&r, "w").unwrap();
+        prop_assert_eq!(&from_store, &check_view(&b, &parallel));
     }
 }
 

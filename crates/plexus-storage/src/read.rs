@@ -215,13 +215,24 @@ pub trait GraphRead {
     /// before incoming, then by type, neighbour and edge. One sequential
     /// scan, for building compact snapshots such as a CSR.
     fn adjacency(&self) -> IdIter<'_, (NodeId, Neighbor)> {
+        self.adjacency_between(NodeId(0), None)
+    }
+
+    /// The adjacency entries of the nodes with ids in `[from, to)` (to the
+    /// end without `to`), in key order: one slice of [`GraphRead::adjacency`].
+    fn adjacency_between(
+        &self,
+        from: NodeId,
+        to: Option<NodeId>,
+    ) -> IdIter<'_, (NodeId, Neighbor)> {
         let c = self.core();
         c.read(Subject::AllEdges(c.g.0));
-        let it = c.scan(
-            ADJ,
-            &KeyRange::prefix(&graph_prefix(c.g)),
-            ScanOptions::default(),
-        );
+        let start = Bound::Included(node_key(c.g, from));
+        let end = match to {
+            Some(t) => Bound::Excluded(node_key(c.g, t)),
+            None => prefix_successor(&graph_prefix(c.g)).map_or(Bound::Unbounded, Bound::Excluded),
+        };
+        let it = c.scan(ADJ, &KeyRange { start, end }, ScanOptions::default());
         Box::new(it.map(|r| {
             let k = r?.0;
             Ok((id_at(&k, 4, NodeId)?, adjacency_entry(&k)?))

@@ -209,6 +209,18 @@ impl Storage {
         })
     }
 
+    /// `n` read transactions on `graph` that all see the same commit, for
+    /// work split across threads (each thread needs its own transaction).
+    pub fn read_consistent(&self, graph: &str, n: usize) -> Result<Vec<ReadTxn>> {
+        // No commit can land while the commit lock is held.
+        let _c = self
+            .shared
+            .commit_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        (0..n.max(1)).map(|_| self.read(graph)).collect()
+    }
+
     /// A write transaction on `graph` at snapshot isolation.
     pub fn write(&self, graph: &str) -> Result<WriteTxn> {
         self.write_with(graph, Isolation::Snapshot)
