@@ -75,9 +75,10 @@ class Cypher:
         for t in job["types"]:
             ecols = "".join(f", {n} {KUZU_TYPES[ty]}" for n, ty in job["edge_props"])
             self.conn.execute(f"CREATE REL TABLE {t}(FROM Node TO Node, eid STRING{ecols})")
-        self.conn.execute(f"COPY Node FROM '{d}/nodes.csv' (HEADER=true)")
+        ext, opts = (".csv", " (HEADER=true)") if job["format"] == "csv" else (".parquet", "")
+        self.conn.execute(f"COPY Node FROM '{d}/nodes{ext}'{opts}")
         for t in job["types"]:
-            self.conn.execute(f"COPY {t} FROM '{d}/edges_{t}.csv' (HEADER=true)")
+            self.conn.execute(f"COPY {t} FROM '{d}/edges_{t}{ext}'{opts}")
 
     def one(self, q, params=None):
         r = self.conn.execute(q, params or {})
@@ -142,11 +143,12 @@ class Gestalt:
         import polars as pl
 
         job, d = self.job, self.job["dir"]
-        nodes = pl.read_csv(f"{d}/nodes.csv")
+        read = (lambda name: pl.read_csv(f"{d}/{name}.csv")) if job["format"] == "csv" else (lambda name: pl.read_parquet(f"{d}/{name}.parquet"))
+        nodes = read("nodes")
         nodes = nodes.with_columns(pl.col("id").alias("node_id"), pl.col("label").map_elements(lambda l: [l], return_dtype=pl.List(pl.String)).alias("labels"))
         self.g.ingest_nodes_polars_entities(nodes, property_columns=[n for n, _ in job["node_props"]], index_mode="maintain")
         for t in job["types"]:
-            e = pl.read_csv(f"{d}/edges_{t}.csv")
+            e = read(f"edges_{t}")
             e = e.rename({"src": "source", "dst": "target", "eid": "edge_id"}).with_columns(pl.lit(t).alias("edge_type"))
             self.g.ingest_edges_polars_entities(e, property_columns=[n for n, _ in job["edge_props"]], index_mode="maintain")
 
@@ -210,6 +212,25 @@ class Gestalt:
         self.g.close()
 
 
+def insert_over_time(e, engine, ids):
+    """Inserts the nodes `ids` one transaction each; the mean cost of one
+    insert in each tenth."""
+    tenth = max(1, len(ids) // 10)
+    out = []
+    for t in range(10):
+        start = time.perf_counter()
+        for i in range(t * tenth, (t + 1) * tenth):
+            node_id = ids[i]
+            if engine == "gestaltdb":
+                from gestaltdb.graphdb import Node
+
+                e.g.put_node(Node(node_id=node_id, labels=("Node",), properties={"grp": i % 100}))
+            else:
+                e.conn.execute("CREATE (:Node {id: $id, label: 'Node', grp: $g})", {"id": node_id, "g": i % 100})
+        out.append((time.perf_counter() - start) / tenth)
+    return out
+
+
 def main():
     job = json.load(sys.stdin)
     engine = job["engine"]
@@ -231,6 +252,12 @@ def main():
         table = e.workloads()
         for w in job["workloads"]:
             name, kind = w["name"], w["kind"]
+            if kind == "insert_over_time":
+                tenths = insert_over_time(e, engine, w["seeds"])
+                emit({"workload": name, "count": len(w["seeds"]), "seconds": tenths, "engine_version": version,
+                      "peak_rss_mb": peak_rss_mb(), "disk_mb": disk_mb(work),
+                      "note": f"per-insert mean of each tenth; last/first = {tenths[-1] / tenths[0]:.2f}"})
+                continue
             if kind not in table:
                 emit({"workload": name, "missing": f"{engine}: the peer adapter has no '{kind}' query"})
                 continue

@@ -1,6 +1,6 @@
 //! `plexus-bench compare`: the suites, and running them on every engine.
 
-use crate::gen::{write_csv, Generator, Gestalt, Shape, Skewed};
+use crate::gen::{write_csv, write_parquet, Generator, Gestalt, Shape, Skewed};
 use crate::{engine, peak_rss_mb, peers, Case, Row};
 use plexus::{Database, Options};
 use std::path::PathBuf;
@@ -14,6 +14,20 @@ pub struct Part {
     pub typed: Vec<&'static str>,
     /// The property-filtered count: `key = value`.
     pub filter: (&'static str, i64),
+}
+
+/// Single-node inserts after the load: new ids, a tenth of the graph's
+/// nodes (at most 10,000), timed tenth by tenth. It runs last: it changes
+/// the graph.
+fn inserts(nodes: u64) -> Case {
+    let ids: Vec<String> = (0..(nodes / 10).clamp(10, 10_000))
+        .map(|i| format!("ins{i}"))
+        .collect();
+    Case {
+        name: "insert_over_time",
+        kind: "insert_over_time",
+        seeds: ids,
+    }
 }
 
 fn case(name: &'static str, kind: &'static str, seeds: &[String]) -> Case {
@@ -85,6 +99,7 @@ pub fn suite(graph: &str, nodes: u64, edges: Option<u64>) -> Result<Vec<Part>, S
                 ]
                 .into_iter()
                 .map(|k| case(k, k, &seeds))
+                .chain(std::iter::once(inserts(nodes)))
                 .collect(),
                 typed: vec!["T0", "T1"],
                 filter: ("grp", 7),
@@ -123,6 +138,8 @@ pub fn snb_suite(sf: f64) -> Result<Vec<Part>, String> {
 
 pub struct CompareOptions {
     pub engines: Vec<String>,
+    /// The files peers load: `parquet` or `csv`.
+    pub format: String,
     pub reps: usize,
     pub work: PathBuf,
     pub venv: PathBuf,
@@ -146,8 +163,12 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
         let dir = o.work.join(g.name());
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         if python.is_some() {
-            eprintln!("writing {} as CSV ...", g.name());
-            write_csv(g, &dir).map_err(|e| e.to_string())?;
+            eprintln!("writing {} as {} ...", g.name(), o.format);
+            match o.format.as_str() {
+                "csv" => write_csv(g, &dir).map_err(|e| e.to_string())?,
+                "parquet" => write_parquet(g, &dir).map_err(|e| e.to_string())?,
+                other => return Err(format!("unknown format '{other}' (parquet or csv)")),
+            }
         }
         if o.engines.iter().any(|e| e == "plexus") {
             eprintln!(
@@ -169,6 +190,7 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
                 peer,
                 g,
                 &dir,
+                &o.format,
                 &part.cases,
                 &part.typed,
                 part.filter,
@@ -222,6 +244,21 @@ fn run_plexus(
     )?];
     let r = db.read(graph)?;
     for case in &part.cases {
+        if case.kind == "insert_over_time" {
+            let tenths = engine::insert_over_time(&db, graph, &case.seeds)?;
+            let mut row = row(
+                case.name,
+                Some(case.seeds.len() as u64),
+                tenths.clone(),
+                &db,
+            )?;
+            row.note = Some(format!(
+                "per-insert mean of each tenth; last/first = {:.2}",
+                tenths[9] / tenths[0]
+            ));
+            rows.push(row);
+            continue;
+        }
         let mut secs = Vec::with_capacity(reps);
         let mut count = 0;
         for _ in 0..reps {

@@ -85,6 +85,24 @@ pub fn load(
     Ok(start.elapsed().as_secs_f64())
 }
 
+/// Inserts the nodes `ids`, one transaction each, and returns the mean
+/// seconds per insert of each tenth.
+pub fn insert_over_time(db: &Database, graph: &str, ids: &[String]) -> plexus::Result<Vec<f64>> {
+    let tenth = (ids.len() / 10).max(1);
+    let mut out = Vec::with_capacity(10);
+    for t in 0..10 {
+        let start = Instant::now();
+        for (i, id) in ids.iter().enumerate().skip(t * tenth).take(tenth) {
+            let mut txn = db.write(graph)?;
+            let props = Props::from([("grp".to_string(), plexus::Value::Int((i % 100) as i64))]);
+            txn.create_node(Some(id), &["Node"], &props)?;
+            txn.commit()?;
+        }
+        out.push(start.elapsed().as_secs_f64() / tenth as f64);
+    }
+    Ok(out)
+}
+
 fn ids(r: &ReadTxn, keys: &[String]) -> plexus::Result<Vec<NodeId>> {
     keys.iter()
         .map(|k| {

@@ -38,6 +38,9 @@ enum Cmd {
             default_value = "plexus,kuzu,ladybug,gestaltdb"
         )]
         engines: Vec<String>,
+        /// The files peers load: parquet or csv.
+        #[arg(long, default_value = "parquet")]
+        format: String,
         /// Repetitions of each workload (medians and p95 over these).
         #[arg(long, default_value_t = 5)]
         reps: usize,
@@ -91,6 +94,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             nodes,
             edges,
             sf,
+            format,
             engines,
             reps,
             out,
@@ -113,6 +117,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             };
             let opts = CompareOptions {
                 engines: engines.clone(),
+                format,
                 reps,
                 work: work.clone(),
                 venv: venv.unwrap_or_else(|| home_cache("venv")),

@@ -62,6 +62,7 @@ pub fn run(
     engine: &str,
     g: &dyn Generator,
     data: &Path,
+    format: &str,
     cases: &[Case],
     typed: &[&str],
     filter: (&str, i64),
@@ -71,6 +72,7 @@ pub fn run(
     std::fs::write(&script, PEER_SCRIPT).map_err(|e| e.to_string())?;
     let job = json!({
         "engine": engine,
+        "format": format,
         "dir": data,
         "tmp": data,
         "nodes": g.nodes(),
@@ -116,7 +118,10 @@ pub fn run(
                 .unwrap_or_default(),
             peak_rss_mb: f("peak_rss_mb"),
             disk_mb: f("disk_mb"),
-            note: v["missing"].as_str().map(String::from),
+            note: v["missing"]
+                .as_str()
+                .or(v["note"].as_str())
+                .map(String::from),
         });
     }
     let st = child.wait().map_err(|e| e.to_string())?;
