@@ -104,6 +104,7 @@ class Cypher:
             "typed_path2": lambda: self.per_seed(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->()-[:{t[1]}]->() RETURN count(*)"),
             "typed_path3": lambda: self.per_seed(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->()-[:{t[1]}]->()-[:{t[2]}]->() RETURN count(*)"),
             "count_paths3": lambda: self.per_seed("MATCH (a:Node {id: $id})-[*3..3]->(b) RETURN count(*)"),
+            "count_trails3": lambda: self.per_seed("MATCH (a:Node {id: $id})-[* TRAIL 3..3]->(b) RETURN count(*)"),
             "shortest_path": lambda: sum(
                 self.one("MATCH p = (a:Node {id: $a})-[* SHORTEST 1..30]->(b:Node {id: $b}) RETURN length(p)", {"a": a, "b": b}) or 0
                 for a, b in zip(self.seeds, self.seeds[1:] + self.seeds[:1])

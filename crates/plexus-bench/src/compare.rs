@@ -93,6 +93,7 @@ pub fn suite(graph: &str, nodes: u64, edges: Option<u64>) -> Result<Vec<Part>, S
                     "reach3",
                     "typed_path2",
                     "count_paths3",
+                    "count_trails3",
                     "shortest_path",
                     "lookup",
                     "filter_count",

@@ -50,7 +50,7 @@ pub fn load(
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect();
-            t.create_node(Some(&r.id), &[r.label], &props)?;
+            t.create_node(Some(&r.id), r.labels, &props)?;
         }
         t.commit()?;
         i += BATCH;
@@ -156,10 +156,15 @@ pub fn run(
                 total += algo::count_paths(&v, s, &hops, PathSemantics::Walk)?;
             }
         }
-        "count_paths3" => {
+        "count_paths3" | "count_trails3" => {
             let hops = vec![Hop::new(out); 3];
+            let sem = if case.kind == "count_paths3" {
+                PathSemantics::Walk
+            } else {
+                PathSemantics::Trail
+            };
             for s in seeds {
-                total += algo::count_paths(&v, s, &hops, PathSemantics::Walk)?;
+                total += algo::count_paths(&v, s, &hops, sem)?;
             }
         }
         "shortest_path" => {

@@ -11,7 +11,8 @@ pub type Column = (&'static str, &'static str);
 
 pub struct NodeRow {
     pub id: String,
-    pub label: &'static str,
+    /// The first label is the node's kind (written to the files for peers).
+    pub labels: &'static [&'static str],
     pub props: Vec<(&'static str, Value)>,
 }
 
@@ -68,7 +69,7 @@ impl Generator for Gestalt {
     fn node(&self, i: u64) -> NodeRow {
         NodeRow {
             id: format!("n{i}"),
-            label: "Node",
+            labels: &["Node"],
             props: vec![("grp", Value::Int((i % 128) as i64))],
         }
     }
@@ -148,10 +149,10 @@ impl Generator for Skewed {
     }
     fn node(&self, i: u64) -> NodeRow {
         let mut r = self.rng(1, i);
-        let label = ["L0", "L1", "L2"][r.below(3)];
+        let labels: &[&str] = [&["L0"], &["L1"], &["L2"]][r.below(3)];
         NodeRow {
             id: format!("v{i}"),
-            label,
+            labels,
             props: vec![
                 ("grp", Value::Int(r.below(100) as i64)),
                 ("kind", Value::from(KINDS[r.below(8)])),
@@ -232,7 +233,13 @@ pub fn write_csv(g: &dyn Generator, dir: &Path) -> std::io::Result<()> {
     writeln!(nodes, "id,label,{}", names.join(","))?;
     for i in 0..g.nodes() {
         let r = g.node(i);
-        writeln!(nodes, "{},{},{}", r.id, r.label, cells(&ncols, &r.props))?;
+        writeln!(
+            nodes,
+            "{},{},{}",
+            r.id,
+            r.labels[0],
+            cells(&ncols, &r.props)
+        )?;
     }
     nodes.flush()?;
     let ecols: Vec<&str> = g.edge_props().iter().map(|c| c.0).collect();
@@ -390,7 +397,7 @@ pub fn write_parquet(g: &dyn Generator, dir: &Path) -> Result<(), Box<dyn std::e
     )?;
     for i in 0..g.nodes() {
         let r = g.node(i);
-        nodes.push(&[&r.id, r.label], &r.props)?;
+        nodes.push(&[&r.id, r.labels[0]], &r.props)?;
     }
     nodes.close()?;
     let mut tables = Vec::new();

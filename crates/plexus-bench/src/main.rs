@@ -137,7 +137,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
                 let title = format!("Plexus speed-up over the best peer ({started})");
                 std::fs::write(
                     out.with_extension("md"),
-                    format!("Run at {started}.\n\n{table}"),
+                    format!("Run at {started} on {}.\n\n{table}", machine()),
                 )?;
                 std::fs::write(out.with_extension("svg"), report::svg(&rows, &title))?;
             }
@@ -164,6 +164,31 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             out,
         } => insert_over_time(nodes, &backend, durable, out),
     }
+}
+
+/// Cores, memory and processor of this machine, from /proc.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let mem_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .next()
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1048576.0);
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown processor".into());
+    format!("{cores} cores, {mem_gib:.0} GiB, {cpu}")
 }
 
 /// UTC date and time from the system clock, without a date crate.

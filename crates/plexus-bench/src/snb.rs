@@ -33,17 +33,26 @@ const LAST: [&str; 10] = [
 const BROWSERS: [&str; 4] = ["Firefox", "Chrome", "Safari", "Opera"];
 const LANGS: [&str; 5] = ["en", "es", "zh", "de", "pt"];
 
-/// The node kinds, in id-range order.
-const KINDS: [&str; 8] = [
-    "Person",
-    "Organisation",
-    "Place",
-    "TagClass",
-    "Tag",
-    "Forum",
-    "Post",
-    "Comment",
+/// Labels of each kind (organisations and places get a second label of
+/// their own kind below); posts and comments are both `Message`s.
+static LABELS: [[&str; 1]; 8] = [
+    ["Person"],
+    ["Organisation"],
+    ["Place"],
+    ["TagClass"],
+    ["Tag"],
+    ["Forum"],
+    ["Post"],
+    ["Comment"],
 ];
+const POST_LABELS: [&str; 2] = ["Post", "Message"];
+const COMMENT_LABELS: [&str; 2] = ["Comment", "Message"];
+
+fn c_offset(g: &Snb) -> u64 {
+    g.counts[6]
+}
+
+/// Id prefixes of the node kinds, in id-range order.
 const PREFIX: [&str; 8] = ["p", "o", "pl", "tc", "t", "f", "m", "c"];
 
 /// Relationship kinds, in edge-range order: (type, how many per source).
@@ -208,8 +217,10 @@ impl Generator for Snb {
     fn node(&self, i: u64) -> NodeRow {
         let (k, j) = Self::kind_of(&self.counts, i);
         let mut r = Self::rng(self.seed, 20 + k as u64, j);
-        let mut label = KINDS[k];
-        let props = match k {
+        let mut labels: &'static [&'static str] = &LABELS[k];
+        // LDBC's numeric ids; posts and comments share the Message id space.
+        let ldbc_id = if k == 7 { c_offset(self) + j } else { j };
+        let mut props = match k {
             0 => {
                 let created = self.created(j);
                 vec![
@@ -242,19 +253,23 @@ impl Generator for Snb {
                 ]
             }
             1 => {
-                label = if j % 2 == 0 { "University" } else { "Company" };
+                labels = if j % 2 == 0 {
+                    &["Organisation", "University"]
+                } else {
+                    &["Organisation", "Company"]
+                };
                 vec![
                     ("name", Value::String(format!("org{j}"))),
                     ("url", Value::String(format!("http://org{j}.example"))),
                 ]
             }
             2 => {
-                label = if j < CITIES {
-                    "City"
+                labels = if j < CITIES {
+                    &["Place", "City"]
                 } else if j < CITIES + COUNTRIES {
-                    "Country"
+                    &["Place", "Country"]
                 } else {
-                    "Continent"
+                    &["Place", "Continent"]
                 };
                 vec![
                     ("name", Value::String(format!("place{j}"))),
@@ -277,6 +292,7 @@ impl Generator for Snb {
                 ]
             }
             6 => {
+                labels = &POST_LABELS;
                 let len = r.below(200) as i64;
                 vec![
                     ("creationDate", Value::Int(self.post_date(j))),
@@ -289,6 +305,7 @@ impl Generator for Snb {
                 ]
             }
             _ => {
+                labels = &COMMENT_LABELS;
                 let len = r.below(100) as i64;
                 let date =
                     self.post_date(self.comment_post(j)) + (r.unit() * DAY as f64) as i64 + 1;
@@ -301,9 +318,10 @@ impl Generator for Snb {
                 ]
             }
         };
+        props.insert(0, ("id", Value::Int(ldbc_id as i64)));
         NodeRow {
             id: Self::id(k, j),
-            label,
+            labels,
             props,
         }
     }
