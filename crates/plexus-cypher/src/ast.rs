@@ -1,0 +1,332 @@
+//! The syntax tree of a Cypher query. Every node keeps its source span so
+//! that later stages (binder, planner) report errors at the right place.
+
+use crate::error::Span;
+
+/// A whole statement: one or more single queries joined by UNION.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    pub first: SingleQuery,
+    /// `(all, query)` for each `UNION [ALL] query` that follows.
+    pub unions: Vec<(bool, SingleQuery)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SingleQuery {
+    pub clauses: Vec<Clause>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Clause {
+    Match {
+        optional: bool,
+        patterns: Vec<PathPattern>,
+        where_: Option<Expr>,
+        span: Span,
+    },
+    Unwind {
+        expr: Expr,
+        alias: String,
+        span: Span,
+    },
+    Create {
+        patterns: Vec<PathPattern>,
+        span: Span,
+    },
+    Merge {
+        pattern: PathPattern,
+        on_create: Vec<SetItem>,
+        on_match: Vec<SetItem>,
+        span: Span,
+    },
+    Set {
+        items: Vec<SetItem>,
+        span: Span,
+    },
+    Remove {
+        items: Vec<RemoveItem>,
+        span: Span,
+    },
+    Delete {
+        detach: bool,
+        exprs: Vec<Expr>,
+        span: Span,
+    },
+    With(Projection),
+    Return(Projection),
+    Call {
+        procedure: String,
+        args: Option<Vec<Expr>>,
+        yields: Option<Yield>,
+        span: Span,
+    },
+    Subquery {
+        query: Box<Query>,
+        span: Span,
+    },
+    Foreach {
+        var: String,
+        list: Expr,
+        clauses: Vec<Clause>,
+        span: Span,
+    },
+}
+
+impl Clause {
+    pub fn span(&self) -> Span {
+        match self {
+            Clause::Match { span, .. }
+            | Clause::Unwind { span, .. }
+            | Clause::Create { span, .. }
+            | Clause::Merge { span, .. }
+            | Clause::Set { span, .. }
+            | Clause::Remove { span, .. }
+            | Clause::Delete { span, .. }
+            | Clause::Call { span, .. }
+            | Clause::Subquery { span, .. }
+            | Clause::Foreach { span, .. } => *span,
+            Clause::With(p) | Clause::Return(p) => p.span,
+        }
+    }
+}
+
+/// `YIELD *` or `YIELD a, b AS c [WHERE …]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Yield {
+    pub star: bool,
+    pub items: Vec<(String, Option<String>)>,
+    pub where_: Option<Expr>,
+}
+
+/// The body of WITH and RETURN.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projection {
+    pub distinct: bool,
+    pub star: bool,
+    pub items: Vec<ProjectionItem>,
+    pub order_by: Vec<SortItem>,
+    pub skip: Option<Expr>,
+    pub limit: Option<Expr>,
+    /// WITH … WHERE.
+    pub where_: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectionItem {
+    pub expr: Expr,
+    pub alias: Option<String>,
+    /// The expression as written: the column name when there is no alias.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortItem {
+    pub expr: Expr,
+    pub descending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetItem {
+    /// `n.p = v` (the target may be any property expression).
+    Property { target: Expr, value: Expr },
+    /// `n = {map}` or `n += {map}`.
+    Replace {
+        var: String,
+        value: Expr,
+        merge: bool,
+    },
+    /// `n:A:B`.
+    Labels { var: String, labels: Vec<String> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemoveItem {
+    Property(Expr),
+    Labels { var: String, labels: Vec<String> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    Normal,
+    Shortest,
+    AllShortest,
+}
+
+/// `[p =] [shortestPath(] (a)-[r]->(b)… [)]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathPattern {
+    pub var: Option<String>,
+    pub kind: PathKind,
+    pub element: PatternElement,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatternElement {
+    pub start: NodePattern,
+    pub chain: Vec<(RelPattern, NodePattern)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodePattern {
+    pub var: Option<String>,
+    pub labels: Option<LabelExpr>,
+    pub props: Option<Box<Expr>>,
+    pub where_: Option<Box<Expr>>,
+    pub span: Span,
+}
+
+/// Label (or relationship type) expressions: `:A:B` is `And`, `:A|B` is
+/// `Or`, `:!A` is `Not`, `:%` any label.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LabelExpr {
+    Name(String),
+    And(Vec<LabelExpr>),
+    Or(Vec<LabelExpr>),
+    Not(Box<LabelExpr>),
+    Any,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelDirection {
+    /// `-[]->`
+    Right,
+    /// `<-[]-`
+    Left,
+    /// `-[]-` (or `<-[]->`)
+    Either,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelPattern {
+    pub var: Option<String>,
+    pub types: Option<LabelExpr>,
+    pub direction: RelDirection,
+    /// `*`, `*2`, `*1..3`, `*..3`, `*2..`: `Some((min, max))`.
+    pub length: Option<(Option<u64>, Option<u64>)>,
+    pub props: Option<Box<Expr>>,
+    pub where_: Option<Box<Expr>>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Or,
+    Xor,
+    And,
+    Eq,
+    Neq,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    RegexMatch,
+    In,
+    StartsWith,
+    EndsWith,
+    Contains,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Pow,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    Not,
+    Neg,
+    Plus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantifier {
+    All,
+    Any,
+    None,
+    Single,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum MapProjectionItem {
+    /// `.name`
+    Property(String),
+    /// `.*`
+    AllProperties,
+    /// `key: expr`
+    Literal(String, Expr),
+    /// `var` (the variable's value under its own name)
+    Variable(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(String),
+    Param(String),
+    Var(String),
+    List(Vec<Expr>),
+    Map(Vec<(String, Expr)>),
+    Property(Box<Expr>, String),
+    Index(Box<Expr>, Box<Expr>),
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    HasLabels(Box<Expr>, LabelExpr),
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        else_: Option<Box<Expr>>,
+    },
+    Call {
+        name: String,
+        distinct: bool,
+        args: Vec<Expr>,
+    },
+    CountStar,
+    ListComprehension {
+        var: String,
+        list: Box<Expr>,
+        filter: Option<Box<Expr>>,
+        map: Option<Box<Expr>>,
+    },
+    PatternComprehension {
+        var: Option<String>,
+        pattern: PatternElement,
+        filter: Option<Box<Expr>>,
+        map: Box<Expr>,
+    },
+    Quantified {
+        q: Quantifier,
+        var: String,
+        list: Box<Expr>,
+        filter: Option<Box<Expr>>,
+    },
+    Reduce {
+        acc: String,
+        init: Box<Expr>,
+        var: String,
+        list: Box<Expr>,
+        expr: Box<Expr>,
+    },
+    /// A pattern used as a predicate: `WHERE (a)-->(b)`.
+    Pattern(PatternElement),
+    Exists(Box<Query>),
+    CountSubquery(Box<Query>),
+    MapProjection(Box<Expr>, Vec<MapProjectionItem>),
+}

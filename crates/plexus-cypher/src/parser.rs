@@ -1,0 +1,1602 @@
+//! Recursive descent over the token list, with precedence climbing for
+//! expressions. Backtracking is cheap (an index into the tokens) and is used
+//! where Cypher's grammar needs look-ahead: `(a)-->(b)` as an expression,
+//! pattern comprehensions, function names with namespaces.
+
+use crate::ast::*;
+use crate::error::{ParseError, Span};
+use crate::lexer::{lex, Spanned, Tok};
+
+/// Parses one statement.
+pub fn parse(src: &str) -> Result<Query, ParseError> {
+    let toks = lex(src)?;
+    let mut p = Parser { src, toks, pos: 0 };
+    let q = p.query()?;
+    p.eat(&Tok::Semi);
+    if let Some(t) = p.peek() {
+        return Err(p.error_at(
+            t.span,
+            "UnexpectedSyntax",
+            format!("unexpected {} after the end of the query", describe(&t.tok)),
+            "a statement ends here; run one statement at a time",
+        ));
+    }
+    Ok(q)
+}
+
+/// Parses a standalone expression (used by tools and tests).
+pub fn parse_expression(src: &str) -> Result<Expr, ParseError> {
+    let toks = lex(src)?;
+    let mut p = Parser { src, toks, pos: 0 };
+    let e = p.expr()?;
+    if let Some(t) = p.peek() {
+        return Err(p.error_at(
+            t.span,
+            "UnexpectedSyntax",
+            format!("unexpected {} after the expression", describe(&t.tok)),
+            "",
+        ));
+    }
+    Ok(e)
+}
+
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Ident(s) => format!("'{s}'"),
+        Tok::Quoted(s) => format!("`{s}`"),
+        Tok::Param(s) => format!("parameter ${s}"),
+        Tok::Int(s) | Tok::HexInt(s) | Tok::OctInt(s) | Tok::Float(s) => format!("number {s}"),
+        Tok::Str(s) => format!("string {s}"),
+        other => format!("'{}'", symbol(other)),
+    }
+}
+
+fn symbol(t: &Tok) -> &'static str {
+    match t {
+        Tok::LParen => "(",
+        Tok::RParen => ")",
+        Tok::LBracket => "[",
+        Tok::RBracket => "]",
+        Tok::LBrace => "{",
+        Tok::RBrace => "}",
+        Tok::Comma => ",",
+        Tok::Dot => ".",
+        Tok::DotDot => "..",
+        Tok::Colon => ":",
+        Tok::Semi => ";",
+        Tok::Pipe => "|",
+        Tok::Amp => "&",
+        Tok::Bang => "!",
+        Tok::Percent => "%",
+        Tok::Plus => "+",
+        Tok::PlusEq => "+=",
+        Tok::Minus => "-",
+        Tok::Star => "*",
+        Tok::Slash => "/",
+        Tok::Caret => "^",
+        Tok::Eq => "=",
+        Tok::Neq => "<>",
+        Tok::BangEq => "!=",
+        Tok::Lt => "<",
+        Tok::Gt => ">",
+        Tok::Le => "<=",
+        Tok::Ge => ">=",
+        Tok::RegexMatch => "=~",
+        _ => "token",
+    }
+}
+
+/// Words that end an expression or start a clause; they cannot be bare variable names.
+const RESERVED: &[&str] = &[
+    "MATCH",
+    "OPTIONAL",
+    "WHERE",
+    "RETURN",
+    "WITH",
+    "UNWIND",
+    "CREATE",
+    "MERGE",
+    "SET",
+    "REMOVE",
+    "DELETE",
+    "DETACH",
+    "ORDER",
+    "BY",
+    "SKIP",
+    "LIMIT",
+    "UNION",
+    "AS",
+    "AND",
+    "OR",
+    "XOR",
+    "NOT",
+    "IN",
+    "IS",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "STARTS",
+    "ENDS",
+    "CONTAINS",
+    "DISTINCT",
+    "CALL",
+    "YIELD",
+    "FOREACH",
+    "ON",
+    "ASC",
+    "DESC",
+    "ASCENDING",
+    "DESCENDING",
+];
+
+struct Parser<'a> {
+    src: &'a str,
+    toks: Vec<Spanned>,
+    pos: usize,
+}
+
+type R<T> = Result<T, ParseError>;
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&Spanned> {
+        self.toks.get(self.pos)
+    }
+
+    fn peek_tok(&self, ahead: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + ahead).map(|t| &t.tok)
+    }
+
+    fn here(&self) -> Span {
+        match self.peek() {
+            Some(t) => t.span,
+            None => Span {
+                start: self.src.len(),
+                end: self.src.len(),
+            },
+        }
+    }
+
+    fn prev_end(&self) -> usize {
+        self.pos
+            .checked_sub(1)
+            .and_then(|i| self.toks.get(i))
+            .map_or(0, |t| t.span.end)
+    }
+
+    fn span_from(&self, start: usize) -> Span {
+        Span {
+            start,
+            end: self.prev_end().max(start),
+        }
+    }
+
+    fn bump(&mut self) -> Option<Spanned> {
+        let t = self.toks.get(self.pos).cloned();
+        if t.is_some() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn at(&self, t: &Tok) -> bool {
+        self.peek_tok(0) == Some(t)
+    }
+
+    fn eat(&mut self, t: &Tok) -> bool {
+        if self.at(t) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn error_at(
+        &self,
+        span: Span,
+        code: &'static str,
+        msg: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> ParseError {
+        ParseError::new(self.src, span, code, msg, hint)
+    }
+
+    fn unexpected(&self, expected: &str) -> ParseError {
+        let found = self
+            .peek()
+            .map_or("the end of the query".to_string(), |t| describe(&t.tok));
+        self.error_at(
+            self.here(),
+            "UnexpectedSyntax",
+            format!("expected {expected}, found {found}"),
+            "",
+        )
+    }
+
+    fn expect(&mut self, t: &Tok) -> R<Span> {
+        if self.at(t) {
+            Ok(self.bump().expect("checked").span)
+        } else {
+            Err(self.unexpected(&format!("'{}'", symbol(t))))
+        }
+    }
+
+    fn is_kw_at(&self, ahead: usize, kw: &str) -> bool {
+        matches!(self.peek_tok(ahead), Some(Tok::Ident(s)) if s.eq_ignore_ascii_case(kw))
+    }
+
+    fn is_kw(&self, kw: &str) -> bool {
+        self.is_kw_at(0, kw)
+    }
+
+    fn eat_kw(&mut self, kw: &str) -> bool {
+        if self.is_kw(kw) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_kw(&mut self, kw: &str) -> R<()> {
+        if self.eat_kw(kw) {
+            Ok(())
+        } else {
+            Err(self.unexpected(kw))
+        }
+    }
+
+    /// A name: an identifier (keywords allowed) or a backtick-quoted name.
+    fn name(&mut self) -> R<String> {
+        match self.peek_tok(0) {
+            Some(Tok::Ident(s)) | Some(Tok::Quoted(s)) => {
+                let s = s.clone();
+                self.pos += 1;
+                Ok(s)
+            }
+            _ => Err(self.unexpected("a name")),
+        }
+    }
+
+    /// A variable name: not a reserved word unless quoted.
+    fn is_variable_start(&self) -> bool {
+        match self.peek_tok(0) {
+            Some(Tok::Quoted(_)) => true,
+            Some(Tok::Ident(s)) => !RESERVED.iter().any(|k| s.eq_ignore_ascii_case(k)),
+            _ => false,
+        }
+    }
+
+    fn variable(&mut self) -> R<String> {
+        if self.is_variable_start() {
+            self.name()
+        } else {
+            Err(self.unexpected("a variable name"))
+        }
+    }
+
+    // ---- statements and clauses ----
+
+    fn query(&mut self) -> R<Query> {
+        let start = self.here().start;
+        let first = self.single_query()?;
+        let mut unions = Vec::new();
+        while self.eat_kw("UNION") {
+            let all = self.eat_kw("ALL");
+            unions.push((all, self.single_query()?));
+        }
+        Ok(Query {
+            first,
+            unions,
+            span: self.span_from(start),
+        })
+    }
+
+    fn single_query(&mut self) -> R<SingleQuery> {
+        let start = self.here().start;
+        let mut clauses = Vec::new();
+        while let Some(t) = self.peek() {
+            if matches!(t.tok, Tok::Semi | Tok::RBrace) || self.is_kw("UNION") {
+                break;
+            }
+            clauses.push(self.clause()?);
+        }
+        if clauses.is_empty() {
+            return Err(self.unexpected("a clause such as MATCH, CREATE or RETURN"));
+        }
+        Ok(SingleQuery {
+            clauses,
+            span: self.span_from(start),
+        })
+    }
+
+    fn clause(&mut self) -> R<Clause> {
+        let start = self.here().start;
+        if self.eat_kw("OPTIONAL") {
+            self.expect_kw("MATCH")?;
+            return self.match_rest(true, start);
+        }
+        if self.eat_kw("MATCH") {
+            return self.match_rest(false, start);
+        }
+        if self.eat_kw("UNWIND") {
+            let expr = self.expr()?;
+            self.expect_kw("AS")?;
+            let alias = self.variable()?;
+            return Ok(Clause::Unwind {
+                expr,
+                alias,
+                span: self.span_from(start),
+            });
+        }
+        if self.eat_kw("CREATE") {
+            let patterns = self.patterns()?;
+            return Ok(Clause::Create {
+                patterns,
+                span: self.span_from(start),
+            });
+        }
+        if self.eat_kw("MERGE") {
+            let pattern = self.path_pattern()?;
+            let (mut on_create, mut on_match) = (Vec::new(), Vec::new());
+            while self.is_kw("ON") {
+                self.pos += 1;
+                if self.eat_kw("CREATE") {
+                    self.expect_kw("SET")?;
+                    on_create.extend(self.set_items()?);
+                } else if self.eat_kw("MATCH") {
+                    self.expect_kw("SET")?;
+                    on_match.extend(self.set_items()?);
+                } else {
+                    return Err(self.unexpected("CREATE or MATCH after ON"));
+                }
+            }
+            return Ok(Clause::Merge {
+                pattern,
+                on_create,
+                on_match,
+                span: self.span_from(start),
+            });
+        }
+        if self.eat_kw("SET") {
+            let items = self.set_items()?;
+            return Ok(Clause::Set {
+                items,
+                span: self.span_from(start),
+            });
+        }
+        if self.eat_kw("REMOVE") {
+            let mut items = Vec::new();
+            loop {
+                let e = self.postfix_expr()?;
+                items.push(match e.kind {
+                    ExprKind::Property(..) => RemoveItem::Property(e),
+                    ExprKind::HasLabels(base, labels) => match (base.kind, label_names(&labels)) {
+                        (ExprKind::Var(var), Some(labels)) => RemoveItem::Labels { var, labels },
+                        _ => {
+                            return Err(self.error_at(
+                                e.span,
+                                "InvalidSyntax",
+                                "REMOVE takes a property or labels of a variable",
+                                "write REMOVE n.prop or REMOVE n:Label",
+                            ))
+                        }
+                    },
+                    _ => {
+                        return Err(self.error_at(
+                            e.span,
+                            "InvalidSyntax",
+                            "REMOVE takes a property or labels of a variable",
+                            "write REMOVE n.prop or REMOVE n:Label",
+                        ))
+                    }
+                });
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+            return Ok(Clause::Remove {
+                items,
+                span: self.span_from(start),
+            });
+        }
+        let detach = self.eat_kw("DETACH");
+        if self.eat_kw("DELETE")
+            || (!detach && self.eat_kw("NODETACH") && {
+                self.expect_kw("DELETE")?;
+                true
+            })
+        {
+            let mut exprs = vec![self.expr()?];
+            while self.eat(&Tok::Comma) {
+                exprs.push(self.expr()?);
+            }
+            return Ok(Clause::Delete {
+                detach,
+                exprs,
+                span: self.span_from(start),
+            });
+        }
+        if detach {
+            return Err(self.unexpected("DELETE after DETACH"));
+        }
+        if self.eat_kw("WITH") {
+            let mut p = self.projection(start)?;
+            if self.eat_kw("WHERE") {
+                p.where_ = Some(self.expr()?);
+            }
+            p.span = self.span_from(start);
+            return Ok(Clause::With(p));
+        }
+        if self.eat_kw("RETURN") {
+            return Ok(Clause::Return(self.projection(start)?));
+        }
+        if self.eat_kw("CALL") {
+            return self.call_rest(start);
+        }
+        if self.eat_kw("FOREACH") {
+            self.expect(&Tok::LParen)?;
+            let var = self.variable()?;
+            self.expect_kw("IN")?;
+            let list = self.expr()?;
+            self.expect(&Tok::Pipe)?;
+            let mut clauses = Vec::new();
+            while !self.at(&Tok::RParen) {
+                if self.peek().is_none() {
+                    return Err(self.unexpected("')' closing FOREACH"));
+                }
+                clauses.push(self.clause()?);
+            }
+            self.expect(&Tok::RParen)?;
+            return Ok(Clause::Foreach {
+                var,
+                list,
+                clauses,
+                span: self.span_from(start),
+            });
+        }
+        Err(self.unexpected("a clause such as MATCH, CREATE, WITH or RETURN"))
+    }
+
+    fn match_rest(&mut self, optional: bool, start: usize) -> R<Clause> {
+        let patterns = self.patterns()?;
+        let where_ = if self.eat_kw("WHERE") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        Ok(Clause::Match {
+            optional,
+            patterns,
+            where_,
+            span: self.span_from(start),
+        })
+    }
+
+    fn call_rest(&mut self, start: usize) -> R<Clause> {
+        if self.eat(&Tok::LBrace) {
+            let query = self.query()?;
+            self.expect(&Tok::RBrace)?;
+            return Ok(Clause::Subquery {
+                query: Box::new(query),
+                span: self.span_from(start),
+            });
+        }
+        let mut procedure = self.name()?;
+        while self.eat(&Tok::Dot) {
+            procedure.push('.');
+            procedure.push_str(&self.name()?);
+        }
+        let args = if self.eat(&Tok::LParen) {
+            let mut args = Vec::new();
+            if !self.at(&Tok::RParen) {
+                args.push(self.expr()?);
+                while self.eat(&Tok::Comma) {
+                    args.push(self.expr()?);
+                }
+            }
+            self.expect(&Tok::RParen)?;
+            Some(args)
+        } else {
+            None
+        };
+        let yields = if self.eat_kw("YIELD") {
+            if self.eat(&Tok::Star) {
+                Some(Yield {
+                    star: true,
+                    items: vec![],
+                    where_: None,
+                })
+            } else {
+                let mut items = Vec::new();
+                loop {
+                    let n = self.name()?;
+                    let alias = if self.eat_kw("AS") {
+                        Some(self.variable()?)
+                    } else {
+                        None
+                    };
+                    items.push((n, alias));
+                    if !self.eat(&Tok::Comma) {
+                        break;
+                    }
+                }
+                let where_ = if self.eat_kw("WHERE") {
+                    Some(self.expr()?)
+                } else {
+                    None
+                };
+                Some(Yield {
+                    star: false,
+                    items,
+                    where_,
+                })
+            }
+        } else {
+            None
+        };
+        Ok(Clause::Call {
+            procedure,
+            args,
+            yields,
+            span: self.span_from(start),
+        })
+    }
+
+    fn projection(&mut self, start: usize) -> R<Projection> {
+        let distinct = self.eat_kw("DISTINCT");
+        let mut star = false;
+        let mut items = Vec::new();
+        if self.eat(&Tok::Star) {
+            star = true;
+        }
+        if !star || self.eat(&Tok::Comma) {
+            loop {
+                let from = self.here().start;
+                let expr = self.expr()?;
+                let text = self.src[from..self.prev_end()].to_string();
+                let alias = if self.eat_kw("AS") {
+                    Some(self.variable()?)
+                } else {
+                    None
+                };
+                items.push(ProjectionItem { expr, alias, text });
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        let mut order_by = Vec::new();
+        if self.eat_kw("ORDER") {
+            self.expect_kw("BY")?;
+            loop {
+                let expr = self.expr()?;
+                let descending = if self.eat_kw("DESC") || self.eat_kw("DESCENDING") {
+                    true
+                } else {
+                    let _ = self.eat_kw("ASC") || self.eat_kw("ASCENDING");
+                    false
+                };
+                order_by.push(SortItem { expr, descending });
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        let skip = if self.eat_kw("SKIP") || self.eat_kw("OFFSET") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        let limit = if self.eat_kw("LIMIT") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        Ok(Projection {
+            distinct,
+            star,
+            items,
+            order_by,
+            skip,
+            limit,
+            where_: None,
+            span: self.span_from(start),
+        })
+    }
+
+    fn set_items(&mut self) -> R<Vec<SetItem>> {
+        let mut items = Vec::new();
+        loop {
+            let target = self.postfix_expr()?;
+            let item = match (&target.kind, self.peek_tok(0)) {
+                (ExprKind::Var(v), Some(Tok::Eq)) => {
+                    let var = v.clone();
+                    self.pos += 1;
+                    SetItem::Replace {
+                        var,
+                        value: self.expr()?,
+                        merge: false,
+                    }
+                }
+                (ExprKind::Var(v), Some(Tok::PlusEq)) => {
+                    let var = v.clone();
+                    self.pos += 1;
+                    SetItem::Replace {
+                        var,
+                        value: self.expr()?,
+                        merge: true,
+                    }
+                }
+                (ExprKind::Property(..), Some(Tok::Eq)) => {
+                    self.pos += 1;
+                    SetItem::Property {
+                        target,
+                        value: self.expr()?,
+                    }
+                }
+                (ExprKind::HasLabels(base, labels), _) => match (&base.kind, label_names(labels)) {
+                    (ExprKind::Var(var), Some(labels)) => SetItem::Labels {
+                        var: var.clone(),
+                        labels,
+                    },
+                    _ => {
+                        return Err(self.error_at(
+                            target.span,
+                            "InvalidSyntax",
+                            "labels can only be set on a variable",
+                            "write SET n:Label",
+                        ))
+                    }
+                },
+                _ => {
+                    return Err(self.error_at(
+                        target.span,
+                        "InvalidSyntax",
+                        "SET expects n.prop = value, n = map, n += map or n:Label",
+                        "",
+                    ))
+                }
+            };
+            items.push(item);
+            if !self.eat(&Tok::Comma) {
+                break;
+            }
+        }
+        Ok(items)
+    }
+
+    // ---- patterns ----
+
+    fn patterns(&mut self) -> R<Vec<PathPattern>> {
+        let mut v = vec![self.path_pattern()?];
+        while self.eat(&Tok::Comma) {
+            v.push(self.path_pattern()?);
+        }
+        Ok(v)
+    }
+
+    fn path_pattern(&mut self) -> R<PathPattern> {
+        let start = self.here().start;
+        let var = if self.is_variable_start() && self.peek_tok(1) == Some(&Tok::Eq) {
+            let v = self.variable()?;
+            self.pos += 1;
+            Some(v)
+        } else {
+            None
+        };
+        let kind = if self.is_kw("shortestPath") && self.peek_tok(1) == Some(&Tok::LParen) {
+            PathKind::Shortest
+        } else if self.is_kw("allShortestPaths") && self.peek_tok(1) == Some(&Tok::LParen) {
+            PathKind::AllShortest
+        } else {
+            PathKind::Normal
+        };
+        let element = if kind == PathKind::Normal {
+            self.pattern_element()?
+        } else {
+            self.pos += 2;
+            let e = self.pattern_element()?;
+            self.expect(&Tok::RParen)?;
+            e
+        };
+        Ok(PathPattern {
+            var,
+            kind,
+            element,
+            span: self.span_from(start),
+        })
+    }
+
+    fn pattern_element(&mut self) -> R<PatternElement> {
+        let start_pos = self.here().start;
+        if self.at(&Tok::LParen) && self.peek_tok(1) == Some(&Tok::LParen) {
+            // A parenthesised pattern element: ((a)-->(b))
+            self.pos += 1;
+            let e = self.pattern_element()?;
+            self.expect(&Tok::RParen)?;
+            return Ok(e);
+        }
+        let start = self.node_pattern()?;
+        let mut chain = Vec::new();
+        while self.at(&Tok::Minus) || (self.at(&Tok::Lt) && self.peek_tok(1) == Some(&Tok::Minus)) {
+            let rel = self.rel_pattern()?;
+            let node = self.node_pattern()?;
+            chain.push((rel, node));
+        }
+        Ok(PatternElement {
+            start,
+            chain,
+            span: self.span_from(start_pos),
+        })
+    }
+
+    fn node_pattern(&mut self) -> R<NodePattern> {
+        let start = self.expect(&Tok::LParen)?.start;
+        let var = if self.is_variable_start() {
+            Some(self.variable()?)
+        } else {
+            None
+        };
+        let labels = if self.at(&Tok::Colon) {
+            Some(self.label_expr()?)
+        } else {
+            None
+        };
+        let props = self.pattern_props()?;
+        let where_ = if self.eat_kw("WHERE") {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
+        if !self.at(&Tok::RParen) {
+            return Err(self.unexpected("')' closing the node pattern"));
+        }
+        self.pos += 1;
+        Ok(NodePattern {
+            var,
+            labels,
+            props,
+            where_,
+            span: self.span_from(start),
+        })
+    }
+
+    fn pattern_props(&mut self) -> R<Option<Box<Expr>>> {
+        if self.at(&Tok::LBrace) {
+            Ok(Some(Box::new(self.map_literal()?)))
+        } else if let Some(Tok::Param(p)) = self.peek_tok(0) {
+            let p = p.clone();
+            let span = self.bump().expect("checked").span;
+            Ok(Some(Box::new(Expr {
+                kind: ExprKind::Param(p),
+                span,
+            })))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// After ':' — `:A:B`, `:A|B`, `:A&B`, `:!A`, `:%`, `:(A|B)`.
+    fn label_expr(&mut self) -> R<LabelExpr> {
+        let mut conj = Vec::new();
+        while self.eat(&Tok::Colon) {
+            conj.push(self.label_or()?);
+        }
+        Ok(if conj.len() == 1 {
+            conj.pop().expect("one")
+        } else {
+            LabelExpr::And(conj)
+        })
+    }
+
+    fn label_or(&mut self) -> R<LabelExpr> {
+        let mut alts = vec![self.label_and()?];
+        while self.eat(&Tok::Pipe) {
+            self.eat(&Tok::Colon); // legacy `:A|:B`
+            alts.push(self.label_and()?);
+        }
+        Ok(if alts.len() == 1 {
+            alts.pop().expect("one")
+        } else {
+            LabelExpr::Or(alts)
+        })
+    }
+
+    fn label_and(&mut self) -> R<LabelExpr> {
+        let mut all = vec![self.label_not()?];
+        while self.eat(&Tok::Amp) {
+            all.push(self.label_not()?);
+        }
+        Ok(if all.len() == 1 {
+            all.pop().expect("one")
+        } else {
+            LabelExpr::And(all)
+        })
+    }
+
+    fn label_not(&mut self) -> R<LabelExpr> {
+        if self.eat(&Tok::Bang) {
+            return Ok(LabelExpr::Not(Box::new(self.label_not()?)));
+        }
+        if self.eat(&Tok::Percent) {
+            return Ok(LabelExpr::Any);
+        }
+        if self.eat(&Tok::LParen) {
+            let e = self.label_or()?;
+            self.expect(&Tok::RParen)?;
+            return Ok(e);
+        }
+        Ok(LabelExpr::Name(self.name()?))
+    }
+
+    fn rel_pattern(&mut self) -> R<RelPattern> {
+        let start = self.here().start;
+        let left = self.eat(&Tok::Lt);
+        self.expect(&Tok::Minus)?;
+        let (mut var, mut types, mut length, mut props, mut where_) =
+            (None, None, None, None, None);
+        if self.eat(&Tok::LBracket) {
+            if self.is_variable_start() {
+                var = Some(self.variable()?);
+            }
+            if self.at(&Tok::Colon) {
+                types = Some(self.label_expr()?);
+            }
+            if self.eat(&Tok::Star) {
+                length = Some(self.range()?);
+            }
+            props = self.pattern_props()?;
+            if self.eat_kw("WHERE") {
+                where_ = Some(Box::new(self.expr()?));
+            }
+            if !self.at(&Tok::RBracket) {
+                return Err(self.unexpected("']' closing the relationship pattern"));
+            }
+            self.pos += 1;
+        }
+        self.expect(&Tok::Minus).map_err(|_| {
+            self.error_at(
+                self.here(),
+                "InvalidRelationshipPattern",
+                "a relationship pattern must end with '-' or '->'",
+                "write -[r]-> or -[r]-",
+            )
+        })?;
+        let right = self.eat(&Tok::Gt);
+        let direction = match (left, right) {
+            (false, true) => RelDirection::Right,
+            (true, false) => RelDirection::Left,
+            _ => RelDirection::Either,
+        };
+        Ok(RelPattern {
+            var,
+            types,
+            direction,
+            length,
+            props,
+            where_,
+            span: self.span_from(start),
+        })
+    }
+
+    fn range(&mut self) -> R<(Option<u64>, Option<u64>)> {
+        let int = |p: &mut Self| -> R<Option<u64>> {
+            if let Some(Tok::Int(s)) = p.peek_tok(0) {
+                let s = s.clone();
+                let span = p.bump().expect("checked").span;
+                s.parse::<u64>().map(Some).map_err(|_| {
+                    p.error_at(span, "IntegerOverflow", "path length is too large", "")
+                })
+            } else {
+                Ok(None)
+            }
+        };
+        let min = int(self)?;
+        if self.eat(&Tok::DotDot) {
+            let max = int(self)?;
+            Ok((min, max))
+        } else {
+            Ok((min, min))
+        }
+    }
+
+    // ---- expressions ----
+
+    fn expr(&mut self) -> R<Expr> {
+        self.binary_level(0)
+    }
+
+    /// Levels: 0 OR, 1 XOR, 2 AND; then NOT, comparison, predicates, arithmetic.
+    fn binary_level(&mut self, level: usize) -> R<Expr> {
+        const KWS: [(&str, BinOp); 3] =
+            [("OR", BinOp::Or), ("XOR", BinOp::Xor), ("AND", BinOp::And)];
+        if level == 3 {
+            return self.not_expr();
+        }
+        let mut lhs = self.binary_level(level + 1)?;
+        let (kw, op) = KWS[level];
+        while self.eat_kw(kw) {
+            let rhs = self.binary_level(level + 1)?;
+            lhs = bin(op, lhs, rhs);
+        }
+        Ok(lhs)
+    }
+
+    fn not_expr(&mut self) -> R<Expr> {
+        let start = self.here().start;
+        if self.eat_kw("NOT") {
+            let e = self.not_expr()?;
+            return Ok(Expr {
+                kind: ExprKind::Unary(UnOp::Not, Box::new(e)),
+                span: self.span_from(start),
+            });
+        }
+        self.comparison()
+    }
+
+    fn comparison(&mut self) -> R<Expr> {
+        let first = self.predicate()?;
+        let mut pairs: Vec<(BinOp, Expr)> = Vec::new();
+        loop {
+            let op = match self.peek_tok(0) {
+                Some(Tok::Eq) => BinOp::Eq,
+                Some(Tok::Neq) | Some(Tok::BangEq) => BinOp::Neq,
+                Some(Tok::Lt) => BinOp::Lt,
+                Some(Tok::Gt) => BinOp::Gt,
+                Some(Tok::Le) => BinOp::Le,
+                Some(Tok::Ge) => BinOp::Ge,
+                _ => break,
+            };
+            self.pos += 1;
+            pairs.push((op, self.predicate()?));
+        }
+        // a < b < c means a < b AND b < c.
+        let mut result: Option<Expr> = None;
+        let mut left = first;
+        for (op, right) in pairs {
+            let cmp = bin(op, left, right.clone());
+            result = Some(match result {
+                None => cmp,
+                Some(acc) => bin(BinOp::And, acc, cmp),
+            });
+            left = right;
+        }
+        Ok(result.unwrap_or(left))
+    }
+
+    fn predicate(&mut self) -> R<Expr> {
+        let mut e = self.additive()?;
+        loop {
+            let start = e.span.start;
+            if self.is_kw("IS") {
+                self.pos += 1;
+                let negated = self.eat_kw("NOT");
+                self.expect_kw("NULL")?;
+                e = Expr {
+                    kind: ExprKind::IsNull(Box::new(e), negated),
+                    span: self.span_from(start),
+                };
+            } else if self.is_kw("STARTS") && self.is_kw_at(1, "WITH") {
+                self.pos += 2;
+                let r = self.additive()?;
+                e = bin(BinOp::StartsWith, e, r);
+            } else if self.is_kw("ENDS") && self.is_kw_at(1, "WITH") {
+                self.pos += 2;
+                let r = self.additive()?;
+                e = bin(BinOp::EndsWith, e, r);
+            } else if self.eat_kw("CONTAINS") {
+                let r = self.additive()?;
+                e = bin(BinOp::Contains, e, r);
+            } else if self.eat_kw("IN") {
+                let r = self.additive()?;
+                e = bin(BinOp::In, e, r);
+            } else if self.eat(&Tok::RegexMatch) {
+                let r = self.additive()?;
+                e = bin(BinOp::RegexMatch, e, r);
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    fn additive(&mut self) -> R<Expr> {
+        let mut e = self.multiplicative()?;
+        loop {
+            let op = match self.peek_tok(0) {
+                Some(Tok::Plus) => BinOp::Add,
+                Some(Tok::Minus) => BinOp::Sub,
+                _ => return Ok(e),
+            };
+            self.pos += 1;
+            let r = self.multiplicative()?;
+            e = bin(op, e, r);
+        }
+    }
+
+    fn multiplicative(&mut self) -> R<Expr> {
+        let mut e = self.power()?;
+        loop {
+            let op = match self.peek_tok(0) {
+                Some(Tok::Star) => BinOp::Mul,
+                Some(Tok::Slash) => BinOp::Div,
+                Some(Tok::Percent) => BinOp::Mod,
+                _ => return Ok(e),
+            };
+            self.pos += 1;
+            let r = self.power()?;
+            e = bin(op, e, r);
+        }
+    }
+
+    fn power(&mut self) -> R<Expr> {
+        let mut e = self.unary()?;
+        while self.eat(&Tok::Caret) {
+            let r = self.unary()?;
+            e = bin(BinOp::Pow, e, r);
+        }
+        Ok(e)
+    }
+
+    fn unary(&mut self) -> R<Expr> {
+        let start = self.here().start;
+        let op = match self.peek_tok(0) {
+            Some(Tok::Minus) => UnOp::Neg,
+            Some(Tok::Plus) => UnOp::Plus,
+            _ => return self.postfix_expr(),
+        };
+        self.pos += 1;
+        // -9223372036854775808 (and its hex and octal forms) is the smallest
+        // integer literal, not a negated overflow.
+        if op == UnOp::Neg {
+            let magnitude = match self.peek_tok(0) {
+                Some(Tok::Int(s)) => s.parse::<u64>().ok(),
+                Some(Tok::HexInt(s)) => u64::from_str_radix(&s[2..], 16).ok(),
+                Some(Tok::OctInt(s)) => u64::from_str_radix(&s[2..], 8).ok(),
+                _ => None,
+            };
+            if magnitude == Some(1 << 63) {
+                self.pos += 1;
+                return Ok(Expr {
+                    kind: ExprKind::Int(i64::MIN),
+                    span: self.span_from(start),
+                });
+            }
+        }
+        let e = self.unary()?;
+        Ok(Expr {
+            kind: ExprKind::Unary(op, Box::new(e)),
+            span: self.span_from(start),
+        })
+    }
+
+    fn postfix_expr(&mut self) -> R<Expr> {
+        let mut e = self.atom()?;
+        loop {
+            let start = e.span.start;
+            if self.at(&Tok::Dot) {
+                self.pos += 1;
+                let key = self.name()?;
+                e = Expr {
+                    kind: ExprKind::Property(Box::new(e), key),
+                    span: self.span_from(start),
+                };
+            } else if self.at(&Tok::LBracket) {
+                self.pos += 1;
+                let from = if self.at(&Tok::DotDot) {
+                    None
+                } else {
+                    Some(Box::new(self.expr()?))
+                };
+                if self.eat(&Tok::DotDot) {
+                    let to = if self.at(&Tok::RBracket) {
+                        None
+                    } else {
+                        Some(Box::new(self.expr()?))
+                    };
+                    self.expect(&Tok::RBracket)?;
+                    e = Expr {
+                        kind: ExprKind::Slice(Box::new(e), from, to),
+                        span: self.span_from(start),
+                    };
+                } else {
+                    self.expect(&Tok::RBracket)?;
+                    let idx = from.expect("index present without ..");
+                    e = Expr {
+                        kind: ExprKind::Index(Box::new(e), idx),
+                        span: self.span_from(start),
+                    };
+                }
+            } else if self.at(&Tok::Colon)
+                && matches!(
+                    e.kind,
+                    ExprKind::Var(_) | ExprKind::Property(..) | ExprKind::Index(..)
+                )
+            {
+                let labels = self.label_expr()?;
+                e = Expr {
+                    kind: ExprKind::HasLabels(Box::new(e), labels),
+                    span: self.span_from(start),
+                };
+            } else if self.at(&Tok::LBrace) && matches!(e.kind, ExprKind::Var(_)) {
+                let items = self.map_projection()?;
+                e = Expr {
+                    kind: ExprKind::MapProjection(Box::new(e), items),
+                    span: self.span_from(start),
+                };
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    fn map_projection(&mut self) -> R<Vec<MapProjectionItem>> {
+        self.expect(&Tok::LBrace)?;
+        let mut items = Vec::new();
+        if !self.at(&Tok::RBrace) {
+            loop {
+                if self.eat(&Tok::Dot) {
+                    if self.eat(&Tok::Star) {
+                        items.push(MapProjectionItem::AllProperties);
+                    } else {
+                        items.push(MapProjectionItem::Property(self.name()?));
+                    }
+                } else {
+                    let key = self.name()?;
+                    if self.eat(&Tok::Colon) {
+                        items.push(MapProjectionItem::Literal(key, self.expr()?));
+                    } else {
+                        items.push(MapProjectionItem::Variable(key));
+                    }
+                }
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        self.expect(&Tok::RBrace)?;
+        Ok(items)
+    }
+
+    fn map_literal(&mut self) -> R<Expr> {
+        let start = self.expect(&Tok::LBrace)?.start;
+        let mut entries = Vec::new();
+        if !self.at(&Tok::RBrace) {
+            loop {
+                let key = self.name()?;
+                self.expect(&Tok::Colon)?;
+                entries.push((key, self.expr()?));
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        if !self.at(&Tok::RBrace) {
+            return Err(self.unexpected("',' or '}' in the map"));
+        }
+        self.pos += 1;
+        Ok(Expr {
+            kind: ExprKind::Map(entries),
+            span: self.span_from(start),
+        })
+    }
+
+    /// Runs `f` and rewinds when it fails or returns `None`.
+    fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> R<Option<T>>) -> Option<T> {
+        let save = self.pos;
+        match f(self) {
+            Ok(Some(v)) => Some(v),
+            _ => {
+                self.pos = save;
+                None
+            }
+        }
+    }
+
+    fn atom(&mut self) -> R<Expr> {
+        let start = self.here().start;
+        let Some(t) = self.peek().cloned() else {
+            return Err(self.unexpected("an expression"));
+        };
+        let lit = |p: &mut Self, kind| {
+            p.pos += 1;
+            Ok(Expr { kind, span: t.span })
+        };
+        match &t.tok {
+            Tok::Int(s) => match s.parse::<i64>() {
+                Ok(i) => lit(self, ExprKind::Int(i)),
+                Err(_) => Err(self.error_at(
+                    t.span,
+                    "IntegerOverflow",
+                    format!("integer {s} is too large"),
+                    "integers are 64-bit",
+                )),
+            },
+            Tok::HexInt(s) | Tok::OctInt(s) => {
+                let radix = if matches!(t.tok, Tok::HexInt(_)) {
+                    16
+                } else {
+                    8
+                };
+                match i64::from_str_radix(&s[2..], radix) {
+                    Ok(i) => lit(self, ExprKind::Int(i)),
+                    Err(_) => Err(self.error_at(
+                        t.span,
+                        "IntegerOverflow",
+                        format!("integer {s} is too large"),
+                        "integers are 64-bit",
+                    )),
+                }
+            }
+            Tok::Float(s) => match s.parse::<f64>() {
+                Ok(f) if f.is_finite() => lit(self, ExprKind::Float(f)),
+                _ => Err(self.error_at(
+                    t.span,
+                    "FloatingPointOverflow",
+                    format!("float {s} is too large"),
+                    "",
+                )),
+            },
+            Tok::Str(s) => {
+                let v = unescape(&s[1..s.len() - 1])
+                    .map_err(|m| self.error_at(t.span, "InvalidUnicodeLiteral", m, ""))?;
+                lit(self, ExprKind::String(v))
+            }
+            Tok::Param(p) => lit(self, ExprKind::Param(p.clone())),
+            Tok::LBrace => self.map_literal(),
+            Tok::LBracket => self.list_like(),
+            Tok::LParen => {
+                if let Some(pattern) = self.attempt(|p| {
+                    let e = p.pattern_element()?;
+                    Ok((!e.chain.is_empty()).then_some(e))
+                }) {
+                    let span = pattern.span;
+                    return Ok(Expr {
+                        kind: ExprKind::Pattern(pattern),
+                        span,
+                    });
+                }
+                self.pos += 1;
+                let e = self.expr()?;
+                self.expect(&Tok::RParen)?;
+                Ok(Expr {
+                    kind: e.kind,
+                    span: self.span_from(start),
+                })
+            }
+            Tok::Ident(word) => self.word(word.clone(), start),
+            Tok::Quoted(name) => lit(self, ExprKind::Var(name.clone())),
+            _ => Err(self.unexpected("an expression")),
+        }
+    }
+
+    fn word(&mut self, word: String, start: usize) -> R<Expr> {
+        let upper = word.to_ascii_uppercase();
+        let next_paren = self.peek_tok(1) == Some(&Tok::LParen);
+        let next_brace = self.peek_tok(1) == Some(&Tok::LBrace);
+        match upper.as_str() {
+            "TRUE" | "FALSE" | "NULL" => {
+                self.pos += 1;
+                let kind = match upper.as_str() {
+                    "TRUE" => ExprKind::Bool(true),
+                    "FALSE" => ExprKind::Bool(false),
+                    _ => ExprKind::Null,
+                };
+                return Ok(Expr {
+                    kind,
+                    span: self.span_from(start),
+                });
+            }
+            "CASE" => return self.case_expr(start),
+            "COUNT"
+                if next_paren
+                    && self.peek_tok(2) == Some(&Tok::Star)
+                    && self.peek_tok(3) == Some(&Tok::RParen) =>
+            {
+                self.pos += 4;
+                return Ok(Expr {
+                    kind: ExprKind::CountStar,
+                    span: self.span_from(start),
+                });
+            }
+            "COUNT" | "EXISTS" if next_brace => {
+                self.pos += 2;
+                let q = self.subquery_body()?;
+                self.expect(&Tok::RBrace)?;
+                let kind = if upper == "COUNT" {
+                    ExprKind::CountSubquery(Box::new(q))
+                } else {
+                    ExprKind::Exists(Box::new(q))
+                };
+                return Ok(Expr {
+                    kind,
+                    span: self.span_from(start),
+                });
+            }
+            "ALL" | "ANY" | "NONE" | "SINGLE" if next_paren && self.is_kw_at(3, "IN") => {
+                self.pos += 2;
+                let var = self.variable()?;
+                self.expect_kw("IN")?;
+                let list = self.expr()?;
+                let filter = if self.eat_kw("WHERE") {
+                    Some(Box::new(self.expr()?))
+                } else {
+                    None
+                };
+                self.expect(&Tok::RParen)?;
+                let q = match upper.as_str() {
+                    "ALL" => Quantifier::All,
+                    "ANY" => Quantifier::Any,
+                    "NONE" => Quantifier::None,
+                    _ => Quantifier::Single,
+                };
+                return Ok(Expr {
+                    kind: ExprKind::Quantified {
+                        q,
+                        var,
+                        list: Box::new(list),
+                        filter,
+                    },
+                    span: self.span_from(start),
+                });
+            }
+            "REDUCE" if next_paren => {
+                self.pos += 2;
+                let acc = self.variable()?;
+                self.expect(&Tok::Eq)?;
+                let init = self.expr()?;
+                self.expect(&Tok::Comma)?;
+                let var = self.variable()?;
+                self.expect_kw("IN")?;
+                let list = self.expr()?;
+                self.expect(&Tok::Pipe)?;
+                let expr = self.expr()?;
+                self.expect(&Tok::RParen)?;
+                return Ok(Expr {
+                    kind: ExprKind::Reduce {
+                        acc,
+                        init: Box::new(init),
+                        var,
+                        list: Box::new(list),
+                        expr: Box::new(expr),
+                    },
+                    span: self.span_from(start),
+                });
+            }
+            _ => {}
+        }
+        // A function call, possibly namespaced: a.b.c(…)
+        let mut k = 1;
+        while self.peek_tok(k) == Some(&Tok::Dot)
+            && matches!(
+                self.peek_tok(k + 1),
+                Some(Tok::Ident(_)) | Some(Tok::Quoted(_))
+            )
+        {
+            k += 2;
+        }
+        if self.peek_tok(k) == Some(&Tok::LParen) {
+            let mut name = self.name()?;
+            while self.eat(&Tok::Dot) {
+                name.push('.');
+                name.push_str(&self.name()?);
+            }
+            self.expect(&Tok::LParen)?;
+            let distinct = self.eat_kw("DISTINCT");
+            let mut args = Vec::new();
+            if !self.at(&Tok::RParen) {
+                args.push(self.expr()?);
+                while self.eat(&Tok::Comma) {
+                    args.push(self.expr()?);
+                }
+            }
+            self.expect(&Tok::RParen)?;
+            return Ok(Expr {
+                kind: ExprKind::Call {
+                    name,
+                    distinct,
+                    args,
+                },
+                span: self.span_from(start),
+            });
+        }
+        let var = self.variable()?;
+        Ok(Expr {
+            kind: ExprKind::Var(var),
+            span: self.span_from(start),
+        })
+    }
+
+    /// The inside of `EXISTS { … }` / `COUNT { … }`: a full query, or a
+    /// pattern with an optional WHERE.
+    fn subquery_body(&mut self) -> R<Query> {
+        let start = self.here().start;
+        if self.at(&Tok::LParen) || (self.is_variable_start() && self.peek_tok(1) == Some(&Tok::Eq))
+        {
+            let patterns = self.patterns()?;
+            let where_ = if self.eat_kw("WHERE") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
+            let span = self.span_from(start);
+            let clause = Clause::Match {
+                optional: false,
+                patterns,
+                where_,
+                span,
+            };
+            return Ok(Query {
+                first: SingleQuery {
+                    clauses: vec![clause],
+                    span,
+                },
+                unions: vec![],
+                span,
+            });
+        }
+        self.query()
+    }
+
+    fn case_expr(&mut self, start: usize) -> R<Expr> {
+        self.pos += 1; // CASE
+        let operand = if self.is_kw("WHEN") {
+            None
+        } else {
+            Some(Box::new(self.expr()?))
+        };
+        let mut whens = Vec::new();
+        while self.eat_kw("WHEN") {
+            let w = self.expr()?;
+            self.expect_kw("THEN")?;
+            whens.push((w, self.expr()?));
+        }
+        if whens.is_empty() {
+            return Err(self.unexpected("WHEN"));
+        }
+        let else_ = if self.eat_kw("ELSE") {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
+        self.expect_kw("END")?;
+        Ok(Expr {
+            kind: ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            },
+            span: self.span_from(start),
+        })
+    }
+
+    /// `[…]`: a list comprehension, a pattern comprehension, or a list.
+    fn list_like(&mut self) -> R<Expr> {
+        let start = self.expect(&Tok::LBracket)?.start;
+        if self.is_variable_start() && self.is_kw_at(1, "IN") {
+            let var = self.variable()?;
+            self.pos += 1;
+            let list = self.expr()?;
+            let filter = if self.eat_kw("WHERE") {
+                Some(Box::new(self.expr()?))
+            } else {
+                None
+            };
+            let map = if self.eat(&Tok::Pipe) {
+                Some(Box::new(self.expr()?))
+            } else {
+                None
+            };
+            self.expect(&Tok::RBracket)?;
+            return Ok(Expr {
+                kind: ExprKind::ListComprehension {
+                    var,
+                    list: Box::new(list),
+                    filter,
+                    map,
+                },
+                span: self.span_from(start),
+            });
+        }
+        if let Some((var, pattern)) = self.attempt(|p| {
+            let var = if p.is_variable_start() && p.peek_tok(1) == Some(&Tok::Eq) {
+                let v = p.variable()?;
+                p.pos += 1;
+                Some(v)
+            } else {
+                None
+            };
+            let e = p.pattern_element()?;
+            Ok((!e.chain.is_empty() && (p.is_kw("WHERE") || p.at(&Tok::Pipe))).then_some((var, e)))
+        }) {
+            let filter = if self.eat_kw("WHERE") {
+                Some(Box::new(self.expr()?))
+            } else {
+                None
+            };
+            self.expect(&Tok::Pipe)?;
+            let map = Box::new(self.expr()?);
+            self.expect(&Tok::RBracket)?;
+            return Ok(Expr {
+                kind: ExprKind::PatternComprehension {
+                    var,
+                    pattern,
+                    filter,
+                    map,
+                },
+                span: self.span_from(start),
+            });
+        }
+        let mut items = Vec::new();
+        if !self.at(&Tok::RBracket) {
+            items.push(self.expr()?);
+            while self.eat(&Tok::Comma) {
+                items.push(self.expr()?);
+            }
+        }
+        if !self.at(&Tok::RBracket) {
+            return Err(self.unexpected("',' or ']' in the list"));
+        }
+        self.pos += 1;
+        Ok(Expr {
+            kind: ExprKind::List(items),
+            span: self.span_from(start),
+        })
+    }
+}
+
+fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+    let span = l.span.to(r.span);
+    Expr {
+        kind: ExprKind::Binary(op, Box::new(l), Box::new(r)),
+        span,
+    }
+}
+
+/// The names of a plain `:A:B` label expression (None for |, !, %).
+fn label_names(e: &LabelExpr) -> Option<Vec<String>> {
+    match e {
+        LabelExpr::Name(n) => Some(vec![n.clone()]),
+        LabelExpr::And(items) => items
+            .iter()
+            .map(|i| label_names(i).and_then(|v| (v.len() == 1).then(|| v[0].clone())))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Resolves backslash escapes of a string literal's body.
+fn unescape(s: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('\\') => out.push('\\'),
+            Some('\'') => out.push('\''),
+            Some('"') => out.push('"'),
+            Some(u @ ('u' | 'U')) => {
+                let n = if u == 'u' { 4 } else { 8 };
+                let hex: String = chars.by_ref().take(n).collect();
+                let ch = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32);
+                out.push(ch.ok_or_else(|| format!("invalid unicode escape \\{u}{hex}"))?);
+            }
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,163 @@
+//! The shape of parsed queries: precedence, patterns, clauses, and errors.
+
+use plexus_cypher::*;
+
+fn expr(s: &str) -> ExprKind {
+    parse_expression(s).unwrap().kind
+}
+
+fn show(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Binary(op, l, r) => format!("({} {op:?} {})", show(l), show(r)),
+        ExprKind::Unary(op, x) => format!("({op:?} {})", show(x)),
+        ExprKind::Int(i) => i.to_string(),
+        ExprKind::Var(v) => v.clone(),
+        ExprKind::Property(b, k) => format!("{}.{k}", show(b)),
+        ExprKind::IsNull(x, neg) => {
+            format!("({} IS{} NULL)", show(x), if *neg { " NOT" } else { "" })
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+fn shape(s: &str) -> String {
+    show(&parse_expression(s).unwrap())
+}
+
+#[test]
+fn precedence_follows_opencypher() {
+    assert_eq!(shape("1 + 2 * 3 ^ 2"), "(1 Add (2 Mul (3 Pow 2)))");
+    assert_eq!(
+        shape("a OR b XOR c AND NOT d"),
+        "(a Or (b Xor (c And (Not d))))"
+    );
+    assert_eq!(
+        shape("a = 1 AND b IS NOT NULL"),
+        "((a Eq 1) And (b IS NOT NULL))"
+    );
+    assert_eq!(shape("-a.b ^ 2"), "((Neg a.b) Pow 2)");
+    assert_eq!(shape("1 < a < 3"), "((1 Lt a) And (a Lt 3))");
+    // IN binds tighter than `=`.
+    assert!(
+        matches!(expr("x IN [1] = true"), ExprKind::Binary(BinOp::Eq, ref l, _) if matches!(l.kind, ExprKind::Binary(BinOp::In, ..)))
+    );
+    assert_eq!(shape("2 - 1 - 1"), "((2 Sub 1) Sub 1)");
+    assert_eq!(expr("-9223372036854775808"), ExprKind::Int(i64::MIN));
+}
+
+#[test]
+fn atoms_of_every_kind() {
+    assert!(matches!(
+        expr("[x IN list WHERE x > 1 | x * 2]"),
+        ExprKind::ListComprehension {
+            filter: Some(_),
+            map: Some(_),
+            ..
+        }
+    ));
+    assert!(matches!(
+        expr("[(a)-->(b) WHERE b.x | b.name]"),
+        ExprKind::PatternComprehension {
+            filter: Some(_),
+            ..
+        }
+    ));
+    assert!(matches!(
+        expr("all(x IN l WHERE x > 0)"),
+        ExprKind::Quantified {
+            q: Quantifier::All,
+            ..
+        }
+    ));
+    assert!(matches!(
+        expr("reduce(s = 0, x IN l | s + x)"),
+        ExprKind::Reduce { .. }
+    ));
+    assert!(matches!(
+        expr("CASE WHEN a THEN 1 ELSE 2 END"),
+        ExprKind::Case { operand: None, .. }
+    ));
+    assert!(matches!(expr("count(*)"), ExprKind::CountStar));
+    assert!(matches!(
+        expr("count(DISTINCT x)"),
+        ExprKind::Call { distinct: true, .. }
+    ));
+    assert!(matches!(expr("a.b.c(1)"), ExprKind::Call { ref name, .. } if name == "a.b.c"));
+    assert!(matches!(expr("(a)-[:R]->(b)"), ExprKind::Pattern(_)));
+    assert!(matches!(expr("(1 + 2)"), ExprKind::Binary(BinOp::Add, ..)));
+    assert!(
+        matches!(expr("n {.name, .*, k: 1, v}"), ExprKind::MapProjection(_, ref items) if items.len() == 4)
+    );
+    assert!(matches!(
+        expr("EXISTS { MATCH (n)-->() RETURN n }"),
+        ExprKind::Exists(_)
+    ));
+    assert!(matches!(
+        expr("COUNT { (n)-->() }"),
+        ExprKind::CountSubquery(_)
+    ));
+    assert!(matches!(expr("n:A:B"), ExprKind::HasLabels(..)));
+    assert!(matches!(expr("l[1..]"), ExprKind::Slice(_, Some(_), None)));
+    assert_eq!(expr(r"'a\tb\u00e9'"), ExprKind::String("a\tbé".into()));
+}
+
+#[test]
+fn patterns_and_clauses() {
+    let q = parse("MATCH p = shortestPath((a:A|B {x: 1})<-[r:T|:U*2..]-(b)) WHERE a.x > 1 RETURN DISTINCT p, a.x AS x ORDER BY x DESC SKIP 1 LIMIT 2").unwrap();
+    let Clause::Match {
+        patterns,
+        where_: Some(_),
+        ..
+    } = &q.first.clauses[0]
+    else {
+        panic!()
+    };
+    assert_eq!(patterns[0].kind, PathKind::Shortest);
+    assert_eq!(patterns[0].var.as_deref(), Some("p"));
+    let (rel, _) = &patterns[0].element.chain[0];
+    assert_eq!(rel.direction, RelDirection::Left);
+    assert_eq!(rel.length, Some((Some(2), None)));
+    assert!(matches!(rel.types, Some(LabelExpr::Or(_))));
+    let Clause::Return(p) = &q.first.clauses[1] else {
+        panic!()
+    };
+    assert!(p.distinct);
+    assert_eq!(p.items[0].text, "p");
+    assert_eq!(p.items[1].alias.as_deref(), Some("x"));
+    assert!(p.order_by[0].descending && p.skip.is_some() && p.limit.is_some());
+    let q = parse("MERGE (n:N {k: 1}) ON CREATE SET n.c = 1 ON MATCH SET n += {m: 2}, n:L REMOVE n.x, n:L DETACH DELETE n").unwrap();
+    assert_eq!(q.first.clauses.len(), 3);
+    let q =
+        parse("CALL db.labels() YIELD label AS l WHERE l <> 'x' RETURN l UNION ALL RETURN 1 AS l")
+            .unwrap();
+    assert_eq!(q.unions.len(), 1);
+    assert!(parse(
+        "UNWIND [1] AS x CALL { WITH x RETURN x * 2 AS y } FOREACH (i IN [1] | CREATE ()) RETURN y"
+    )
+    .is_ok());
+}
+
+#[test]
+fn errors_name_place_and_kind() {
+    let e = parse("MATCH (a)-[r]-(b RETURN a").unwrap_err();
+    assert_eq!((e.line, e.column), (1, 18));
+    assert!(e.message.contains("expected ')'"), "{e}");
+    let e = parse("RETURN 9223372036854775808").unwrap_err();
+    assert_eq!(e.code, "IntegerOverflow");
+    let e = parse("MATCH (a)\nRETURN a,").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(parse("").is_err());
+    assert!(parse("RETURN 1 RETURN 2;  x").is_err());
+    assert!(parse("MATCH (a)-[r]-> RETURN a").is_err());
+    for bad in [
+        "(",
+        "RETURN [1,",
+        "RETURN {a:",
+        "MATCH (n:) RETURN n",
+        "RETURN CASE END",
+        "WITH 1 AS",
+        "RETURN 'x",
+    ] {
+        assert!(parse(bad).is_err(), "{bad}");
+    }
+}
