@@ -4,15 +4,15 @@
 use crate::gen::Generator;
 use crate::Case;
 use plexus::algo::{self, Filter, Hop, PathSemantics, Rng, SampleMode, StoreView};
-use plexus::{Database, Direction, GraphRead, IndexSpec, NodeId, Props, ReadTxn};
+use plexus::{
+    BulkEdge, BulkNode, Database, Direction, GraphRead, IndexSpec, NodeId, Props, ReadTxn,
+};
 use std::io::IsTerminal;
 use std::time::Instant;
 
-/// Rows per write transaction while loading.
-const BATCH: u64 = 50_000;
-
-/// Loads `g` into a new graph named `graph`, with a (label-less) index on
-/// the filter property. Returns the seconds it took.
+/// Loads `g` into a new graph named `graph` with one bulk load (after
+/// creating a label-less index on the filter property). Returns the seconds
+/// it took.
 pub fn load(
     db: &Database,
     graph: &str,
@@ -29,56 +29,41 @@ pub fn load(
     t.commit()?;
     let total = g.nodes() + g.edges();
     let progress = std::io::stderr().is_terminal();
-    let mut done = 0u64;
-    let report = |done: u64| {
-        if progress {
-            let s = start.elapsed().as_secs_f64();
+    let tick = move |done: u64| {
+        if progress && done.is_multiple_of(1_000_000) {
             eprint!(
-                "\r  loading {}: {done}/{total} rows, {:.0} rows/s   ",
+                "\r  preparing {}: {done}/{total} rows, {:.0} rows/s   ",
                 g.name(),
-                done as f64 / s.max(1e-9)
+                done as f64 / start.elapsed().as_secs_f64().max(1e-9)
             );
         }
     };
-    let mut i = 0;
-    while i < g.nodes() {
-        let mut t = db.write(graph)?;
-        for j in i..(i + BATCH).min(g.nodes()) {
-            let r = g.node(j);
-            let props: Props = r
-                .props
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
-            t.create_node(Some(&r.id), r.labels, &props)?;
-        }
-        t.commit()?;
-        i += BATCH;
-        done = i.min(g.nodes());
-        report(done);
-    }
-    let mut i = 0;
-    while i < g.edges() {
-        let mut t = db.write(graph)?;
-        for j in i..(i + BATCH).min(g.edges()) {
-            let e = g.edge(j);
-            let missing = |id: &str| plexus::StorageError::NotFound {
-                what: "node",
-                id: id.to_string(),
-            };
-            let s = t.node_id(&e.src)?.ok_or_else(|| missing(&e.src))?;
-            let d = t.node_id(&e.dst)?.ok_or_else(|| missing(&e.dst))?;
-            let props: Props = e
-                .props
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
-            t.create_edge(Some(&e.id), s, d, e.rel_type, &props)?;
-        }
-        t.commit()?;
-        i += BATCH;
-        report(done + i.min(g.edges()));
-    }
+    let props = |p: Vec<(&'static str, plexus::Value)>| -> Props {
+        p.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    };
+    let mut nodes = (0..g.nodes()).map(|i| {
+        tick(i);
+        let r = g.node(i);
+        Ok(BulkNode {
+            key: r.id,
+            labels: r.labels.iter().map(|l| l.to_string()).collect(),
+            props: props(r.props),
+            origin: format!("node #{i}"),
+        })
+    });
+    let mut edges = (0..g.edges()).map(|i| {
+        tick(g.nodes() + i);
+        let e = g.edge(i);
+        Ok(BulkEdge {
+            key: Some(e.id),
+            src: e.src,
+            dst: e.dst,
+            rel_type: e.rel_type.to_string(),
+            props: props(e.props),
+            origin: format!("edge #{i}"),
+        })
+    });
+    db.storage().bulk_load(graph, &mut nodes, &mut edges)?;
     if progress {
         eprintln!();
     }

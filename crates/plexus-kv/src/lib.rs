@@ -188,6 +188,22 @@ pub trait KvStore: Send + Sync {
     /// order are an error and nothing is written.
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64>;
 
+    /// Writes sorted runs (pairs in strictly ascending key order, one run
+    /// per keyspace) and then `batch`, all atomically. The sorted path lets
+    /// a backend append instead of searching; the default applies it as one
+    /// ordinary batch.
+    fn write_sorted(&self, runs: Vec<(Ks, Vec<KvPair>)>, batch: WriteBatch) -> Result<()> {
+        let mut all = WriteBatch::new();
+        for (ks, pairs) in runs {
+            check_sorted(&pairs)?;
+            for (k, v) in pairs {
+                all.put(ks, k, v);
+            }
+        }
+        all.ops.extend(batch.ops);
+        self.write(all)
+    }
+
     /// Bytes the store occupies on disk (0 in memory).
     fn disk_size(&self) -> Result<u64>;
 
@@ -236,6 +252,14 @@ pub fn open(
         }
         Backend::Memory => Arc::new(memory::MemoryStore::new(keyspaces.len())),
     })
+}
+
+/// Fails unless the keys ascend strictly.
+pub(crate) fn check_sorted(pairs: &[KvPair]) -> Result<()> {
+    if pairs.windows(2).any(|w| w[0].0 >= w[1].0) {
+        return Err(KvError::NotSorted);
+    }
+    Ok(())
 }
 
 /// Checks that every pair of an iterator comes in strictly ascending key

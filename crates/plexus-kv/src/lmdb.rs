@@ -176,6 +176,60 @@ impl LmdbStore {
         Ok(())
     }
 
+    /// Applies a batch's operations inside an open write transaction.
+    fn apply(&self, wtxn: &mut heed::RwTxn<'_>, batch: &WriteBatch) -> Result<(), WriteErr> {
+        for op in &batch.ops {
+            match op {
+                Op::Put { ks, key, value } => self.db(*ks)?.put(wtxn, key, value)?,
+                Op::Delete { ks, key } => {
+                    self.db(*ks)?.delete(wtxn, key)?;
+                }
+                Op::DeleteRange { ks, start, end } => {
+                    if start < end {
+                        let r = (
+                            Bound::Included(start.as_slice()),
+                            Bound::Excluded(end.as_slice()),
+                        );
+                        self.db(*ks)?.delete_range(wtxn, &r)?;
+                    }
+                }
+                Op::Add { ks, key, delta } => {
+                    let db = self.db(*ks)?;
+                    match add_counter(db.get(wtxn, key)?, *delta) {
+                        Some(v) => db.put(wtxn, key, &v)?,
+                        None => {
+                            db.delete(wtxn, key)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes one sorted run: in append mode (no searching, full pages) when
+    /// every key lies past the keyspace's current last key.
+    fn append_run(
+        &self,
+        wtxn: &mut heed::RwTxn<'_>,
+        db: Db,
+        pairs: &[KvPair],
+    ) -> Result<(), WriteErr> {
+        let last = db.last(wtxn)?.map(|(k, _)| k.to_vec());
+        let append = match (&last, pairs.first()) {
+            (Some(l), Some((first, _))) => first > l,
+            _ => true,
+        };
+        for (k, v) in pairs {
+            if append {
+                db.put_with_flags(wtxn, PutFlags::APPEND, k, v)?;
+            } else {
+                db.put(wtxn, k, v)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Runs `f` in one write transaction, growing the map and retrying when full.
     fn with_write_txn(
         &self,
@@ -231,36 +285,7 @@ impl KvStore for LmdbStore {
                 _ => {}
             }
         }
-        self.with_write_txn(&mut |wtxn| {
-            for op in &batch.ops {
-                match op {
-                    Op::Put { ks, key, value } => self.db(*ks)?.put(wtxn, key, value)?,
-                    Op::Delete { ks, key } => {
-                        self.db(*ks)?.delete(wtxn, key)?;
-                    }
-                    Op::DeleteRange { ks, start, end } => {
-                        if start < end {
-                            let r = (
-                                Bound::Included(start.as_slice()),
-                                Bound::Excluded(end.as_slice()),
-                            );
-                            self.db(*ks)?.delete_range(wtxn, &r)?;
-                        }
-                    }
-                    Op::Add { ks, key, delta } => {
-                        let db = self.db(*ks)?;
-                        let new = add_counter(db.get(wtxn, key)?, *delta);
-                        match new {
-                            Some(v) => db.put(wtxn, key, &v)?,
-                            None => {
-                                db.delete(wtxn, key)?;
-                            }
-                        }
-                    }
-                }
-            }
-            Ok(())
-        })
+        self.with_write_txn(&mut |wtxn| self.apply(wtxn, &batch))
     }
 
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
@@ -273,23 +298,28 @@ impl KvStore for LmdbStore {
         for (k, _) in &pairs {
             self.check_key(k)?;
         }
-        self.with_write_txn(&mut |wtxn| {
-            let last = db.last(wtxn)?.map(|(k, _)| k.to_vec());
-            // Append mode is only valid when every new key is past the last one.
-            let append = match (&last, pairs.first()) {
-                (Some(l), Some((first, _))) => first > l,
-                _ => true,
-            };
-            for (k, v) in &pairs {
-                if append {
-                    db.put_with_flags(wtxn, PutFlags::APPEND, k, v)?;
-                } else {
-                    db.put(wtxn, k, v)?;
-                }
-            }
-            Ok(())
-        })?;
+        self.with_write_txn(&mut |wtxn| self.append_run(wtxn, db, &pairs))?;
         Ok(pairs.len() as u64)
+    }
+
+    fn write_sorted(&self, runs: Vec<(Ks, Vec<KvPair>)>, batch: WriteBatch) -> Result<()> {
+        for (_, pairs) in &runs {
+            crate::check_sorted(pairs)?;
+            for (k, _) in pairs {
+                self.check_key(k)?;
+            }
+        }
+        for op in &batch.ops {
+            if let Op::Put { key, .. } | Op::Add { key, .. } = op {
+                self.check_key(key)?;
+            }
+        }
+        self.with_write_txn(&mut |wtxn| {
+            for (ks, pairs) in &runs {
+                self.append_run(wtxn, self.db(*ks)?, pairs)?;
+            }
+            self.apply(wtxn, &batch)
+        })
     }
 
     fn disk_size(&self) -> Result<u64> {

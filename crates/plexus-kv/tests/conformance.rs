@@ -174,6 +174,41 @@ fn bulk_append(backend: Backend) {
     assert_eq!(snap.get(A, &4u32.to_be_bytes()).unwrap(), Some(vec![2]));
 }
 
+fn sorted_runs_are_atomic(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    put_all(&*s, A, &[b"m"]);
+    let runs = vec![
+        (
+            A,
+            vec![
+                (b"a".to_vec(), b"1".to_vec()),
+                (b"z".to_vec(), b"2".to_vec()),
+            ],
+        ),
+        (B, vec![(b"k1".to_vec(), vec![]), (b"k2".to_vec(), vec![])]),
+    ];
+    let mut batch = WriteBatch::new();
+    batch.add(B, b"count".to_vec(), 2);
+    s.write_sorted(runs, batch).unwrap();
+    let all = ScanOptions::default();
+    assert_eq!(
+        keys(&*s, A, KeyRange::all(), all),
+        vec![b"a".to_vec(), b"m".to_vec(), b"z".to_vec()]
+    );
+    assert_eq!(keys(&*s, B, KeyRange::all(), all).len(), 3);
+    let bad = vec![
+        (A, vec![(b"q".to_vec(), vec![])]),
+        (B, vec![(b"y".to_vec(), vec![]), (b"x".to_vec(), vec![])]),
+    ];
+    assert!(s.write_sorted(bad, WriteBatch::new()).is_err());
+    assert_eq!(
+        s.snapshot().unwrap().get(A, b"q").unwrap(),
+        None,
+        "nothing of a failed write lands"
+    );
+}
+
 fn survives_reopen(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
     {
@@ -191,7 +226,7 @@ fn survives_reopen(backend: Backend) {
 macro_rules! suite {
     ($module:ident, $backend:expr $(, $extra:ident)*) => {
         mod $module {
-            suite!(@tests $backend, basic_ops, scans, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append $(, $extra)*);
+            suite!(@tests $backend, basic_ops, scans, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append, sorted_runs_are_atomic $(, $extra)*);
         }
     };
     (@tests $backend:expr $(, $test:ident)*) => {

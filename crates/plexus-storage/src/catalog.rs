@@ -44,7 +44,8 @@ pub(crate) const MAX_NAME: usize = 255;
 
 #[derive(Default)]
 struct Inner {
-    ids: HashMap<(u8, Arc<str>), u32>,
+    /// Name → id, one map per token kind (so a lookup borrows the name).
+    ids: [HashMap<Arc<str>, u32>; 3],
     names: HashMap<(u8, u32), Arc<str>>,
     next: [u32; 3],
     graphs: BTreeMap<String, GraphId>,
@@ -72,7 +73,11 @@ impl Catalog {
                     let slot = inner.next.get_mut(kind as usize).ok_or_else(bad)?;
                     *slot = (*slot).max(id + 1);
                     inner.names.insert((kind, id), name.clone());
-                    inner.ids.insert((kind, name), id);
+                    inner
+                        .ids
+                        .get_mut(kind as usize)
+                        .ok_or_else(bad)?
+                        .insert(name, id);
                 }
                 Some(&TAG_GRAPH) => {
                     let name = std::str::from_utf8(&k[1..]).map_err(|_| bad())?;
@@ -97,7 +102,7 @@ impl Catalog {
 
     /// The id of a name, without creating it.
     pub fn lookup(&self, kind: Token, name: &str) -> Option<u32> {
-        self.read().ids.get(&(kind as u8, Arc::from(name))).copied()
+        self.read().ids[kind as usize].get(name).copied()
     }
 
     /// The id of a name, creating it durably when new.
@@ -128,7 +133,7 @@ impl Catalog {
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
         let name: Arc<str> = name.into();
         inner.names.insert((kind as u8, id), name.clone());
-        inner.ids.insert((kind as u8, name), id);
+        inner.ids[kind as usize].insert(name, id);
         inner.next[kind as usize] = id + 1;
         Ok(id)
     }

@@ -56,6 +56,11 @@ pub enum StorageError {
     Conflict(String),
     /// The request is not supported.
     Unsupported(String),
+    /// An error about one row of a bulk load, with where the row came from.
+    InRow {
+        origin: String,
+        error: Box<StorageError>,
+    },
 }
 
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;
@@ -68,6 +73,7 @@ impl StorageError {
             Corrupt(_) => ErrorKind::Corruption,
             Conflict(_) => ErrorKind::Conflict,
             Unsupported(_) => ErrorKind::Unsupported,
+            InRow { error, .. } => error.kind(),
             UnknownGraph(_)
             | GraphExists(_)
             | NotFound { .. }
@@ -94,7 +100,7 @@ impl fmt::Display for StorageError {
             UnknownGraph(g) => write!(f, "no graph named '{g}' (create it first)"),
             GraphExists(g) => write!(f, "a graph named '{g}' exists already"),
             NotFound { what, id } => write!(f, "no {what} with id '{id}'"),
-            AlreadyExists { what, id } => write!(f, "a {what} with id '{id}' exists already"),
+            AlreadyExists { what, id } => write!(f, "{what} id '{id}' is already taken"),
             EdgeMismatch { id, detail } => write!(f, "edge '{id}' exists with {detail}; an edge's endpoints and type cannot change"),
             HasEdges { node, edges } => write!(f, "node '{node}' still has {edges} edge(s); delete them first or detach"),
             UniqueViolation { index, value, existing } => write!(f, "unique constraint '{index}' violated: value {value} is already held by node '{existing}'"),
@@ -106,6 +112,7 @@ impl fmt::Display for StorageError {
             InvalidName { what, name, why } => write!(f, "invalid {what} '{name}': {why}"),
             Conflict(m) => write!(f, "transaction conflict: {m}; retry the transaction"),
             Unsupported(m) => f.write_str(m),
+            InRow { origin, error } => write!(f, "{origin}: {error}"),
         }
     }
 }

@@ -137,7 +137,9 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
                 p.push(format!("edge {} points to missing node {end}", r.key));
             }
         }
-        exp_edge_ids.insert(user_id_key(g, &r.key));
+        if !r.key.is_empty() {
+            exp_edge_ids.insert(user_id_key(g, &r.key));
+        }
         exp_types.insert(token_member_key(g, r.rel_type, id));
         let eid = crate::EdgeId(id);
         exp_adj.insert(adj_key(g, r.src, DIR_OUT, r.rel_type, r.dst, eid));

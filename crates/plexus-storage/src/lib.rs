@@ -17,6 +17,7 @@
 //! assert_eq!(r.label_count("Person").unwrap(), 2);
 //! ```
 
+mod bulk;
 mod catalog;
 mod error;
 mod ids;
@@ -30,6 +31,7 @@ mod storage;
 mod view;
 mod write;
 
+pub use bulk::{BulkEdge, BulkNode, BulkReport};
 pub use error::{Result, StorageError};
 pub use ids::{Direction, EdgeId, GraphId, NodeId, TypeId};
 pub use integrity::IntegrityReport;

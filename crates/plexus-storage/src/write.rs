@@ -561,7 +561,9 @@ impl WriteTxn {
             _ => return Ok(()),
         };
         let fp = &mut self.fp;
-        fp.writes.insert(Subject::EdgeKey(g.0, &r.key).hash());
+        if !r.key.is_empty() {
+            fp.writes.insert(Subject::EdgeKey(g.0, &r.key).hash());
+        }
         fp.shares.insert(Subject::Node(g.0, r.src.0).hash());
         fp.shares.insert(Subject::Node(g.0, r.dst.0).hash());
         for s in [
@@ -590,7 +592,12 @@ impl WriteTxn {
                 vec![],
             ),
         ];
-        for (ks, k, v) in keys {
+        // Edges loaded in bulk without an id have none to index.
+        let keyless = r.key.is_empty();
+        for (ks, k, v) in keys
+            .into_iter()
+            .filter(|(ks, _, _)| !(keyless && *ks == EDGE_KEYS))
+        {
             if delta > 0 {
                 self.ov().put(ks, k, v);
             } else {

@@ -25,7 +25,8 @@ pub use plexus_common::{
 };
 pub use plexus_kv::Backend;
 pub use plexus_storage::{
-    ConstraintInfo, ConstraintKind, ConstraintSpec, DeleteMode, Direction, Edge, EdgeId, GraphRead,
-    IndexInfo, IndexKind, IndexMode, IndexSpec, IntegrityReport, Isolation, Neighbor, Node, NodeId,
-    Props, ReadTxn, StorageError, TypeId, WriteTxn, DEFAULT_GRAPH,
+    BulkEdge, BulkNode, BulkReport, ConstraintInfo, ConstraintKind, ConstraintSpec, DeleteMode,
+    Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind, IndexMode, IndexSpec,
+    IntegrityReport, Isolation, Neighbor, Node, NodeId, Props, ReadTxn, StorageError, TypeId,
+    WriteTxn, DEFAULT_GRAPH,
 };

@@ -1,0 +1,352 @@
+//! Bulk loading into an empty graph: every key of every keyspace is built in
+//! memory, sorted, and written in one atomic backend write as sorted runs
+//! (LMDB appends them: no searching, full pages). Statistics are exact when
+//! it returns: counters are computed from the rows, not maintained one by one.
+//!
+//! The whole load is one commit: a failing row (bad id, dangling edge,
+//! duplicate, constraint or type violation) leaves the database unchanged.
+//! Memory grows with the load (about 100 bytes per key); loads larger than
+//! memory need chunked sorted runs, which this does not do yet.
+
+use crate::catalog::Token;
+use crate::error::{Result, StorageError};
+use crate::ids::{EdgeId, NodeId};
+use crate::keys::*;
+use crate::occ::{Footprint, Subject};
+use crate::read::Props;
+use crate::record::{set_prop, EdgeRecord, NodeRecord};
+use crate::storage::{load_schema, Storage};
+use crate::write::MAX_ID_LEN;
+use plexus_kv::{decode_counter, KvPair, WriteBatch};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+
+/// A node to load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkNode {
+    pub key: String,
+    pub labels: Vec<String>,
+    pub props: Props,
+    /// Where the row came from (`people.csv:12`), for error messages.
+    pub origin: String,
+}
+
+/// An edge to load, between nodes of the same load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkEdge {
+    /// The edge's id; without one, the edge has none (and no id index entry).
+    pub key: Option<String>,
+    pub src: String,
+    pub dst: String,
+    pub rel_type: String,
+    pub props: Props,
+    pub origin: String,
+}
+
+/// What a bulk load wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BulkReport {
+    pub nodes: u64,
+    pub edges: u64,
+}
+
+fn in_row(origin: &str, error: StorageError) -> StorageError {
+    StorageError::InRow {
+        origin: origin.to_string(),
+        error: Box::new(error),
+    }
+}
+
+fn check_id(what: &'static str, key: &str, origin: &str) -> Result<()> {
+    if key.is_empty() || key.len() > MAX_ID_LEN {
+        return Err(in_row(
+            origin,
+            StorageError::InvalidName {
+                what,
+                name: key.chars().take(40).collect(),
+                why: "ids must be 1 to 400 bytes long",
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// Interned ids of the names seen in this load (one map per token kind,
+/// looked up without allocating), to spare the catalog's lock.
+struct Tokens<'a> {
+    storage: &'a Storage,
+    cache: [HashMap<String, u32>; 3],
+}
+
+impl Tokens<'_> {
+    fn id(&mut self, kind: Token, name: &str) -> Result<u32> {
+        if let Some(id) = self.cache[kind as usize].get(name) {
+            return Ok(*id);
+        }
+        let id = self.storage.shared.catalog.intern(kind, name)?;
+        self.cache[kind as usize].insert(name.to_string(), id);
+        Ok(id)
+    }
+
+    fn props(&mut self, props: &Props) -> Result<Vec<(u32, plexus_common::Value)>> {
+        let mut out = Vec::with_capacity(props.len());
+        for (k, v) in props {
+            let id = self.id(Token::PropKey, k)?;
+            set_prop(&mut out, id, v.clone());
+        }
+        Ok(out)
+    }
+}
+
+impl Storage {
+    /// Loads nodes, then edges between them, into the empty graph `graph`
+    /// in one atomic commit.
+    pub fn bulk_load(
+        &self,
+        graph: &str,
+        nodes: &mut dyn Iterator<Item = Result<BulkNode>>,
+        edges: &mut dyn Iterator<Item = Result<BulkEdge>>,
+    ) -> Result<BulkReport> {
+        let g = self
+            .shared
+            .catalog
+            .graph(graph)
+            .ok_or_else(|| StorageError::UnknownGraph(graph.into()))?;
+        let snap = self.shared.kv.snapshot()?;
+        let schema = load_schema(&*snap, g)?;
+        let is_empty = |snap: &dyn plexus_kv::Snapshot| -> Result<bool> {
+            let n = snap
+                .get(STATS, &stat_key(g, STAT_NODES, &[]))?
+                .map_or(0, |v| decode_counter(&v));
+            Ok(n == 0)
+        };
+        if !is_empty(&*snap)? {
+            return Err(StorageError::Unsupported(format!("a bulk load needs an empty graph, and '{graph}' has data; load into a new graph, or add rows with transactions")));
+        }
+        drop(snap);
+        let mut tokens = Tokens {
+            storage: self,
+            cache: Default::default(),
+        };
+        let mut runs: Vec<Vec<KvPair>> = vec![Vec::new(); KEYSPACES.len()];
+        let mut counters: HashMap<Vec<u8>, i64> = HashMap::new();
+        // Degrees by (node, direction, type): many, so kept without key bytes.
+        let mut degrees: HashMap<(u64, u8, u32), i64> = HashMap::new();
+        let mut ids: HashMap<String, NodeId> = HashMap::new();
+        let mut report = BulkReport::default();
+        for node in nodes {
+            let n = node?;
+            check_id("node id", &n.key, &n.origin)?;
+            if ids.contains_key(&n.key) {
+                return Err(in_row(
+                    &n.origin,
+                    StorageError::AlreadyExists {
+                        what: "node",
+                        id: n.key,
+                    },
+                ));
+            }
+            let mut labels = n
+                .labels
+                .iter()
+                .map(|l| tokens.id(Token::Label, l))
+                .collect::<Result<Vec<u32>>>()?;
+            labels.sort_unstable();
+            labels.dedup();
+            let rec = NodeRecord {
+                key: n.key.clone(),
+                labels,
+                props: tokens.props(&n.props)?,
+            };
+            for c in &schema.not_null {
+                if rec.has_label(c.label) && crate::record::prop(&rec.props, c.key).is_none() {
+                    let key = self.shared.catalog.name(Token::PropKey, c.key)?.to_string();
+                    return Err(in_row(
+                        &n.origin,
+                        StorageError::NotNullViolation {
+                            constraint: c.name.clone(),
+                            node: n.key,
+                            key,
+                        },
+                    ));
+                }
+            }
+            let id = NodeId(self.shared.next_node.fetch_add(1, Ordering::Relaxed));
+            for def in schema.indexes.iter().filter(|d| !d.stale) {
+                for vk in def.entries(&rec).map_err(|e| in_row(&n.origin, e))? {
+                    let mut k = token_prefix(g, def.id);
+                    k.extend_from_slice(&vk);
+                    k.extend_from_slice(&id.0.to_be_bytes());
+                    runs[PROP_INDEX.0].push((k, vec![]));
+                }
+            }
+            for l in &rec.labels {
+                runs[LABELS.0].push((token_member_key(g, *l, id.0), vec![]));
+                *counters
+                    .entry(stat_key(g, STAT_LABEL, &l.to_be_bytes()))
+                    .or_default() += 1;
+            }
+            runs[NODE_KEYS.0].push((user_id_key(g, &rec.key), id.0.to_be_bytes().to_vec()));
+            runs[NODES.0].push((node_key(g, id), rec.encode()));
+            ids.insert(n.key, id);
+            report.nodes += 1;
+        }
+        let mut edge_keys = HashSet::new();
+        for edge in edges {
+            let e = edge?;
+            let endpoint = |key: &str| {
+                ids.get(key).copied().ok_or_else(|| {
+                    in_row(
+                        &e.origin,
+                        StorageError::NotFound {
+                            what: "node",
+                            id: key.to_string(),
+                        },
+                    )
+                })
+            };
+            let (src, dst) = (endpoint(&e.src)?, endpoint(&e.dst)?);
+            let key = e.key.clone().unwrap_or_default();
+            if !key.is_empty() {
+                check_id("edge id", &key, &e.origin)?;
+                if !edge_keys.insert(key.clone()) {
+                    return Err(in_row(
+                        &e.origin,
+                        StorageError::AlreadyExists {
+                            what: "edge",
+                            id: key,
+                        },
+                    ));
+                }
+            }
+            let t = tokens.id(Token::Type, &e.rel_type)?;
+            let rec = EdgeRecord {
+                key,
+                src,
+                dst,
+                rel_type: t,
+                props: tokens.props(&e.props)?,
+            };
+            let id = EdgeId(self.shared.next_edge.fetch_add(1, Ordering::Relaxed));
+            if !rec.key.is_empty() {
+                runs[EDGE_KEYS.0].push((user_id_key(g, &rec.key), id.0.to_be_bytes().to_vec()));
+            }
+            runs[TYPES.0].push((token_member_key(g, t, id.0), vec![]));
+            runs[ADJ.0].push((adj_key(g, src, DIR_OUT, t, dst, id), vec![]));
+            runs[ADJ.0].push((adj_key(g, dst, DIR_IN, t, src, id), vec![]));
+            *counters
+                .entry(stat_key(g, STAT_TYPE, &t.to_be_bytes()))
+                .or_default() += 1;
+            *degrees.entry((src.0, DIR_OUT, t)).or_default() += 1;
+            *degrees.entry((dst.0, DIR_IN, t)).or_default() += 1;
+            runs[EDGES.0].push((edge_key(g, id), rec.encode()));
+            report.edges += 1;
+        }
+        if report.nodes > 0 {
+            counters.insert(stat_key(g, STAT_NODES, &[]), report.nodes as i64);
+        }
+        if report.edges > 0 {
+            counters.insert(stat_key(g, STAT_EDGES, &[]), report.edges as i64);
+        }
+        counters.extend(
+            degrees
+                .into_iter()
+                .map(|((n, d, t), c)| (degree_key(g, NodeId(n), d, t), c)),
+        );
+        runs[STATS.0] = counters
+            .into_iter()
+            .map(|(k, v)| (k, v.to_le_bytes().to_vec()))
+            .collect();
+        // Sort the keyspaces' runs in parallel: they are independent.
+        std::thread::scope(|scope| {
+            for run in runs.iter_mut().filter(|r| r.len() > 1) {
+                scope.spawn(move || run.sort_unstable_by(|a, b| a.0.cmp(&b.0)));
+            }
+        });
+        self.check_unique(&schema, &runs[PROP_INDEX.0], &ids)?;
+        let mut batch = WriteBatch::new();
+        batch.put(
+            META,
+            META_NEXT_NODE,
+            self.shared
+                .next_node
+                .load(Ordering::Relaxed)
+                .to_le_bytes()
+                .to_vec(),
+        );
+        batch.put(
+            META,
+            META_NEXT_EDGE,
+            self.shared
+                .next_edge
+                .load(Ordering::Relaxed)
+                .to_le_bytes()
+                .to_vec(),
+        );
+        let runs: Vec<(plexus_kv::Ks, Vec<KvPair>)> = runs
+            .into_iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(i, r)| (plexus_kv::Ks(i), r))
+            .collect();
+        let _c = self
+            .shared
+            .commit_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        // Nothing may have landed in the graph while the rows were prepared.
+        if !is_empty(&*self.shared.kv.snapshot()?)? {
+            return Err(StorageError::Conflict(
+                "the graph received data while the bulk load was prepared".into(),
+            ));
+        }
+        self.shared.kv.write_sorted(runs, batch)?;
+        let mut fp = Footprint::default();
+        fp.writes.insert(Subject::Schema(g.0).hash());
+        self.shared.occ.publish(fp);
+        Ok(report)
+    }
+
+    /// Fails when two nodes of the load share a value of a unique index.
+    fn check_unique(
+        &self,
+        schema: &crate::schema::Schema,
+        entries: &[KvPair],
+        ids: &HashMap<String, NodeId>,
+    ) -> Result<()> {
+        let unique: HashSet<u32> = schema
+            .indexes
+            .iter()
+            .filter(|d| d.unique)
+            .map(|d| d.id)
+            .collect();
+        if unique.is_empty() {
+            return Ok(());
+        }
+        for w in entries.windows(2) {
+            let (a, b) = (&w[0].0, &w[1].0);
+            let iid = plexus_common::read_u32(a, 4).unwrap_or(u32::MAX);
+            if unique.contains(&iid) && a.len() == b.len() && a[..a.len() - 8] == b[..b.len() - 8] {
+                let node_of = |k: &[u8]| {
+                    let id = plexus_common::read_u64(k, k.len() - 8).unwrap_or(0);
+                    ids.iter()
+                        .find(|(_, v)| v.0 == id)
+                        .map(|(k, _)| k.clone())
+                        .unwrap_or_default()
+                };
+                let name = schema
+                    .indexes
+                    .iter()
+                    .find(|d| d.id == iid)
+                    .map(|d| d.name.clone())
+                    .unwrap_or_default();
+                return Err(StorageError::UniqueViolation {
+                    index: name,
+                    value: format!("of node '{}'", node_of(b)),
+                    existing: node_of(a),
+                });
+            }
+        }
+        Ok(())
+    }
+}
