@@ -1002,42 +1002,37 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn additive(&mut self) -> R<Expr> {
-        let mut e = self.multiplicative()?;
-        loop {
-            let op = match self.peek_tok(0) {
-                Some(Tok::Plus) => BinOp::Add,
-                Some(Tok::Minus) => BinOp::Sub,
-                _ => return Ok(e),
-            };
+    /// One left-associative level: `next (op next)*` for the operators given.
+    fn left_assoc(&mut self, ops: &[(Tok, BinOp)], next: fn(&mut Self) -> R<Expr>) -> R<Expr> {
+        let mut e = next(self)?;
+        while let Some(op) = ops.iter().find(|(t, _)| self.at(t)).map(|(_, op)| *op) {
             self.pos += 1;
-            let r = self.multiplicative()?;
+            let r = next(self)?;
             e = bin(op, e, r);
         }
+        Ok(e)
+    }
+
+    fn additive(&mut self) -> R<Expr> {
+        self.left_assoc(
+            &[(Tok::Plus, BinOp::Add), (Tok::Minus, BinOp::Sub)],
+            Self::multiplicative,
+        )
     }
 
     fn multiplicative(&mut self) -> R<Expr> {
-        let mut e = self.power()?;
-        loop {
-            let op = match self.peek_tok(0) {
-                Some(Tok::Star) => BinOp::Mul,
-                Some(Tok::Slash) => BinOp::Div,
-                Some(Tok::Percent) => BinOp::Mod,
-                _ => return Ok(e),
-            };
-            self.pos += 1;
-            let r = self.power()?;
-            e = bin(op, e, r);
-        }
+        self.left_assoc(
+            &[
+                (Tok::Star, BinOp::Mul),
+                (Tok::Slash, BinOp::Div),
+                (Tok::Percent, BinOp::Mod),
+            ],
+            Self::power,
+        )
     }
 
     fn power(&mut self) -> R<Expr> {
-        let mut e = self.unary()?;
-        while self.eat(&Tok::Caret) {
-            let r = self.unary()?;
-            e = bin(BinOp::Pow, e, r);
-        }
-        Ok(e)
+        self.left_assoc(&[(Tok::Caret, BinOp::Pow)], Self::unary)
     }
 
     fn unary(&mut self) -> R<Expr> {

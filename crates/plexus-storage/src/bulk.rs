@@ -265,24 +265,7 @@ impl Storage {
         });
         self.check_unique(&schema, &runs[PROP_INDEX.0], &ids)?;
         let mut batch = WriteBatch::new();
-        batch.put(
-            META,
-            META_NEXT_NODE,
-            self.shared
-                .next_node
-                .load(Ordering::Relaxed)
-                .to_le_bytes()
-                .to_vec(),
-        );
-        batch.put(
-            META,
-            META_NEXT_EDGE,
-            self.shared
-                .next_edge
-                .load(Ordering::Relaxed)
-                .to_le_bytes()
-                .to_vec(),
-        );
+        self.shared.persist_counters(&mut batch);
         let runs: Vec<(plexus_kv::Ks, Vec<KvPair>)> = runs
             .into_iter()
             .enumerate()

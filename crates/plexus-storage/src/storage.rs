@@ -45,6 +45,31 @@ pub(crate) struct Shared {
     pub commit_lock: Mutex<()>,
 }
 
+impl Shared {
+    /// Adds the id counters to a commit's batch. Called under the commit
+    /// lock: the counters only grow, so later commits write larger values.
+    pub fn persist_counters(&self, b: &mut WriteBatch) {
+        use std::sync::atomic::Ordering::Relaxed;
+        b.put(
+            META,
+            META_NEXT_NODE,
+            self.next_node.load(Relaxed).to_le_bytes().to_vec(),
+        );
+        b.put(
+            META,
+            META_NEXT_EDGE,
+            self.next_edge.load(Relaxed).to_le_bytes().to_vec(),
+        );
+        b.put(
+            META,
+            META_NEXT_SCHEMA,
+            (self.next_schema.load(Relaxed) as u64)
+                .to_le_bytes()
+                .to_vec(),
+        );
+    }
+}
+
 /// A property graph store over a key-value store. Cheap to clone; share it
 /// between threads.
 #[derive(Clone)]

@@ -916,31 +916,7 @@ impl WriteTxn {
             &self.fp,
             self.isolation == Isolation::Serializable,
         )?;
-        batch.put(
-            META,
-            META_NEXT_NODE,
-            shared
-                .next_node
-                .load(Ordering::Relaxed)
-                .to_le_bytes()
-                .to_vec(),
-        );
-        batch.put(
-            META,
-            META_NEXT_EDGE,
-            shared
-                .next_edge
-                .load(Ordering::Relaxed)
-                .to_le_bytes()
-                .to_vec(),
-        );
-        batch.put(
-            META,
-            META_NEXT_SCHEMA,
-            (shared.next_schema.load(Ordering::Relaxed) as u64)
-                .to_le_bytes()
-                .to_vec(),
-        );
+        shared.persist_counters(&mut batch);
         shared.kv.write(batch)?;
         shared.occ.publish(std::mem::take(&mut self.fp));
         Ok(())
