@@ -6,3 +6,4 @@
 
 pub mod crash;
 pub mod model;
+pub mod tck;

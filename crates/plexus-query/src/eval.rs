@@ -1,0 +1,992 @@
+//! Expression evaluation with openCypher's semantics: nulls propagate,
+//! comparisons are three-valued, integers and floats stay distinct but
+//! compare numerically, integer overflow is an error.
+
+use crate::error::QueryError;
+use plexus_common::Value;
+use plexus_cypher::{BinOp, Expr, ExprKind, Quantifier, UnOp};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+
+/// Variables in scope.
+pub type Row = BTreeMap<String, Value>;
+
+/// What evaluation may read besides the row.
+pub struct Ctx<'a> {
+    pub params: &'a BTreeMap<String, Value>,
+    /// Values of aggregate calls already computed for the current group,
+    /// by the address of their expression node.
+    pub aggregates: Option<&'a HashMap<usize, Value>>,
+}
+
+type R = Result<Value, QueryError>;
+
+const AGGREGATES: [&str; 10] = [
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "collect",
+    "stdev",
+    "stdevp",
+    "percentilecont",
+    "percentiledisc",
+];
+
+/// Whether a call is an aggregate (by name, case-insensitively).
+pub fn is_aggregate(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::CountStar => true,
+        ExprKind::Call { name, .. } => AGGREGATES.contains(&name.to_ascii_lowercase().as_str()),
+        _ => false,
+    }
+}
+
+/// Calls `f` on every aggregate call in `e` (not inside nested scopes' own aggregates).
+pub fn visit_aggregates<'e>(e: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
+    if is_aggregate(e) {
+        f(e);
+        return;
+    }
+    let mut go = |x: &'e Expr| visit_aggregates(x, f);
+    match &e.kind {
+        ExprKind::List(items) => items.iter().for_each(go),
+        ExprKind::Map(entries) => entries.iter().for_each(|(_, v)| go(v)),
+        ExprKind::Property(b, _) => go(b),
+        ExprKind::Index(a, b) => {
+            go(a);
+            go(b)
+        }
+        ExprKind::Slice(a, b, c) => {
+            go(a);
+            b.iter().for_each(|x| go(x));
+            c.iter().for_each(|x| go(x));
+        }
+        ExprKind::Unary(_, x) | ExprKind::IsNull(x, _) => go(x),
+        ExprKind::Binary(_, a, b) => {
+            go(a);
+            go(b)
+        }
+        ExprKind::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            operand.iter().for_each(|x| go(x));
+            whens.iter().for_each(|(a, b)| {
+                go(a);
+                go(b)
+            });
+            else_.iter().for_each(|x| go(x));
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(go),
+        _ => {}
+    }
+}
+
+fn num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// `=` with nulls: `None` is null.
+pub fn equals(a: &Value, b: &Value) -> Option<bool> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => None,
+        (Value::Int(x), Value::Int(y)) => Some(x == y),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => match (a, b) {
+            (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => {
+                Some(*f == *i as f64 && f.fract() == 0.0 && (*f as i64) == *i)
+            }
+            _ => Some(num(a) == num(b)),
+        },
+        (Value::List(x), Value::List(y)) => {
+            if x.len() != y.len() {
+                return Some(false);
+            }
+            let mut unknown = false;
+            for (p, q) in x.iter().zip(y) {
+                match equals(p, q) {
+                    Some(false) => return Some(false),
+                    None => unknown = true,
+                    Some(true) => {}
+                }
+            }
+            if unknown {
+                None
+            } else {
+                Some(true)
+            }
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            if x.len() != y.len() || x.keys().ne(y.keys()) {
+                return Some(false);
+            }
+            let mut unknown = false;
+            for (p, q) in x.values().zip(y.values()) {
+                match equals(p, q) {
+                    Some(false) => return Some(false),
+                    None => unknown = true,
+                    Some(true) => {}
+                }
+            }
+            if unknown {
+                None
+            } else {
+                Some(true)
+            }
+        }
+        _ if a.value_type() != b.value_type() => Some(false),
+        _ => Some(a == b),
+    }
+}
+
+/// `<` and friends: `None` when the values are not comparable (null result).
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => None,
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            num(a)?.partial_cmp(&num(b)?)
+        }
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        (Value::List(x), Value::List(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                match compare(p, q)? {
+                    Ordering::Equal => {}
+                    o => return Some(o),
+                }
+            }
+            Some(x.len().cmp(&y.len()))
+        }
+        (Value::Date(x), Value::Date(y)) => Some(x.cmp(y)),
+        (Value::LocalTime(x), Value::LocalTime(y)) => Some(x.cmp(y)),
+        (Value::LocalDateTime(x), Value::LocalDateTime(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+fn type_rank(v: &Value) -> u8 {
+    match v {
+        Value::Map(_) => 0,
+        Value::List(_) => 3,
+        Value::String(_) => 5,
+        Value::Bool(_) => 6,
+        Value::Int(_) | Value::Float(_) => 7,
+        Value::Null => 9,
+        _ => 8,
+    }
+}
+
+/// The total order of ORDER BY: by type (maps, lists, strings, booleans,
+/// numbers, then null), then by value; NaN after every other number.
+pub fn order(a: &Value, b: &Value) -> Ordering {
+    let (ra, rb) = (type_rank(a), type_rank(b));
+    if ra != rb {
+        return ra.cmp(&rb);
+    }
+    match (a, b) {
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            let (x, y) = (num(a).unwrap_or(0.0), num(b).unwrap_or(0.0));
+            match (x.is_nan(), y.is_nan()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                _ => x
+                    .partial_cmp(&y)
+                    .unwrap_or(Ordering::Equal)
+                    .then_with(|| matches!(a, Value::Float(_)).cmp(&matches!(b, Value::Float(_)))),
+            }
+        }
+        (Value::List(x), Value::List(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                match order(p, q) {
+                    Ordering::Equal => {}
+                    o => return o,
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            let xs: Vec<_> = x.iter().collect();
+            let ys: Vec<_> = y.iter().collect();
+            for ((kx, vx), (ky, vy)) in xs.iter().zip(&ys) {
+                match kx.cmp(ky).then_with(|| order(vx, vy)) {
+                    Ordering::Equal => {}
+                    o => return o,
+                }
+            }
+            xs.len().cmp(&ys.len())
+        }
+        _ => compare(a, b).unwrap_or(Ordering::Equal),
+    }
+}
+
+fn truth(v: &Value) -> Result<Option<bool>, QueryError> {
+    match v {
+        Value::Bool(b) => Ok(Some(*b)),
+        Value::Null => Ok(None),
+        other => Err(QueryError::type_error(format!(
+            "expected a boolean, got {}",
+            other.value_type()
+        ))),
+    }
+}
+
+fn tri(b: Option<bool>) -> Value {
+    b.map_or(Value::Null, Value::Bool)
+}
+
+fn int_op(a: i64, b: i64, op: BinOp) -> R {
+    let r = match op {
+        BinOp::Add => a.checked_add(b),
+        BinOp::Sub => a.checked_sub(b),
+        BinOp::Mul => a.checked_mul(b),
+        BinOp::Div if b == 0 => return Err(QueryError::Arithmetic("division by zero".into())),
+        BinOp::Div => a.checked_div(b),
+        BinOp::Mod if b == 0 => return Err(QueryError::Arithmetic("modulo by zero".into())),
+        BinOp::Mod => a.checked_rem(b),
+        BinOp::Pow => return Ok(Value::Float((a as f64).powf(b as f64))),
+        _ => None,
+    };
+    r.map(Value::Int)
+        .ok_or_else(|| QueryError::Arithmetic("integer overflow".into()))
+}
+
+fn arith(a: Value, b: Value, op: BinOp) -> R {
+    Ok(match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => Value::Null,
+        (Value::Int(x), Value::Int(y)) => return int_op(x, y, op),
+        (x @ (Value::Int(_) | Value::Float(_)), y @ (Value::Int(_) | Value::Float(_))) => {
+            let (x, y) = (num(&x).unwrap_or(0.0), num(&y).unwrap_or(0.0));
+            Value::Float(match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::Mul => x * y,
+                BinOp::Div => x / y,
+                BinOp::Mod => x % y,
+                _ => x.powf(y),
+            })
+        }
+        (Value::String(x), Value::String(y)) if op == BinOp::Add => Value::String(x + &y),
+        (Value::String(x), y @ (Value::Int(_) | Value::Float(_))) if op == BinOp::Add => {
+            Value::String(x + &y.to_string())
+        }
+        (x @ (Value::Int(_) | Value::Float(_)), Value::String(y)) if op == BinOp::Add => {
+            Value::String(x.to_string() + &y)
+        }
+        (Value::List(mut x), Value::List(y)) if op == BinOp::Add => {
+            x.extend(y);
+            Value::List(x)
+        }
+        (Value::List(mut x), y) if op == BinOp::Add => {
+            x.push(y);
+            Value::List(x)
+        }
+        (x, Value::List(mut y)) if op == BinOp::Add => {
+            y.insert(0, x);
+            Value::List(y)
+        }
+        (x, y) => {
+            return Err(QueryError::type_error(format!(
+                "cannot apply {op:?} to {} and {}",
+                x.value_type(),
+                y.value_type()
+            )))
+        }
+    })
+}
+
+fn list_index(len: usize, i: i64) -> Option<usize> {
+    let i = if i < 0 { len as i64 + i } else { i };
+    (0..len as i64).contains(&i).then_some(i as usize)
+}
+
+fn slice_bound(len: usize, v: Value) -> Result<Option<usize>, QueryError> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Int(i) => {
+            let i = if i < 0 {
+                (len as i64 + i).max(0)
+            } else {
+                i.min(len as i64)
+            };
+            Ok(Some(i as usize))
+        }
+        other => Err(QueryError::type_error(format!(
+            "list slice bounds must be integers, not {}",
+            other.value_type()
+        ))),
+    }
+}
+
+/// Evaluates `e` in `row`.
+pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
+    if let Some(aggs) = ctx.aggregates {
+        if let Some(v) = aggs.get(&(e as *const Expr as usize)) {
+            return Ok(v.clone());
+        }
+    }
+    let ev = |x: &Expr| eval(x, row, ctx);
+    Ok(match &e.kind {
+        ExprKind::Null => Value::Null,
+        ExprKind::Bool(b) => Value::Bool(*b),
+        ExprKind::Int(i) => Value::Int(*i),
+        ExprKind::Float(f) => Value::Float(*f),
+        ExprKind::String(s) => Value::String(s.clone()),
+        ExprKind::Param(p) => ctx
+            .params
+            .get(p)
+            .cloned()
+            .ok_or_else(|| QueryError::ParameterMissing(p.clone()))?,
+        ExprKind::Var(v) => row.get(v).cloned().ok_or_else(|| QueryError::Semantic {
+            code: "UndefinedVariable",
+            message: format!("variable `{v}` is not defined"),
+        })?,
+        ExprKind::List(items) => Value::List(items.iter().map(ev).collect::<Result<_, _>>()?),
+        ExprKind::Map(entries) => Value::Map(
+            entries
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), ev(v)?)))
+                .collect::<Result<_, QueryError>>()?,
+        ),
+        ExprKind::Property(base, key) => match ev(base)? {
+            Value::Null => Value::Null,
+            Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "cannot read property '{key}' of {}",
+                    other.value_type()
+                )))
+            }
+        },
+        ExprKind::Index(base, idx) => match (ev(base)?, ev(idx)?) {
+            (Value::Null, _) | (_, Value::Null) => Value::Null,
+            (Value::List(l), Value::Int(i)) => {
+                list_index(l.len(), i).map_or(Value::Null, |i| l[i].clone())
+            }
+            (Value::Map(m), Value::String(k)) => m.get(&k).cloned().unwrap_or(Value::Null),
+            (b, i) => {
+                return Err(QueryError::type_error(format!(
+                    "cannot index {} with {}",
+                    b.value_type(),
+                    i.value_type()
+                )))
+            }
+        },
+        ExprKind::Slice(base, from, to) => match ev(base)? {
+            Value::Null => Value::Null,
+            Value::List(l) => {
+                let f = match from {
+                    Some(x) => ev(x)?,
+                    None => Value::Int(0),
+                };
+                let t = match to {
+                    Some(x) => ev(x)?,
+                    None => Value::Int(l.len() as i64),
+                };
+                if f.is_null() || t.is_null() {
+                    return Ok(Value::Null);
+                }
+                let (f, t) = (
+                    slice_bound(l.len(), f)?.unwrap_or(0),
+                    slice_bound(l.len(), t)?.unwrap_or(0),
+                );
+                Value::List(if f < t { l[f..t].to_vec() } else { vec![] })
+            }
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "cannot slice {}",
+                    other.value_type()
+                )))
+            }
+        },
+        ExprKind::Unary(op, x) => match (op, ev(x)?) {
+            (_, Value::Null) => Value::Null,
+            (UnOp::Not, v) => tri(truth(&v)?.map(|b| !b)),
+            (UnOp::Neg, Value::Int(i)) => Value::Int(
+                i.checked_neg()
+                    .ok_or_else(|| QueryError::Arithmetic("integer overflow".into()))?,
+            ),
+            (UnOp::Neg, Value::Float(f)) => Value::Float(-f),
+            (UnOp::Plus, v @ (Value::Int(_) | Value::Float(_))) => v,
+            (_, v) => {
+                return Err(QueryError::type_error(format!(
+                    "cannot negate {}",
+                    v.value_type()
+                )))
+            }
+        },
+        ExprKind::Binary(op, a, b) => binary(*op, a, b, row, ctx)?,
+        ExprKind::IsNull(x, negated) => Value::Bool(ev(x)?.is_null() != *negated),
+        ExprKind::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            let subject = operand.as_ref().map(|o| ev(o)).transpose()?;
+            for (w, t) in whens {
+                let hit = match &subject {
+                    Some(s) => equals(s, &ev(w)?) == Some(true),
+                    None => truth(&ev(w)?)? == Some(true),
+                };
+                if hit {
+                    return ev(t);
+                }
+            }
+            match else_ {
+                Some(x) => ev(x)?,
+                None => Value::Null,
+            }
+        }
+        ExprKind::Call {
+            name,
+            args,
+            distinct: _,
+        } => {
+            if is_aggregate(e) {
+                return Err(QueryError::Semantic {
+                    code: "InvalidAggregation",
+                    message: format!("aggregation {name}() is not allowed here"),
+                });
+            }
+            let vals = args.iter().map(ev).collect::<Result<Vec<_>, _>>()?;
+            crate::eval::call(name, vals)?
+        }
+        ExprKind::CountStar => {
+            return Err(QueryError::Semantic {
+                code: "InvalidAggregation",
+                message: "count(*) is not allowed here".into(),
+            })
+        }
+        ExprKind::ListComprehension {
+            var,
+            list,
+            filter,
+            map,
+        } => match ev(list)? {
+            Value::Null => Value::Null,
+            Value::List(items) => {
+                let mut out = Vec::new();
+                let mut inner = row.clone();
+                for it in items {
+                    inner.insert(var.clone(), it.clone());
+                    if let Some(f) = filter {
+                        if truth(&eval(f, &inner, ctx)?)? != Some(true) {
+                            continue;
+                        }
+                    }
+                    out.push(match map {
+                        Some(m) => eval(m, &inner, ctx)?,
+                        None => it,
+                    });
+                }
+                Value::List(out)
+            }
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "expected a list, got {}",
+                    other.value_type()
+                )))
+            }
+        },
+        ExprKind::Quantified {
+            q,
+            var,
+            list,
+            filter,
+        } => match ev(list)? {
+            Value::Null => Value::Null,
+            Value::List(items) => {
+                let (mut t, mut n, mut f) = (0usize, 0usize, 0usize);
+                let mut inner = row.clone();
+                for it in items {
+                    inner.insert(var.clone(), it);
+                    let r = match filter {
+                        Some(p) => truth(&eval(p, &inner, ctx)?)?,
+                        None => Some(true),
+                    };
+                    match r {
+                        Some(true) => t += 1,
+                        Some(false) => f += 1,
+                        None => n += 1,
+                    }
+                }
+                match q {
+                    Quantifier::All => {
+                        if f > 0 {
+                            Value::Bool(false)
+                        } else if n > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(true)
+                        }
+                    }
+                    Quantifier::Any => {
+                        if t > 0 {
+                            Value::Bool(true)
+                        } else if n > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(false)
+                        }
+                    }
+                    Quantifier::None => {
+                        if t > 0 {
+                            Value::Bool(false)
+                        } else if n > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(true)
+                        }
+                    }
+                    Quantifier::Single => {
+                        if t > 1 {
+                            Value::Bool(false)
+                        } else if n > 0 {
+                            Value::Null
+                        } else {
+                            Value::Bool(t == 1)
+                        }
+                    }
+                }
+            }
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "expected a list, got {}",
+                    other.value_type()
+                )))
+            }
+        },
+        ExprKind::Reduce {
+            acc,
+            init,
+            var,
+            list,
+            expr,
+        } => match ev(list)? {
+            Value::Null => Value::Null,
+            Value::List(items) => {
+                let mut inner = row.clone();
+                let mut a = ev(init)?;
+                for it in items {
+                    inner.insert(acc.clone(), a);
+                    inner.insert(var.clone(), it);
+                    a = eval(expr, &inner, ctx)?;
+                }
+                a
+            }
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "expected a list, got {}",
+                    other.value_type()
+                )))
+            }
+        },
+        ExprKind::MapProjection(base, items) => {
+            let b = ev(base)?;
+            let Value::Map(src) = &b else {
+                if b.is_null() {
+                    return Ok(Value::Null);
+                }
+                return Err(QueryError::type_error(format!(
+                    "cannot project {}",
+                    b.value_type()
+                )));
+            };
+            let mut out = BTreeMap::new();
+            for it in items {
+                match it {
+                    plexus_cypher::MapProjectionItem::Property(k) => {
+                        out.insert(k.clone(), src.get(k).cloned().unwrap_or(Value::Null));
+                    }
+                    plexus_cypher::MapProjectionItem::AllProperties => out.extend(src.clone()),
+                    plexus_cypher::MapProjectionItem::Literal(k, x) => {
+                        out.insert(k.clone(), ev(x)?);
+                    }
+                    plexus_cypher::MapProjectionItem::Variable(v) => {
+                        out.insert(
+                            v.clone(),
+                            ev(&Expr {
+                                kind: ExprKind::Var(v.clone()),
+                                span: e.span,
+                            })?,
+                        );
+                    }
+                }
+            }
+            Value::Map(out)
+        }
+        other => {
+            return Err(QueryError::Unsupported(format!(
+                "expression {}",
+                kind_name(other)
+            )))
+        }
+    })
+}
+
+fn kind_name(k: &ExprKind) -> &'static str {
+    match k {
+        ExprKind::HasLabels(..) => "label predicate",
+        ExprKind::Pattern(_) => "pattern predicate",
+        ExprKind::PatternComprehension { .. } => "pattern comprehension",
+        ExprKind::Exists(_) => "EXISTS subquery",
+        ExprKind::CountSubquery(_) => "COUNT subquery",
+        _ => "of this kind",
+    }
+}
+
+fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
+    let ev = |x: &Expr| eval(x, row, ctx);
+    match op {
+        BinOp::And | BinOp::Or | BinOp::Xor => {
+            let (x, y) = (truth(&ev(a)?)?, truth(&ev(b)?)?);
+            return Ok(tri(match op {
+                BinOp::And => match (x, y) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                },
+                BinOp::Or => match (x, y) {
+                    (Some(true), _) | (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                },
+                _ => match (x, y) {
+                    (Some(p), Some(q)) => Some(p != q),
+                    _ => None,
+                },
+            }));
+        }
+        _ => {}
+    }
+    let (x, y) = (ev(a)?, ev(b)?);
+    Ok(match op {
+        BinOp::Eq => tri(equals(&x, &y)),
+        BinOp::Neq => tri(equals(&x, &y).map(|b| !b)),
+        BinOp::Lt => tri(compare(&x, &y).map(|o| o == Ordering::Less)),
+        BinOp::Gt => tri(compare(&x, &y).map(|o| o == Ordering::Greater)),
+        BinOp::Le => tri(compare(&x, &y).map(|o| o != Ordering::Greater)),
+        BinOp::Ge => tri(compare(&x, &y).map(|o| o != Ordering::Less)),
+        BinOp::In => match y {
+            Value::Null => Value::Null,
+            Value::List(items) => {
+                let mut unknown = false;
+                for it in &items {
+                    match equals(&x, it) {
+                        Some(true) => return Ok(Value::Bool(true)),
+                        None => unknown = true,
+                        Some(false) => {}
+                    }
+                }
+                if unknown {
+                    Value::Null
+                } else {
+                    Value::Bool(false)
+                }
+            }
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "IN expects a list, got {}",
+                    other.value_type()
+                )))
+            }
+        },
+        BinOp::StartsWith | BinOp::EndsWith | BinOp::Contains => match (&x, &y) {
+            (Value::String(s), Value::String(t)) => Value::Bool(match op {
+                BinOp::StartsWith => s.starts_with(t.as_str()),
+                BinOp::EndsWith => s.ends_with(t.as_str()),
+                _ => s.contains(t.as_str()),
+            }),
+            _ => Value::Null,
+        },
+        BinOp::RegexMatch => return Err(QueryError::Unsupported("regular expressions".into())),
+        _ => arith(x, y, op)?,
+    })
+}
+
+fn arg_error(name: &str, v: &Value) -> QueryError {
+    QueryError::type_error(format!("{name}() does not take a {}", v.value_type()))
+}
+
+/// A scalar function by name (case-insensitive).
+pub fn call(name: &str, args: Vec<Value>) -> R {
+    let lname = name.to_ascii_lowercase();
+    let arity = |n: usize| -> Result<(), QueryError> {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(QueryError::Semantic {
+                code: "InvalidNumberOfArguments",
+                message: format!("{name}() takes {n} argument(s), not {}", args.len()),
+            })
+        }
+    };
+    let a0 = args.first().cloned().unwrap_or(Value::Null);
+    Ok(match lname.as_str() {
+        "coalesce" => args
+            .into_iter()
+            .find(|v| !v.is_null())
+            .unwrap_or(Value::Null),
+        "size" => {
+            arity(1)?;
+            match &a0 {
+                Value::Null => Value::Null,
+                Value::List(l) => Value::Int(l.len() as i64),
+                Value::String(s) => Value::Int(s.chars().count() as i64),
+                v => return Err(arg_error(name, v)),
+            }
+        }
+        "head" | "last" => {
+            arity(1)?;
+            match &a0 {
+                Value::Null => Value::Null,
+                Value::List(l) => (if lname == "head" { l.first() } else { l.last() })
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                v => return Err(arg_error(name, v)),
+            }
+        }
+        "tail" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::List(l) => Value::List(l.into_iter().skip(1).collect()),
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "reverse" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::List(mut l) => {
+                    l.reverse();
+                    Value::List(l)
+                }
+                Value::String(s) => Value::String(s.chars().rev().collect()),
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "range" => {
+            let ints: Vec<i64> = args
+                .iter()
+                .map(|v| v.as_int().ok_or_else(|| arg_error(name, v)))
+                .collect::<Result<_, _>>()?;
+            let (start, end, step) = match ints.as_slice() {
+                [s, e] => (*s, *e, 1),
+                [s, e, st] => (*s, *e, *st),
+                _ => {
+                    return Err(QueryError::Semantic {
+                        code: "InvalidNumberOfArguments",
+                        message: "range() takes 2 or 3 arguments".into(),
+                    })
+                }
+            };
+            if step == 0 {
+                return Err(QueryError::Argument {
+                    code: "NumberOutOfRange",
+                    message: "range() step must not be 0".into(),
+                });
+            }
+            let mut out = Vec::new();
+            let mut i = start;
+            while (step > 0 && i <= end) || (step < 0 && i >= end) {
+                out.push(Value::Int(i));
+                match i.checked_add(step) {
+                    Some(n) => i = n,
+                    None => break,
+                }
+            }
+            Value::List(out)
+        }
+        "keys" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::Map(m) => Value::List(m.into_keys().map(Value::String).collect()),
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "tostring" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::String(s) => Value::String(s),
+                Value::Int(i) => Value::String(i.to_string()),
+                Value::Float(f) => Value::String(Value::Float(f).to_string()),
+                Value::Bool(b) => Value::String(b.to_string()),
+                v @ (Value::Date(_)
+                | Value::LocalTime(_)
+                | Value::Time(_)
+                | Value::LocalDateTime(_)
+                | Value::DateTime(_)
+                | Value::Duration(_)) => {
+                    Value::String(v.to_string().trim_matches('\'').to_string())
+                }
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "tointeger" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::Int(i) => Value::Int(i),
+                Value::Float(f) if f.is_finite() => Value::Int(f.trunc() as i64),
+                Value::Float(_) => Value::Null,
+                Value::Bool(b) => Value::Int(b as i64),
+                Value::String(s) => match s.trim().parse::<i64>() {
+                    Ok(i) => Value::Int(i),
+                    Err(_) => s
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|f| f.is_finite())
+                        .map_or(Value::Null, |f| Value::Int(f.trunc() as i64)),
+                },
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "tofloat" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::Int(i) => Value::Float(i as f64),
+                Value::Float(f) => Value::Float(f),
+                Value::String(s) => s.trim().parse::<f64>().map_or(Value::Null, Value::Float),
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "toboolean" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::Bool(b) => Value::Bool(b),
+                Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+                    "true" => Value::Bool(true),
+                    "false" => Value::Bool(false),
+                    _ => Value::Null,
+                },
+                Value::Int(i) => Value::Bool(i != 0),
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "abs" | "sign" | "ceil" | "floor" | "round" | "sqrt" | "exp" | "log" | "log10" | "sin"
+        | "cos" | "tan" | "asin" | "acos" | "atan" | "degrees" | "radians" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::Int(i) if lname == "abs" => Value::Int(
+                    i.checked_abs()
+                        .ok_or_else(|| QueryError::Arithmetic("integer overflow".into()))?,
+                ),
+                Value::Int(i) if lname == "sign" => Value::Int(i.signum()),
+                v @ (Value::Int(_) | Value::Float(_)) => {
+                    let x = num(&v).unwrap_or(0.0);
+                    if lname == "sign" {
+                        return Ok(Value::Int(if x > 0.0 {
+                            1
+                        } else if x < 0.0 {
+                            -1
+                        } else {
+                            0
+                        }));
+                    }
+                    Value::Float(match lname.as_str() {
+                        "abs" => x.abs(),
+                        "ceil" => x.ceil(),
+                        "floor" => x.floor(),
+                        "round" => (x + 0.5).floor(),
+                        "sqrt" => x.sqrt(),
+                        "exp" => x.exp(),
+                        "log" => x.ln(),
+                        "log10" => x.log10(),
+                        "sin" => x.sin(),
+                        "cos" => x.cos(),
+                        "tan" => x.tan(),
+                        "asin" => x.asin(),
+                        "acos" => x.acos(),
+                        "atan" => x.atan(),
+                        "degrees" => x.to_degrees(),
+                        _ => x.to_radians(),
+                    })
+                }
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "pi" => Value::Float(std::f64::consts::PI),
+        "e" => Value::Float(std::f64::consts::E),
+        "toupper" | "tolower" | "trim" | "ltrim" | "rtrim" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::String(s) => Value::String(match lname.as_str() {
+                    "toupper" => s.to_uppercase(),
+                    "tolower" => s.to_lowercase(),
+                    "trim" => s.trim().to_string(),
+                    "ltrim" => s.trim_start().to_string(),
+                    _ => s.trim_end().to_string(),
+                }),
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "replace" => {
+            arity(3)?;
+            match (&args[0], &args[1], &args[2]) {
+                (Value::String(s), Value::String(f), Value::String(t)) => {
+                    Value::String(s.replace(f.as_str(), t))
+                }
+                (a, b, c) if a.is_null() || b.is_null() || c.is_null() => Value::Null,
+                (v, _, _) => return Err(arg_error(name, v)),
+            }
+        }
+        "split" => {
+            arity(2)?;
+            match (&args[0], &args[1]) {
+                (Value::String(s), Value::String(d)) => Value::List(
+                    s.split(d.as_str())
+                        .map(|p| Value::String(p.into()))
+                        .collect(),
+                ),
+                (a, b) if a.is_null() || b.is_null() => Value::Null,
+                (v, _) => return Err(arg_error(name, v)),
+            }
+        }
+        "substring" | "left" | "right" => {
+            let s = match &a0 {
+                Value::Null => return Ok(Value::Null),
+                Value::String(s) => s.chars().collect::<Vec<char>>(),
+                v => return Err(arg_error(name, v)),
+            };
+            let int = |i: usize| -> Result<i64, QueryError> {
+                let v = args.get(i).cloned().unwrap_or(Value::Null);
+                v.as_int().ok_or_else(|| arg_error(name, &v))
+            };
+            let (from, len) = match lname.as_str() {
+                "left" => (0, int(1)?),
+                "right" => {
+                    let n = int(1)?;
+                    ((s.len() as i64 - n).max(0), n)
+                }
+                _ => (int(1)?, if args.len() > 2 { int(2)? } else { i64::MAX }),
+            };
+            if from < 0 || len < 0 {
+                return Err(QueryError::Argument {
+                    code: "NumberOutOfRange",
+                    message: format!("{name}() takes non-negative positions"),
+                });
+            }
+            let from = (from as usize).min(s.len());
+            let to = from
+                .saturating_add(len.min(s.len() as i64) as usize)
+                .min(s.len());
+            Value::String(s[from..to].iter().collect())
+        }
+        _ => return Err(QueryError::Unsupported(format!("function {name}()"))),
+    })
+}

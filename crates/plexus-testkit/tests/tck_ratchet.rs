@@ -1,0 +1,61 @@
+//! The openCypher TCK as a ratchet: the number of passing scenarios may
+//! never fall below the count committed in `tck-baseline.txt`. Raise the
+//! baseline in the same commit that raises the count.
+
+use plexus_testkit::tck;
+
+#[test]
+fn tck_pass_count_never_falls() {
+    let dir = std::env::var_os("PLEXUS_TCK_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(tck::default_dir);
+    let scenarios = tck::load(&dir).unwrap_or_else(|e| {
+        panic!(
+            "the openCypher TCK is not readable at {}: {e} (set PLEXUS_TCK_DIR)",
+            dir.display()
+        )
+    });
+    assert!(
+        scenarios.len() > 3800,
+        "expected the whole TCK, found {} scenarios",
+        scenarios.len()
+    );
+    let results: Vec<_> = scenarios
+        .into_iter()
+        .map(|s| {
+            let o = tck::run(&s);
+            (s, o)
+        })
+        .collect();
+    let summary = tck::summarize(&results);
+    let baseline: usize = include_str!("../tck-baseline.txt").trim().parse().unwrap();
+    eprintln!(
+        "TCK: {} of {} scenarios pass (baseline {baseline})",
+        summary.passed, summary.total
+    );
+    assert!(
+        summary.passed >= baseline,
+        "TCK pass count fell from {baseline} to {}",
+        summary.passed
+    );
+}
+
+#[test]
+fn the_harness_compares_strictly() {
+    // A scenario whose expected value differs from the engine's must fail.
+    let s = tck::Scenario {
+        area: "x".into(),
+        file: "x".into(),
+        name: "x".into(),
+        text: "    Given any graph\n    When executing query:\n      \"\"\"\n      RETURN 1 AS a\n      \"\"\"\n    Then the result should be, in any order:\n      | a   |\n      | 1.0 |\n    And no side effects\n".into(),
+    };
+    assert!(
+        matches!(tck::run(&s), tck::Outcome::Failed(_)),
+        "1 must not equal 1.0"
+    );
+    let ok = tck::Scenario {
+        text: s.text.replace("| 1.0 |", "| 1   |"),
+        ..s
+    };
+    assert_eq!(tck::run(&ok), tck::Outcome::Passed);
+}
