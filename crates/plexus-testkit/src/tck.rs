@@ -116,7 +116,8 @@ pub fn load(dir: &Path) -> std::io::Result<Vec<Scenario>> {
                         .lines()
                         .map(str::trim)
                         .skip_while(|l| l.is_empty())
-                        .take_while(|l| l.starts_with('|'))
+                        .take_while(|l| l.starts_with('|') || l.starts_with('#'))
+                        .filter(|l| l.starts_with('|'))
                         .collect();
                     let t = table(&rows);
                     let Some((header, values)) = t.split_first() else {
@@ -230,9 +231,13 @@ pub fn run(s: &Scenario) -> Outcome {
     };
     let table_at = |i: &mut usize| -> Vec<Vec<String>> {
         let mut rows = Vec::new();
-        while *i + 1 < lines.len() && lines[*i + 1].trim().starts_with('|') {
+        while *i + 1 < lines.len()
+            && (lines[*i + 1].trim().starts_with('|') || lines[*i + 1].trim().starts_with('#'))
+        {
             *i += 1;
-            rows.push(split_row(lines[*i]));
+            if lines[*i].trim().starts_with('|') {
+                rows.push(split_row(lines[*i]));
+            }
         }
         rows
     };

@@ -15,8 +15,14 @@ fn main() {
             "--summary-json" => json = args.next().map(PathBuf::from),
             "--write-md" => md = args.next().map(PathBuf::from),
             "--failures" => show = true,
+            "--list" => {
+                for s in tck::load(&dir).expect("read the TCK") {
+                    println!("{}", s.file);
+                }
+                return;
+            }
             other => {
-                eprintln!("unknown option {other}; usage: tck [--tck-dir DIR] [--summary-json FILE] [--write-md FILE] [--failures]");
+                eprintln!("unknown option {other}; usage: tck [--tck-dir DIR] [--summary-json FILE] [--write-md FILE] [--failures] [--list]");
                 std::process::exit(2);
             }
         }
