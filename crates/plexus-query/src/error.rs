@@ -5,6 +5,12 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq)]
 pub enum QueryError {
     Syntax(ParseError),
+    /// A semantic error found before running: the TCK files these under
+    /// SyntaxError with a detail code (UndefinedVariable, …).
+    Compile {
+        code: &'static str,
+        message: String,
+    },
     /// A query that is valid Cypher but wrong: unknown variable, misuse.
     Semantic {
         code: &'static str,
@@ -30,13 +36,26 @@ impl QueryError {
     /// The TCK's error type name.
     pub fn type_name(&self) -> &'static str {
         match self {
-            QueryError::Syntax(_) => "SyntaxError",
+            QueryError::Syntax(_) | QueryError::Compile { .. } => "SyntaxError",
             QueryError::Semantic { .. } => "SemanticError",
             QueryError::Type { .. } => "TypeError",
             QueryError::Argument { .. } => "ArgumentError",
             QueryError::Arithmetic(_) => "ArithmeticError",
             QueryError::ParameterMissing(_) => "ParameterMissing",
             QueryError::Unsupported(_) => "Unsupported",
+        }
+    }
+
+    /// The openCypher detail code (`UndefinedVariable`, …), when there is one.
+    pub fn detail(&self) -> Option<&'static str> {
+        match self {
+            QueryError::Syntax(e) => Some(e.code),
+            QueryError::Compile { code, .. }
+            | QueryError::Semantic { code, .. }
+            | QueryError::Type { code, .. }
+            | QueryError::Argument { code, .. } => Some(code),
+            QueryError::ParameterMissing(_) => Some("MissingParameter"),
+            QueryError::Arithmetic(_) | QueryError::Unsupported(_) => None,
         }
     }
 
@@ -52,6 +71,7 @@ impl fmt::Display for QueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             QueryError::Syntax(e) => write!(f, "{e}"),
+            QueryError::Compile { code, message } => write!(f, "SyntaxError ({code}): {message}"),
             QueryError::Semantic { code, message } => {
                 write!(f, "SemanticError ({code}): {message}")
             }

@@ -17,6 +17,7 @@ pub struct Table {
 /// binds nulls; clauses that write are not supported yet.
 pub fn run_standalone(text: &str, params: &BTreeMap<String, Value>) -> Result<Table, QueryError> {
     let q = plexus_cypher::parse(text)?;
+    crate::binder::check(&q)?;
     let ctx = Ctx {
         params,
         aggregates: None,

@@ -5,6 +5,7 @@
 //! SKIP, LIMIT, DISTINCT and aggregation). Clauses that read or write the
 //! graph are refused as unsupported until the binder and planner exist.
 
+mod binder;
 mod error;
 mod eval;
 mod exec;

@@ -341,9 +341,13 @@ pub fn run(s: &Scenario) -> Outcome {
                 }
             }
         } else if l.starts_with("Then a") && l.contains("should be raised") {
+            // `Then a TypeError should be raised at runtime: InvalidArgumentType`:
+            // the type and the detail must both match (a `*` detail matches any).
             let ty = l.split_whitespace().nth(2).unwrap_or("");
+            let detail = l.rsplit(':').next().map(str::trim).unwrap_or("*");
             match result.take() {
-                Some(Err(e)) if e.type_name() == ty => {}
+                Some(Err(e))
+                    if e.type_name() == ty && (detail == "*" || e.detail() == Some(detail)) => {}
                 Some(Err(e)) => return Outcome::Failed(format!("expected {ty}, got {e}")),
                 Some(Ok(_)) => {
                     return Outcome::Failed(format!("expected {ty}, the query succeeded"))

@@ -1,0 +1,646 @@
+//! Semantic checks before running: variables in scope and of one kind,
+//! aliases, aggregation placement, pattern rules of CREATE, UNION shapes.
+//! Errors are reported as openCypher reports them (SyntaxError with a
+//! detail code) before any row is produced.
+
+use crate::error::QueryError;
+use crate::eval::{is_aggregate, visit_aggregates};
+use plexus_cypher::*;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Node,
+    Rel,
+    Path,
+    Value,
+}
+
+type Scope = HashMap<String, Kind>;
+
+fn err(code: &'static str, message: impl Into<String>) -> QueryError {
+    QueryError::Compile {
+        code,
+        message: message.into(),
+    }
+}
+
+/// The openCypher functions (and namespaces) Plexus knows by name.
+const FUNCTIONS: &[&str] = &[
+    "abs",
+    "acos",
+    "asin",
+    "atan",
+    "atan2",
+    "avg",
+    "ceil",
+    "coalesce",
+    "collect",
+    "cos",
+    "cot",
+    "count",
+    "date",
+    "datetime",
+    "degrees",
+    "duration",
+    "e",
+    "endnode",
+    "exists",
+    "exp",
+    "floor",
+    "haversin",
+    "head",
+    "id",
+    "isempty",
+    "keys",
+    "labels",
+    "last",
+    "left",
+    "length",
+    "localdatetime",
+    "localtime",
+    "log",
+    "log10",
+    "ltrim",
+    "max",
+    "min",
+    "nodes",
+    "percentilecont",
+    "percentiledisc",
+    "pi",
+    "point",
+    "properties",
+    "radians",
+    "rand",
+    "range",
+    "relationships",
+    "replace",
+    "reverse",
+    "right",
+    "round",
+    "rtrim",
+    "sign",
+    "sin",
+    "size",
+    "split",
+    "sqrt",
+    "startnode",
+    "stdev",
+    "stdevp",
+    "substring",
+    "sum",
+    "tail",
+    "tan",
+    "time",
+    "timestamp",
+    "toboolean",
+    "tofloat",
+    "tointeger",
+    "tolower",
+    "tostring",
+    "toupper",
+    "trim",
+    "type",
+    "distance",
+    "tobooleanlist",
+    "tofloatlist",
+    "tointegerlist",
+    "tostringlist",
+    "tobooleanornull",
+    "tofloatornull",
+    "tointegerornull",
+    "tostringornull",
+    "elementid",
+    "valuetype",
+    "char_length",
+    "character_length",
+    "normalize",
+];
+
+pub fn check(q: &Query) -> Result<(), QueryError> {
+    let cols = single(&q.first, &Scope::new())?;
+    let mut all = None;
+    for (is_all, part) in &q.unions {
+        if all.is_some_and(|a| a != *is_all) {
+            return Err(err(
+                "InvalidClauseComposition",
+                "UNION and UNION ALL cannot be mixed",
+            ));
+        }
+        all = Some(*is_all);
+        if single(part, &Scope::new())? != cols {
+            return Err(err(
+                "DifferentColumnsInUnion",
+                "all parts of a UNION must return the same column names",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn bind(scope: &mut Scope, name: &str, kind: Kind) -> Result<(), QueryError> {
+    match scope.get(name) {
+        Some(k) if *k != kind && !(*k == Kind::Value || kind == Kind::Value) => Err(err(
+            "VariableTypeConflict",
+            format!("`{name}` is a {k:?} here and a {kind:?} elsewhere"),
+        )),
+        _ => {
+            scope.insert(name.to_string(), kind);
+            Ok(())
+        }
+    }
+}
+
+fn bind_pattern(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<(), QueryError> {
+    let before = scope.clone();
+    if let Some(v) = &p.var {
+        if scope.contains_key(v) {
+            return Err(err(
+                "VariableAlreadyBound",
+                format!("path variable `{v}` is already bound"),
+            ));
+        }
+        bind(scope, v, Kind::Path)?;
+    }
+    let mut rels_here: Vec<&str> = Vec::new();
+    let nodes = std::iter::once(&p.element.start).chain(p.element.chain.iter().map(|(_, n)| n));
+    for n in nodes {
+        if let Some(v) = &n.var {
+            if creating && before.contains_key(v) && (n.labels.is_some() || n.props.is_some()) {
+                return Err(err(
+                    "VariableAlreadyBound",
+                    format!("`{v}` is already bound; CREATE cannot add labels or properties to it"),
+                ));
+            }
+            bind(scope, v, Kind::Node)?;
+        }
+    }
+    for (r, _) in &p.element.chain {
+        if creating {
+            let single_type = matches!(r.types, Some(LabelExpr::Name(_)));
+            if !single_type {
+                return Err(err(
+                    "NoSingleRelationshipType",
+                    "a relationship to create needs exactly one type",
+                ));
+            }
+            if r.length.is_some() {
+                return Err(err(
+                    "CreatingVarLength",
+                    "variable-length relationships cannot be created",
+                ));
+            }
+        }
+        if let Some(v) = &r.var {
+            if rels_here.contains(&v.as_str()) {
+                return Err(err(
+                    "RelationshipUniquenessViolation",
+                    format!("relationship `{v}` appears twice in one pattern"),
+                ));
+            }
+            if creating && before.contains_key(v) {
+                return Err(err(
+                    "VariableAlreadyBound",
+                    format!("relationship `{v}` is already bound"),
+                ));
+            }
+            rels_here.push(v);
+            let kind = if r.length.is_some() {
+                Kind::Value
+            } else {
+                Kind::Rel
+            };
+            bind(scope, v, kind)?;
+        }
+    }
+    Ok(())
+}
+
+fn pattern_exprs(p: &PathPattern, scope: &Scope) -> Result<(), QueryError> {
+    let nodes = std::iter::once(&p.element.start).chain(p.element.chain.iter().map(|(_, n)| n));
+    for n in nodes {
+        if let Some(e) = &n.props {
+            expr(e, scope, false)?;
+        }
+        if let Some(e) = &n.where_ {
+            expr(e, scope, false)?;
+        }
+    }
+    for (r, _) in &p.element.chain {
+        if let Some(e) = &r.props {
+            expr(e, scope, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks one single query; returns its column names.
+fn single(q: &SingleQuery, outer: &Scope) -> Result<Vec<String>, QueryError> {
+    let mut scope = outer.clone();
+    let mut columns = Vec::new();
+    let n = q.clauses.len();
+    for (i, c) in q.clauses.iter().enumerate() {
+        if matches!(c, Clause::Return(_)) && i + 1 != n {
+            return Err(err(
+                "InvalidClauseComposition",
+                "RETURN can only be the last clause",
+            ));
+        }
+        match c {
+            Clause::Match {
+                patterns, where_, ..
+            } => {
+                for p in patterns {
+                    bind_pattern(&mut scope, p, false)?;
+                }
+                for p in patterns {
+                    pattern_exprs(p, &scope)?;
+                }
+                if let Some(w) = where_ {
+                    expr(w, &scope, false)?;
+                }
+            }
+            Clause::Create { patterns, .. } => {
+                for p in patterns {
+                    for (r, _) in &p.element.chain {
+                        if r.direction == RelDirection::Either {
+                            return Err(err(
+                                "RequiresDirectedRelationship",
+                                "relationships to create need a direction",
+                            ));
+                        }
+                    }
+                    bind_pattern(&mut scope, p, true)?;
+                }
+                for p in patterns {
+                    pattern_exprs(p, &scope)?;
+                }
+            }
+            Clause::Merge {
+                pattern,
+                on_create,
+                on_match,
+                ..
+            } => {
+                bind_pattern(&mut scope, pattern, true)?;
+                pattern_exprs(pattern, &scope)?;
+                for s in on_create.iter().chain(on_match) {
+                    set_item(s, &scope)?;
+                }
+            }
+            Clause::Unwind { expr: e, alias, .. } => {
+                expr(e, &scope, false)?;
+                if scope.contains_key(alias) {
+                    return Err(err(
+                        "VariableAlreadyBound",
+                        format!("`{alias}` is already bound"),
+                    ));
+                }
+                scope.insert(alias.clone(), Kind::Value);
+            }
+            Clause::Set { items, .. } => {
+                for s in items {
+                    set_item(s, &scope)?;
+                }
+            }
+            Clause::Remove { items, .. } => {
+                for r in items {
+                    match r {
+                        RemoveItem::Property(e) => expr(e, &scope, false)?,
+                        RemoveItem::Labels { var, .. } => need(var, &scope)?,
+                    }
+                }
+            }
+            Clause::Delete { exprs, .. } => {
+                for e in exprs {
+                    if matches!(e.kind, ExprKind::HasLabels(..)) {
+                        return Err(err(
+                            "InvalidDelete",
+                            "DELETE takes nodes, relationships or paths, not labels",
+                        ));
+                    }
+                    expr(e, &scope, false)?;
+                }
+            }
+            Clause::With(p) => {
+                let (cols, new_scope) = projection(p, &scope, true)?;
+                columns = cols;
+                scope = new_scope;
+            }
+            Clause::Return(p) => {
+                let (cols, _) = projection(p, &scope, false)?;
+                columns = cols;
+            }
+            Clause::Foreach {
+                var, list, clauses, ..
+            } => {
+                expr(list, &scope, false)?;
+                let mut inner = scope.clone();
+                inner.insert(var.clone(), Kind::Value);
+                single(
+                    &SingleQuery {
+                        clauses: clauses.clone(),
+                        span: c.span(),
+                    },
+                    &inner,
+                )?;
+            }
+            Clause::Call { args, yields, .. } => {
+                for a in args.iter().flatten() {
+                    expr(a, &scope, false)?;
+                }
+                if let Some(y) = yields {
+                    for (name, alias) in &y.items {
+                        scope.insert(alias.clone().unwrap_or_else(|| name.clone()), Kind::Value);
+                    }
+                }
+            }
+            Clause::Subquery { .. } => {}
+        }
+    }
+    let last = q.clauses.last();
+    let concludes = matches!(
+        last,
+        Some(
+            Clause::Return(_)
+                | Clause::Create { .. }
+                | Clause::Merge { .. }
+                | Clause::Set { .. }
+                | Clause::Remove { .. }
+                | Clause::Delete { .. }
+                | Clause::Foreach { .. }
+                | Clause::Call { .. }
+                | Clause::Subquery { .. }
+        )
+    );
+    if !concludes {
+        return Err(err(
+            "InvalidClauseComposition",
+            "a query must end with RETURN or a clause that writes",
+        ));
+    }
+    Ok(columns)
+}
+
+fn need(var: &str, scope: &Scope) -> Result<(), QueryError> {
+    if scope.contains_key(var) {
+        Ok(())
+    } else {
+        Err(err(
+            "UndefinedVariable",
+            format!("variable `{var}` is not defined"),
+        ))
+    }
+}
+
+fn set_item(s: &SetItem, scope: &Scope) -> Result<(), QueryError> {
+    match s {
+        SetItem::Property { target, value } => {
+            expr(target, scope, false)?;
+            expr(value, scope, false)
+        }
+        SetItem::Replace { var, value, .. } => {
+            need(var, scope)?;
+            expr(value, scope, false)
+        }
+        SetItem::Labels { var, .. } => need(var, scope),
+    }
+}
+
+fn limit_arg(e: &Option<Expr>, what: &str) -> Result<(), QueryError> {
+    let Some(e) = e else { return Ok(()) };
+    match &e.kind {
+        ExprKind::Int(i) if *i < 0 => Err(err(
+            "NegativeIntegerArgument",
+            format!("{what} must not be negative"),
+        )),
+        ExprKind::Float(_) => Err(err(
+            "InvalidArgumentType",
+            format!("{what} takes an integer"),
+        )),
+        ExprKind::Unary(UnOp::Neg, x) if matches!(x.kind, ExprKind::Int(_)) => Err(err(
+            "NegativeIntegerArgument",
+            format!("{what} must not be negative"),
+        )),
+        _ => expr(e, &Scope::new(), false).map_err(|_| {
+            err(
+                "NonConstantExpression",
+                format!("{what} must not depend on variables"),
+            )
+        }),
+    }
+}
+
+/// Checks WITH/RETURN; returns the columns and the scope after it.
+fn projection(
+    p: &Projection,
+    scope: &Scope,
+    is_with: bool,
+) -> Result<(Vec<String>, Scope), QueryError> {
+    if p.star && scope.is_empty() {
+        return Err(err(
+            "NoVariablesInScope",
+            "RETURN * or WITH * needs variables in scope",
+        ));
+    }
+    let mut out = if p.star { scope.clone() } else { Scope::new() };
+    let mut columns: Vec<String> = if p.star {
+        let mut k: Vec<String> = scope.keys().cloned().collect();
+        k.sort();
+        k
+    } else {
+        vec![]
+    };
+    let mut aggregating = false;
+    for item in &p.items {
+        expr(&item.expr, scope, true)?;
+        aggregating |= contains_aggregate(&item.expr);
+        let name = match (&item.alias, &item.expr.kind) {
+            (Some(a), _) => a.clone(),
+            (None, ExprKind::Var(v)) => v.clone(),
+            (None, _) if is_with => {
+                return Err(err(
+                    "NoExpressionAlias",
+                    format!("`{}` needs an alias (AS name) in WITH", item.text),
+                ))
+            }
+            (None, _) => item.text.clone(),
+        };
+        if columns.contains(&name) {
+            return Err(err(
+                "ColumnNameConflict",
+                format!("column `{name}` appears twice"),
+            ));
+        }
+        let kind = match &item.expr.kind {
+            ExprKind::Var(v) => scope.get(v).copied().unwrap_or(Kind::Value),
+            _ => Kind::Value,
+        };
+        out.insert(name.clone(), kind);
+        columns.push(name);
+    }
+    // ORDER BY sees the projection, and the incoming variables unless the
+    // projection is DISTINCT (an aggregating projection's ORDER BY may name
+    // them inside aggregations; that is not checked more closely yet).
+    let mut order_scope = if p.distinct && !aggregating {
+        Scope::new()
+    } else {
+        scope.clone()
+    };
+    order_scope.extend(out.clone());
+    for s in &p.order_by {
+        expr(&s.expr, &order_scope, aggregating)?;
+    }
+    limit_arg(&p.skip, "SKIP")?;
+    limit_arg(&p.limit, "LIMIT")?;
+    if let Some(w) = &p.where_ {
+        let mut where_scope = if aggregating || p.distinct {
+            Scope::new()
+        } else {
+            scope.clone()
+        };
+        where_scope.extend(out.clone());
+        expr(w, &where_scope, false)?;
+    }
+    Ok((columns, out))
+}
+
+fn contains_aggregate(e: &Expr) -> bool {
+    let mut found = false;
+    visit_aggregates(e, &mut |_| found = true);
+    found
+}
+
+/// Checks an expression: variables in scope, functions known, aggregates
+/// only where `allow_aggregates` and never nested.
+fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryError> {
+    if is_aggregate(e) {
+        if !allow_aggregates {
+            return Err(err(
+                "InvalidAggregation",
+                "aggregations are only allowed in WITH, RETURN and ORDER BY",
+            ));
+        }
+        if let ExprKind::Call { args, .. } = &e.kind {
+            for a in args {
+                if contains_aggregate(a) {
+                    return Err(err("NestedAggregation", "aggregations cannot be nested"));
+                }
+                expr(a, scope, false)?;
+            }
+        }
+        return Ok(());
+    }
+    let sub = |x: &Expr| expr(x, scope, allow_aggregates);
+    match &e.kind {
+        ExprKind::Var(v) => need(v, scope),
+        ExprKind::List(items) => items.iter().try_for_each(sub),
+        ExprKind::Map(entries) => entries.iter().try_for_each(|(_, v)| sub(v)),
+        ExprKind::Property(b, _)
+        | ExprKind::Unary(_, b)
+        | ExprKind::IsNull(b, _)
+        | ExprKind::HasLabels(b, _) => sub(b),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+            sub(a)?;
+            sub(b)
+        }
+        ExprKind::Slice(a, b, c) => {
+            sub(a)?;
+            b.iter().try_for_each(|x| sub(x))?;
+            c.iter().try_for_each(|x| sub(x))
+        }
+        ExprKind::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            operand.iter().try_for_each(|x| sub(x))?;
+            whens.iter().try_for_each(|(a, b)| {
+                sub(a)?;
+                sub(b)
+            })?;
+            else_.iter().try_for_each(|x| sub(x))
+        }
+        ExprKind::Call { name, args, .. } => {
+            let lname = name.to_ascii_lowercase();
+            if !lname.contains('.') && !FUNCTIONS.contains(&lname.as_str()) {
+                return Err(err("UnknownFunction", format!("unknown function {name}()")));
+            }
+            args.iter().try_for_each(sub)
+        }
+        ExprKind::ListComprehension {
+            var,
+            list,
+            filter,
+            map,
+        } => {
+            sub(list)?;
+            let mut inner = scope.clone();
+            inner.insert(var.clone(), Kind::Value);
+            filter.iter().try_for_each(|x| expr(x, &inner, false))?;
+            map.iter()
+                .try_for_each(|x| expr(x, &inner, allow_aggregates))
+        }
+        ExprKind::Quantified {
+            var, list, filter, ..
+        } => {
+            sub(list)?;
+            let mut inner = scope.clone();
+            inner.insert(var.clone(), Kind::Value);
+            filter.iter().try_for_each(|x| expr(x, &inner, false))
+        }
+        ExprKind::Reduce {
+            acc,
+            init,
+            var,
+            list,
+            expr: body,
+        } => {
+            sub(init)?;
+            sub(list)?;
+            let mut inner = scope.clone();
+            inner.insert(acc.clone(), Kind::Value);
+            inner.insert(var.clone(), Kind::Value);
+            expr(body, &inner, false)
+        }
+        ExprKind::PatternComprehension {
+            var,
+            pattern,
+            filter,
+            map,
+        } => {
+            let mut inner = scope.clone();
+            let p = PathPattern {
+                var: var.clone(),
+                kind: PathKind::Normal,
+                element: pattern.clone(),
+                span: e.span,
+            };
+            bind_pattern(&mut inner, &p, false)?;
+            filter.iter().try_for_each(|x| expr(x, &inner, false))?;
+            expr(map, &inner, false)
+        }
+        ExprKind::Pattern(element) => {
+            let mut inner = scope.clone();
+            let p = PathPattern {
+                var: None,
+                kind: PathKind::Normal,
+                element: element.clone(),
+                span: e.span,
+            };
+            bind_pattern(&mut inner, &p, false)
+        }
+        ExprKind::MapProjection(base, items) => {
+            sub(base)?;
+            for it in items {
+                match it {
+                    MapProjectionItem::Literal(_, x) => sub(x)?,
+                    MapProjectionItem::Variable(v) => need(v, scope)?,
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}

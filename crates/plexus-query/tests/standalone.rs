@@ -1,0 +1,103 @@
+//! Queries that need no graph, and the checks made before running.
+
+use plexus_common::Value;
+use plexus_query::{run_standalone, QueryError};
+use std::collections::BTreeMap;
+
+fn run(q: &str) -> Result<plexus_query::Table, QueryError> {
+    run_standalone(q, &BTreeMap::new())
+}
+
+fn one(q: &str) -> Value {
+    run(q).unwrap().rows.remove(0).remove(0)
+}
+
+#[test]
+fn three_valued_logic_and_numbers() {
+    assert_eq!(one("RETURN null AND false AS x"), Value::Bool(false));
+    assert_eq!(one("RETURN null OR false AS x"), Value::Null);
+    assert_eq!(one("RETURN 1 = 1.0 AS x"), Value::Bool(true));
+    assert_eq!(one("RETURN 7 / 2 AS x"), Value::Int(3));
+    assert_eq!(one("RETURN 7 / 2.0 AS x"), Value::Float(3.5));
+    assert_eq!(one("RETURN 2 IN [1, null] AS x"), Value::Null);
+    assert_eq!(
+        one("RETURN [1, 2] + 3 AS x"),
+        Value::List(vec![1.into(), 2.into(), 3.into()])
+    );
+    assert!(matches!(
+        run("RETURN 9223372036854775807 + 1 AS x"),
+        Err(QueryError::Arithmetic(_))
+    ));
+    assert!(matches!(
+        run("RETURN 1 / 0 AS x"),
+        Err(QueryError::Arithmetic(_))
+    ));
+}
+
+#[test]
+fn clauses_without_a_graph() {
+    let t = run("UNWIND [3, 1, 2, 1] AS x WITH DISTINCT x ORDER BY x DESC RETURN x, x * 10 AS y SKIP 1 LIMIT 1").unwrap();
+    assert_eq!(t.columns, vec!["x", "y"]);
+    assert_eq!(t.rows, vec![vec![Value::Int(2), Value::Int(20)]]);
+    let t = run(
+        "UNWIND [1, 2, 3, 4] AS x RETURN x % 2 AS k, count(*) AS n, collect(x) AS xs ORDER BY k",
+    )
+    .unwrap();
+    assert_eq!(
+        t.rows[0],
+        vec![
+            Value::Int(0),
+            Value::Int(2),
+            Value::List(vec![2.into(), 4.into()])
+        ]
+    );
+    assert_eq!(one("UNWIND [] AS x RETURN count(x) AS n"), Value::Int(0));
+    assert_eq!(
+        one("RETURN [x IN range(1, 5) WHERE x % 2 = 1 | x * x] AS sq"),
+        Value::List(vec![1.into(), 9.into(), 25.into()])
+    );
+    assert_eq!(
+        one("RETURN reduce(s = 0, x IN [1, 2, 3] | s + x) AS s"),
+        Value::Int(6)
+    );
+    assert!(
+        run("MATCH (n) RETURN n").unwrap().rows.is_empty(),
+        "the graph is empty"
+    );
+    let t = run("RETURN 1 AS a UNION RETURN 1 AS a").unwrap();
+    assert_eq!(t.rows.len(), 1);
+}
+
+#[test]
+fn semantic_errors_come_before_any_row() {
+    let code = |q: &str| match run(q) {
+        Err(QueryError::Compile { code, .. }) => code,
+        other => panic!("{q}: expected a compile error, got {other:?}"),
+    };
+    assert_eq!(code("RETURN x"), "UndefinedVariable");
+    assert_eq!(code("MATCH (a)-[a]->() RETURN a"), "VariableTypeConflict");
+    assert_eq!(code("WITH 1 + 1 RETURN 1"), "NoExpressionAlias");
+    assert_eq!(code("RETURN 1 AS a, 2 AS a"), "ColumnNameConflict");
+    assert_eq!(
+        code("MATCH (a) WHERE count(a) > 1 RETURN a"),
+        "InvalidAggregation"
+    );
+    assert_eq!(code("RETURN count(count(*)) AS x"), "NestedAggregation");
+    assert_eq!(code("CREATE (a)-[:R|S]->(b)"), "NoSingleRelationshipType");
+    assert_eq!(code("CREATE (a)-[:R]-(b)"), "RequiresDirectedRelationship");
+    assert_eq!(
+        code("RETURN 1 AS a UNION RETURN 2 AS b"),
+        "DifferentColumnsInUnion"
+    );
+    assert_eq!(
+        code("RETURN 1 AS a UNION RETURN 1 AS a UNION ALL RETURN 1 AS a"),
+        "InvalidClauseComposition"
+    );
+    assert_eq!(code("MATCH (n)"), "InvalidClauseComposition");
+    assert_eq!(code("RETURN foo(1) AS x"), "UnknownFunction");
+    assert_eq!(code("RETURN 1 AS x LIMIT -1"), "NegativeIntegerArgument");
+    assert!(matches!(
+        run("RETURN $p AS x"),
+        Err(QueryError::ParameterMissing(_))
+    ));
+}
