@@ -71,6 +71,12 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
     let g = cli.graph.as_str();
     match cmd {
         Command::Stats => stats(db, g, out),
+        Command::Import {
+            nodes,
+            edges,
+            delimiter,
+            array_delimiter,
+        } => import(db, g, nodes, edges, *delimiter, *array_delimiter, out),
         Command::Node(c) => node(db, g, c, out),
         Command::Edge(c) => edge(db, g, c, out),
         Command::Neighbors {
@@ -128,6 +134,71 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
         }
         Command::Init { .. } | Command::Demo { .. } => unreachable!("handled before opening"),
     }
+}
+
+pub fn import(
+    db: &Database,
+    g: &str,
+    nodes: &[String],
+    edges: &[String],
+    delimiter: char,
+    array_delimiter: char,
+    out: &Out,
+) -> CliResult {
+    use plexus::ingest::{CsvOptions, Input};
+    use std::io::IsTerminal;
+    if !delimiter.is_ascii() {
+        return Err(format!("the delimiter '{delimiter}' must be a single ASCII character").into());
+    }
+    let opts = CsvOptions {
+        delimiter: delimiter as u8,
+        array_delimiter,
+        ..CsvOptions::default()
+    };
+    let (n, e): (Vec<Input>, Vec<Input>) = (
+        nodes.iter().map(|a| Input::parse(a)).collect(),
+        edges.iter().map(|a| Input::parse(a)).collect(),
+    );
+    let start = std::time::Instant::now();
+    let tty = std::io::stderr().is_terminal() && !out.json;
+    let mut progress = |rows: u64| {
+        if tty {
+            let secs = start.elapsed().as_secs_f64();
+            eprint!(
+                "\r  {rows} rows read, {:.0} rows/s, {secs:.1}s elapsed   ",
+                rows as f64 / secs.max(1e-9)
+            );
+        }
+    };
+    let r = db.import(g, &n, &e, &opts, &mut progress)?;
+    if tty {
+        eprintln!();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    if out.json {
+        let files: Vec<_> = r
+            .files
+            .iter()
+            .map(|(f, rows)| json!({"file": f, "rows": rows}))
+            .collect();
+        say!(
+            "{}",
+            json!({"graph": g, "nodes": r.nodes, "edges": r.edges, "seconds": secs, "files": files})
+        );
+    } else {
+        let rows = r
+            .files
+            .iter()
+            .map(|(f, rows)| vec![json!(f.display().to_string()), json!(rows)])
+            .collect();
+        out.table(&["file", "rows"], rows);
+        say!(
+            "imported {} nodes and {} edges into graph '{g}' in {secs:.2}s",
+            r.nodes,
+            r.edges
+        );
+    }
+    Ok(())
 }
 
 pub fn stats(db: &Database, g: &str, out: &Out) -> CliResult {
@@ -315,7 +386,11 @@ pub fn neighbors(
             json!(&*r.type_name(nb.rel_type)?),
             json!(other.key),
             json!(other.labels.join(":")),
-            json!(edge.key),
+            json!(if edge.key.is_empty() {
+                edge.id.to_string()
+            } else {
+                edge.key
+            }),
         ]);
     }
     out.table(&["dir", "type", "node", "labels", "edge"], rows);

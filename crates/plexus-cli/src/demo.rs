@@ -3,9 +3,9 @@
 
 use crate::commands::{neighbors, show_node, stats, CliResult};
 use crate::output::Out;
+use plexus::ingest::{CsvOptions, Format, Input};
 use plexus::{
-    ConstraintKind, ConstraintSpec, Database, Direction, GraphRead, IndexSpec, Options, Props,
-    Value,
+    ConstraintKind, ConstraintSpec, Database, Direction, GraphRead, IndexSpec, Options, Value,
 };
 use std::path::Path;
 
@@ -27,6 +27,39 @@ const KNOWS: &[(&str, &str, i64)] = &[
     ("dev", "ann", 2020),
 ];
 
+/// Writes the sample graph as CSV files with typed headers, as a user
+/// would bring them: one file per label and per relationship type.
+fn write_files(dir: &Path) -> std::io::Result<Vec<(String, std::path::PathBuf)>> {
+    std::fs::create_dir_all(dir)?;
+    let mut people = String::from("id:ID,name,age:INT,interests:STRING[]\n");
+    for (id, name, age, _, interests) in PEOPLE {
+        people += &format!("{id},{name},{age},{}\n", interests.join(";"));
+    }
+    let mut cities = String::from("id:ID,name\n");
+    for (id, name) in CITIES {
+        cities += &format!("{id},{name}\n");
+    }
+    let mut lives = String::from(":START_ID,:END_ID\n");
+    for (id, _, _, city, _) in PEOPLE {
+        lives += &format!("{id},{city}\n");
+    }
+    let mut knows = String::from(":START_ID,:END_ID,since:INT\n");
+    for (a, b, since) in KNOWS {
+        knows += &format!("{a},{b},{since}\n");
+    }
+    let mut out = Vec::new();
+    for (name, file, text) in [
+        ("Person", "people.csv", people),
+        ("City", "cities.csv", cities),
+        ("LIVES_IN", "lives_in.csv", lives),
+        ("KNOWS", "knows.csv", knows),
+    ] {
+        std::fs::write(dir.join(file), text)?;
+        out.push((name.to_string(), dir.join(file)));
+    }
+    Ok(out)
+}
+
 pub fn run(path: &Path, out: &Out) -> CliResult {
     let db = Database::open_or_create(path, Options::default())?;
     if db.graphs().iter().any(|g| g == GRAPH) {
@@ -42,37 +75,27 @@ pub fn run(path: &Path, out: &Out) -> CliResult {
     })?;
     t.create_index(IndexSpec::property("Person", "age"))?;
     t.create_index(IndexSpec::list("Person", "interests"))?;
-    for (id, name) in CITIES {
-        t.create_node(
-            Some(id),
-            &["City"],
-            &Props::from([("name".into(), Value::from(*name))]),
-        )?;
-    }
-    for (id, name, age, city, interests) in PEOPLE {
-        let props = Props::from([
-            ("name".into(), Value::from(*name)),
-            ("age".into(), Value::Int(*age)),
-            ("interests".into(), Value::from(interests.to_vec())),
-        ]);
-        let p = t.create_node(Some(id), &["Person"], &props)?;
-        let c = t.node_id(city)?.ok_or("city missing")?;
-        t.create_edge(None, p, c, "LIVES_IN", &Props::new())?;
-    }
-    for (a, b, since) in KNOWS {
-        let (a, b) = (
-            t.node_id(a)?.ok_or("person missing")?,
-            t.node_id(b)?.ok_or("person missing")?,
-        );
-        t.create_edge(
-            None,
-            a,
-            b,
-            "KNOWS",
-            &Props::from([("since".into(), Value::Int(*since))]),
-        )?;
-    }
     t.commit()?;
+    let files_dir = path.with_extension("files");
+    let files = write_files(&files_dir)?;
+    let input = |(name, path): &(String, std::path::PathBuf)| Input {
+        path: path.clone(),
+        name: Some(name.clone()),
+        format: Format::Csv,
+    };
+    let (nodes, edges): (Vec<Input>, Vec<Input>) = (
+        files[..2].iter().map(input).collect(),
+        files[2..].iter().map(input).collect(),
+    );
+    let report = db.import(GRAPH, &nodes, &edges, &CsvOptions::default(), &mut |_| {})?;
+    if !out.json {
+        say!(
+            "\n== Imported {} nodes and {} edges from the CSV files in {}",
+            report.nodes,
+            report.edges,
+            files_dir.display()
+        );
+    }
 
     let say = |s: &str| {
         if !out.json {

@@ -112,6 +112,22 @@ pub enum Command {
     /// Manage unique and not-null constraints.
     #[command(subcommand)]
     Constraint(ConstraintCmd),
+    /// Import node and edge files (CSV with typed headers, or JSON lines)
+    /// into an empty graph, as one commit.
+    Import {
+        /// A node file, as LABEL=path or path (labels from a :LABEL column).
+        #[arg(long = "nodes", required = true)]
+        nodes: Vec<String>,
+        /// An edge file, as TYPE=path or path (types from a :TYPE column).
+        #[arg(long = "edges")]
+        edges: Vec<String>,
+        /// CSV field delimiter.
+        #[arg(long, default_value = ",")]
+        delimiter: char,
+        /// Separates the elements of list columns (tags:STRING[]).
+        #[arg(long, default_value = ";")]
+        array_delimiter: char,
+    },
     /// Verify every invariant of the graph (reads everything).
     Check,
     /// Build a small sample graph in a folder and show some reads.

@@ -198,3 +198,45 @@ fn paths_bfs_and_samples() {
     args.extend(["path", "ann", "nobody"]);
     assert!(fails(d, &args).contains("no node with id 'nobody'"));
 }
+
+#[test]
+fn import_from_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("people.csv"),
+        "id:ID,name,age:INT\nann,Ann,34\nbob,Bob,41\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("knows.csv"),
+        ":START_ID,:END_ID,since:INT\nann,bob,2015\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("bad.csv"), "id:ID,age:INT\nx,old\n").unwrap();
+    ok(d, &["init"]);
+    let r = json(
+        d,
+        &[
+            "import",
+            "--nodes",
+            "Person=people.csv",
+            "--edges",
+            "KNOWS=knows.csv",
+        ],
+    );
+    assert_eq!(
+        (r["nodes"].as_u64(), r["edges"].as_u64()),
+        (Some(2), Some(1))
+    );
+    let n = json(d, &["node", "get", "ann"]);
+    assert_eq!(n["properties"]["age"], 34);
+    assert!(fails(d, &["import", "--nodes", "Person=people.csv"]).contains("needs an empty graph"));
+    let e = fails(d, &["-g", "other", "import", "--nodes", "bad.csv"]);
+    assert!(
+        e.contains("bad.csv:2:2: column 'age': 'old' is not a valid INT"),
+        "{e}"
+    );
+    let s = json(d, &["-g", "other", "stats"]);
+    assert_eq!(s["nodes"], 0, "a failed import leaves nothing");
+}

@@ -277,3 +277,135 @@ mod tests {
         assert_eq!(Duration::default().to_string(), "PT0S");
     }
 }
+
+fn digits(s: &str, n: usize) -> Option<u32> {
+    (s.len() == n && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
+}
+
+/// Parses `HH:MM[:SS[.fffffffff]]` into nanoseconds since midnight.
+fn parse_time_of_day(s: &str) -> Option<u64> {
+    let mut parts = s.splitn(3, ':');
+    let h = digits(parts.next()?, 2)?;
+    let m = digits(parts.next()?, 2)?;
+    let (sec, nanos) = match parts.next() {
+        None => (0, 0),
+        Some(rest) => {
+            let (sec, frac) = rest.split_once('.').unwrap_or((rest, ""));
+            if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let nanos = if frac.is_empty() {
+                0
+            } else {
+                format!("{frac:0<9}").parse().ok()?
+            };
+            (digits(sec, 2)?, nanos)
+        }
+    };
+    LocalTime::from_hms_nano(h, m, sec, nanos).map(|t| t.nanos)
+}
+
+/// Splits a trailing `Z` or `±HH:MM` offset off a time, in seconds.
+fn split_offset(s: &str) -> Option<(&str, i32)> {
+    if let Some(t) = s.strip_suffix('Z') {
+        return Some((t, 0));
+    }
+    let i = s.rfind(['+', '-'])?;
+    let (t, off) = s.split_at(i);
+    let sign = if off.starts_with('-') { -1 } else { 1 };
+    let (h, m) = off[1..].split_once(':').unwrap_or((&off[1..], "00"));
+    Some((
+        t,
+        sign * (digits(h, 2)? as i32 * 3600 + digits(m, 2)? as i32 * 60),
+    ))
+}
+
+impl Date {
+    /// Parses `YYYY-MM-DD`.
+    pub fn parse(s: &str) -> Option<Date> {
+        let mut p = s.split('-');
+        let y = digits(p.next()?, 4)? as i32;
+        let m = digits(p.next()?, 2)?;
+        let d = digits(p.next()?, 2)?;
+        if p.next().is_some() {
+            return None;
+        }
+        Date::from_ymd(y, m, d)
+    }
+}
+
+impl LocalTime {
+    /// Parses `HH:MM[:SS[.fff]]`.
+    pub fn parse(s: &str) -> Option<LocalTime> {
+        parse_time_of_day(s).map(|nanos| LocalTime { nanos })
+    }
+}
+
+impl Time {
+    /// Parses `HH:MM[:SS[.fff]]` followed by `Z` or `±HH:MM`.
+    pub fn parse(s: &str) -> Option<Time> {
+        let (t, offset_secs) = split_offset(s)?;
+        Some(Time {
+            nanos: parse_time_of_day(t)?,
+            offset_secs,
+        })
+    }
+}
+
+impl LocalDateTime {
+    /// Parses `YYYY-MM-DDTHH:MM[:SS[.fff]]`.
+    pub fn parse(s: &str) -> Option<LocalDateTime> {
+        let (d, t) = s.split_once('T')?;
+        let days = Date::parse(d)?.days as i64;
+        let nanos = parse_time_of_day(t)?;
+        Some(LocalDateTime {
+            secs: days * SECS_PER_DAY + (nanos / 1_000_000_000) as i64,
+            nanos: (nanos % 1_000_000_000) as u32,
+        })
+    }
+}
+
+impl DateTime {
+    /// Parses `YYYY-MM-DDTHH:MM[:SS[.fff]]` followed by `Z` or `±HH:MM`.
+    pub fn parse(s: &str) -> Option<DateTime> {
+        let (dt, offset_secs) = split_offset(s)?;
+        let local = LocalDateTime::parse(dt)?;
+        Some(DateTime {
+            secs: local.secs - offset_secs as i64,
+            nanos: local.nanos,
+            offset_secs,
+            zone: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::*;
+
+    #[test]
+    fn parses_what_it_prints() {
+        assert_eq!(Date::parse("2024-02-29").unwrap().to_string(), "2024-02-29");
+        assert!(Date::parse("2023-02-29").is_none() && Date::parse("24-1-1").is_none());
+        assert_eq!(
+            LocalTime::parse("07:05:09.5").unwrap().to_string(),
+            "07:05:09.5"
+        );
+        assert_eq!(
+            Time::parse("07:05+01:00").unwrap().to_string(),
+            "07:05:00+01:00"
+        );
+        assert_eq!(
+            LocalDateTime::parse("2020-01-02T03:04:05")
+                .unwrap()
+                .to_string(),
+            "2020-01-02T03:04:05"
+        );
+        let dt = DateTime::parse("2020-01-02T03:04:05.25-02:30").unwrap();
+        assert_eq!(dt.to_string(), "2020-01-02T03:04:05.25-02:30");
+        assert_eq!(DateTime::parse("1970-01-01T00:00Z").unwrap().secs, 0);
+        assert!(DateTime::parse("2020-01-02T25:00Z").is_none());
+    }
+}

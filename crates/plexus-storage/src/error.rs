@@ -56,6 +56,8 @@ pub enum StorageError {
     Conflict(String),
     /// The request is not supported.
     Unsupported(String),
+    /// Input that its reader found malformed (a bulk-load row, a file).
+    Invalid(String),
     /// An error about one row of a bulk load, with where the row came from.
     InRow {
         origin: String,
@@ -74,6 +76,7 @@ impl StorageError {
             Conflict(_) => ErrorKind::Conflict,
             Unsupported(_) => ErrorKind::Unsupported,
             InRow { error, .. } => error.kind(),
+            Invalid(_) => ErrorKind::BadInput,
             UnknownGraph(_)
             | GraphExists(_)
             | NotFound { .. }
@@ -113,6 +116,7 @@ impl fmt::Display for StorageError {
             Conflict(m) => write!(f, "transaction conflict: {m}; retry the transaction"),
             Unsupported(m) => f.write_str(m),
             InRow { origin, error } => write!(f, "{origin}: {error}"),
+            Invalid(m) => f.write_str(m),
         }
     }
 }

@@ -284,6 +284,22 @@ impl Database {
         Ok(self.storage.check_integrity(graph)?)
     }
 
+    /// Imports node and edge files into `graph` (created when missing; it
+    /// must be empty) as one commit.
+    pub fn import(
+        &self,
+        graph: &str,
+        nodes: &[plexus_ingest::Input],
+        edges: &[plexus_ingest::Input],
+        opts: &plexus_ingest::CsvOptions,
+        progress: &mut dyn FnMut(u64),
+    ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
+        if !self.storage.has_graph(graph) {
+            self.storage.create_graph(graph)?;
+        }
+        plexus_ingest::import(&self.storage, graph, nodes, edges, opts, progress)
+    }
+
     pub fn rebuild_indexes(&self, graph: &str) -> Result<Vec<String>> {
         Ok(self.storage.rebuild_indexes(graph)?)
     }

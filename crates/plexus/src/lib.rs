@@ -23,6 +23,8 @@ pub use plexus_algo as algo;
 pub use plexus_common::{
     Date, DateTime, Duration, ErrorKind, LocalDateTime, LocalTime, Time, Value, ValueType,
 };
+/// Importing CSV and JSON-lines files.
+pub use plexus_ingest as ingest;
 pub use plexus_kv::Backend;
 pub use plexus_storage::{
     BulkEdge, BulkNode, BulkReport, ConstraintInfo, ConstraintKind, ConstraintSpec, DeleteMode,

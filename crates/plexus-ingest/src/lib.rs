@@ -1,0 +1,167 @@
+//! Importing files into a graph: node files per label and edge files per
+//! type, as `neo4j-admin import` and Kuzu's COPY take them, in CSV with
+//! typed headers or JSON lines. Rows stream into `Storage::bulk_load`, so an
+//! import is one atomic commit: a bad row (named by file, line and column)
+//! leaves the database as it was.
+
+mod csv_source;
+mod error;
+mod header;
+mod jsonl;
+
+pub use error::{IngestError, Location};
+pub use header::{Column, ColumnKind, PropType};
+
+use plexus_storage::{BulkEdge, BulkNode, Storage, StorageError};
+use std::path::{Path, PathBuf};
+
+/// The format of an input file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    JsonLines,
+}
+
+impl Format {
+    /// By file name: `.jsonl`/`.ndjson` are JSON lines, anything else CSV.
+    pub fn of(path: &Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl" | "ndjson") => Format::JsonLines,
+            _ => Format::Csv,
+        }
+    }
+}
+
+/// One input file, with the label (nodes) or type (edges) its rows get
+/// unless a `:LABEL` / `:TYPE` column says otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub path: PathBuf,
+    pub name: Option<String>,
+    pub format: Format,
+}
+
+impl Input {
+    /// Parses `LABEL=path` or `path`.
+    pub fn parse(arg: &str) -> Input {
+        let (name, path) = match arg.split_once('=') {
+            Some((n, p)) if !n.is_empty() && !n.contains(['/', '.']) => (Some(n.to_string()), p),
+            _ => (None, arg),
+        };
+        let path = PathBuf::from(path);
+        Input {
+            format: Format::of(&path),
+            path,
+            name,
+        }
+    }
+}
+
+/// CSV dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsvOptions {
+    pub delimiter: u8,
+    pub quote: u8,
+    /// Separates the elements of list columns (`tags:STRING[]`).
+    pub array_delimiter: char,
+}
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        CsvOptions {
+            delimiter: b',',
+            quote: b'"',
+            array_delimiter: ';',
+        }
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    pub nodes: u64,
+    pub edges: u64,
+    /// Rows read per file, in the order given.
+    pub files: Vec<(PathBuf, u64)>,
+}
+
+/// A row iterator over one file.
+type Rows<'a, T> = Box<dyn Iterator<Item = Result<T, StorageError>> + 'a>;
+
+fn node_rows<'a>(
+    input: &'a Input,
+    opts: &'a CsvOptions,
+    count: &'a std::cell::Cell<u64>,
+) -> Result<Rows<'a, BulkNode>, IngestError> {
+    let rows: Rows<'a, BulkNode> = match input.format {
+        Format::Csv => Box::new(csv_source::nodes(input, opts)?),
+        Format::JsonLines => Box::new(jsonl::nodes(input)?),
+    };
+    Ok(Box::new(rows.inspect(move |_| count.set(count.get() + 1))))
+}
+
+fn edge_rows<'a>(
+    input: &'a Input,
+    opts: &'a CsvOptions,
+    count: &'a std::cell::Cell<u64>,
+) -> Result<Rows<'a, BulkEdge>, IngestError> {
+    let rows: Rows<'a, BulkEdge> = match input.format {
+        Format::Csv => Box::new(csv_source::edges(input, opts)?),
+        Format::JsonLines => Box::new(jsonl::edges(input)?),
+    };
+    Ok(Box::new(rows.inspect(move |_| count.set(count.get() + 1))))
+}
+
+/// Imports node and edge files into the empty graph `graph`, as one commit.
+/// `progress` is called now and then with the rows read so far.
+pub fn import(
+    storage: &Storage,
+    graph: &str,
+    nodes: &[Input],
+    edges: &[Input],
+    opts: &CsvOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ImportReport, IngestError> {
+    let counts: Vec<std::cell::Cell<u64>> = (0..nodes.len() + edges.len())
+        .map(|_| std::cell::Cell::new(0))
+        .collect();
+    let mut node_iters = Vec::new();
+    for (i, input) in nodes.iter().enumerate() {
+        node_iters.push(node_rows(input, opts, &counts[i])?);
+    }
+    let mut edge_iters = Vec::new();
+    for (i, input) in edges.iter().enumerate() {
+        edge_iters.push(edge_rows(input, opts, &counts[nodes.len() + i])?);
+    }
+    let total = std::cell::Cell::new(0u64);
+    let tick = |total: &std::cell::Cell<u64>, progress: &mut dyn FnMut(u64)| {
+        total.set(total.get() + 1);
+        if total.get().is_multiple_of(100_000) {
+            progress(total.get());
+        }
+    };
+    let progress = std::cell::RefCell::new(progress);
+    let mut all_nodes = node_iters
+        .into_iter()
+        .flatten()
+        .inspect(|_| tick(&total, &mut *progress.borrow_mut()));
+    let mut all_edges = edge_iters
+        .into_iter()
+        .flatten()
+        .inspect(|_| tick(&total, &mut *progress.borrow_mut()));
+    let r = storage
+        .bulk_load(graph, &mut all_nodes, &mut all_edges)
+        .map_err(IngestError::from)?;
+    (progress.borrow_mut())(total.get());
+    let files = nodes
+        .iter()
+        .chain(edges)
+        .zip(&counts)
+        .map(|(i, c)| (i.path.clone(), c.get()))
+        .collect();
+    Ok(ImportReport {
+        nodes: r.nodes,
+        edges: r.edges,
+        files,
+    })
+}
