@@ -178,8 +178,11 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
                 g.nodes(),
                 g.edges()
             );
+            // With Parquet files written for the peers, Plexus imports the
+            // very same files (`plexus import`'s path), so import times compare.
+            let files = (python.is_some() && o.format == "parquet").then_some(dir.as_path());
             rows.extend(
-                run_plexus(part, &dir.join("plexus-db"), o.reps)
+                run_plexus(part, &dir.join("plexus-db"), files, o.reps)
                     .map_err(|e| format!("plexus: {e}"))?,
             );
         }
@@ -205,6 +208,7 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
 fn run_plexus(
     part: &Part,
     path: &std::path::Path,
+    files: Option<&std::path::Path>,
     reps: usize,
 ) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
     let g = &*part.gen;
@@ -217,7 +221,10 @@ fn run_plexus(
         },
     )?;
     let graph = "bench";
-    let load_s = engine::load(&db, graph, g, part.filter.0)?;
+    let load_s = match files {
+        Some(dir) => engine::load_files(&db, graph, dir, &g.types(), part.filter.0)?,
+        None => engine::load(&db, graph, g, part.filter.0)?,
+    };
     let row = |workload: &str,
                count: Option<u64>,
                seconds: Vec<f64>,

@@ -70,6 +70,42 @@ pub fn load(
     Ok(start.elapsed().as_secs_f64())
 }
 
+/// Imports the Parquet files the peers load (`nodes.parquet`, one
+/// `edges_<TYPE>.parquet` per type) into a new graph, through the same path
+/// as `plexus import`. Returns the seconds it took.
+pub fn load_files(
+    db: &Database,
+    graph: &str,
+    dir: &std::path::Path,
+    types: &[&str],
+    filter_key: &str,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    use plexus::ingest::{CsvOptions, Format, Input};
+    let start = Instant::now();
+    db.create_graph(graph)?;
+    let mut t = db.write(graph)?;
+    t.create_index(IndexSpec {
+        label: None,
+        ..IndexSpec::property("", filter_key)
+    })?;
+    t.commit()?;
+    let nodes = [Input {
+        path: dir.join("nodes.parquet"),
+        name: None,
+        format: Format::Parquet,
+    }];
+    let edges: Vec<Input> = types
+        .iter()
+        .map(|t| Input {
+            path: dir.join(format!("edges_{t}.parquet")),
+            name: Some(t.to_string()),
+            format: Format::Parquet,
+        })
+        .collect();
+    db.import(graph, &nodes, &edges, &CsvOptions::default(), &mut |_| {})?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
 /// Inserts the nodes `ids`, one transaction each, and returns the mean
 /// seconds per insert of each tenth.
 pub fn insert_over_time(db: &Database, graph: &str, ids: &[String]) -> plexus::Result<Vec<f64>> {

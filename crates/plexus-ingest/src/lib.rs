@@ -1,6 +1,6 @@
 //! Importing files into a graph: node files per label and edge files per
 //! type, as `neo4j-admin import` and Kuzu's COPY take them, in CSV with
-//! typed headers or JSON lines. Rows stream into `Storage::bulk_load`, so an
+//! typed headers, JSON lines or Parquet. Rows stream into `Storage::bulk_load`, so an
 //! import is one atomic commit: a bad row (named by file, line and column)
 //! leaves the database as it was.
 
@@ -8,6 +8,7 @@ mod csv_source;
 mod error;
 mod header;
 mod jsonl;
+mod parquet_source;
 
 pub use error::{IngestError, Location};
 pub use header::{Column, ColumnKind, PropType};
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 pub enum Format {
     Csv,
     JsonLines,
+    Parquet,
 }
 
 impl Format {
@@ -27,6 +29,7 @@ impl Format {
     pub fn of(path: &Path) -> Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl" | "ndjson") => Format::JsonLines,
+            Some("parquet") => Format::Parquet,
             _ => Format::Csv,
         }
     }
@@ -96,6 +99,7 @@ fn node_rows<'a>(
     let rows: Rows<'a, BulkNode> = match input.format {
         Format::Csv => Box::new(csv_source::nodes(input, opts)?),
         Format::JsonLines => Box::new(jsonl::nodes(input)?),
+        Format::Parquet => Box::new(parquet_source::nodes(input)?),
     };
     Ok(Box::new(rows.inspect(move |_| count.set(count.get() + 1))))
 }
@@ -108,6 +112,7 @@ fn edge_rows<'a>(
     let rows: Rows<'a, BulkEdge> = match input.format {
         Format::Csv => Box::new(csv_source::edges(input, opts)?),
         Format::JsonLines => Box::new(jsonl::edges(input)?),
+        Format::Parquet => Box::new(parquet_source::edges(input)?),
     };
     Ok(Box::new(rows.inspect(move |_| count.set(count.get() + 1))))
 }

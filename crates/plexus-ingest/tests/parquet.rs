@@ -1,0 +1,127 @@
+//! Parquet files in: typed columns, lists, dates, timestamps, nulls; a
+//! truncated file is refused with nothing written.
+
+use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder};
+use arrow_array::{
+    ArrayRef, Date32Array, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
+use parquet::arrow::ArrowWriter;
+use plexus_common::{Date, LocalDateTime, Value};
+use plexus_ingest::{import, CsvOptions, Input};
+use plexus_kv::{Backend, KvOptions};
+use plexus_storage::{GraphRead, Storage};
+use std::path::Path;
+use std::sync::Arc;
+
+fn db() -> Storage {
+    let kv = plexus_kv::open(
+        Backend::Memory,
+        Path::new(""),
+        plexus_storage::KEYSPACE_NAMES,
+        &KvOptions::default(),
+    )
+    .unwrap();
+    Storage::open(kv).unwrap()
+}
+
+fn write(path: &Path, cols: Vec<(&str, ArrayRef)>) {
+    let batch = RecordBatch::try_from_iter(cols).unwrap();
+    let mut w =
+        ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+#[test]
+fn parquet_round_trip_and_truncated_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut labels = ListBuilder::new(StringBuilder::new());
+    labels.values().append_value("P");
+    labels.values().append_value("Q");
+    labels.append(true);
+    labels.append(true);
+    let mut nums = ListBuilder::new(Int64Builder::new());
+    nums.values().append_value(1);
+    nums.values().append_value(2);
+    nums.append(true);
+    nums.append(false);
+    let nodes = dir.path().join("n.parquet");
+    write(
+        &nodes,
+        vec![
+            (
+                "id",
+                Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef,
+            ),
+            ("labels", Arc::new(labels.finish())),
+            ("score", Arc::new(Float64Array::from(vec![Some(1.5), None]))),
+            ("nums", Arc::new(nums.finish())),
+            ("born", Arc::new(Date32Array::from(vec![0, 365]))),
+            (
+                "seen",
+                Arc::new(TimestampMicrosecondArray::from(vec![1_500_000, 0])),
+            ),
+        ],
+    );
+    let edges = dir.path().join("e.parquet");
+    write(
+        &edges,
+        vec![
+            ("src", Arc::new(StringArray::from(vec!["a"])) as ArrayRef),
+            ("dst", Arc::new(StringArray::from(vec!["b"]))),
+            ("eid", Arc::new(StringArray::from(vec!["e1"]))),
+            ("w", Arc::new(Float64Array::from(vec![0.25]))),
+        ],
+    );
+    let s = db();
+    let n = [Input::parse(&nodes.to_string_lossy())];
+    let e = [Input::parse(&format!("R={}", edges.to_string_lossy()))];
+    let r = import(&s, "default", &n, &e, &CsvOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!((r.nodes, r.edges), (2, 1));
+    let t = s.read("default").unwrap();
+    let a = t.node_by_key("a").unwrap().unwrap();
+    assert_eq!(a.labels, vec!["P", "Q"]);
+    assert_eq!(a.props["score"], Value::Float(1.5));
+    assert_eq!(a.props["nums"], Value::from(vec![1, 2]));
+    assert_eq!(
+        a.props["born"],
+        Value::Date(Date::from_ymd(1970, 1, 1).unwrap())
+    );
+    assert_eq!(
+        a.props["seen"],
+        Value::LocalDateTime(LocalDateTime {
+            secs: 1,
+            nanos: 500_000_000
+        })
+    );
+    let b = t.node_by_key("b").unwrap().unwrap();
+    assert!(
+        b.labels.is_empty() && !b.props.contains_key("score") && !b.props.contains_key("nums"),
+        "nulls are no properties"
+    );
+    assert_eq!(
+        t.edge_by_key("e1").unwrap().unwrap().props["w"],
+        Value::Float(0.25)
+    );
+    drop(t);
+
+    let bytes = std::fs::read(&nodes).unwrap();
+    let cut = dir.path().join("cut.parquet");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let s = db();
+    let e = import(
+        &s,
+        "default",
+        &[Input::parse(&cut.to_string_lossy())],
+        &[],
+        &CsvOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("cut.parquet:1: not a readable Parquet file"),
+        "{e}"
+    );
+    assert_eq!(s.read("default").unwrap().node_count().unwrap(), 0);
+}
