@@ -518,42 +518,12 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                     }
                 }
                 match q {
-                    Quantifier::All => {
-                        if f > 0 {
-                            Value::Bool(false)
-                        } else if n > 0 {
-                            Value::Null
-                        } else {
-                            Value::Bool(true)
-                        }
-                    }
-                    Quantifier::Any => {
-                        if t > 0 {
-                            Value::Bool(true)
-                        } else if n > 0 {
-                            Value::Null
-                        } else {
-                            Value::Bool(false)
-                        }
-                    }
-                    Quantifier::None => {
-                        if t > 0 {
-                            Value::Bool(false)
-                        } else if n > 0 {
-                            Value::Null
-                        } else {
-                            Value::Bool(true)
-                        }
-                    }
-                    Quantifier::Single => {
-                        if t > 1 {
-                            Value::Bool(false)
-                        } else if n > 0 {
-                            Value::Null
-                        } else {
-                            Value::Bool(t == 1)
-                        }
-                    }
+                    Quantifier::All => quantify(f, n, false),
+                    Quantifier::Any => quantify(t, n, true),
+                    Quantifier::None => quantify(t, n, false),
+                    Quantifier::Single if t > 1 => Value::Bool(false),
+                    Quantifier::Single if n > 0 => Value::Null,
+                    Quantifier::Single => Value::Bool(t == 1),
                 }
             }
             other => {
@@ -629,6 +599,18 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             )))
         }
     })
+}
+
+/// A quantifier's answer: `on_hit` as soon as one element decides it,
+/// else null when some element was unknown, else the opposite.
+fn quantify(hits: usize, unknown: usize, on_hit: bool) -> Value {
+    if hits > 0 {
+        Value::Bool(on_hit)
+    } else if unknown > 0 {
+        Value::Null
+    } else {
+        Value::Bool(!on_hit)
+    }
 }
 
 fn kind_name(k: &ExprKind) -> &'static str {
