@@ -1,14 +1,15 @@
 //! Importing files into a graph: node files per label and edge files per
 //! type, as `neo4j-admin import` and Kuzu's COPY take them, in CSV with
-//! typed headers, JSON lines or Parquet. Rows stream into `Storage::bulk_load`, so an
+//! typed headers, JSON lines, Parquet or Arrow IPC — or, from Rust, Arrow
+//! record batches. Rows stream into `Storage::bulk_load`, so an
 //! import is one atomic commit: a bad row (named by file, line and column)
 //! leaves the database as it was.
 
+mod columnar;
 mod csv_source;
 mod error;
 mod header;
 mod jsonl;
-mod parquet_source;
 
 pub use error::{IngestError, Location};
 pub use header::{Column, ColumnKind, PropType};
@@ -22,6 +23,8 @@ pub enum Format {
     Csv,
     JsonLines,
     Parquet,
+    /// Arrow IPC file format (`.arrow`, `.feather`, `.ipc`).
+    Arrow,
 }
 
 impl Format {
@@ -30,6 +33,7 @@ impl Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl" | "ndjson") => Format::JsonLines,
             Some("parquet") => Format::Parquet,
+            Some("arrow" | "feather" | "ipc") => Format::Arrow,
             _ => Format::Csv,
         }
     }
@@ -99,7 +103,7 @@ fn node_rows<'a>(
     let rows: Rows<'a, BulkNode> = match input.format {
         Format::Csv => Box::new(csv_source::nodes(input, opts)?),
         Format::JsonLines => Box::new(jsonl::nodes(input)?),
-        Format::Parquet => Box::new(parquet_source::nodes(input)?),
+        Format::Parquet | Format::Arrow => Box::new(columnar::nodes(input)?),
     };
     Ok(Box::new(rows.inspect(move |_| count.set(count.get() + 1))))
 }
@@ -112,9 +116,61 @@ fn edge_rows<'a>(
     let rows: Rows<'a, BulkEdge> = match input.format {
         Format::Csv => Box::new(csv_source::edges(input, opts)?),
         Format::JsonLines => Box::new(jsonl::edges(input)?),
-        Format::Parquet => Box::new(parquet_source::edges(input)?),
+        Format::Parquet | Format::Arrow => Box::new(columnar::edges(input)?),
     };
     Ok(Box::new(rows.inspect(move |_| count.set(count.get() + 1))))
+}
+
+/// Record batches for [`import_batches`]: the label (nodes) or type
+/// (edges) their rows get, and the batches. Columns are read as in Parquet
+/// files (`id`, `label`/`labels`; `src`, `dst`, `type`, `id`).
+pub struct BatchInput {
+    pub name: Option<String>,
+    pub batches: Vec<arrow_array::RecordBatch>,
+}
+
+fn batch_source(i: usize, b: BatchInput) -> (Input, columnar::Batches) {
+    let input = Input {
+        path: PathBuf::from(format!("batches #{}", i + 1)),
+        name: b.name,
+        format: Format::Arrow,
+    };
+    (input, Box::new(b.batches.into_iter().map(Ok)))
+}
+
+/// Imports Arrow record batches into the empty graph `graph`, as one commit.
+pub fn import_batches(
+    storage: &Storage,
+    graph: &str,
+    nodes: Vec<BatchInput>,
+    edges: Vec<BatchInput>,
+) -> Result<ImportReport, IngestError> {
+    let n: Vec<(Input, columnar::Batches)> = nodes
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| batch_source(i, b))
+        .collect();
+    let e: Vec<(Input, columnar::Batches)> = edges
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| batch_source(n.len() + i, b))
+        .collect();
+    let (n_inputs, n_batches): (Vec<Input>, Vec<columnar::Batches>) = n.into_iter().unzip();
+    let (e_inputs, e_batches): (Vec<Input>, Vec<columnar::Batches>) = e.into_iter().unzip();
+    let mut nodes = n_inputs
+        .iter()
+        .zip(n_batches)
+        .flat_map(|(i, b)| columnar::batch_nodes(i, b));
+    let mut edges = e_inputs
+        .iter()
+        .zip(e_batches)
+        .flat_map(|(i, b)| columnar::batch_edges(i, b));
+    let r = storage.bulk_load(graph, &mut nodes, &mut edges)?;
+    Ok(ImportReport {
+        nodes: r.nodes,
+        edges: r.edges,
+        files: vec![],
+    })
 }
 
 /// Imports node and edge files into the empty graph `graph`, as one commit.

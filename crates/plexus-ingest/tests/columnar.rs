@@ -125,3 +125,99 @@ fn parquet_round_trip_and_truncated_file() {
     );
     assert_eq!(s.read("default").unwrap().node_count().unwrap(), 0);
 }
+
+#[test]
+fn arrow_ipc_files_and_record_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = RecordBatch::try_from_iter(vec![
+        (
+            "id",
+            Arc::new(StringArray::from(vec!["a", "b", "c"])) as ArrayRef,
+        ),
+        ("label", Arc::new(StringArray::from(vec!["P", "P", "Q"]))),
+        (
+            "w",
+            Arc::new(Float64Array::from(vec![Some(1.0), None, Some(3.0)])),
+        ),
+    ])
+    .unwrap();
+    let edges = RecordBatch::try_from_iter(vec![
+        (
+            "src",
+            Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef,
+        ),
+        ("dst", Arc::new(StringArray::from(vec!["b", "c"]))),
+        ("type", Arc::new(StringArray::from(vec!["R", "S"]))),
+    ])
+    .unwrap();
+    // From Rust: record batches straight in.
+    let s = db();
+    let r = plexus_ingest::import_batches(
+        &s,
+        "default",
+        vec![plexus_ingest::BatchInput {
+            name: None,
+            batches: vec![nodes.clone()],
+        }],
+        vec![plexus_ingest::BatchInput {
+            name: None,
+            batches: vec![edges.clone()],
+        }],
+    )
+    .unwrap();
+    assert_eq!((r.nodes, r.edges), (3, 2));
+    let t = s.read("default").unwrap();
+    assert_eq!(
+        t.label_counts().unwrap(),
+        vec![("P".to_string(), 2), ("Q".to_string(), 1)]
+    );
+    assert_eq!(
+        t.type_counts().unwrap(),
+        vec![("R".to_string(), 1), ("S".to_string(), 1)]
+    );
+    drop(t);
+    // From an Arrow IPC file.
+    let path = dir.path().join("n.arrow");
+    let mut w = arrow_ipc::writer::FileWriter::try_new(
+        std::fs::File::create(&path).unwrap(),
+        &nodes.schema(),
+    )
+    .unwrap();
+    w.write(&nodes).unwrap();
+    w.finish().unwrap();
+    let s = db();
+    let r = import(
+        &s,
+        "default",
+        &[Input::parse(&path.to_string_lossy())],
+        &[],
+        &CsvOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(r.nodes, 3);
+    assert_eq!(
+        s.read("default")
+            .unwrap()
+            .node_by_key("c")
+            .unwrap()
+            .unwrap()
+            .props["w"],
+        Value::Float(3.0)
+    );
+    let bad = dir.path().join("bad.arrow");
+    std::fs::write(&bad, b"not arrow").unwrap();
+    let e = import(
+        &db(),
+        "default",
+        &[Input::parse(&bad.to_string_lossy())],
+        &[],
+        &CsvOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("not a readable Arrow IPC file"),
+        "{e}"
+    );
+}

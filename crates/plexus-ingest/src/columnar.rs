@@ -1,4 +1,5 @@
-//! Parquet files. Columns are typed by the file's schema; roles go by name:
+//! Columnar input: Parquet files, Arrow IPC files and Arrow record batches.
+//! Columns are typed by the schema; roles go by name:
 //! nodes have `id` and optionally `label` or `labels` (a string or a list);
 //! edges have `src`/`start`/`from` and `dst`/`end`/`to`, optionally `type`
 //! and `id`/`eid`. Every other column is a property; a null is no property.
@@ -13,11 +14,15 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, TimeUnit};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use plexus_common::{Date, DateTime, LocalDateTime, Value};
 use plexus_storage::{BulkEdge, BulkNode, Props, StorageError};
 
-fn open(input: &Input) -> Result<ParquetRecordBatchReader, IngestError> {
+/// Record batches, or the reason one could not be read.
+pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch, String>>>;
+
+/// The record batches of a Parquet or Arrow IPC file.
+fn open(input: &Input) -> Result<Batches, IngestError> {
     let file = std::fs::File::open(&input.path).map_err(|error| IngestError::Io {
         file: input.path.clone(),
         error,
@@ -27,9 +32,19 @@ fn open(input: &Input) -> Result<ParquetRecordBatchReader, IngestError> {
         line: 1,
         column: None,
     };
-    ParquetRecordBatchReaderBuilder::try_new(file)
-        .and_then(|b| b.with_batch_size(8192).build())
-        .map_err(|e| IngestError::bad(at, format!("not a readable Parquet file: {e}")))
+    Ok(match input.format {
+        crate::Format::Parquet => Box::new(
+            ParquetRecordBatchReaderBuilder::try_new(file)
+                .and_then(|b| b.with_batch_size(8192).build())
+                .map_err(|e| IngestError::bad(at, format!("not a readable Parquet file: {e}")))?
+                .map(|b| b.map_err(|e| e.to_string())),
+        ),
+        _ => Box::new(
+            arrow_ipc::reader::FileReader::try_new(file, None)
+                .map_err(|e| IngestError::bad(at, format!("not a readable Arrow IPC file: {e}")))?
+                .map(|b| b.map_err(|e| e.to_string())),
+        ),
+    })
 }
 
 fn ts(secs: i64, nanos: u32, tz: &Option<std::sync::Arc<str>>) -> Value {
@@ -104,11 +119,10 @@ fn value(a: &ArrayRef, row: usize) -> Result<Option<Value>, String> {
 /// Every row of every batch as (row number, batch, index in batch).
 fn rows(
     input: &Input,
-) -> Result<impl Iterator<Item = Result<(u64, RecordBatch, usize), IngestError>> + '_, IngestError>
-{
-    let reader = open(input)?;
+    batches: Batches,
+) -> impl Iterator<Item = Result<(u64, RecordBatch, usize), IngestError>> + '_ {
     let mut seen = 0u64;
-    Ok(reader.flat_map(
+    batches.flat_map(
         move |b| -> Box<dyn Iterator<Item = Result<(u64, RecordBatch, usize), IngestError>>> {
             match b {
                 Ok(batch) => {
@@ -125,11 +139,11 @@ fn rows(
                         line: seen + 1,
                         column: None,
                     },
-                    format!("cannot read the Parquet file: {e}"),
+                    format!("cannot read the file: {e}"),
                 )))),
             }
         },
-    ))
+    )
 }
 
 fn find(batch: &RecordBatch, names: &[&str]) -> Option<usize> {
@@ -180,7 +194,15 @@ fn props(
 pub fn nodes(
     input: &Input,
 ) -> Result<impl Iterator<Item = Result<BulkNode, StorageError>> + '_, IngestError> {
-    Ok(rows(input)?.map(move |r| {
+    Ok(batch_nodes(input, open(input)?))
+}
+
+/// The node rows of record batches; `input` names them in messages.
+pub fn batch_nodes(
+    input: &Input,
+    batches: Batches,
+) -> impl Iterator<Item = Result<BulkNode, StorageError>> + '_ {
+    rows(input, batches).map(move |r| {
         let (n, batch, row) = r.map_err(IngestError::into_row_error)?;
         let at = |column| Location {
             file: input.path.clone(),
@@ -213,13 +235,21 @@ pub fn nodes(
             props,
             origin: format!("{}: row {n}", input.path.display()),
         })
-    }))
+    })
 }
 
 pub fn edges(
     input: &Input,
 ) -> Result<impl Iterator<Item = Result<BulkEdge, StorageError>> + '_, IngestError> {
-    Ok(rows(input)?.map(move |r| {
+    Ok(batch_edges(input, open(input)?))
+}
+
+/// The edge rows of record batches; `input` names them in messages.
+pub fn batch_edges(
+    input: &Input,
+    batches: Batches,
+) -> impl Iterator<Item = Result<BulkEdge, StorageError>> + '_ {
+    rows(input, batches).map(move |r| {
         let (n, batch, row) = r.map_err(IngestError::into_row_error)?;
         let at = |column| Location {
             file: input.path.clone(),
@@ -270,5 +300,5 @@ pub fn edges(
             props,
             origin: format!("{}: row {n}", input.path.display()),
         })
-    }))
+    })
 }
