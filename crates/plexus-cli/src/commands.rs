@@ -76,7 +76,17 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             edges,
             delimiter,
             array_delimiter,
-        } => import(db, g, nodes, edges, *delimiter, *array_delimiter, out),
+            skip_bad_rows,
+        } => import(
+            db,
+            g,
+            nodes,
+            edges,
+            *delimiter,
+            *array_delimiter,
+            skip_bad_rows.as_deref(),
+            out,
+        ),
         Command::Node(c) => node(db, g, c, out),
         Command::Edge(c) => edge(db, g, c, out),
         Command::Neighbors {
@@ -136,6 +146,10 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
     }
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one function per subcommand, taking its options"
+)]
 pub fn import(
     db: &Database,
     g: &str,
@@ -143,6 +157,7 @@ pub fn import(
     edges: &[String],
     delimiter: char,
     array_delimiter: char,
+    skip_report: Option<&std::path::Path>,
     out: &Out,
 ) -> CliResult {
     use plexus::ingest::{CsvOptions, Input};
@@ -170,7 +185,34 @@ pub fn import(
             );
         }
     };
-    let r = db.import(g, &n, &e, &opts, &mut progress)?;
+    let mut report = match skip_report {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let mut write_failed = None;
+    let mut skip = |msg: &str| {
+        use std::io::Write;
+        if let Some(w) = report.as_mut() {
+            if let Err(e) = writeln!(w, "{msg}") {
+                write_failed = Some(e);
+            }
+        }
+    };
+    let skipper: Option<&mut dyn FnMut(&str)> = if skip_report.is_some() {
+        Some(&mut skip)
+    } else {
+        None
+    };
+    let r = db.import_skipping(g, &n, &e, &opts, &mut progress, skipper)?;
+    if let Some(e) = write_failed {
+        return Err(format!("cannot write the bad-row report: {e}").into());
+    }
+    if let Some(mut w) = report {
+        use std::io::Write;
+        w.flush()?;
+    }
     if tty {
         eprintln!();
     }
@@ -183,7 +225,7 @@ pub fn import(
             .collect();
         say!(
             "{}",
-            json!({"graph": g, "nodes": r.nodes, "edges": r.edges, "seconds": secs, "files": files})
+            json!({"graph": g, "nodes": r.nodes, "edges": r.edges, "skipped": r.skipped, "seconds": secs, "files": files})
         );
     } else {
         let rows = r
@@ -197,6 +239,13 @@ pub fn import(
             r.nodes,
             r.edges
         );
+        if let (Some(p), true) = (skip_report, r.skipped > 0) {
+            say!(
+                "left out {} bad row(s), listed in {}",
+                r.skipped,
+                p.display()
+            );
+        }
     }
     Ok(())
 }

@@ -127,6 +127,9 @@ pub enum Command {
         /// Separates the elements of list columns (tags:STRING[]).
         #[arg(long, default_value = ";")]
         array_delimiter: char,
+        /// Leave bad rows out (listing them in this file) instead of failing.
+        #[arg(long, value_name = "REPORT")]
+        skip_bad_rows: Option<PathBuf>,
     },
     /// Verify every invariant of the graph (reads everything).
     Check,

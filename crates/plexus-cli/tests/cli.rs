@@ -240,3 +240,37 @@ fn import_from_files() {
     let s = json(d, &["-g", "other", "stats"]);
     assert_eq!(s["nodes"], 0, "a failed import leaves nothing");
 }
+
+#[test]
+fn import_can_leave_bad_rows_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("p.csv"), "id:ID,age:INT\na,1\nb,old\nc,3\n").unwrap();
+    std::fs::write(d.join("k.csv"), ":START_ID,:END_ID\na,c\na,nobody\n").unwrap();
+    ok(d, &["init"]);
+    let r = json(
+        d,
+        &[
+            "import",
+            "--nodes",
+            "P=p.csv",
+            "--edges",
+            "K=k.csv",
+            "--skip-bad-rows",
+            "bad.txt",
+        ],
+    );
+    assert_eq!(
+        (
+            r["nodes"].as_u64(),
+            r["edges"].as_u64(),
+            r["skipped"].as_u64()
+        ),
+        (Some(2), Some(1), Some(2))
+    );
+    let report = std::fs::read_to_string(d.join("bad.txt")).unwrap();
+    assert!(
+        report.contains("p.csv:3:2") && report.contains("k.csv:3") && report.lines().count() == 2,
+        "{report}"
+    );
+}

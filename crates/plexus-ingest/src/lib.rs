@@ -88,6 +88,8 @@ impl Default for CsvOptions {
 pub struct ImportReport {
     pub nodes: u64,
     pub edges: u64,
+    /// Rows left out because they were bad (only when skipping is asked for).
+    pub skipped: u64,
     /// Rows read per file, in the order given.
     pub files: Vec<(PathBuf, u64)>,
 }
@@ -169,6 +171,7 @@ pub fn import_batches(
     Ok(ImportReport {
         nodes: r.nodes,
         edges: r.edges,
+        skipped: r.skipped,
         files: vec![],
     })
 }
@@ -182,6 +185,20 @@ pub fn import(
     edges: &[Input],
     opts: &CsvOptions,
     progress: &mut dyn FnMut(u64),
+) -> Result<ImportReport, IngestError> {
+    import_skipping(storage, graph, nodes, edges, opts, progress, None)
+}
+
+/// As [`import`]; with `skip`, a bad row is handed to it (as a message
+/// naming its file and line) and left out instead of failing the import.
+pub fn import_skipping(
+    storage: &Storage,
+    graph: &str,
+    nodes: &[Input],
+    edges: &[Input],
+    opts: &CsvOptions,
+    progress: &mut dyn FnMut(u64),
+    skip: Option<&mut dyn FnMut(&str)>,
 ) -> Result<ImportReport, IngestError> {
     let counts: Vec<std::cell::Cell<u64>> = (0..nodes.len() + edges.len())
         .map(|_| std::cell::Cell::new(0))
@@ -210,8 +227,17 @@ pub fn import(
         .into_iter()
         .flatten()
         .inspect(|_| tick(&total, &mut *progress.borrow_mut()));
+    let mut skip = skip;
+    let skipping = skip.is_some();
+    let mut on_bad = |e: &StorageError| {
+        if let Some(f) = skip.as_mut() {
+            f(&e.to_string());
+        }
+    };
+    let skipper: Option<&mut dyn FnMut(&StorageError)> =
+        if skipping { Some(&mut on_bad) } else { None };
     let r = storage
-        .bulk_load(graph, &mut all_nodes, &mut all_edges)
+        .bulk_load_skipping(graph, &mut all_nodes, &mut all_edges, skipper)
         .map_err(IngestError::from)?;
     (progress.borrow_mut())(total.get());
     let files = nodes
@@ -223,6 +249,7 @@ pub fn import(
     Ok(ImportReport {
         nodes: r.nodes,
         edges: r.edges,
+        skipped: r.skipped,
         files,
     })
 }

@@ -48,6 +48,8 @@ pub struct BulkEdge {
 pub struct BulkReport {
     pub nodes: u64,
     pub edges: u64,
+    /// Rows left out (only with a skip callback).
+    pub skipped: u64,
 }
 
 fn in_row(origin: &str, error: StorageError) -> StorageError {
@@ -107,6 +109,20 @@ impl Storage {
         nodes: &mut dyn Iterator<Item = Result<BulkNode>>,
         edges: &mut dyn Iterator<Item = Result<BulkEdge>>,
     ) -> Result<BulkReport> {
+        self.bulk_load_skipping(graph, nodes, edges, None)
+    }
+
+    /// As [`Storage::bulk_load`], but with `skip`, a bad row (malformed,
+    /// empty or duplicate id, dangling edge, type or not-null violation) is
+    /// passed to `skip` and left out instead of failing the load. Two rows
+    /// clashing on a unique constraint still fail it.
+    pub fn bulk_load_skipping(
+        &self,
+        graph: &str,
+        nodes: &mut dyn Iterator<Item = Result<BulkNode>>,
+        edges: &mut dyn Iterator<Item = Result<BulkEdge>>,
+        skip: Option<&mut dyn FnMut(&StorageError)>,
+    ) -> Result<BulkReport> {
         let g = self
             .shared
             .catalog
@@ -134,51 +150,85 @@ impl Storage {
         let mut degrees: HashMap<(u64, u8, u32), i64> = HashMap::new();
         let mut ids: HashMap<String, NodeId> = HashMap::new();
         let mut report = BulkReport::default();
-        for node in nodes {
-            let n = node?;
-            check_id("node id", &n.key, &n.origin)?;
-            if ids.contains_key(&n.key) {
-                return Err(in_row(
-                    &n.origin,
-                    StorageError::AlreadyExists {
-                        what: "node",
-                        id: n.key,
-                    },
-                ));
+        // A row either passes every check and adds all its keys, or adds
+        // nothing: with `skip`, it is then reported and the load goes on.
+        let mut skip = skip;
+        let mut reject = |e: StorageError| -> Result<()> {
+            match (&mut skip, &e) {
+                (Some(f), StorageError::InRow { .. } | StorageError::Invalid(_)) => {
+                    f(&e);
+                    report.skipped += 1;
+                    Ok(())
+                }
+                _ => Err(e),
             }
-            let mut labels = n
-                .labels
-                .iter()
-                .map(|l| tokens.id(Token::Label, l))
-                .collect::<Result<Vec<u32>>>()?;
-            labels.sort_unstable();
-            labels.dedup();
-            let rec = NodeRecord {
-                key: n.key.clone(),
-                labels,
-                props: tokens.props(&n.props)?,
+        };
+        for node in nodes {
+            let n = match node {
+                Ok(n) => n,
+                Err(e) => {
+                    reject(e)?;
+                    continue;
+                }
             };
-            for c in &schema.not_null {
-                if rec.has_label(c.label) && crate::record::prop(&rec.props, c.key).is_none() {
-                    let key = self.shared.catalog.name(Token::PropKey, c.key)?.to_string();
+            let checked = (|| -> Result<(NodeRecord, Vec<Vec<u8>>)> {
+                check_id("node id", &n.key, &n.origin)?;
+                if ids.contains_key(&n.key) {
                     return Err(in_row(
                         &n.origin,
-                        StorageError::NotNullViolation {
-                            constraint: c.name.clone(),
-                            node: n.key,
-                            key,
+                        StorageError::AlreadyExists {
+                            what: "node",
+                            id: n.key.clone(),
                         },
                     ));
                 }
-            }
-            let id = NodeId(self.shared.next_node.fetch_add(1, Ordering::Relaxed));
-            for def in schema.indexes.iter().filter(|d| !d.stale) {
-                for vk in def.entries(&rec).map_err(|e| in_row(&n.origin, e))? {
-                    let mut k = token_prefix(g, def.id);
-                    k.extend_from_slice(&vk);
-                    k.extend_from_slice(&id.0.to_be_bytes());
-                    runs[PROP_INDEX.0].push((k, vec![]));
+                let mut labels = n
+                    .labels
+                    .iter()
+                    .map(|l| tokens.id(Token::Label, l))
+                    .collect::<Result<Vec<u32>>>()?;
+                labels.sort_unstable();
+                labels.dedup();
+                let rec = NodeRecord {
+                    key: n.key.clone(),
+                    labels,
+                    props: tokens.props(&n.props)?,
+                };
+                for c in &schema.not_null {
+                    if rec.has_label(c.label) && crate::record::prop(&rec.props, c.key).is_none() {
+                        let key = self.shared.catalog.name(Token::PropKey, c.key)?.to_string();
+                        return Err(in_row(
+                            &n.origin,
+                            StorageError::NotNullViolation {
+                                constraint: c.name.clone(),
+                                node: n.key.clone(),
+                                key,
+                            },
+                        ));
+                    }
                 }
+                // Index value keys, prefixed by their index; the node id is added below.
+                let mut entries = Vec::new();
+                for def in schema.indexes.iter().filter(|d| !d.stale) {
+                    for vk in def.entries(&rec).map_err(|e| in_row(&n.origin, e))? {
+                        let mut k = token_prefix(g, def.id);
+                        k.extend_from_slice(&vk);
+                        entries.push(k);
+                    }
+                }
+                Ok((rec, entries))
+            })();
+            let (rec, entries) = match checked {
+                Ok(x) => x,
+                Err(e) => {
+                    reject(e)?;
+                    continue;
+                }
+            };
+            let id = NodeId(self.shared.next_node.fetch_add(1, Ordering::Relaxed));
+            for mut k in entries {
+                k.extend_from_slice(&id.0.to_be_bytes());
+                runs[PROP_INDEX.0].push((k, vec![]));
             }
             for l in &rec.labels {
                 runs[LABELS.0].push((token_member_key(g, *l, id.0), vec![]));
@@ -193,42 +243,59 @@ impl Storage {
         }
         let mut edge_keys = HashSet::new();
         for edge in edges {
-            let e = edge?;
-            let endpoint = |key: &str| {
-                ids.get(key).copied().ok_or_else(|| {
-                    in_row(
-                        &e.origin,
-                        StorageError::NotFound {
-                            what: "node",
-                            id: key.to_string(),
-                        },
-                    )
-                })
-            };
-            let (src, dst) = (endpoint(&e.src)?, endpoint(&e.dst)?);
-            let key = e.key.clone().unwrap_or_default();
-            if !key.is_empty() {
-                check_id("edge id", &key, &e.origin)?;
-                if !edge_keys.insert(key.clone()) {
-                    return Err(in_row(
-                        &e.origin,
-                        StorageError::AlreadyExists {
-                            what: "edge",
-                            id: key,
-                        },
-                    ));
+            let e = match edge {
+                Ok(e) => e,
+                Err(err) => {
+                    reject(err)?;
+                    continue;
                 }
-            }
-            let t = tokens.id(Token::Type, &e.rel_type)?;
-            let rec = EdgeRecord {
-                key,
-                src,
-                dst,
-                rel_type: t,
-                props: tokens.props(&e.props)?,
             };
+            let checked = (|| -> Result<EdgeRecord> {
+                let endpoint = |key: &str| {
+                    ids.get(key).copied().ok_or_else(|| {
+                        in_row(
+                            &e.origin,
+                            StorageError::NotFound {
+                                what: "node",
+                                id: key.to_string(),
+                            },
+                        )
+                    })
+                };
+                let (src, dst) = (endpoint(&e.src)?, endpoint(&e.dst)?);
+                let key = e.key.clone().unwrap_or_default();
+                if !key.is_empty() {
+                    check_id("edge id", &key, &e.origin)?;
+                    if edge_keys.contains(&key) {
+                        return Err(in_row(
+                            &e.origin,
+                            StorageError::AlreadyExists {
+                                what: "edge",
+                                id: key,
+                            },
+                        ));
+                    }
+                }
+                let t = tokens.id(Token::Type, &e.rel_type)?;
+                Ok(EdgeRecord {
+                    key,
+                    src,
+                    dst,
+                    rel_type: t,
+                    props: tokens.props(&e.props)?,
+                })
+            })();
+            let rec = match checked {
+                Ok(r) => r,
+                Err(err) => {
+                    reject(err)?;
+                    continue;
+                }
+            };
+            let (src, dst, t) = (rec.src, rec.dst, rec.rel_type);
             let id = EdgeId(self.shared.next_edge.fetch_add(1, Ordering::Relaxed));
             if !rec.key.is_empty() {
+                edge_keys.insert(rec.key.clone());
                 runs[EDGE_KEYS.0].push((user_id_key(g, &rec.key), id.0.to_be_bytes().to_vec()));
             }
             runs[TYPES.0].push((token_member_key(g, t, id.0), vec![]));

@@ -248,3 +248,53 @@ fn a_bad_row_leaves_nothing_behind() {
         .unwrap_err();
     assert!(e.to_string().contains("needs an empty graph"), "{e}");
 }
+
+#[test]
+fn bad_rows_can_be_left_out_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = db(Backend::Lmdb, &dir);
+    s.create_graph("g").unwrap();
+    let mut t = s.write("g").unwrap();
+    t.create_index(IndexSpec::property("Q", "n").typed(ValueType::Int))
+        .unwrap();
+    t.commit().unwrap();
+    let nodes = vec![
+        node("a", &[], &[]),
+        node("a", &[], &[]),
+        node("", &[], &[]),
+        Err(StorageError::Invalid("f.csv:9: malformed".into())),
+        node("q", &["Q"], &[("n", "text".into())]),
+        node("b", &[], &[]),
+    ];
+    let edges = vec![
+        edge(None, "a", "b", "R"),
+        edge(None, "a", "zz", "R"),
+        edge(Some("e"), "b", "a", "R"),
+        edge(Some("e"), "a", "a", "R"),
+    ];
+    let mut seen = Vec::new();
+    let mut skip = |e: &StorageError| seen.push(e.to_string());
+    let r = s
+        .bulk_load_skipping(
+            "g",
+            &mut nodes.into_iter(),
+            &mut edges.into_iter(),
+            Some(&mut skip),
+        )
+        .unwrap();
+    assert_eq!((r.nodes, r.edges, r.skipped), (2, 2, 6));
+    assert_eq!(seen.len(), 6);
+    assert!(
+        seen.iter().any(|m| m.contains("f.csv:9: malformed"))
+            && seen.iter().any(|m| m.contains("'zz'")),
+        "{seen:?}"
+    );
+    let text = observe(&s, "g");
+    assert!(
+        !text.contains("\nq "),
+        "a rejected row leaves no trace: {text}"
+    );
+    let r = s.read("g").unwrap();
+    assert_eq!((r.node_count().unwrap(), r.edge_count().unwrap()), (2, 2));
+    assert!(r.find_nodes(Some("Q"), "n", &1.into()).unwrap().is_empty());
+}
