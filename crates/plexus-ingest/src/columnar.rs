@@ -17,6 +17,7 @@ use arrow_schema::{DataType, TimeUnit};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use plexus_common::{Date, DateTime, LocalDateTime, Value};
 use plexus_storage::{BulkEdge, BulkNode, Props, StorageError};
+use std::rc::Rc;
 
 /// Record batches, or the reason one could not be read.
 pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch, String>>>;
@@ -120,12 +121,14 @@ fn value(a: &ArrayRef, row: usize) -> Result<Option<Value>, String> {
 fn rows(
     input: &Input,
     batches: Batches,
-) -> impl Iterator<Item = Result<(u64, RecordBatch, usize), IngestError>> + '_ {
+) -> impl Iterator<Item = Result<(u64, Rc<RecordBatch>, usize), IngestError>> + '_ {
     let mut seen = 0u64;
     batches.flat_map(
-        move |b| -> Box<dyn Iterator<Item = Result<(u64, RecordBatch, usize), IngestError>>> {
+        move |b| -> Box<dyn Iterator<Item = Result<(u64, Rc<RecordBatch>, usize), IngestError>>> {
             match b {
                 Ok(batch) => {
+                    // Shared by the batch's rows: a row holds a counted reference.
+                    let batch = Rc::new(batch);
                     let start = seen;
                     seen += batch.num_rows() as u64;
                     Box::new(

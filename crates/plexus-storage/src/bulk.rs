@@ -148,6 +148,7 @@ impl Storage {
         let mut counters: HashMap<Vec<u8>, i64> = HashMap::new();
         // Degrees by (node, direction, type): many, so kept without key bytes.
         let mut degrees: HashMap<(u64, u8, u32), i64> = HashMap::new();
+        let mut type_counts: HashMap<u32, i64> = HashMap::new();
         let mut ids: HashMap<String, NodeId> = HashMap::new();
         let mut report = BulkReport::default();
         // A row either passes every check and adds all its keys, or adds
@@ -241,7 +242,7 @@ impl Storage {
             ids.insert(n.key, id);
             report.nodes += 1;
         }
-        let mut edge_keys = HashSet::new();
+        let mut edge_keys: HashSet<String> = HashSet::new();
         for edge in edges {
             let e = match edge {
                 Ok(e) => e,
@@ -301,9 +302,7 @@ impl Storage {
             runs[TYPES.0].push((token_member_key(g, t, id.0), vec![]));
             runs[ADJ.0].push((adj_key(g, src, DIR_OUT, t, dst, id), vec![]));
             runs[ADJ.0].push((adj_key(g, dst, DIR_IN, t, src, id), vec![]));
-            *counters
-                .entry(stat_key(g, STAT_TYPE, &t.to_be_bytes()))
-                .or_default() += 1;
+            *type_counts.entry(t).or_default() += 1;
             *degrees.entry((src.0, DIR_OUT, t)).or_default() += 1;
             *degrees.entry((dst.0, DIR_IN, t)).or_default() += 1;
             runs[EDGES.0].push((edge_key(g, id), rec.encode()));
@@ -315,6 +314,11 @@ impl Storage {
         if report.edges > 0 {
             counters.insert(stat_key(g, STAT_EDGES, &[]), report.edges as i64);
         }
+        counters.extend(
+            type_counts
+                .into_iter()
+                .map(|(t, c)| (stat_key(g, STAT_TYPE, &t.to_be_bytes()), c)),
+        );
         counters.extend(
             degrees
                 .into_iter()
