@@ -117,36 +117,35 @@ fn value(a: &ArrayRef, row: usize) -> Result<Option<Value>, String> {
     }))
 }
 
+/// A row: its number in the file, its batch, its index in the batch.
+type Row = (u64, Rc<RecordBatch>, usize);
+type RowIter = Box<dyn Iterator<Item = Result<Row, IngestError>>>;
+
 /// Every row of every batch as (row number, batch, index in batch).
-fn rows(
-    input: &Input,
-    batches: Batches,
-) -> impl Iterator<Item = Result<(u64, Rc<RecordBatch>, usize), IngestError>> + '_ {
+fn rows(input: &Input, batches: Batches) -> impl Iterator<Item = Result<Row, IngestError>> + '_ {
     let mut seen = 0u64;
-    batches.flat_map(
-        move |b| -> Box<dyn Iterator<Item = Result<(u64, Rc<RecordBatch>, usize), IngestError>>> {
-            match b {
-                Ok(batch) => {
-                    // Shared by the batch's rows: a row holds a counted reference.
-                    let batch = Rc::new(batch);
-                    let start = seen;
-                    seen += batch.num_rows() as u64;
-                    Box::new(
-                        (0..batch.num_rows())
-                            .map(move |i| Ok((start + i as u64 + 1, batch.clone(), i))),
-                    )
-                }
-                Err(e) => Box::new(std::iter::once(Err(IngestError::bad(
-                    Location {
-                        file: input.path.clone(),
-                        line: seen + 1,
-                        column: None,
-                    },
-                    format!("cannot read the file: {e}"),
-                )))),
+    batches.flat_map(move |b| -> RowIter {
+        match b {
+            Ok(batch) => {
+                // Shared by the batch's rows: a row holds a counted reference.
+                let batch = Rc::new(batch);
+                let start = seen;
+                seen += batch.num_rows() as u64;
+                Box::new(
+                    (0..batch.num_rows())
+                        .map(move |i| Ok((start + i as u64 + 1, batch.clone(), i))),
+                )
             }
-        },
-    )
+            Err(e) => Box::new(std::iter::once(Err(IngestError::bad(
+                Location {
+                    file: input.path.clone(),
+                    line: seen + 1,
+                    column: None,
+                },
+                format!("cannot read the file: {e}"),
+            )))),
+        }
+    })
 }
 
 fn find(batch: &RecordBatch, names: &[&str]) -> Option<usize> {
