@@ -532,7 +532,35 @@ fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryErro
         return Ok(());
     }
     let sub = |x: &Expr| expr(x, scope, allow_aggregates);
+    // A literal that can never be a boolean, given to a boolean operator, is
+    // a compile-time type error.
+    let boolean_operand = |x: &Expr| -> Result<(), QueryError> {
+        if matches!(
+            x.kind,
+            ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::String(_)
+                | ExprKind::List(_)
+                | ExprKind::Map(_)
+        ) {
+            return Err(err(
+                "InvalidArgumentType",
+                "a boolean operator takes booleans",
+            ));
+        }
+        Ok(())
+    };
     match &e.kind {
+        ExprKind::Binary(BinOp::And | BinOp::Or | BinOp::Xor, a, b) => {
+            boolean_operand(a)?;
+            boolean_operand(b)?;
+            sub(a)?;
+            sub(b)
+        }
+        ExprKind::Unary(UnOp::Not, x) => {
+            boolean_operand(x)?;
+            sub(x)
+        }
         ExprKind::Var(v) => need(v, scope),
         ExprKind::List(items) => items.iter().try_for_each(sub),
         ExprKind::Map(entries) => entries.iter().try_for_each(|(_, v)| sub(v)),

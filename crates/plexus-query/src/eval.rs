@@ -693,6 +693,23 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     })
 }
 
+/// A uniform float in [0, 1): SplitMix64 per thread, seeded by the
+/// standard library's random hasher keys.
+fn random_unit() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    thread_local! {
+        static STATE: std::cell::Cell<u64> = std::cell::Cell::new(std::collections::hash_map::RandomState::new().build_hasher().finish());
+    }
+    STATE.with(|s| {
+        let x = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+        s.set(x);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
+
 fn arg_error(name: &str, v: &Value) -> QueryError {
     QueryError::type_error(format!("{name}() does not take a {}", v.value_type()))
 }
@@ -758,7 +775,12 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
         "range" => {
             let ints: Vec<i64> = args
                 .iter()
-                .map(|v| v.as_int().ok_or_else(|| arg_error(name, v)))
+                .map(|v| {
+                    v.as_int().ok_or_else(|| QueryError::Argument {
+                        code: "InvalidArgumentType",
+                        message: format!("range() takes integers, not a {}", v.value_type()),
+                    })
+                })
                 .collect::<Result<_, _>>()?;
             let (start, end, step) = match ints.as_slice() {
                 [s, e] => (*s, *e, 1),
@@ -902,6 +924,7 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
             }
         }
         "pi" => Value::Float(std::f64::consts::PI),
+        "rand" => Value::Float(random_unit()),
         "e" => Value::Float(std::f64::consts::E),
         "toupper" | "tolower" | "trim" | "ltrim" | "rtrim" => {
             arity(1)?;
