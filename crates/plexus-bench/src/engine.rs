@@ -102,7 +102,14 @@ pub fn load_files(
             format: Format::Parquet,
         })
         .collect();
-    db.import(graph, &nodes, &edges, &CsvOptions::default(), &mut |_| {})?;
+    db.import(
+        graph,
+        &nodes,
+        &edges,
+        &CsvOptions::default(),
+        &mut |_| {},
+        None,
+    )?;
     Ok(start.elapsed().as_secs_f64())
 }
 

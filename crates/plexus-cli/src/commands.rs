@@ -205,7 +205,7 @@ pub fn import(
     } else {
         None
     };
-    let r = db.import_skipping(g, &n, &e, &opts, &mut progress, skipper)?;
+    let r = db.import(g, &n, &e, &opts, &mut progress, skipper)?;
     if let Some(e) = write_failed {
         return Err(format!("cannot write the bad-row report: {e}").into());
     }

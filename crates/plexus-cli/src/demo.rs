@@ -87,7 +87,14 @@ pub fn run(path: &Path, out: &Out) -> CliResult {
         files[..2].iter().map(input).collect(),
         files[2..].iter().map(input).collect(),
     );
-    let report = db.import(GRAPH, &nodes, &edges, &CsvOptions::default(), &mut |_| {})?;
+    let report = db.import(
+        GRAPH,
+        &nodes,
+        &edges,
+        &CsvOptions::default(),
+        &mut |_| {},
+        None,
+    )?;
     if !out.json {
         say!(
             "\n== Imported {} nodes and {} edges from the CSV files in {}",

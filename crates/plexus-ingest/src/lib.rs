@@ -177,21 +177,10 @@ pub fn import_batches(
 }
 
 /// Imports node and edge files into the empty graph `graph`, as one commit.
-/// `progress` is called now and then with the rows read so far.
+/// `progress` is called now and then with the rows read so far. With
+/// `skip`, a bad row is handed to it (as a message naming its file and
+/// line) and left out instead of failing the import.
 pub fn import(
-    storage: &Storage,
-    graph: &str,
-    nodes: &[Input],
-    edges: &[Input],
-    opts: &CsvOptions,
-    progress: &mut dyn FnMut(u64),
-) -> Result<ImportReport, IngestError> {
-    import_skipping(storage, graph, nodes, edges, opts, progress, None)
-}
-
-/// As [`import`]; with `skip`, a bad row is handed to it (as a message
-/// naming its file and line) and left out instead of failing the import.
-pub fn import_skipping(
     storage: &Storage,
     graph: &str,
     nodes: &[Input],

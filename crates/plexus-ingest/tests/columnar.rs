@@ -76,7 +76,16 @@ fn parquet_round_trip_and_truncated_file() {
     let s = db();
     let n = [Input::parse(&nodes.to_string_lossy())];
     let e = [Input::parse(&format!("R={}", edges.to_string_lossy()))];
-    let r = import(&s, "default", &n, &e, &CsvOptions::default(), &mut |_| {}).unwrap();
+    let r = import(
+        &s,
+        "default",
+        &n,
+        &e,
+        &CsvOptions::default(),
+        &mut |_| {},
+        None,
+    )
+    .unwrap();
     assert_eq!((r.nodes, r.edges), (2, 1));
     let t = s.read("default").unwrap();
     let a = t.node_by_key("a").unwrap().unwrap();
@@ -116,6 +125,7 @@ fn parquet_round_trip_and_truncated_file() {
         &[],
         &CsvOptions::default(),
         &mut |_| {},
+        None,
     )
     .unwrap_err();
     assert!(
@@ -193,6 +203,7 @@ fn arrow_ipc_files_and_record_batches() {
         &[],
         &CsvOptions::default(),
         &mut |_| {},
+        None,
     )
     .unwrap();
     assert_eq!(r.nodes, 3);
@@ -214,6 +225,7 @@ fn arrow_ipc_files_and_record_batches() {
         &[],
         &CsvOptions::default(),
         &mut |_| {},
+        None,
     )
     .unwrap_err();
     assert!(

@@ -30,7 +30,15 @@ fn run(
 ) -> Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
     let n: Vec<Input> = nodes.iter().map(|a| Input::parse(a)).collect();
     let e: Vec<Input> = edges.iter().map(|a| Input::parse(a)).collect();
-    import(s, "default", &n, &e, &CsvOptions::default(), &mut |_| {})
+    import(
+        s,
+        "default",
+        &n,
+        &e,
+        &CsvOptions::default(),
+        &mut |_| {},
+        None,
+    )
 }
 
 #[test]

@@ -285,21 +285,9 @@ impl Database {
     }
 
     /// Imports node and edge files into `graph` (created when missing; it
-    /// must be empty) as one commit.
+    /// must be empty) as one commit. With `skip`, bad rows are handed to it
+    /// (as messages naming file and line) and left out instead of failing.
     pub fn import(
-        &self,
-        graph: &str,
-        nodes: &[plexus_ingest::Input],
-        edges: &[plexus_ingest::Input],
-        opts: &plexus_ingest::CsvOptions,
-        progress: &mut dyn FnMut(u64),
-    ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
-        self.import_skipping(graph, nodes, edges, opts, progress, None)
-    }
-
-    /// As [`Database::import`]; with `skip`, bad rows are handed to it (as
-    /// messages naming file and line) and left out instead of failing.
-    pub fn import_skipping(
         &self,
         graph: &str,
         nodes: &[plexus_ingest::Input],
@@ -311,7 +299,7 @@ impl Database {
         if !self.storage.has_graph(graph) {
             self.storage.create_graph(graph)?;
         }
-        plexus_ingest::import_skipping(&self.storage, graph, nodes, edges, opts, progress, skip)
+        plexus_ingest::import(&self.storage, graph, nodes, edges, opts, progress, skip)
     }
 
     pub fn rebuild_indexes(&self, graph: &str) -> Result<Vec<String>> {
