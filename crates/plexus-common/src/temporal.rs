@@ -114,25 +114,31 @@ fn civil_from_days(z: i64) -> (i32, u32, u32) {
     ((if m <= 2 { y + 1 } else { y }) as i32, m, d)
 }
 
+/// Cypher's canonical (Java `toString`) form: seconds are omitted when both
+/// they and the fraction are zero, and a fraction is printed in groups of
+/// three digits (milli, micro, nano), so `12:05`, `12:05:09.120`.
 fn write_time_of_day(f: &mut fmt::Formatter<'_>, nanos: u64) -> fmt::Result {
     let secs = nanos / 1_000_000_000;
     let frac = nanos % 1_000_000_000;
-    write!(
-        f,
-        "{:02}:{:02}:{:02}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )?;
-    write_fraction(f, frac as u32)
+    write!(f, "{:02}:{:02}", secs / 3600, secs / 60 % 60)?;
+    if !secs.is_multiple_of(60) || frac != 0 {
+        write!(f, ":{:02}", secs % 60)?;
+    }
+    write_fraction(f, frac as u32, true)
 }
 
-fn write_fraction(f: &mut fmt::Formatter<'_>, frac: u32) -> fmt::Result {
+/// Writes `.fraction` without trailing zeros; `grouped` pads to a multiple of
+/// three digits, as Cypher prints times (durations print the bare digits).
+fn write_fraction(f: &mut fmt::Formatter<'_>, frac: u32, grouped: bool) -> fmt::Result {
     if frac == 0 {
         return Ok(());
     }
     let digits = format!("{frac:09}");
-    write!(f, ".{}", digits.trim_end_matches('0'))
+    let mut len = digits.trim_end_matches('0').len();
+    if grouped {
+        len = len.div_ceil(3) * 3;
+    }
+    write!(f, ".{}", &digits[..len])
 }
 
 fn write_offset(f: &mut fmt::Formatter<'_>, offset_secs: i32) -> fmt::Result {
@@ -230,7 +236,7 @@ impl fmt::Display for Duration {
             let frac = (a % NANOS_PER_SEC as u128) as u32;
             if s != 0 || frac != 0 || (h == 0 && m == 0) {
                 write!(f, "{sign}{s}")?;
-                write_fraction(f, frac)?;
+                write_fraction(f, frac, false)?;
                 f.write_str("S")?;
             }
         }
@@ -259,14 +265,18 @@ mod tests {
     #[test]
     fn formats_iso() {
         let t = LocalTime::from_hms_nano(12, 5, 9, 120_000_000).unwrap();
-        assert_eq!(t.to_string(), "12:05:09.12");
+        assert_eq!(t.to_string(), "12:05:09.120");
+        assert_eq!(
+            LocalTime::from_hms_nano(12, 5, 0, 0).unwrap().to_string(),
+            "12:05"
+        );
         let dt = DateTime {
             secs: 0,
             nanos: 0,
             offset_secs: 3600,
             zone: Some("Europe/Paris".into()),
         };
-        assert_eq!(dt.to_string(), "1970-01-01T01:00:00+01:00[Europe/Paris]");
+        assert_eq!(dt.to_string(), "1970-01-01T01:00+01:00[Europe/Paris]");
         let d = Duration {
             months: 14,
             days: 3,
@@ -391,11 +401,11 @@ mod parse_tests {
         assert!(Date::parse("2023-02-29").is_none() && Date::parse("24-1-1").is_none());
         assert_eq!(
             LocalTime::parse("07:05:09.5").unwrap().to_string(),
-            "07:05:09.5"
+            "07:05:09.500"
         );
         assert_eq!(
             Time::parse("07:05+01:00").unwrap().to_string(),
-            "07:05:00+01:00"
+            "07:05+01:00"
         );
         assert_eq!(
             LocalDateTime::parse("2020-01-02T03:04:05")
@@ -404,7 +414,7 @@ mod parse_tests {
             "2020-01-02T03:04:05"
         );
         let dt = DateTime::parse("2020-01-02T03:04:05.25-02:30").unwrap();
-        assert_eq!(dt.to_string(), "2020-01-02T03:04:05.25-02:30");
+        assert_eq!(dt.to_string(), "2020-01-02T03:04:05.250-02:30");
         assert_eq!(DateTime::parse("1970-01-01T00:00Z").unwrap().secs, 0);
         assert!(DateTime::parse("2020-01-02T25:00Z").is_none());
     }

@@ -714,6 +714,55 @@ fn arg_error(name: &str, v: &Value) -> QueryError {
     QueryError::type_error(format!("{name}() does not take a {}", v.value_type()))
 }
 
+/// `date('2015-07-21')` and its siblings: a temporal value from its ISO
+/// string, or the value itself when it already has that type. Map arguments
+/// and the zero-argument "now" forms are not supported yet.
+fn temporal_from(name: &str, v: Value) -> R {
+    use plexus_common::{Date, DateTime, LocalDateTime, LocalTime, Time};
+    let parsed = match (name, v) {
+        (_, Value::Null) => return Ok(Value::Null),
+        ("date", v @ Value::Date(_))
+        | ("localtime", v @ Value::LocalTime(_))
+        | ("time", v @ Value::Time(_))
+        | ("localdatetime", v @ Value::LocalDateTime(_))
+        | ("datetime", v @ Value::DateTime(_)) => Some(v),
+        (_, Value::String(s)) => match name {
+            "date" => Date::parse(&s).map(Value::Date),
+            "localtime" => LocalTime::parse(&s).map(Value::LocalTime),
+            "time" => Time::parse(&s).map(Value::Time),
+            "localdatetime" => LocalDateTime::parse(&s).map(Value::LocalDateTime),
+            _ => DateTime::parse(&s).map(Value::DateTime),
+        }
+        .ok_or_else(|| QueryError::Argument {
+            code: "InvalidArgumentValue",
+            message: format!(
+                "{name}(): cannot read '{s}'; expected the extended ISO 8601 form, e.g. '{}' \
+                 (week, ordinal and basic forms are not supported yet)",
+                match name {
+                    "date" => "2015-07-21",
+                    "localtime" => "12:31:14.5",
+                    "time" => "12:31:14+01:00",
+                    "localdatetime" => "2015-07-21T12:31:14",
+                    _ => "2015-07-21T12:31:14Z",
+                }
+            ),
+        })
+        .map(Some)?,
+        (_, Value::Map(_)) => {
+            return Err(QueryError::Unsupported(format!(
+                "{name}() from a map of components"
+            )))
+        }
+        _ => None,
+    };
+    match parsed {
+        Some(v) => Ok(v),
+        None => Err(QueryError::type_error(format!(
+            "{name}() takes a string or a {name}"
+        ))),
+    }
+}
+
 /// A scalar function by name (case-insensitive).
 pub fn call(name: &str, args: Vec<Value>) -> R {
     let lname = name.to_ascii_lowercase();
@@ -816,6 +865,9 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                 Value::Map(m) => Value::List(m.into_keys().map(Value::String).collect()),
                 v => return Err(arg_error(name, &v)),
             }
+        }
+        "date" | "localtime" | "time" | "localdatetime" | "datetime" if args.len() == 1 => {
+            temporal_from(&lname, a0)?
         }
         "tostring" => {
             arity(1)?;

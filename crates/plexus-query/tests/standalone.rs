@@ -101,3 +101,36 @@ fn semantic_errors_come_before_any_row() {
         Err(QueryError::ParameterMissing(_))
     ));
 }
+
+#[test]
+fn temporal_values_from_iso_strings() {
+    let text = |q: &str| match one(q) {
+        Value::String(s) => s,
+        v => panic!("{q} gave {v:?}"),
+    };
+    assert_eq!(
+        text("RETURN toString(date('2015-07-21')) AS x"),
+        "2015-07-21"
+    );
+    assert_eq!(
+        text("RETURN toString(localtime('12:31:14.5')) AS x"),
+        "12:31:14.500"
+    );
+    assert_eq!(
+        text("RETURN toString(datetime('2015-07-21T20:40Z')) AS x"),
+        "2015-07-21T20:40Z"
+    );
+    assert_eq!(one("RETURN date(null) AS x"), Value::Null);
+    assert_eq!(
+        one("RETURN date('2015-07-21') < date('2016-01-01') AS x"),
+        Value::Bool(true)
+    );
+    assert!(matches!(
+        run("RETURN date('2015-13-01') AS x"),
+        Err(QueryError::Argument { .. })
+    ));
+    assert!(matches!(
+        run("RETURN date(42) AS x"),
+        Err(QueryError::Type { .. })
+    ));
+}
