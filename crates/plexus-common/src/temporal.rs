@@ -317,7 +317,8 @@ fn parse_time_of_day(s: &str) -> Option<u64> {
     LocalTime::from_hms_nano(h, m, sec, nanos).map(|t| t.nanos)
 }
 
-/// Splits a trailing `Z` or `±HH:MM` offset off a time, in seconds.
+/// Splits a trailing `Z`, `±HH:MM`, `±HHMM` or `±HH` offset off a time, in
+/// seconds.
 fn split_offset(s: &str) -> Option<(&str, i32)> {
     if let Some(t) = s.strip_suffix('Z') {
         return Some((t, 0));
@@ -325,7 +326,12 @@ fn split_offset(s: &str) -> Option<(&str, i32)> {
     let i = s.rfind(['+', '-'])?;
     let (t, off) = s.split_at(i);
     let sign = if off.starts_with('-') { -1 } else { 1 };
-    let (h, m) = off[1..].split_once(':').unwrap_or((&off[1..], "00"));
+    let body = &off[1..];
+    let (h, m) = match body.split_once(':') {
+        Some(hm) => hm,
+        None if body.len() == 4 => body.split_at(2),
+        None => (body, "00"),
+    };
     Some((
         t,
         sign * (digits(h, 2)? as i32 * 3600 + digits(m, 2)? as i32 * 60),
@@ -416,6 +422,9 @@ mod parse_tests {
         let dt = DateTime::parse("2020-01-02T03:04:05.25-02:30").unwrap();
         assert_eq!(dt.to_string(), "2020-01-02T03:04:05.250-02:30");
         assert_eq!(DateTime::parse("1970-01-01T00:00Z").unwrap().secs, 0);
+        let basic = DateTime::parse("2015-07-21T21:40:32.142+0100").unwrap();
+        assert_eq!(basic.to_string(), "2015-07-21T21:40:32.142+01:00");
+        assert_eq!(Time::parse("16:30-02").unwrap().offset_secs, -7200);
         assert!(DateTime::parse("2020-01-02T25:00Z").is_none());
     }
 }

@@ -729,9 +729,27 @@ fn temporal_from(name: &str, v: Value) -> R {
         (_, Value::String(s)) => match name {
             "date" => Date::parse(&s).map(Value::Date),
             "localtime" => LocalTime::parse(&s).map(Value::LocalTime),
-            "time" => Time::parse(&s).map(Value::Time),
+            // Without an offset, `time` and `datetime` take the default
+            // time zone, which is UTC.
+            "time" => Time::parse(&s)
+                .or_else(|| {
+                    LocalTime::parse(&s).map(|t| Time {
+                        nanos: t.nanos,
+                        offset_secs: 0,
+                    })
+                })
+                .map(Value::Time),
             "localdatetime" => LocalDateTime::parse(&s).map(Value::LocalDateTime),
-            _ => DateTime::parse(&s).map(Value::DateTime),
+            _ => DateTime::parse(&s)
+                .or_else(|| {
+                    LocalDateTime::parse(&s).map(|l| DateTime {
+                        secs: l.secs,
+                        nanos: l.nanos,
+                        offset_secs: 0,
+                        zone: None,
+                    })
+                })
+                .map(Value::DateTime),
         }
         .ok_or_else(|| QueryError::Argument {
             code: "InvalidArgumentValue",

@@ -120,6 +120,11 @@ fn temporal_values_from_iso_strings() {
         text("RETURN toString(datetime('2015-07-21T20:40Z')) AS x"),
         "2015-07-21T20:40Z"
     );
+    assert_eq!(text("RETURN toString(time('14:30')) AS x"), "14:30Z");
+    assert_eq!(
+        text("RETURN toString(datetime('2015-07-21T21:40:32.142+0100')) AS x"),
+        "2015-07-21T21:40:32.142+01:00"
+    );
     assert_eq!(one("RETURN date(null) AS x"), Value::Null);
     assert_eq!(
         one("RETURN date('2015-07-21') < date('2016-01-01') AS x"),
