@@ -193,6 +193,17 @@ fn props(
     Ok(p)
 }
 
+/// A bad row at `line` (and 1-based `column`) of `input`, as the error that
+/// `bulk_load` reports or skips.
+fn row_error(input: &Input, line: u64, column: Option<usize>, m: String) -> StorageError {
+    let at = Location {
+        file: input.path.clone(),
+        line,
+        column,
+    };
+    IngestError::bad(at, m).into_row_error()
+}
+
 pub fn nodes(
     input: &Input,
 ) -> Result<impl Iterator<Item = Result<BulkNode, StorageError>> + '_, IngestError> {
@@ -206,12 +217,7 @@ pub fn batch_nodes(
 ) -> impl Iterator<Item = Result<BulkNode, StorageError>> + '_ {
     rows(input, batches).map(move |r| {
         let (n, batch, row) = r.map_err(IngestError::into_row_error)?;
-        let at = |column| Location {
-            file: input.path.clone(),
-            line: n,
-            column,
-        };
-        let bad = |column, m: String| IngestError::bad(at(column), m).into_row_error();
+        let bad = |column, m: String| row_error(input, n, column, m);
         let id =
             find(&batch, &["id"]).ok_or_else(|| bad(None, "the file has no 'id' column".into()))?;
         let key = text(&batch, id, row)
@@ -253,12 +259,7 @@ pub fn batch_edges(
 ) -> impl Iterator<Item = Result<BulkEdge, StorageError>> + '_ {
     rows(input, batches).map(move |r| {
         let (n, batch, row) = r.map_err(IngestError::into_row_error)?;
-        let at = |column| Location {
-            file: input.path.clone(),
-            line: n,
-            column,
-        };
-        let bad = |column, m: String| IngestError::bad(at(column), m).into_row_error();
+        let bad = |column, m: String| row_error(input, n, column, m);
         let src = find(&batch, &["src", "start", "from"])
             .ok_or_else(|| bad(None, "the file has no 'src' (or 'start') column".into()))?;
         let dst = find(&batch, &["dst", "end", "to"])

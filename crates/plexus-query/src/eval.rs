@@ -93,6 +93,24 @@ fn num(v: &Value) -> Option<f64> {
     }
 }
 
+/// Cypher equality over paired elements: false as soon as one pair differs,
+/// null when none differs but some pair is unknown, else true.
+fn all_equal<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> Option<bool> {
+    let mut unknown = false;
+    for (p, q) in pairs {
+        match equals(p, q) {
+            Some(false) => return Some(false),
+            None => unknown = true,
+            Some(true) => {}
+        }
+    }
+    if unknown {
+        None
+    } else {
+        Some(true)
+    }
+}
+
 /// `=` with nulls: `None` is null.
 pub fn equals(a: &Value, b: &Value) -> Option<bool> {
     match (a, b) {
@@ -108,37 +126,13 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
             if x.len() != y.len() {
                 return Some(false);
             }
-            let mut unknown = false;
-            for (p, q) in x.iter().zip(y) {
-                match equals(p, q) {
-                    Some(false) => return Some(false),
-                    None => unknown = true,
-                    Some(true) => {}
-                }
-            }
-            if unknown {
-                None
-            } else {
-                Some(true)
-            }
+            all_equal(x.iter().zip(y))
         }
         (Value::Map(x), Value::Map(y)) => {
             if x.len() != y.len() || x.keys().ne(y.keys()) {
                 return Some(false);
             }
-            let mut unknown = false;
-            for (p, q) in x.values().zip(y.values()) {
-                match equals(p, q) {
-                    Some(false) => return Some(false),
-                    None => unknown = true,
-                    Some(true) => {}
-                }
-            }
-            if unknown {
-                None
-            } else {
-                Some(true)
-            }
+            all_equal(x.values().zip(y.values()))
         }
         _ if a.value_type() != b.value_type() => Some(false),
         _ => Some(a == b),

@@ -379,6 +379,17 @@ pub struct Summary {
     pub areas: BTreeMap<String, (usize, usize)>,
 }
 
+/// Runs every scenario, keeping each with its outcome.
+pub fn run_all(scenarios: Vec<Scenario>) -> Vec<(Scenario, Outcome)> {
+    scenarios
+        .into_iter()
+        .map(|s| {
+            let o = run(&s);
+            (s, o)
+        })
+        .collect()
+}
+
 pub fn summarize(results: &[(Scenario, Outcome)]) -> Summary {
     let mut s = Summary::default();
     for (sc, o) in results {

@@ -20,13 +20,7 @@ fn tck_pass_count_never_falls() {
         "expected the whole TCK, found {} scenarios",
         scenarios.len()
     );
-    let results: Vec<_> = scenarios
-        .into_iter()
-        .map(|s| {
-            let o = tck::run(&s);
-            (s, o)
-        })
-        .collect();
+    let results = tck::run_all(scenarios);
     let summary = tck::summarize(&results);
     let baseline: usize = include_str!("../tck-baseline.txt").trim().parse().unwrap();
     eprintln!(

@@ -37,13 +37,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let results: Vec<_> = scenarios
-        .into_iter()
-        .map(|s| {
-            let o = tck::run(&s);
-            (s, o)
-        })
-        .collect();
+    let results = tck::run_all(scenarios);
     let summary = tck::summarize(&results);
     let mut reasons = BTreeMap::new();
     for (s, o) in &results {
