@@ -10,6 +10,18 @@ use plexus::{
 use std::io::IsTerminal;
 use std::time::Instant;
 
+/// The benchmark graph, with the index on the filter property that every
+/// peer also gets, so that filtered queries compare like with like.
+fn create_graph(db: &Database, graph: &str, filter_key: &str) -> plexus::Result<()> {
+    db.create_graph(graph)?;
+    let mut t = db.write(graph)?;
+    t.create_index(IndexSpec {
+        label: None,
+        ..IndexSpec::property("", filter_key)
+    })?;
+    Ok(t.commit()?)
+}
+
 /// Loads `g` into a new graph named `graph` with one bulk load (after
 /// creating a label-less index on the filter property). Returns the seconds
 /// it took.
@@ -20,13 +32,7 @@ pub fn load(
     filter_key: &str,
 ) -> plexus::Result<f64> {
     let start = Instant::now();
-    db.create_graph(graph)?;
-    let mut t = db.write(graph)?;
-    t.create_index(IndexSpec {
-        label: None,
-        ..IndexSpec::property("", filter_key)
-    })?;
-    t.commit()?;
+    create_graph(db, graph, filter_key)?;
     let total = g.nodes() + g.edges();
     let progress = std::io::stderr().is_terminal();
     let tick = move |done: u64| {
@@ -82,13 +88,7 @@ pub fn load_files(
 ) -> Result<f64, Box<dyn std::error::Error>> {
     use plexus::ingest::{CsvOptions, Format, Input};
     let start = Instant::now();
-    db.create_graph(graph)?;
-    let mut t = db.write(graph)?;
-    t.create_index(IndexSpec {
-        label: None,
-        ..IndexSpec::property("", filter_key)
-    })?;
-    t.commit()?;
+    create_graph(db, graph, filter_key)?;
     let nodes = [Input {
         path: dir.join("nodes.parquet"),
         name: None,

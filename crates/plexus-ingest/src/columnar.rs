@@ -4,7 +4,7 @@
 //! edges have `src`/`start`/`from` and `dst`/`end`/`to`, optionally `type`
 //! and `id`/`eid`. Every other column is a property; a null is no property.
 
-use crate::error::{IngestError, Location};
+use crate::error::IngestError;
 use crate::Input;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -28,11 +28,7 @@ fn open(input: &Input) -> Result<Batches, IngestError> {
         file: input.path.clone(),
         error,
     })?;
-    let at = Location {
-        file: input.path.clone(),
-        line: 1,
-        column: None,
-    };
+    let at = input.at(1, None);
     Ok(match input.format {
         crate::Format::Parquet => Box::new(
             ParquetRecordBatchReaderBuilder::try_new(file)
@@ -137,11 +133,7 @@ fn rows(input: &Input, batches: Batches) -> impl Iterator<Item = Result<Row, Ing
                 )
             }
             Err(e) => Box::new(std::iter::once(Err(IngestError::bad(
-                Location {
-                    file: input.path.clone(),
-                    line: seen + 1,
-                    column: None,
-                },
+                input.at(seen + 1, None),
                 format!("cannot read the file: {e}"),
             )))),
         }
@@ -179,11 +171,7 @@ fn props(
         if roles.contains(&Some(c)) {
             continue;
         }
-        let at = || Location {
-            file: input.path.clone(),
-            line: n,
-            column: Some(c + 1),
-        };
+        let at = || input.at(n, Some(c + 1));
         if let Some(v) = value(batch.column(c), row)
             .map_err(|m| IngestError::bad(at(), format!("column '{}': {m}", field.name())))?
         {
@@ -196,11 +184,7 @@ fn props(
 /// A bad row at `line` (and 1-based `column`) of `input`, as the error that
 /// `bulk_load` reports or skips.
 fn row_error(input: &Input, line: u64, column: Option<usize>, m: String) -> StorageError {
-    let at = Location {
-        file: input.path.clone(),
-        line,
-        column,
-    };
+    let at = input.at(line, column);
     IngestError::bad(at, m).into_row_error()
 }
 

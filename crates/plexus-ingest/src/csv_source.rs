@@ -1,6 +1,6 @@
 //! CSV files with typed headers.
 
-use crate::error::{IngestError, Location};
+use crate::error::IngestError;
 use crate::header::{column, Column, ColumnKind};
 use crate::{CsvOptions, Input};
 use plexus_common::Value;
@@ -27,11 +27,7 @@ fn open(
         .has_headers(true)
         .flexible(true)
         .from_reader(file);
-    let at = |column| Location {
-        file: input.path.clone(),
-        line: 1,
-        column,
-    };
+    let at = |column| input.at(1, column);
     let header = reader
         .headers()
         .map_err(|e| IngestError::bad(at(None), format!("cannot read the header: {e}")))?
@@ -57,23 +53,12 @@ fn records(
     it.map(move |r| {
         let rec = r.map_err(|e| {
             let line = e.position().map_or(0, |p| p.line());
-            IngestError::bad(
-                Location {
-                    file: input.path.clone(),
-                    line,
-                    column: None,
-                },
-                format!("malformed CSV: {e}"),
-            )
+            IngestError::bad(input.at(line, None), format!("malformed CSV: {e}"))
         })?;
         let line = rec.position().map_or(0, |p| p.line());
         if rec.len() != width {
             return Err(IngestError::bad(
-                Location {
-                    file: input.path.clone(),
-                    line,
-                    column: None,
-                },
+                input.at(line, None),
                 format!(
                     "the row has {} fields but the header has {width}",
                     rec.len()
@@ -101,11 +86,7 @@ fn value(
     if raw.is_empty() {
         return Ok(None);
     }
-    let at = || Location {
-        file: input.path.clone(),
-        line,
-        column: Some(i + 1),
-    };
+    let at = || input.at(line, Some(i + 1));
     let one = |s: &str| {
         ty.value(s)
             .map_err(|m| IngestError::bad(at(), format!("column '{}': {m}", col.name)))
@@ -129,11 +110,7 @@ fn require(
 ) -> Result<usize, IngestError> {
     cols.iter().position(|c| &c.kind == kind).ok_or_else(|| {
         IngestError::bad(
-            Location {
-                file: input.path.clone(),
-                line: 1,
-                column: None,
-            },
+            input.at(1, None),
             format!("the header has no {what} column"),
         )
     })
@@ -191,11 +168,7 @@ pub fn edges<'a>(
     let type_col = cols.iter().position(|c| c.kind == ColumnKind::Type);
     if type_col.is_none() && input.name.is_none() {
         return Err(IngestError::bad(
-            Location {
-                file: input.path.clone(),
-                line: 1,
-                column: None,
-            },
+            input.at(1, None),
             "edges need a type: add a :TYPE column or name it on the command line as TYPE=file",
         ));
     }
@@ -211,11 +184,7 @@ pub fn edges<'a>(
                 Some(t) => t,
                 None => input.name.clone().ok_or_else(|| {
                     IngestError::bad(
-                        Location {
-                            file: input.path.clone(),
-                            line: p.line,
-                            column: type_col.map(|t| t + 1),
-                        },
+                        input.at(p.line, type_col.map(|t| t + 1)),
                         "the row has no type",
                     )
                 })?,

@@ -36,21 +36,10 @@ fn objects(
     })?;
     let mut lines = std::io::BufReader::new(file).lines().enumerate().peekable();
     if lines.peek().is_none() {
-        return Err(IngestError::bad(
-            Location {
-                file: input.path.clone(),
-                line: 1,
-                column: None,
-            },
-            "the file is empty",
-        ));
+        return Err(IngestError::bad(input.at(1, None), "the file is empty"));
     }
     Ok(lines.filter_map(move |(i, line)| {
-        let at = Location {
-            file: input.path.clone(),
-            line: i as u64 + 1,
-            column: None,
-        };
+        let at = input.at(i as u64 + 1, None);
         let line = match line {
             Ok(l) => l,
             Err(error) => {
@@ -99,11 +88,7 @@ pub fn nodes(
 ) -> Result<impl Iterator<Item = Result<BulkNode, StorageError>> + '_, IngestError> {
     Ok(objects(input)?.map(move |r| {
         let (line, mut o) = r.map_err(IngestError::into_row_error)?;
-        let at = Location {
-            file: input.path.clone(),
-            line,
-            column: None,
-        };
+        let at = input.at(line, None);
         let key = text(&mut o, &["id"]).ok_or_else(|| {
             IngestError::bad(at.clone(), "the object has no \"id\"").into_row_error()
         })?;
@@ -136,11 +121,7 @@ pub fn edges(
 ) -> Result<impl Iterator<Item = Result<BulkEdge, StorageError>> + '_, IngestError> {
     Ok(objects(input)?.map(move |r| {
         let (line, mut o) = r.map_err(IngestError::into_row_error)?;
-        let at = Location {
-            file: input.path.clone(),
-            line,
-            column: None,
-        };
+        let at = input.at(line, None);
         let missing = |what: &str| {
             IngestError::bad(at.clone(), format!("the object has no \"{what}\"")).into_row_error()
         };

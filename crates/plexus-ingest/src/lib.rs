@@ -49,6 +49,15 @@ pub struct Input {
 }
 
 impl Input {
+    /// A place in this file, for messages: 1-based `line` and `column`.
+    pub(crate) fn at(&self, line: u64, column: Option<usize>) -> Location {
+        Location {
+            file: self.path.clone(),
+            line,
+            column,
+        }
+    }
+
     /// Parses `LABEL=path` or `path`.
     pub fn parse(arg: &str) -> Input {
         let (name, path) = match arg.split_once('=') {
