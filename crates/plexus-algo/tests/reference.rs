@@ -4,7 +4,6 @@
 
 use plexus_algo::*;
 use plexus_common::Value;
-use plexus_kv::{Backend, KvOptions};
 use plexus_storage::{Direction, EdgeId, NodeId, Props, ReadTxn, Storage};
 use proptest::prelude::{prop, prop_assert_eq, proptest, Just, ProptestConfig, Strategy};
 use proptest::prop_oneof;
@@ -35,14 +34,7 @@ struct Built {
 const TYPES: [&str; 2] = ["T0", "T1"];
 
 fn build(g: &G) -> Built {
-    let kv = plexus_kv::open(
-        Backend::Memory,
-        std::path::Path::new(""),
-        plexus_storage::KEYSPACE_NAMES,
-        &KvOptions::default(),
-    )
-    .unwrap();
-    let db = Storage::open(kv).unwrap();
+    let db = Storage::in_memory().unwrap();
     let mut t = db.write("default").unwrap();
     let nodes: Vec<NodeId> = (0..g.n)
         .map(|i| {

@@ -8,20 +8,12 @@ use arrow_array::{
 use parquet::arrow::ArrowWriter;
 use plexus_common::{Date, LocalDateTime, Value};
 use plexus_ingest::{import, CsvOptions, Input};
-use plexus_kv::{Backend, KvOptions};
 use plexus_storage::{GraphRead, Storage};
 use std::path::Path;
 use std::sync::Arc;
 
 fn db() -> Storage {
-    let kv = plexus_kv::open(
-        Backend::Memory,
-        Path::new(""),
-        plexus_storage::KEYSPACE_NAMES,
-        &KvOptions::default(),
-    )
-    .unwrap();
-    Storage::open(kv).unwrap()
+    Storage::in_memory().unwrap()
 }
 
 fn write(path: &Path, cols: Vec<(&str, ArrayRef)>) {

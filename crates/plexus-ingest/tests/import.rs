@@ -3,19 +3,11 @@
 
 use plexus_common::{Date, Value};
 use plexus_ingest::{import, CsvOptions, Input};
-use plexus_kv::{Backend, KvOptions};
 use plexus_storage::{Direction, GraphRead, Storage};
 use std::path::Path;
 
 fn db() -> Storage {
-    let kv = plexus_kv::open(
-        Backend::Memory,
-        Path::new(""),
-        plexus_storage::KEYSPACE_NAMES,
-        &KvOptions::default(),
-    )
-    .unwrap();
-    Storage::open(kv).unwrap()
+    Storage::in_memory().unwrap()
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

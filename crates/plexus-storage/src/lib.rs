@@ -5,8 +5,7 @@
 //!
 //! ```
 //! use plexus_storage::{GraphRead, Storage, Direction, Props};
-//! let kv = plexus_kv::open(plexus_kv::Backend::Memory, std::path::Path::new(""), plexus_storage::KEYSPACE_NAMES, &Default::default()).unwrap();
-//! let db = Storage::open(kv).unwrap();
+//! let db = Storage::in_memory().unwrap();
 //! let mut t = db.write("default").unwrap();
 //! let a = t.create_node(Some("ann"), &["Person"], &Props::new()).unwrap();
 //! let b = t.create_node(Some("bob"), &["Person"], &Props::new()).unwrap();

@@ -89,6 +89,18 @@ fn meta_u64(snap: &dyn Snapshot, key: &[u8]) -> Result<u64> {
 }
 
 impl Storage {
+    /// A store that lives in memory only, gone when dropped: for tests and
+    /// scratch work.
+    pub fn in_memory() -> Result<Storage> {
+        let kv = plexus_kv::open(
+            plexus_kv::Backend::Memory,
+            std::path::Path::new(""),
+            KEYSPACES,
+            &plexus_kv::KvOptions::default(),
+        )?;
+        Storage::open(kv)
+    }
+
     /// Opens the graph store in `kv`, initialising an empty store (with the
     /// `default` graph) and refusing a store of another format.
     pub fn open(kv: Arc<dyn KvStore>) -> Result<Storage> {

@@ -2,19 +2,11 @@
 //! index modes, named graphs, isolation, and bad input leaving no trace.
 
 use plexus_common::{ErrorKind, Value, ValueType};
-use plexus_kv::{Backend, KvOptions};
 use plexus_storage::*;
 use std::ops::Bound;
 
 fn mem() -> Storage {
-    let kv = plexus_kv::open(
-        Backend::Memory,
-        std::path::Path::new(""),
-        KEYSPACE_NAMES,
-        &KvOptions::default(),
-    )
-    .unwrap();
-    Storage::open(kv).unwrap()
+    Storage::in_memory().unwrap()
 }
 
 fn props(pairs: &[(&str, Value)]) -> Props {

@@ -186,14 +186,8 @@ impl Database {
 
     /// A database that lives in memory only.
     pub fn in_memory() -> Result<Database> {
-        let kv = plexus_kv::open(
-            Backend::Memory,
-            Path::new(""),
-            KEYSPACE_NAMES,
-            &KvOptions::default(),
-        )?;
         Ok(Database {
-            storage: Storage::open(kv)?,
+            storage: Storage::in_memory()?,
             path: None,
             _lock: None,
         })
