@@ -60,6 +60,15 @@ pub fn to_json(v: &Value) -> serde_json::Value {
         Value::LocalDateTime(t) => json!(t.to_string()),
         Value::DateTime(t) => json!(t.to_string()),
         Value::Duration(d) => json!(d.to_string()),
+        Value::Node(n) => {
+            json!({"id": n.id, "labels": n.labels, "properties": props_json(&n.props)})
+        }
+        Value::Relationship(r) => json!({"id": r.id, "type": r.rel_type, "start": r.start,
+            "end": r.end, "properties": props_json(&r.props)}),
+        Value::Path(p) => json!({
+            "nodes": p.nodes.iter().map(|n| to_json(&Value::Node(Box::new(n.clone())))).collect::<Vec<_>>(),
+            "relationships": p.rels.iter().map(|r| to_json(&Value::Relationship(Box::new(r.clone())))).collect::<Vec<_>>(),
+        }),
     }
 }
 

@@ -213,6 +213,12 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
             write_zigzag(out, d.secs);
             write_zigzag(out, d.nanos as i64);
         }
+        // Storage checks `Value::is_storable` before encoding; an entity
+        // that slips past is written as null rather than as a dangling id.
+        Value::Node(_) | Value::Relationship(_) | Value::Path(_) => {
+            debug_assert!(false, "graph entities are not storable");
+            out.push(T_NULL)
+        }
     }
 }
 

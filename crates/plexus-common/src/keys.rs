@@ -23,6 +23,7 @@ const K_DATETIME: u8 = 0x44;
 const K_DURATION: u8 = 0x45;
 const K_LIST: u8 = 0x50;
 const K_MAP: u8 = 0x60;
+const K_ENTITY: u8 = 0x70;
 /// Ends a list or map; below every tag so a shorter list sorts first.
 const K_END: u8 = 0x00;
 
@@ -127,6 +128,25 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
             push_i64(out, d.days);
             push_i64(out, d.secs);
             push_i64(out, d.nanos as i64);
+        }
+        // Entities are keyed by identity so that query operators can group
+        // and deduplicate rows by them; they are never stored in indexes.
+        Value::Node(n) => {
+            out.push(K_ENTITY);
+            out.push(0);
+            push_u64(out, n.id);
+        }
+        Value::Relationship(r) => {
+            out.push(K_ENTITY);
+            out.push(1);
+            push_u64(out, r.id);
+        }
+        Value::Path(p) => {
+            out.push(K_ENTITY);
+            out.push(2);
+            push_u64(out, p.nodes.len() as u64);
+            p.nodes.iter().for_each(|n| push_u64(out, n.id));
+            p.rels.iter().for_each(|r| push_u64(out, r.id));
         }
         Value::List(items) => {
             out.push(K_LIST);

@@ -13,4 +13,4 @@ pub use codec::{decode_value, encode_value, read_varint, write_varint, DecodeErr
 pub use error::ErrorKind;
 pub use keys::{encode_key_value, push_u32, push_u64, read_u32, read_u64};
 pub use temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
-pub use value::{Value, ValueType};
+pub use value::{NodeValue, PathValue, RelValue, Value, ValueType};

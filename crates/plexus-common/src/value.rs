@@ -3,8 +3,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// A property value: what a node or an edge may hold under a key.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {
+    /// Absent: the value of a missing property.
+    #[default]
     Null,
     Bool(bool),
     Int(i64),
@@ -19,6 +21,55 @@ pub enum Value {
     LocalDateTime(LocalDateTime),
     DateTime(DateTime),
     Duration(Duration),
+    /// Graph entities exist only in query rows and results; storage refuses
+    /// them as property values (see [`Value::is_storable`]).
+    Node(Box<NodeValue>),
+    Relationship(Box<RelValue>),
+    Path(Box<PathValue>),
+}
+
+/// A node in a query row or result.
+///
+/// While a query runs only `id` is meaningful: the executor reads labels and
+/// properties from its transaction when an expression asks, so a row always
+/// sees the query's own writes. Results are filled in when they leave the
+/// query. Equality is identity.
+#[derive(Debug, Clone, Default)]
+pub struct NodeValue {
+    pub id: u64,
+    pub labels: Vec<String>,
+    pub props: BTreeMap<String, Value>,
+}
+
+/// A relationship in a query row or result; as for [`NodeValue`], `id`,
+/// `start` and `end` are always set, the type and properties only in results.
+#[derive(Debug, Clone, Default)]
+pub struct RelValue {
+    pub id: u64,
+    pub start: u64,
+    pub end: u64,
+    pub rel_type: String,
+    pub props: BTreeMap<String, Value>,
+}
+
+/// A path: `nodes.len() == rels.len() + 1`; relationship `i` joins nodes
+/// `i` and `i + 1` in either direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathValue {
+    pub nodes: Vec<NodeValue>,
+    pub rels: Vec<RelValue>,
+}
+
+impl PartialEq for NodeValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl PartialEq for RelValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
 }
 
 /// The type of a [`Value`], used to declare typed indexes and in error messages.
@@ -38,10 +89,14 @@ pub enum ValueType {
     LocalDateTime,
     DateTime,
     Duration,
+    Node,
+    Relationship,
+    Path,
 }
 
 impl ValueType {
-    const ALL: [ValueType; 14] = [
+    // Codes are positions in this list and are stored on disk: append only.
+    const ALL: [ValueType; 17] = [
         ValueType::Null,
         ValueType::Bool,
         ValueType::Int,
@@ -56,6 +111,9 @@ impl ValueType {
         ValueType::LocalDateTime,
         ValueType::DateTime,
         ValueType::Duration,
+        ValueType::Node,
+        ValueType::Relationship,
+        ValueType::Path,
     ];
 
     /// The type's name as users write it (`INT`, `STRING`, …).
@@ -75,6 +133,9 @@ impl ValueType {
             ValueType::LocalDateTime => "LOCAL DATETIME",
             ValueType::DateTime => "DATETIME",
             ValueType::Duration => "DURATION",
+            ValueType::Node => "NODE",
+            ValueType::Relationship => "RELATIONSHIP",
+            ValueType::Path => "PATH",
         }
     }
 
@@ -134,6 +195,20 @@ impl Value {
             Value::LocalDateTime(_) => ValueType::LocalDateTime,
             Value::DateTime(_) => ValueType::DateTime,
             Value::Duration(_) => ValueType::Duration,
+            Value::Node(_) => ValueType::Node,
+            Value::Relationship(_) => ValueType::Relationship,
+            Value::Path(_) => ValueType::Path,
+        }
+    }
+
+    /// False for values that hold a node, relationship or path anywhere:
+    /// those cannot be stored as properties.
+    pub fn is_storable(&self) -> bool {
+        match self {
+            Value::Node(_) | Value::Relationship(_) | Value::Path(_) => false,
+            Value::List(items) => items.iter().all(Value::is_storable),
+            Value::Map(m) => m.values().all(Value::is_storable),
+            _ => true,
         }
     }
 
@@ -249,7 +324,55 @@ impl fmt::Display for Value {
             Value::LocalDateTime(t) => write!(f, "'{t}'"),
             Value::DateTime(t) => write!(f, "'{t}'"),
             Value::Duration(d) => write!(f, "'{d}'"),
+            Value::Node(n) => write!(f, "{n}"),
+            Value::Relationship(r) => write!(f, "{r}"),
+            Value::Path(p) => {
+                f.write_str("<")?;
+                let mut at = p.nodes.first().map(|n| n.id);
+                for (i, n) in p.nodes.iter().enumerate() {
+                    if i > 0 {
+                        let r = &p.rels[i - 1];
+                        if Some(r.start) == at {
+                            write!(f, "-{r}->")?;
+                        } else {
+                            write!(f, "<-{r}-")?;
+                        }
+                        at = Some(n.id);
+                    }
+                    write!(f, "{n}")?;
+                }
+                f.write_str(">")
+            }
         }
+    }
+}
+
+fn write_props(f: &mut fmt::Formatter<'_>, props: &BTreeMap<String, Value>) -> fmt::Result {
+    if !props.is_empty() {
+        f.write_str(" ")?;
+        fmt::Display::fmt(&Value::Map(props.clone()), f)?;
+    }
+    Ok(())
+}
+
+/// `(:Label {key: value})`, as the TCK writes nodes.
+impl fmt::Display for NodeValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("(")?;
+        for l in &self.labels {
+            write!(f, ":{l}")?;
+        }
+        write_props(f, &self.props)?;
+        f.write_str(")")
+    }
+}
+
+/// `[:TYPE {key: value}]`.
+impl fmt::Display for RelValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[:{}", self.rel_type)?;
+        write_props(f, &self.props)?;
+        f.write_str("]")
     }
 }
 

@@ -164,6 +164,19 @@ pub struct PathPattern {
     pub span: Span,
 }
 
+impl PathPattern {
+    /// A plain (not shortest) path pattern around one element, as pattern
+    /// predicates and comprehensions are matched.
+    pub fn plain(var: Option<String>, element: PatternElement, span: Span) -> PathPattern {
+        PathPattern {
+            var,
+            kind: PathKind::Normal,
+            element,
+            span,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PatternElement {
     pub start: NodePattern,

@@ -638,24 +638,14 @@ fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryErro
             map,
         } => {
             let mut inner = scope.clone();
-            let p = PathPattern {
-                var: var.clone(),
-                kind: PathKind::Normal,
-                element: pattern.clone(),
-                span: e.span,
-            };
+            let p = PathPattern::plain(var.clone(), pattern.clone(), e.span);
             bind_pattern(&mut inner, &p, false)?;
             filter.iter().try_for_each(|x| expr(x, &inner, false))?;
             expr(map, &inner, false)
         }
         ExprKind::Pattern(element) => {
             let mut inner = scope.clone();
-            let p = PathPattern {
-                var: None,
-                kind: PathKind::Normal,
-                element: element.clone(),
-                span: e.span,
-            };
+            let p = PathPattern::plain(None, element.clone(), e.span);
             bind_pattern(&mut inner, &p, false)
         }
         ExprKind::MapProjection(base, items) => {

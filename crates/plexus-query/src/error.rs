@@ -1,4 +1,5 @@
 use plexus_cypher::ParseError;
+use plexus_storage::StorageError;
 use std::fmt;
 
 /// Why a query failed, in the openCypher error vocabulary.
@@ -30,6 +31,20 @@ pub enum QueryError {
     Arithmetic(String),
     ParameterMissing(String),
     Unsupported(String),
+    /// A write that a constraint refuses (deleting a connected node,
+    /// a duplicate under a unique constraint).
+    Constraint {
+        code: &'static str,
+        message: String,
+    },
+    /// Reading a deleted entity.
+    EntityNotFound {
+        code: &'static str,
+        message: String,
+    },
+    /// The storage failed or refused for another reason (a conflict with a
+    /// concurrent transaction, a corrupt record, an I/O error).
+    Storage(String),
 }
 
 impl QueryError {
@@ -43,6 +58,9 @@ impl QueryError {
             QueryError::Arithmetic(_) => "ArithmeticError",
             QueryError::ParameterMissing(_) => "ParameterMissing",
             QueryError::Unsupported(_) => "Unsupported",
+            QueryError::Constraint { .. } => "ConstraintVerificationFailed",
+            QueryError::EntityNotFound { .. } => "EntityNotFound",
+            QueryError::Storage(_) => "DatabaseError",
         }
     }
 
@@ -53,9 +71,11 @@ impl QueryError {
             QueryError::Compile { code, .. }
             | QueryError::Semantic { code, .. }
             | QueryError::Type { code, .. }
-            | QueryError::Argument { code, .. } => Some(code),
+            | QueryError::Argument { code, .. }
+            | QueryError::Constraint { code, .. }
+            | QueryError::EntityNotFound { code, .. } => Some(code),
             QueryError::ParameterMissing(_) => Some("MissingParameter"),
-            QueryError::Arithmetic(_) | QueryError::Unsupported(_) => None,
+            QueryError::Arithmetic(_) | QueryError::Unsupported(_) | QueryError::Storage(_) => None,
         }
     }
 
@@ -84,6 +104,13 @@ impl fmt::Display for QueryError {
                 write!(f, "ParameterMissing: no value for parameter ${p}")
             }
             QueryError::Unsupported(m) => write!(f, "not supported yet: {m}"),
+            QueryError::Constraint { code, message } => {
+                write!(f, "ConstraintVerificationFailed ({code}): {message}")
+            }
+            QueryError::EntityNotFound { code, message } => {
+                write!(f, "EntityNotFound ({code}): {message}")
+            }
+            QueryError::Storage(m) => write!(f, "storage: {m}"),
         }
     }
 }
@@ -93,5 +120,27 @@ impl std::error::Error for QueryError {}
 impl From<ParseError> for QueryError {
     fn from(e: ParseError) -> Self {
         QueryError::Syntax(e)
+    }
+}
+
+impl From<StorageError> for QueryError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::HasEdges { .. } => QueryError::Constraint {
+                code: "DeleteConnectedNode",
+                message: format!("{e}; use DETACH DELETE to delete its relationships too"),
+            },
+            StorageError::UniqueViolation { .. } | StorageError::NotNullViolation { .. } => {
+                QueryError::Constraint {
+                    code: "ConstraintViolation",
+                    message: e.to_string(),
+                }
+            }
+            StorageError::Invalid(m) => QueryError::Type {
+                code: "InvalidPropertyType",
+                message: m,
+            },
+            other => QueryError::Storage(other.to_string()),
+        }
     }
 }

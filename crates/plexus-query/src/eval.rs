@@ -5,6 +5,7 @@
 use crate::error::QueryError;
 use plexus_common::Value;
 use plexus_cypher::{BinOp, Expr, ExprKind, Quantifier, UnOp};
+use plexus_storage::{GraphRead, NodeId};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
@@ -14,9 +15,23 @@ pub type Row = BTreeMap<String, Value>;
 /// What evaluation may read besides the row.
 pub struct Ctx<'a> {
     pub params: &'a BTreeMap<String, Value>,
+    /// The graph, for property reads, label checks and patterns; `None`
+    /// for queries that run without one.
+    pub graph: Option<&'a dyn GraphRead>,
     /// Values of aggregate calls already computed for the current group,
     /// by the address of their expression node.
     pub aggregates: Option<&'a HashMap<usize, Value>>,
+}
+
+impl<'a> Ctx<'a> {
+    /// Evaluation over a graph, outside aggregation.
+    pub fn with_graph(params: &'a BTreeMap<String, Value>, g: &'a dyn GraphRead) -> Ctx<'a> {
+        Ctx {
+            params,
+            graph: Some(g),
+            aggregates: None,
+        }
+    }
 }
 
 type R = Result<Value, QueryError>;
@@ -168,7 +183,10 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
 fn type_rank(v: &Value) -> u8 {
     match v {
         Value::Map(_) => 0,
+        Value::Node(_) => 1,
+        Value::Relationship(_) => 2,
         Value::List(_) => 3,
+        Value::Path(_) => 4,
         Value::String(_) => 5,
         Value::Bool(_) => 6,
         Value::Int(_) | Value::Float(_) => 7,
@@ -197,6 +215,8 @@ pub fn order(a: &Value, b: &Value) -> Ordering {
                     .then_with(|| matches!(a, Value::Float(_)).cmp(&matches!(b, Value::Float(_)))),
             }
         }
+        (Value::Node(x), Value::Node(y)) => x.id.cmp(&y.id),
+        (Value::Relationship(x), Value::Relationship(y)) => x.id.cmp(&y.id),
         (Value::List(x), Value::List(y)) => {
             for (p, q) in x.iter().zip(y) {
                 match order(p, q) {
@@ -352,6 +372,15 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
         ExprKind::Property(base, key) => match ev(base)? {
             Value::Null => Value::Null,
             Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
+            entity @ (Value::Node(_) | Value::Relationship(_)) if ctx.graph.is_some() => {
+                match ctx
+                    .graph
+                    .and_then(|g| crate::graph::property(g, &entity, key))
+                {
+                    Some(v) => v?,
+                    None => Value::Null,
+                }
+            }
             other => {
                 return Err(QueryError::type_error(format!(
                     "cannot read property '{key}' of {}",
@@ -450,6 +479,14 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 });
             }
             let vals = args.iter().map(ev).collect::<Result<Vec<_>, _>>()?;
+            if name.eq_ignore_ascii_case("exists") && vals.len() == 1 {
+                return Ok(Value::Bool(!vals[0].is_null()));
+            }
+            if let Some(g) = ctx.graph {
+                if let Some(v) = crate::graph::call(g, name, &vals)? {
+                    return Ok(v);
+                }
+            }
             crate::eval::call(name, vals)?
         }
         ExprKind::CountStar => {
@@ -552,8 +589,68 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 )))
             }
         },
+        ExprKind::HasLabels(x, labels) => match (ev(x)?, ctx.graph) {
+            (Value::Null, _) => Value::Null,
+            (Value::Node(n), Some(g)) => {
+                Value::Bool(crate::graph::labels_match(g, NodeId(n.id), labels)?)
+            }
+            (Value::Relationship(r), Some(g)) => {
+                let t = g
+                    .edge(plexus_storage::EdgeId(r.id))?
+                    .map(|e| e.rel_type)
+                    .unwrap_or_default();
+                Value::Bool(crate::graph::type_matches(&t, labels))
+            }
+            (other, _) => {
+                return Err(QueryError::type_error(format!(
+                    "cannot test the labels of {}",
+                    other.value_type()
+                )))
+            }
+        },
+        ExprKind::Pattern(element) => match ctx.graph {
+            Some(g) => {
+                let p = plexus_cypher::PathPattern::plain(None, element.clone(), e.span);
+                Value::Bool(crate::pattern::match_all(
+                    g,
+                    ctx,
+                    std::slice::from_ref(&p),
+                    row,
+                    &mut |_| Ok(true),
+                )?)
+            }
+            None => Value::Bool(false),
+        },
+        ExprKind::PatternComprehension {
+            var,
+            pattern,
+            filter,
+            map,
+        } => {
+            let mut out = Vec::new();
+            if let Some(g) = ctx.graph {
+                let p = plexus_cypher::PathPattern::plain(var.clone(), pattern.clone(), e.span);
+                crate::pattern::match_all(g, ctx, std::slice::from_ref(&p), row, &mut |r| {
+                    let keep = match filter {
+                        Some(f) => eval(f, r, ctx)? == Value::Bool(true),
+                        None => true,
+                    };
+                    if keep {
+                        out.push(eval(map, r, ctx)?);
+                    }
+                    Ok(false)
+                })?;
+            }
+            Value::List(out)
+        }
         ExprKind::MapProjection(base, items) => {
             let b = ev(base)?;
+            let b = match (b, ctx.graph) {
+                (entity @ (Value::Node(_) | Value::Relationship(_)), Some(g)) => {
+                    crate::graph::call(g, "properties", &[entity])?.unwrap_or_default()
+                }
+                (b, _) => b,
+            };
             let Value::Map(src) = &b else {
                 if b.is_null() {
                     return Ok(Value::Null);

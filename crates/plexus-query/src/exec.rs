@@ -1,10 +1,14 @@
-//! The row pipeline for queries that need no graph.
+//! The row pipeline: each clause turns the rows before it into the rows
+//! after it, reading and writing through the query's transaction.
 
 use crate::error::QueryError;
 use crate::eval::{equals, eval, is_aggregate, order, visit_aggregates, Ctx, Row};
+use crate::mutate::{self, Params};
+use crate::pattern;
 use plexus_common::Value;
-use plexus_cypher::{Clause, Expr, ExprKind, Projection, SingleQuery};
-use std::collections::{BTreeMap, HashMap};
+use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Projection, SingleQuery};
+use plexus_storage::{GraphRead, WriteTxn};
+use std::collections::HashMap;
 
 /// A query's result: column names and rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,18 +17,62 @@ pub struct Table {
     pub rows: Vec<Vec<Value>>,
 }
 
-/// Runs a query against an empty graph: MATCH finds nothing, OPTIONAL MATCH
-/// binds nulls; clauses that write are not supported yet.
-pub fn run_standalone(text: &str, params: &BTreeMap<String, Value>) -> Result<Table, QueryError> {
+/// What a query may touch.
+enum Access<'t> {
+    /// No graph: MATCH finds nothing, writes are refused.
+    None,
+    Read(&'t dyn GraphRead),
+    Write(&'t mut WriteTxn),
+}
+
+/// Runs a query that needs no graph: MATCH finds nothing, OPTIONAL MATCH
+/// binds nulls, clauses that write are refused.
+pub fn run_standalone(text: &str, params: &Params) -> Result<Table, QueryError> {
+    run(Access::None, text, params)
+}
+
+/// Runs a read-only query on a snapshot; clauses that write are refused.
+pub fn run_read(g: &dyn GraphRead, text: &str, params: &Params) -> Result<Table, QueryError> {
+    run(Access::Read(g), text, params)
+}
+
+/// Runs a query in a write transaction. On an error the transaction may
+/// hold part of the query's writes: the caller rolls it back (drops it).
+pub fn run_write(txn: &mut WriteTxn, text: &str, params: &Params) -> Result<Table, QueryError> {
+    run(Access::Write(txn), text, params)
+}
+
+/// Whether a query's text contains clauses that write (CREATE, MERGE, SET,
+/// REMOVE, DELETE, FOREACH), so a caller can pick the transaction kind.
+pub fn is_write(text: &str) -> Result<bool, QueryError> {
+    let q = plexus_cypher::parse(text)?;
+    Ok(std::iter::once(&q.first)
+        .chain(q.unions.iter().map(|(_, p)| p))
+        .any(|p| p.clauses.iter().any(writes)))
+}
+
+fn writes(c: &Clause) -> bool {
+    match c {
+        Clause::Create { .. }
+        | Clause::Merge { .. }
+        | Clause::Set { .. }
+        | Clause::Remove { .. }
+        | Clause::Delete { .. }
+        | Clause::Foreach { .. } => true,
+        Clause::Subquery { query, .. } => std::iter::once(&query.first)
+            .chain(query.unions.iter().map(|(_, p)| p))
+            .any(|p| p.clauses.iter().any(writes)),
+        _ => false,
+    }
+}
+
+fn run(access: Access<'_>, text: &str, params: &Params) -> Result<Table, QueryError> {
     let q = plexus_cypher::parse(text)?;
     crate::binder::check(&q)?;
-    let ctx = Ctx {
-        params,
-        aggregates: None,
-    };
-    let mut table = single(&q.first, &ctx)?;
+    let mut ex = Exec { access, params };
+    let mut table = ex.single(&q.first, vec![Row::new()])?;
     for (all, part) in &q.unions {
-        let t = single(part, &ctx)?;
+        let t = ex.single(part, vec![Row::new()])?;
         if t.columns != table.columns {
             return Err(QueryError::Semantic {
                 code: "DifferentColumnsInUnion",
@@ -38,6 +86,11 @@ pub fn run_standalone(text: &str, params: &BTreeMap<String, Value>) -> Result<Ta
     }
     if !q.unions.is_empty() && q.unions.iter().all(|(all, _)| !all) {
         dedupe(&mut table.rows);
+    }
+    if let Some(g) = ex.graph() {
+        for v in table.rows.iter_mut().flatten() {
+            crate::graph::hydrate(g, v)?;
+        }
     }
     Ok(table)
 }
@@ -61,15 +114,71 @@ fn dedupe(rows: &mut Vec<Vec<Value>>) {
     *rows = out;
 }
 
-fn single(q: &SingleQuery, ctx: &Ctx<'_>) -> Result<Table, QueryError> {
-    let mut rows: Vec<Row> = vec![Row::new()];
-    let mut result = None;
-    for clause in &q.clauses {
-        match clause {
+struct Exec<'t, 'p> {
+    access: Access<'t>,
+    params: &'p Params,
+}
+
+impl Exec<'_, '_> {
+    fn graph(&self) -> Option<&dyn GraphRead> {
+        match &self.access {
+            Access::None => None,
+            Access::Read(g) => Some(*g),
+            Access::Write(t) => Some(&**t),
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            params: self.params,
+            graph: self.graph(),
+            aggregates: None,
+        }
+    }
+
+    fn txn(&mut self, clause: &Clause) -> Result<&mut WriteTxn, QueryError> {
+        match &mut self.access {
+            Access::Write(t) => Ok(&mut **t),
+            _ => Err(QueryError::Unsupported(format!(
+                "a clause that writes (at {}) in a read-only query",
+                clause.span().start
+            ))),
+        }
+    }
+
+    /// Runs one part of a query from `rows`; the table RETURN makes (or
+    /// an empty one for a query that ends in an update).
+    fn single(&mut self, q: &SingleQuery, mut rows: Vec<Row>) -> Result<Table, QueryError> {
+        for clause in &q.clauses {
+            if let Clause::Return(p) = clause {
+                let (columns, projected) = project(&rows, p, &self.ctx())?;
+                let rows = projected
+                    .into_iter()
+                    .map(|r| {
+                        columns
+                            .iter()
+                            .map(|c| r.get(c).cloned().unwrap_or(Value::Null))
+                            .collect()
+                    })
+                    .collect();
+                return Ok(Table { columns, rows });
+            }
+            rows = self.clause(clause, rows)?;
+        }
+        Ok(Table {
+            columns: vec![],
+            rows: vec![],
+        })
+    }
+
+    fn clause(&mut self, clause: &Clause, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+        let params = self.params;
+        Ok(match clause {
             Clause::Unwind { expr, alias, .. } => {
+                let ctx = self.ctx();
                 let mut next = Vec::new();
                 for r in rows {
-                    match eval(expr, &r, ctx)? {
+                    match eval(expr, &r, &ctx)? {
                         Value::Null => {}
                         Value::List(items) => {
                             for it in items {
@@ -85,62 +194,233 @@ fn single(q: &SingleQuery, ctx: &Ctx<'_>) -> Result<Table, QueryError> {
                         }
                     }
                 }
-                rows = next;
+                next
             }
             Clause::Match {
-                optional, patterns, ..
-            } => {
-                if *optional {
-                    for r in &mut rows {
-                        for p in patterns {
-                            for v in pattern_vars(p) {
-                                r.entry(v).or_insert(Value::Null);
-                            }
-                        }
-                    }
-                } else {
-                    rows.clear();
-                }
-            }
+                optional,
+                patterns,
+                where_,
+                ..
+            } => self.match_(*optional, patterns, where_.as_ref(), rows)?,
             Clause::With(p) => {
-                let (_, projected) = project(&rows, p, ctx)?;
-                rows = projected;
+                let ctx = self.ctx();
+                let (_, mut projected) = project(&rows, p, &ctx)?;
                 if let Some(w) = &p.where_ {
                     let mut kept = Vec::new();
-                    for r in rows {
-                        if eval(w, &r, ctx)? == Value::Bool(true) {
+                    for r in projected {
+                        if eval(w, &r, &ctx)? == Value::Bool(true) {
                             kept.push(r);
                         }
                     }
-                    rows = kept;
+                    projected = kept;
                 }
+                projected
             }
-            Clause::Return(p) => {
-                let (columns, projected) = project(&rows, p, ctx)?;
-                let rows = projected
-                    .into_iter()
-                    .map(|r| {
-                        columns
-                            .iter()
-                            .map(|c| r.get(c).cloned().unwrap_or(Value::Null))
-                            .collect()
-                    })
-                    .collect();
-                result = Some(Table { columns, rows });
+            Clause::Create { patterns, .. } => {
+                let txn = self.txn(clause)?;
+                let mut out = Vec::with_capacity(rows.len());
+                for mut r in rows {
+                    mutate::create(txn, params, patterns, &mut r)?;
+                    out.push(r);
+                }
+                out
             }
-            other => {
-                return Err(QueryError::Unsupported(format!(
-                    "clause at {}..{}",
-                    other.span().start,
-                    other.span().end
-                )))
+            Clause::Merge {
+                pattern,
+                on_create,
+                on_match,
+                ..
+            } => {
+                let txn = self.txn(clause)?;
+                let mut out = Vec::new();
+                for r in rows {
+                    let mut found = Vec::new();
+                    pattern::match_all(
+                        &*txn,
+                        &Ctx::with_graph(params, &*txn),
+                        std::slice::from_ref(pattern),
+                        &r,
+                        &mut |m| {
+                            found.push(m.clone());
+                            Ok(false)
+                        },
+                    )?;
+                    if found.is_empty() {
+                        let mut r = r;
+                        mutate::create(txn, params, std::slice::from_ref(pattern), &mut r)?;
+                        mutate::set(txn, params, on_create, &r)?;
+                        out.push(r);
+                    } else {
+                        for m in found {
+                            mutate::set(txn, params, on_match, &m)?;
+                            out.push(m);
+                        }
+                    }
+                }
+                out
+            }
+            Clause::Set { items, .. } => {
+                let txn = self.txn(clause)?;
+                for r in &rows {
+                    mutate::set(txn, params, items, r)?;
+                }
+                rows
+            }
+            Clause::Remove { items, .. } => {
+                let txn = self.txn(clause)?;
+                for r in &rows {
+                    mutate::remove(txn, params, items, r)?;
+                }
+                rows
+            }
+            Clause::Delete { detach, exprs, .. } => {
+                let txn = self.txn(clause)?;
+                mutate::delete(txn, params, exprs, *detach, &rows)?;
+                rows
+            }
+            Clause::Foreach {
+                var, list, clauses, ..
+            } => {
+                for r in &rows {
+                    let items = match eval(list, r, &self.ctx())? {
+                        Value::List(items) => items,
+                        Value::Null => vec![],
+                        other => {
+                            return Err(QueryError::type_error(format!(
+                                "FOREACH takes a list, not {}",
+                                other.value_type()
+                            )))
+                        }
+                    };
+                    for it in items {
+                        let mut inner = r.clone();
+                        inner.insert(var.clone(), it);
+                        let mut inner_rows = vec![inner];
+                        for c in clauses {
+                            inner_rows = self.clause(c, inner_rows)?;
+                        }
+                    }
+                }
+                rows
+            }
+            Clause::Subquery { query, .. } => {
+                let mut out = Vec::new();
+                for r in rows {
+                    let mut parts = vec![self.single(&query.first, vec![r.clone()])?];
+                    for (_, p) in &query.unions {
+                        parts.push(self.single(p, vec![r.clone()])?);
+                    }
+                    if parts.iter().all(|t| t.columns.is_empty()) {
+                        out.push(r);
+                        continue;
+                    }
+                    let mut all_rows = Vec::new();
+                    for t in &parts {
+                        all_rows.extend(t.rows.iter().cloned());
+                    }
+                    if query.unions.iter().any(|(all, _)| !all) {
+                        dedupe(&mut all_rows);
+                    }
+                    for vals in all_rows {
+                        let mut n = r.clone();
+                        n.extend(parts[0].columns.iter().cloned().zip(vals));
+                        out.push(n);
+                    }
+                }
+                out
+            }
+            Clause::Return(_) => rows,
+            Clause::Call {
+                procedure, yields, ..
+            } => self.procedure(procedure, yields.as_ref(), rows)?,
+        })
+    }
+
+    fn match_(
+        &self,
+        optional: bool,
+        patterns: &[PathPattern],
+        where_: Option<&Expr>,
+        rows: Vec<Row>,
+    ) -> Result<Vec<Row>, QueryError> {
+        let ctx = self.ctx();
+        let mut out = Vec::new();
+        for r in rows {
+            let before = out.len();
+            if let Some(g) = ctx.graph {
+                pattern::match_all(g, &ctx, patterns, &r, &mut |m| {
+                    let keep = match where_ {
+                        Some(w) => eval(w, m, &ctx)? == Value::Bool(true),
+                        None => true,
+                    };
+                    if keep {
+                        out.push(m.clone());
+                    }
+                    Ok(false)
+                })?;
+            }
+            if optional && out.len() == before {
+                let mut n = r;
+                for p in patterns {
+                    for v in pattern_vars(p) {
+                        n.entry(v).or_insert(Value::Null);
+                    }
+                }
+                out.push(n);
             }
         }
+        Ok(out)
     }
-    Ok(result.unwrap_or(Table {
-        columns: vec![],
-        rows: vec![],
-    }))
+
+    /// The built-in procedures: `db.labels()`, `db.relationshipTypes()`,
+    /// `db.propertyKeys()`.
+    fn procedure(
+        &self,
+        name: &str,
+        yields: Option<&plexus_cypher::Yield>,
+        rows: Vec<Row>,
+    ) -> Result<Vec<Row>, QueryError> {
+        let g = self.graph();
+        let (column, values): (&str, Vec<String>) = match (name.to_ascii_lowercase().as_str(), g) {
+            ("db.labels", Some(g)) => (
+                "label",
+                g.label_counts()?
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(l, _)| l)
+                    .collect(),
+            ),
+            ("db.relationshiptypes", Some(g)) => (
+                "relationshipType",
+                g.type_counts()?
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(t, _)| t)
+                    .collect(),
+            ),
+            ("db.labels", None) => ("label", vec![]),
+            ("db.relationshiptypes", None) => ("relationshipType", vec![]),
+            _ => {
+                return Err(QueryError::Semantic {
+                    code: "ProcedureNotFound",
+                    message: format!("there is no procedure {name}()"),
+                })
+            }
+        };
+        let alias = yields
+            .and_then(|y| y.items.iter().find(|(c, _)| c == column))
+            .map(|(c, a)| a.clone().unwrap_or_else(|| c.clone()))
+            .unwrap_or_else(|| column.to_string());
+        let mut out = Vec::new();
+        for r in rows {
+            for v in &values {
+                let mut n = r.clone();
+                n.insert(alias.clone(), Value::String(v.clone()));
+                out.push(n);
+            }
+        }
+        Ok(out)
+    }
 }
 
 fn pattern_vars(p: &plexus_cypher::PathPattern) -> Vec<String> {
@@ -233,6 +513,7 @@ fn project(
             let first = members.first().map(|r| (*r).clone()).unwrap_or_default();
             let actx = Ctx {
                 params: ctx.params,
+                graph: ctx.graph,
                 aggregates: Some(&aggs),
             };
             let mut o = Row::new();

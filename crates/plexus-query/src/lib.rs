@@ -9,6 +9,9 @@ mod binder;
 mod error;
 mod eval;
 mod exec;
+mod graph;
+mod mutate;
+mod pattern;
 
 pub use error::QueryError;
-pub use exec::{run_standalone, Table};
+pub use exec::{is_write, run_read, run_standalone, run_write, Table};

@@ -96,6 +96,7 @@ impl Tokens<'_> {
             let id = self.id(Token::PropKey, k)?;
             set_prop(&mut out, id, v.clone());
         }
+        crate::write::storable(&out)?;
         Ok(out)
     }
 }

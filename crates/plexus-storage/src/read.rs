@@ -239,6 +239,24 @@ pub trait GraphRead {
         }))
     }
 
+    /// One property of a node, without decoding names or other properties.
+    fn node_property(&self, node: NodeId, key: &str) -> Result<Option<Value>> {
+        let c = self.core();
+        let Some(k) = c.shared.catalog.lookup(Token::PropKey, key) else {
+            return Ok(None);
+        };
+        Ok(node_record(c, node)?.and_then(|r| prop(&r.props, k).cloned()))
+    }
+
+    /// Whether the node has the label, without decoding its properties' names.
+    fn node_has_label(&self, node: NodeId, label: &str) -> Result<bool> {
+        let c = self.core();
+        let Some(l) = c.shared.catalog.lookup(Token::Label, label) else {
+            return Ok(false);
+        };
+        Ok(node_record(c, node)?.is_some_and(|r| r.has_label(l)))
+    }
+
     /// One property of an edge, without decoding names or other properties.
     fn edge_property(&self, edge: EdgeId, key: &str) -> Result<Option<Value>> {
         let c = self.core();

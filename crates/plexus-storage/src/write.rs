@@ -393,6 +393,9 @@ impl WriteTxn {
         old: Option<&NodeRecord>,
         new: Option<&NodeRecord>,
     ) -> Result<()> {
+        if let Some(r) = new {
+            storable(&r.props)?;
+        }
         let g = self.g();
         self.fp.writes.insert(Subject::Node(g.0, id.0).hash());
         let nk = node_key(g, id);
@@ -548,6 +551,9 @@ impl WriteTxn {
         old: Option<&EdgeRecord>,
         new: Option<&EdgeRecord>,
     ) -> Result<()> {
+        if let Some(r) = new {
+            storable(&r.props)?;
+        }
         let g = self.g();
         self.fp.writes.insert(Subject::Edge(g.0, id.0).hash());
         let ek = edge_key(g, id);
@@ -931,4 +937,16 @@ fn index_entry_key(g: GraphId, index: u32, vk: &[u8], n: NodeId) -> Vec<u8> {
     k.extend_from_slice(vk);
     push_u64(&mut k, n.0);
     k
+}
+
+/// Refuses property values that hold graph entities (nodes, relationships,
+/// paths): they exist only inside queries.
+pub(crate) fn storable(props: &[(u32, Value)]) -> Result<()> {
+    match props.iter().find(|(_, v)| !v.is_storable()) {
+        Some((_, v)) => Err(StorageError::Invalid(format!(
+            "a {} cannot be stored as a property value",
+            v.value_type()
+        ))),
+        None => Ok(()),
+    }
 }

@@ -2,12 +2,16 @@
 //! expanded), runs each scenario on a fresh database, and compares results,
 //! errors and side effects as the TCK's README describes.
 //!
-//! The engine today is `plexus_query::run_standalone`: queries that need no
-//! graph. Scenarios that need setup queries, named graphs, procedures or
-//! writes fail as "unsupported" — counted, never skipped.
+//! Each scenario runs on a fresh in-memory store, every query in its own
+//! write transaction that commits when the query succeeds. Side effects are
+//! measured as the TCK defines them: differences between snapshots of the
+//! graph's nodes, relationships, property triples and distinct labels.
+//! Scenarios that register test procedures fail as "unsupported" — counted,
+//! never skipped.
 
-use plexus_common::Value;
-use std::collections::BTreeMap;
+use plexus_common::{NodeValue, PathValue, RelValue, Value};
+use plexus_storage::{GraphRead, Storage, DEFAULT_GRAPH};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// One expanded scenario.
@@ -18,6 +22,8 @@ pub struct Scenario {
     pub file: String,
     pub name: String,
     pub text: String,
+    /// The suite's folder, for named graphs.
+    pub dir: PathBuf,
 }
 
 /// What a scenario's run came to.
@@ -133,6 +139,7 @@ pub fn load(dir: &Path) -> std::io::Result<Vec<Scenario>> {
                             file: rel.clone(),
                             name: name.clone(),
                             text: s,
+                            dir: dir.to_path_buf(),
                         });
                     }
                 }
@@ -142,6 +149,7 @@ pub fn load(dir: &Path) -> std::io::Result<Vec<Scenario>> {
                     file: rel.clone(),
                     name,
                     text: body,
+                    dir: dir.to_path_buf(),
                 });
             }
         }
@@ -149,8 +157,216 @@ pub fn load(dir: &Path) -> std::io::Result<Vec<Scenario>> {
     Ok(out)
 }
 
-/// A cell of a result or parameter table as a value.
+/// A cell of a result or parameter table as a value: the TCK's notation
+/// (nodes, relationships and paths included), else a Cypher literal.
 fn cell_value(cell: &str) -> Result<Value, String> {
+    let mut p = Notation {
+        s: cell.as_bytes(),
+        at: 0,
+    };
+    if let Some(v) = p.value() {
+        p.ws();
+        if p.at == p.s.len() {
+            return Ok(v);
+        }
+    }
+    literal_value(cell)
+}
+
+/// A parser for the TCK's value notation. Expected nodes carry no
+/// identity; a relationship's `start`/`end` are positions in its path.
+struct Notation<'a> {
+    s: &'a [u8],
+    at: usize,
+}
+
+impl Notation<'_> {
+    fn ws(&mut self) {
+        while self.s.get(self.at).is_some_and(u8::is_ascii_whitespace) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.s.get(self.at).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.at += 1)
+    }
+
+    fn name(&mut self) -> Option<String> {
+        self.ws();
+        if self.s.get(self.at) == Some(&b'`') {
+            let end = self.s[self.at + 1..].iter().position(|c| *c == b'`')?;
+            let n = String::from_utf8(self.s[self.at + 1..self.at + 1 + end].to_vec()).ok()?;
+            self.at += end + 2;
+            return Some(n);
+        }
+        let start = self.at;
+        while self
+            .s
+            .get(self.at)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            self.at += 1;
+        }
+        (self.at > start).then(|| String::from_utf8_lossy(&self.s[start..self.at]).into())
+    }
+
+    fn value(&mut self) -> Option<Value> {
+        match self.peek()? {
+            b'(' => self.node().map(|n| Value::Node(Box::new(n))),
+            b'[' => {
+                let save = self.at;
+                self.at += 1;
+                if self.peek() == Some(b':') {
+                    self.at = save;
+                    return self.rel().map(|r| Value::Relationship(Box::new(r)));
+                }
+                let mut items = Vec::new();
+                if self.eat(b']').is_some() {
+                    return Some(Value::List(items));
+                }
+                loop {
+                    items.push(self.value()?);
+                    if self.eat(b',').is_none() {
+                        break;
+                    }
+                }
+                self.eat(b']')?;
+                Some(Value::List(items))
+            }
+            b'{' => self.map().map(Value::Map),
+            b'<' => self.path(),
+            b'\'' => self.string(),
+            _ => {
+                let start = self.at;
+                while self.s.get(self.at).is_some_and(|c| {
+                    c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'+' | b'_')
+                }) {
+                    self.at += 1;
+                }
+                let tok = std::str::from_utf8(&self.s[start..self.at]).ok()?;
+                match tok {
+                    "null" => Some(Value::Null),
+                    "true" => Some(Value::Bool(true)),
+                    "false" => Some(Value::Bool(false)),
+                    "NaN" => Some(Value::Float(f64::NAN)),
+                    "Inf" => Some(Value::Float(f64::INFINITY)),
+                    "-Inf" => Some(Value::Float(f64::NEG_INFINITY)),
+                    _ if tok.contains(['.', 'e', 'E']) => tok.parse().ok().map(Value::Float),
+                    _ => tok.parse().ok().map(Value::Int),
+                }
+            }
+        }
+    }
+
+    fn string(&mut self) -> Option<Value> {
+        self.at += 1;
+        let mut out = Vec::new();
+        loop {
+            let c = *self.s.get(self.at)?;
+            self.at += 1;
+            match c {
+                b'\'' => break,
+                b'\\' => {
+                    let e = *self.s.get(self.at)?;
+                    self.at += 1;
+                    out.push(match e {
+                        b'n' => b'\n',
+                        b't' => b'\t',
+                        other => other,
+                    });
+                }
+                other => out.push(other),
+            }
+        }
+        String::from_utf8(out).ok().map(Value::String)
+    }
+
+    fn map(&mut self) -> Option<BTreeMap<String, Value>> {
+        self.eat(b'{')?;
+        let mut m = BTreeMap::new();
+        if self.eat(b'}').is_some() {
+            return Some(m);
+        }
+        loop {
+            let k = self.name()?;
+            self.eat(b':')?;
+            m.insert(k, self.value()?);
+            if self.eat(b',').is_none() {
+                break;
+            }
+        }
+        self.eat(b'}')?;
+        Some(m)
+    }
+
+    fn node(&mut self) -> Option<NodeValue> {
+        self.eat(b'(')?;
+        let mut n = NodeValue::default();
+        while self.eat(b':').is_some() {
+            n.labels.push(self.name()?);
+        }
+        if self.peek() == Some(b'{') {
+            n.props = self.map()?;
+        }
+        self.eat(b')')?;
+        Some(n)
+    }
+
+    fn rel(&mut self) -> Option<RelValue> {
+        self.eat(b'[')?;
+        self.eat(b':')?;
+        let mut r = RelValue {
+            rel_type: self.name()?,
+            ..RelValue::default()
+        };
+        if self.peek() == Some(b'{') {
+            r.props = self.map()?;
+        }
+        self.eat(b']')?;
+        Some(r)
+    }
+
+    fn path(&mut self) -> Option<Value> {
+        self.eat(b'<')?;
+        let mut p = PathValue {
+            nodes: vec![self.node()?],
+            rels: vec![],
+        };
+        loop {
+            let i = p.nodes.len() as u64 - 1;
+            let (mut r, forward) = match self.peek()? {
+                b'-' => {
+                    self.at += 1;
+                    let r = self.rel()?;
+                    self.eat(b'-')?;
+                    self.eat(b'>')?;
+                    (r, true)
+                }
+                b'<' => {
+                    self.at += 1;
+                    self.eat(b'-')?;
+                    let r = self.rel()?;
+                    self.eat(b'-')?;
+                    (r, false)
+                }
+                _ => break,
+            };
+            (r.start, r.end) = if forward { (i, i + 1) } else { (i + 1, i) };
+            p.rels.push(r);
+            p.nodes.push(self.node()?);
+        }
+        self.eat(b'>')?;
+        Some(Value::Path(Box::new(p)))
+    }
+}
+
+/// A cell read as a Cypher literal expression.
+fn literal_value(cell: &str) -> Result<Value, String> {
     match cell {
         "NaN" => return Ok(Value::Float(f64::NAN)),
         "Inf" => return Ok(Value::Float(f64::INFINITY)),
@@ -204,14 +420,101 @@ fn same(expected: &Value, actual: &Value, ignore_list_order: bool) -> bool {
         (Value::List(a), Value::List(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y, ignore_list_order))
         }
-        (Value::Map(a), Value::Map(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2, ignore_list_order))
+        (Value::Map(a), Value::Map(b)) => same_map(a, b, ignore_list_order),
+        (Value::Node(a), Value::Node(b)) => same_node(a, b),
+        (Value::Relationship(a), Value::Relationship(b)) => same_rel(a, b),
+        (Value::Path(a), Value::Path(b)) => {
+            a.nodes.len() == b.nodes.len()
+                && a.nodes.iter().zip(&b.nodes).all(|(x, y)| same_node(x, y))
+                && a.rels.iter().zip(&b.rels).enumerate().all(|(i, (x, y))| {
+                    let forward = x.start == i as u64;
+                    let actual_forward = y.start == b.nodes[i].id;
+                    same_rel(x, y) && forward == actual_forward
+                })
         }
         _ => expected == actual,
     }
+}
+
+fn same_map(a: &BTreeMap<String, Value>, b: &BTreeMap<String, Value>, ignore: bool) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2, ignore))
+}
+
+/// Nodes compare by labels (as sets) and properties; identity is not compared.
+fn same_node(a: &NodeValue, b: &NodeValue) -> bool {
+    a.labels.iter().collect::<BTreeSet<_>>() == b.labels.iter().collect::<BTreeSet<_>>()
+        && same_map(&a.props, &b.props, false)
+}
+
+fn same_rel(a: &RelValue, b: &RelValue) -> bool {
+    a.rel_type == b.rel_type && same_map(&a.props, &b.props, false)
+}
+
+/// What the TCK's side-effect counters compare: nodes, relationships,
+/// (entity, key, value) property triples and distinct labels.
+#[derive(Default)]
+struct Snapshot {
+    nodes: BTreeSet<u64>,
+    rels: BTreeSet<u64>,
+    props: BTreeSet<(bool, u64, String, String)>,
+    labels: BTreeSet<String>,
+}
+
+fn snapshot(db: &Storage) -> Result<Snapshot, String> {
+    let txn = db.read(DEFAULT_GRAPH).map_err(|e| e.to_string())?;
+    let mut s = Snapshot::default();
+    for id in txn.nodes() {
+        let id = id.map_err(|e| e.to_string())?;
+        if let Some(n) = txn.node(id).map_err(|e| e.to_string())? {
+            s.nodes.insert(id.0);
+            s.labels.extend(n.labels);
+            for (k, v) in n.props {
+                s.props.insert((true, id.0, k, v.to_string()));
+            }
+        }
+    }
+    for id in txn.edges() {
+        let id = id.map_err(|e| e.to_string())?;
+        if let Some(e) = txn.edge(id).map_err(|e| e.to_string())? {
+            s.rels.insert(id.0);
+            for (k, v) in e.props {
+                s.props.insert((false, id.0, k, v.to_string()));
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// The eight counters between two snapshots, by their TCK names.
+fn effects(a: &Snapshot, b: &Snapshot) -> BTreeMap<&'static str, usize> {
+    let d = |x: &BTreeSet<_>, y: &BTreeSet<_>| x.difference(y).count();
+    let mut m = BTreeMap::new();
+    m.insert("+nodes", b.nodes.difference(&a.nodes).count());
+    m.insert("-nodes", a.nodes.difference(&b.nodes).count());
+    m.insert("+relationships", b.rels.difference(&a.rels).count());
+    m.insert("-relationships", a.rels.difference(&b.rels).count());
+    m.insert("+properties", d(&b.props, &a.props));
+    m.insert("-properties", d(&a.props, &b.props));
+    m.insert("+labels", b.labels.difference(&a.labels).count());
+    m.insert("-labels", a.labels.difference(&b.labels).count());
+    m
+}
+
+/// Runs one query in its own write transaction, committing on success.
+fn execute(
+    db: &Storage,
+    q: &str,
+    params: &BTreeMap<String, Value>,
+) -> Result<plexus_query::Table, plexus_query::QueryError> {
+    let mut txn = db
+        .write(DEFAULT_GRAPH)
+        .map_err(plexus_query::QueryError::from)?;
+    let t = plexus_query::run_write(&mut txn, q, params)?;
+    txn.commit().map_err(plexus_query::QueryError::from)?;
+    Ok(t)
 }
 
 /// Runs one scenario.
@@ -242,16 +545,42 @@ pub fn run(s: &Scenario) -> Outcome {
         rows
     };
     let mut result: Option<Result<plexus_query::Table, plexus_query::QueryError>> = None;
+    let db = match Storage::in_memory() {
+        Ok(db) => db,
+        Err(e) => return Outcome::Failed(format!("cannot open a store: {e}")),
+    };
+    let mut before: Option<Snapshot> = None;
+    let no_params = BTreeMap::new();
     while i < lines.len() {
         let l = lines[i].trim();
         if l.starts_with("Given the ") && l.ends_with(" graph") {
-            return Outcome::Failed("unsupported: named graph".into());
+            let name = l
+                .trim_start_matches("Given the ")
+                .trim_end_matches(" graph");
+            let file = s
+                .dir
+                .join("graphs")
+                .join(name)
+                .join(format!("{name}.cypher"));
+            let script = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) => return Outcome::Failed(format!("named graph {}: {e}", file.display())),
+            };
+            for stmt in script.split(';').filter(|q| !q.trim().is_empty()) {
+                if let Err(e) = execute(&db, stmt, &no_params) {
+                    return Outcome::Failed(format!("named graph {name}: {e}"));
+                }
+            }
         } else if l.ends_with("having executed:") {
-            return Outcome::Failed("unsupported: setup queries (writes)".into());
+            let q = docstring(&mut i);
+            if let Err(e) = execute(&db, &q, &no_params) {
+                return Outcome::Failed(format!("setup query failed: {e}"));
+            }
         } else if l.contains("there exists a procedure") {
             return Outcome::Failed("unsupported: procedures".into());
         } else if l.ends_with("executing control query:") {
-            return Outcome::Failed("unsupported: control queries".into());
+            let q = docstring(&mut i);
+            result = Some(execute(&db, &q, &params));
         } else if l.ends_with("parameters are:") {
             for row in table_at(&mut i) {
                 if let [k, v] = row.as_slice() {
@@ -265,7 +594,11 @@ pub fn run(s: &Scenario) -> Outcome {
             }
         } else if l.ends_with("executing query:") {
             let q = docstring(&mut i);
-            result = Some(plexus_query::run_standalone(&q, &params));
+            before = match snapshot(&db) {
+                Ok(s) => Some(s),
+                Err(e) => return Outcome::Failed(e),
+            };
+            result = Some(execute(&db, &q, &params));
             query = Some(q);
         } else if l.starts_with("Then the result should be empty") {
             match result.take() {
@@ -354,10 +687,27 @@ pub fn run(s: &Scenario) -> Outcome {
                 }
                 None => return Outcome::Failed("no query".into()),
             }
-        } else if l.starts_with("And the side effects should be:") {
-            let effects = table_at(&mut i);
-            if effects.iter().any(|r| r.get(1).is_some_and(|v| v != "0")) {
-                return Outcome::Failed("unsupported: side effects".into());
+        } else if l.starts_with("And the side effects should be:") || l == "And no side effects" {
+            let expected = if l == "And no side effects" {
+                vec![]
+            } else {
+                table_at(&mut i)
+            };
+            let after = match snapshot(&db) {
+                Ok(s) => s,
+                Err(e) => return Outcome::Failed(e),
+            };
+            let got = effects(before.as_ref().unwrap_or(&Snapshot::default()), &after);
+            for (k, n) in &got {
+                let want = expected
+                    .iter()
+                    .find(|r| r.first().map(String::as_str) == Some(*k))
+                    .and_then(|r| r.get(1))
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .unwrap_or(0);
+                if *n != want {
+                    return Outcome::Failed(format!("side effect {k}: {n}, expected {want}"));
+                }
             }
         }
         i += 1;

@@ -42,6 +42,7 @@ fn the_harness_compares_strictly() {
         file: "x".into(),
         name: "x".into(),
         text: "    Given any graph\n    When executing query:\n      \"\"\"\n      RETURN 1 AS a\n      \"\"\"\n    Then the result should be, in any order:\n      | a   |\n      | 1.0 |\n    And no side effects\n".into(),
+        dir: tck::default_dir(),
     };
     assert!(
         matches!(tck::run(&s), tck::Outcome::Failed(_)),
@@ -52,4 +53,48 @@ fn the_harness_compares_strictly() {
         ..s
     };
     assert_eq!(tck::run(&ok), tck::Outcome::Passed);
+}
+
+fn scenario(text: &str) -> tck::Scenario {
+    tck::Scenario {
+        area: "x".into(),
+        file: "x".into(),
+        name: "x".into(),
+        text: text.into(),
+        dir: tck::default_dir(),
+    }
+}
+
+#[test]
+fn the_harness_compares_nodes_and_side_effects() {
+    let text = "    Given an empty graph
+    And having executed:
+      \"\"\"
+      CREATE (:A {name: 'a'})
+      \"\"\"
+    When executing query:
+      \"\"\"
+      MATCH (a:A) CREATE (a)-[:T {k: 1}]->(b:B) RETURN a, b
+      \"\"\"
+    Then the result should be, in any order:
+      | a                 | b    |
+      | (:A {name: 'a'})  | (:B) |
+    And the side effects should be:
+      | +nodes         | 1 |
+      | +relationships | 1 |
+      | +properties    | 1 |
+      | +labels        | 1 |
+";
+    assert_eq!(tck::run(&scenario(text)), tck::Outcome::Passed);
+    for wrong in [
+        text.replace("| (:A {name: 'a'})  |", "| (:A {name: 'b'})  |"),
+        text.replace("| (:B) |", "| (:C) |"),
+        text.replace("| +nodes         | 1 |", "| +nodes         | 2 |"),
+        text.replace("| +labels        | 1 |\n", ""),
+    ] {
+        assert!(
+            matches!(tck::run(&scenario(&wrong)), tck::Outcome::Failed(_)),
+            "should fail:\n{wrong}"
+        );
+    }
 }

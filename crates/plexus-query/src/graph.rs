@@ -1,0 +1,195 @@
+//! What expressions read from the graph: properties, labels and types of
+//! the entities in a row, the functions over nodes, relationships and
+//! paths, and filling entities in when they leave a query.
+
+use crate::error::QueryError;
+use plexus_common::{NodeValue, PathValue, RelValue, Value};
+use plexus_cypher::LabelExpr;
+use plexus_storage::{EdgeId, GraphRead, NodeId};
+use std::collections::BTreeMap;
+
+type R = Result<Value, QueryError>;
+
+/// A node value for a row: identity only (see [`NodeValue`]).
+pub fn node(id: NodeId) -> Value {
+    Value::Node(Box::new(NodeValue {
+        id: id.0,
+        ..NodeValue::default()
+    }))
+}
+
+/// A relationship value for a row: identity and endpoints.
+pub fn rel(id: EdgeId, start: NodeId, end: NodeId) -> Value {
+    Value::Relationship(Box::new(RelValue {
+        id: id.0,
+        start: start.0,
+        end: end.0,
+        ..RelValue::default()
+    }))
+}
+
+/// `entity.key`, read from the transaction so the query sees its own writes.
+pub fn property(g: &dyn GraphRead, v: &Value, key: &str) -> Option<R> {
+    match v {
+        Value::Node(n) => Some(
+            g.node_property(NodeId(n.id), key)
+                .map(Option::unwrap_or_default)
+                .map_err(QueryError::from),
+        ),
+        Value::Relationship(r) => Some(
+            g.edge_property(EdgeId(r.id), key)
+                .map(Option::unwrap_or_default)
+                .map_err(QueryError::from),
+        ),
+        _ => None,
+    }
+}
+
+/// Whether a node matches a label expression (`:A:B`, `:A|B`, `:!A`, `:%`).
+pub fn labels_match(g: &dyn GraphRead, node: NodeId, e: &LabelExpr) -> Result<bool, QueryError> {
+    Ok(match e {
+        LabelExpr::Name(l) => g.node_has_label(node, l)?,
+        LabelExpr::And(parts) => {
+            for p in parts {
+                if !labels_match(g, node, p)? {
+                    return Ok(false);
+                }
+            }
+            true
+        }
+        LabelExpr::Or(parts) => {
+            for p in parts {
+                if labels_match(g, node, p)? {
+                    return Ok(true);
+                }
+            }
+            false
+        }
+        LabelExpr::Not(x) => !labels_match(g, node, x)?,
+        LabelExpr::Any => g.node(node)?.is_some_and(|n| !n.labels.is_empty()),
+    })
+}
+
+/// Whether a relationship type matches a type expression (`:T`, `:A|B`, `:!T`).
+pub fn type_matches(name: &str, e: &LabelExpr) -> bool {
+    match e {
+        LabelExpr::Name(t) => t == name,
+        LabelExpr::And(parts) => parts.iter().all(|p| type_matches(name, p)),
+        LabelExpr::Or(parts) => parts.iter().any(|p| type_matches(name, p)),
+        LabelExpr::Not(x) => !type_matches(name, x),
+        LabelExpr::Any => true,
+    }
+}
+
+/// The type names a type expression can only match, when it is a plain
+/// name or an alternative of names: the adjacency lookups to make.
+pub fn type_names(e: &LabelExpr) -> Option<Vec<&str>> {
+    match e {
+        LabelExpr::Name(t) => Some(vec![t.as_str()]),
+        LabelExpr::Or(parts) => {
+            let mut out = Vec::new();
+            for p in parts {
+                out.extend(type_names(p)?);
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+fn props_map(p: plexus_storage::Props) -> Value {
+    Value::Map(p.into_iter().collect())
+}
+
+/// The functions that read the graph; `Ok(None)` when `name` is not one
+/// of them (or its argument is not an entity), so the caller falls back to
+/// the scalar functions.
+pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Value>, QueryError> {
+    let [a] = args else {
+        return Ok(None);
+    };
+    let lname = name.to_ascii_lowercase();
+    Ok(Some(match (lname.as_str(), a) {
+        ("id", Value::Node(n)) => Value::Int(n.id as i64),
+        ("id", Value::Relationship(r)) => Value::Int(r.id as i64),
+        ("elementid", Value::Node(n)) => Value::String(format!("n{}", n.id)),
+        ("elementid", Value::Relationship(r)) => Value::String(format!("r{}", r.id)),
+        ("labels", Value::Node(n)) => Value::List(
+            g.node(NodeId(n.id))?
+                .map(|n| n.labels.into_iter().map(Value::String).collect())
+                .unwrap_or_default(),
+        ),
+        ("type", Value::Relationship(r)) => g
+            .edge(EdgeId(r.id))?
+            .map(|e| Value::String(e.rel_type))
+            .unwrap_or_default(),
+        ("properties", Value::Node(n)) => g
+            .node(NodeId(n.id))?
+            .map(|n| props_map(n.props))
+            .unwrap_or_else(|| Value::Map(BTreeMap::new())),
+        ("properties", Value::Relationship(r)) => g
+            .edge(EdgeId(r.id))?
+            .map(|e| props_map(e.props))
+            .unwrap_or_else(|| Value::Map(BTreeMap::new())),
+        ("keys", Value::Node(n)) => Value::List(
+            g.node(NodeId(n.id))?
+                .map(|n| n.props.into_keys().map(Value::String).collect())
+                .unwrap_or_default(),
+        ),
+        ("keys", Value::Relationship(r)) => Value::List(
+            g.edge(EdgeId(r.id))?
+                .map(|e| e.props.into_keys().map(Value::String).collect())
+                .unwrap_or_default(),
+        ),
+        ("startnode", Value::Relationship(r)) => node(NodeId(r.start)),
+        ("endnode", Value::Relationship(r)) => node(NodeId(r.end)),
+        ("nodes", Value::Path(p)) => Value::List(
+            p.nodes
+                .iter()
+                .map(|n| Value::Node(Box::new(n.clone())))
+                .collect(),
+        ),
+        ("relationships", Value::Path(p)) => Value::List(
+            p.rels
+                .iter()
+                .map(|r| Value::Relationship(Box::new(r.clone())))
+                .collect(),
+        ),
+        ("length", Value::Path(p)) => Value::Int(p.rels.len() as i64),
+        _ => return Ok(None),
+    }))
+}
+
+fn fill_node(g: &dyn GraphRead, n: &mut NodeValue) -> Result<(), QueryError> {
+    if let Some(full) = g.node(NodeId(n.id))? {
+        n.labels = full.labels;
+        n.props = full.props;
+    }
+    Ok(())
+}
+
+fn fill_rel(g: &dyn GraphRead, r: &mut RelValue) -> Result<(), QueryError> {
+    if let Some(full) = g.edge(EdgeId(r.id))? {
+        r.rel_type = full.rel_type;
+        r.props = full.props;
+    }
+    Ok(())
+}
+
+/// Fills in the labels, types and properties of every entity inside `v`,
+/// for a result leaving the query. Entities deleted by the query keep
+/// their identity only.
+pub fn hydrate(g: &dyn GraphRead, v: &mut Value) -> Result<(), QueryError> {
+    match v {
+        Value::Node(n) => fill_node(g, n),
+        Value::Relationship(r) => fill_rel(g, r),
+        Value::Path(p) => {
+            let PathValue { nodes, rels } = &mut **p;
+            nodes.iter_mut().try_for_each(|n| fill_node(g, n))?;
+            rels.iter_mut().try_for_each(|r| fill_rel(g, r))
+        }
+        Value::List(items) => items.iter_mut().try_for_each(|x| hydrate(g, x)),
+        Value::Map(m) => m.values_mut().try_for_each(|x| hydrate(g, x)),
+        _ => Ok(()),
+    }
+}

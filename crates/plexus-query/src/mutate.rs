@@ -1,0 +1,364 @@
+//! The updating clauses: CREATE, MERGE's create half, SET, REMOVE and
+//! DELETE, applied row by row to a write transaction.
+//!
+//! Expressions are evaluated against the transaction first (so they see the
+//! query's earlier writes) and the write follows; a failing query leaves
+//! nothing behind because the caller drops the transaction.
+
+use crate::error::QueryError;
+use crate::eval::{eval, Ctx, Row};
+use crate::graph;
+use plexus_common::Value;
+use plexus_cypher::{Expr, ExprKind, LabelExpr, PathPattern, RelDirection, RemoveItem, SetItem};
+use plexus_storage::{DeleteMode, EdgeId, GraphRead, NodeId, Props, WriteTxn};
+use std::collections::BTreeMap;
+
+type Res<T> = Result<T, QueryError>;
+pub type Params = BTreeMap<String, Value>;
+
+fn eval_in(txn: &WriteTxn, params: &Params, e: &Expr, row: &Row) -> Res<Value> {
+    eval(e, row, &Ctx::with_graph(params, txn))
+}
+
+/// A pattern's inline property map, evaluated; nulls are dropped (a null
+/// property does not exist).
+fn props_of(txn: &WriteTxn, params: &Params, e: &Option<Box<Expr>>, row: &Row) -> Res<Props> {
+    let mut out = Props::new();
+    if let Some(e) = e {
+        if let ExprKind::Map(entries) = &e.kind {
+            for (k, x) in entries {
+                let v = eval_in(txn, params, x, row)?;
+                check_storable(&v)?;
+                if !v.is_null() {
+                    out.insert(k.clone(), v);
+                }
+            }
+        } else {
+            match eval_in(txn, params, e, row)? {
+                Value::Map(m) => {
+                    for (k, v) in m {
+                        check_storable(&v)?;
+                        if !v.is_null() {
+                            out.insert(k, v);
+                        }
+                    }
+                }
+                other => {
+                    return Err(QueryError::type_error(format!(
+                        "properties must be a map, not {}",
+                        other.value_type()
+                    )))
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn check_storable(v: &Value) -> Res<()> {
+    let bad_list = matches!(v, Value::List(items) if items.iter().any(|i| matches!(i, Value::List(_) | Value::Map(_))));
+    if !v.is_storable() || matches!(v, Value::Map(_)) || bad_list {
+        return Err(QueryError::Type {
+            code: "InvalidPropertyType",
+            message: format!("a {} cannot be stored as a property value", v.value_type()),
+        });
+    }
+    Ok(())
+}
+
+fn label_names(e: &Option<LabelExpr>) -> Res<Vec<&str>> {
+    fn go<'e>(e: &'e LabelExpr, out: &mut Vec<&'e str>) -> Res<()> {
+        match e {
+            LabelExpr::Name(n) => out.push(n),
+            LabelExpr::And(parts) => parts.iter().try_for_each(|p| go(p, out))?,
+            _ => {
+                return Err(QueryError::Compile {
+                    code: "InvalidLabelExpression",
+                    message: "only `:A:B` label lists can be created".into(),
+                })
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    if let Some(e) = e {
+        go(e, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Creates what `patterns` describe that `row` does not bind yet, binding
+/// the new variables in `row`.
+pub fn create(
+    txn: &mut WriteTxn,
+    params: &Params,
+    patterns: &[PathPattern],
+    row: &mut Row,
+) -> Res<()> {
+    for p in patterns {
+        let el = &p.element;
+        let mut nodes = vec![create_node(txn, params, &el.start, row)?];
+        let mut rels = Vec::new();
+        for (rp, np) in &el.chain {
+            let from = *nodes.last().unwrap_or(&NodeId(0));
+            let to = create_node(txn, params, np, row)?;
+            let rel_type = match &rp.types {
+                Some(LabelExpr::Name(t)) => t.clone(),
+                _ => {
+                    return Err(QueryError::Compile {
+                        code: "NoSingleRelationshipType",
+                        message: "a relationship is created with exactly one type".into(),
+                    })
+                }
+            };
+            let (s, e) = match rp.direction {
+                RelDirection::Right => (from, to),
+                RelDirection::Left => (to, from),
+                RelDirection::Either => {
+                    return Err(QueryError::Compile {
+                        code: "RequiresDirectedRelationship",
+                        message: "a relationship is created with a direction".into(),
+                    })
+                }
+            };
+            let props = props_of(txn, params, &rp.props, row)?;
+            let id = txn.create_edge(None, s, e, &rel_type, &props)?;
+            let v = graph::rel(id, s, e);
+            if let Some(var) = &rp.var {
+                row.insert(var.clone(), v.clone());
+            }
+            rels.push(v);
+            nodes.push(to);
+        }
+        if let Some(var) = &p.var {
+            row.insert(var.clone(), path(&nodes, &rels));
+        }
+    }
+    Ok(())
+}
+
+fn path(nodes: &[NodeId], rels: &[Value]) -> Value {
+    Value::Path(Box::new(plexus_common::PathValue {
+        nodes: nodes
+            .iter()
+            .map(|n| plexus_common::NodeValue {
+                id: n.0,
+                ..Default::default()
+            })
+            .collect(),
+        rels: rels
+            .iter()
+            .filter_map(|r| match r {
+                Value::Relationship(r) => Some((**r).clone()),
+                _ => None,
+            })
+            .collect(),
+    }))
+}
+
+fn create_node(
+    txn: &mut WriteTxn,
+    params: &Params,
+    np: &plexus_cypher::NodePattern,
+    row: &mut Row,
+) -> Res<NodeId> {
+    if let Some(var) = &np.var {
+        match row.get(var) {
+            Some(Value::Node(n)) => return Ok(NodeId(n.id)),
+            Some(Value::Null) => {
+                return Err(QueryError::Semantic {
+                    code: "CreateNullNode",
+                    message: format!("`{var}` is null; a relationship needs a node"),
+                })
+            }
+            Some(other) => {
+                return Err(QueryError::type_error(format!(
+                    "`{var}` is a {}, not a node",
+                    other.value_type()
+                )))
+            }
+            None => {}
+        }
+    }
+    let labels = label_names(&np.labels)?;
+    let props = props_of(txn, params, &np.props, row)?;
+    let id = txn.create_node(None, &labels, &props)?;
+    if let Some(var) = &np.var {
+        row.insert(var.clone(), graph::node(id));
+    }
+    Ok(id)
+}
+
+enum Entity {
+    Node(NodeId),
+    Rel(EdgeId),
+}
+
+fn entity(v: &Value) -> Res<Option<Entity>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Node(n) => Ok(Some(Entity::Node(NodeId(n.id)))),
+        Value::Relationship(r) => Ok(Some(Entity::Rel(EdgeId(r.id)))),
+        other => Err(QueryError::type_error(format!(
+            "expected a node or relationship, got {}",
+            other.value_type()
+        ))),
+    }
+}
+
+fn set_prop(txn: &mut WriteTxn, target: &Entity, key: &str, v: Value) -> Res<()> {
+    match target {
+        Entity::Node(n) => txn.set_node_property(*n, key, v)?,
+        Entity::Rel(r) => txn.set_edge_property(*r, key, v)?,
+    }
+    Ok(())
+}
+
+fn all_props(txn: &WriteTxn, e: &Entity) -> Res<Props> {
+    Ok(match e {
+        Entity::Node(n) => txn.node(*n)?.map(|n| n.props).unwrap_or_default(),
+        Entity::Rel(r) => txn.edge(*r)?.map(|e| e.props).unwrap_or_default(),
+    })
+}
+
+/// SET items, in order, for one row.
+pub fn set(txn: &mut WriteTxn, params: &Params, items: &[SetItem], row: &Row) -> Res<()> {
+    for item in items {
+        match item {
+            SetItem::Property { target, value } => {
+                let ExprKind::Property(base, key) = &target.kind else {
+                    return Err(QueryError::Compile {
+                        code: "InvalidSetTarget",
+                        message: "SET takes `x.key = value`".into(),
+                    });
+                };
+                let b = eval_in(txn, params, base, row)?;
+                let v = eval_in(txn, params, value, row)?;
+                if let Some(e) = entity(&b)? {
+                    if !v.is_null() {
+                        check_storable(&v)?;
+                    }
+                    set_prop(txn, &e, key, v)?;
+                }
+            }
+            SetItem::Replace { var, value, merge } => {
+                let Some(target) = entity(row.get(var).unwrap_or(&Value::Null))? else {
+                    continue;
+                };
+                let new: Props = match eval_in(txn, params, value, row)? {
+                    Value::Map(m) => m.into_iter().collect(),
+                    v @ (Value::Node(_) | Value::Relationship(_)) => match entity(&v)? {
+                        Some(src) => all_props(txn, &src)?,
+                        None => Props::new(),
+                    },
+                    Value::Null if *merge => continue,
+                    other => {
+                        return Err(QueryError::type_error(format!(
+                            "SET {var} = takes a map, not {}",
+                            other.value_type()
+                        )))
+                    }
+                };
+                if !merge {
+                    for k in all_props(txn, &target)?.into_keys() {
+                        if !new.contains_key(&k) {
+                            set_prop(txn, &target, &k, Value::Null)?;
+                        }
+                    }
+                }
+                for (k, v) in new {
+                    if !v.is_null() {
+                        check_storable(&v)?;
+                    }
+                    set_prop(txn, &target, &k, v)?;
+                }
+            }
+            SetItem::Labels { var, labels } => {
+                if let Some(Entity::Node(n)) = entity(row.get(var).unwrap_or(&Value::Null))? {
+                    for l in labels {
+                        txn.add_label(n, l)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// REMOVE items for one row.
+pub fn remove(txn: &mut WriteTxn, params: &Params, items: &[RemoveItem], row: &Row) -> Res<()> {
+    for item in items {
+        match item {
+            RemoveItem::Property(target) => {
+                let ExprKind::Property(base, key) = &target.kind else {
+                    continue;
+                };
+                if let Some(e) = entity(&eval_in(txn, params, base, row)?)? {
+                    set_prop(txn, &e, key, Value::Null)?;
+                }
+            }
+            RemoveItem::Labels { var, labels } => {
+                if let Some(Entity::Node(n)) = entity(row.get(var).unwrap_or(&Value::Null))? {
+                    for l in labels {
+                        txn.remove_label(n, l)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// DELETE over all rows of the clause: relationships first, then nodes,
+/// so `DELETE n, r` works whatever the order written.
+pub fn delete(
+    txn: &mut WriteTxn,
+    params: &Params,
+    exprs: &[Expr],
+    detach: bool,
+    rows: &[Row],
+) -> Res<()> {
+    let mut nodes = Vec::new();
+    let mut rels = Vec::new();
+    for row in rows {
+        for e in exprs {
+            collect_deletes(eval_in(txn, params, e, row)?, &mut nodes, &mut rels)?;
+        }
+    }
+    for r in rels {
+        txn.delete_edge(r)?;
+    }
+    let mode = if detach {
+        DeleteMode::Detach
+    } else {
+        DeleteMode::Refuse
+    };
+    for n in nodes {
+        txn.delete_node(n, mode)?;
+    }
+    Ok(())
+}
+
+fn collect_deletes(v: Value, nodes: &mut Vec<NodeId>, rels: &mut Vec<EdgeId>) -> Res<()> {
+    match v {
+        Value::Null => {}
+        Value::Node(n) => nodes.push(NodeId(n.id)),
+        Value::Relationship(r) => rels.push(EdgeId(r.id)),
+        Value::Path(p) => {
+            rels.extend(p.rels.iter().map(|r| EdgeId(r.id)));
+            nodes.extend(p.nodes.iter().map(|n| NodeId(n.id)));
+        }
+        Value::List(items) => {
+            for i in items {
+                collect_deletes(i, nodes, rels)?;
+            }
+        }
+        other => {
+            return Err(QueryError::type_error(format!(
+                "DELETE takes nodes, relationships or paths, not {}",
+                other.value_type()
+            )))
+        }
+    }
+    Ok(())
+}

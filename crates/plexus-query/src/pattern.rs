@@ -1,0 +1,640 @@
+//! Matching patterns against the graph: the MATCH operator, also used by
+//! MERGE, pattern predicates and pattern comprehensions.
+//!
+//! A match is found by backtracking: each path pattern starts from its most
+//! selective end (a bound variable, else an index seek on an inline
+//! property, else the smallest label, else every node) and follows the
+//! adjacency index hop by hop. Relationships are isomorphic within one
+//! MATCH: no relationship appears twice in one match.
+
+use crate::error::QueryError;
+use crate::eval::{equals, eval, Ctx, Row};
+use crate::graph::{self, labels_match, type_matches, type_names};
+use plexus_common::{NodeValue, PathValue, RelValue, Value};
+use plexus_cypher::{
+    Expr, ExprKind, LabelExpr, NodePattern, PathKind, PathPattern, PatternElement, RelDirection,
+    RelPattern,
+};
+use plexus_storage::{Direction, EdgeId, GraphRead, Neighbor, NodeId, StorageError};
+use std::collections::{HashMap, VecDeque};
+
+type Res<T> = Result<T, QueryError>;
+
+/// Receives each match; returns true to stop the search.
+pub type Sink<'s> = dyn FnMut(&Row) -> Res<bool> + 's;
+
+/// Finds every way `patterns` match with `row`'s bindings, handing each
+/// extended row to `sink`. Returns true when the sink stopped the search.
+pub fn match_all(
+    g: &dyn GraphRead,
+    ctx: &Ctx<'_>,
+    patterns: &[PathPattern],
+    row: &Row,
+    sink: &mut Sink<'_>,
+) -> Res<bool> {
+    let mut m = Matcher {
+        g,
+        ctx,
+        used: Vec::new(),
+    };
+    let mut row = row.clone();
+    m.patterns(patterns, &mut row, sink)
+}
+
+/// One hop of a path as it is walked: the relationship pattern, the node it
+/// leads to, and whether the hop is walked against its written direction.
+struct Hop<'p> {
+    rel: &'p RelPattern,
+    node: &'p NodePattern,
+    reversed: bool,
+}
+
+struct Matcher<'a, 'c> {
+    g: &'a dyn GraphRead,
+    ctx: &'a Ctx<'c>,
+    /// Relationships already part of the current match.
+    used: Vec<u64>,
+}
+
+/// The path built so far: nodes and relationships in walking order.
+#[derive(Default, Clone)]
+struct Trail {
+    nodes: Vec<NodeValue>,
+    rels: Vec<RelValue>,
+}
+
+fn bound_node(row: &Row, var: &Option<String>) -> Option<Option<NodeId>> {
+    let v = var.as_ref()?;
+    match row.get(v)? {
+        Value::Node(n) => Some(Some(NodeId(n.id))),
+        _ => Some(None),
+    }
+}
+
+/// Binds `var` to `v` in `row` unless it is bound already; says whether it
+/// bound (so the caller unbinds on the way back) and whether the existing
+/// binding agrees.
+fn bind(row: &mut Row, var: &Option<String>, v: Value) -> (bool, bool) {
+    match var {
+        None => (false, true),
+        Some(name) => match row.get(name) {
+            Some(old) => (false, *old == v),
+            None => {
+                row.insert(name.clone(), v);
+                (true, true)
+            }
+        },
+    }
+}
+
+fn unbind(row: &mut Row, var: &Option<String>, did: bool) {
+    if did {
+        if let Some(name) = var {
+            row.remove(name);
+        }
+    }
+}
+
+/// The labels a label expression requires (`:A:B` → A and B).
+fn required_labels(e: &LabelExpr) -> Vec<&str> {
+    match e {
+        LabelExpr::Name(l) => vec![l.as_str()],
+        LabelExpr::And(parts) => parts.iter().flat_map(required_labels).collect(),
+        _ => vec![],
+    }
+}
+
+fn map_entries(e: &Expr) -> &[(String, Expr)] {
+    match &e.kind {
+        ExprKind::Map(entries) => entries,
+        _ => &[],
+    }
+}
+
+impl Matcher<'_, '_> {
+    fn eval(&self, e: &Expr, row: &Row) -> Res<Value> {
+        eval(e, row, self.ctx)
+    }
+
+    fn patterns(
+        &mut self,
+        patterns: &[PathPattern],
+        row: &mut Row,
+        sink: &mut Sink<'_>,
+    ) -> Res<bool> {
+        let Some((first, rest)) = patterns.split_first() else {
+            return sink(row);
+        };
+        self.path(first, row, &mut |m: &mut Self, row: &mut Row| {
+            m.patterns(rest, row, sink)
+        })
+    }
+
+    /// Matches one path pattern, calling `next` for each way it matches.
+    fn path(
+        &mut self,
+        p: &PathPattern,
+        row: &mut Row,
+        next: &mut dyn FnMut(&mut Self, &mut Row) -> Res<bool>,
+    ) -> Res<bool> {
+        if p.kind != PathKind::Normal {
+            return self.shortest(p, row, next);
+        }
+        let el = &p.element;
+        // Walk from the end that is bound, or labelled when the start is not.
+        let start_bound = bound_node(row, &el.start.var).is_some();
+        let last = el.chain.last().map(|(_, n)| n);
+        let reverse = !start_bound
+            && last.is_some_and(|n| {
+                bound_node(row, &n.var).is_some()
+                    || (el.start.labels.is_none() && el.start.props.is_none() && n.labels.is_some())
+            });
+        let (start, hops) = walk_order(el, reverse);
+        for id in self.candidates(start, row)? {
+            let (did, ok) = bind(row, &start.var, graph::node(id));
+            if ok && self.node_ok(start, id, row)? {
+                let mut trail = Trail {
+                    nodes: vec![node_value(id)],
+                    rels: vec![],
+                };
+                let stop = self.hops(&hops, id, row, &mut trail, &mut |m, row, trail| {
+                    let (did, ok) = match &p.var {
+                        Some(_) => bind(row, &p.var, path_value(trail, reverse)),
+                        None => (false, true),
+                    };
+                    let stop = ok && next(m, row)?;
+                    unbind(row, &p.var, did);
+                    Ok(stop)
+                })?;
+                if stop {
+                    unbind(row, &start.var, did);
+                    return Ok(true);
+                }
+            }
+            unbind(row, &start.var, did);
+        }
+        Ok(false)
+    }
+
+    /// The nodes a walk may start from.
+    fn candidates(&self, np: &NodePattern, row: &Row) -> Res<Vec<NodeId>> {
+        if let Some(b) = bound_node(row, &np.var) {
+            return Ok(b.into_iter().collect());
+        }
+        let labels = np.labels.as_ref().map(required_labels).unwrap_or_default();
+        // An index seek on an inline property equality, when an index serves.
+        if let Some(props) = &np.props {
+            for (key, e) in map_entries(props) {
+                let v = self.eval(e, row)?;
+                if v.is_null() {
+                    return Ok(vec![]);
+                }
+                if !v.is_storable() {
+                    continue;
+                }
+                for l in labels.iter().map(|l| Some(*l)).chain([None]) {
+                    match self.g.find_nodes(l, key, &v) {
+                        Ok(ids) => return Ok(ids),
+                        Err(StorageError::NoIndex(_)) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+        }
+        let mut best: Option<(&str, u64)> = None;
+        for l in &labels {
+            let n = self.g.label_count(l)?;
+            if best.is_none_or(|(_, b)| n < b) {
+                best = Some((l, n));
+            }
+        }
+        let ids = match best {
+            Some((l, _)) => self.g.nodes_with_label(l),
+            None => self.g.nodes(),
+        };
+        ids.collect::<Result<Vec<_>, _>>().map_err(Into::into)
+    }
+
+    /// Whether node `id` satisfies the node pattern's labels, properties and
+    /// inline WHERE (its variable is bound in `row` already).
+    fn node_ok(&self, np: &NodePattern, id: NodeId, row: &Row) -> Res<bool> {
+        if let Some(l) = &np.labels {
+            if !labels_match(self.g, id, l)? {
+                return Ok(false);
+            }
+        }
+        if let Some(props) = &np.props {
+            for (key, e) in map_entries(props) {
+                let want = self.eval(e, row)?;
+                let have = self.g.node_property(id, key)?.unwrap_or_default();
+                if equals(&have, &want) != Some(true) {
+                    return Ok(false);
+                }
+            }
+        }
+        self.where_ok(&np.where_, row)
+    }
+
+    fn where_ok(&self, w: &Option<Box<Expr>>, row: &Row) -> Res<bool> {
+        match w {
+            Some(w) => Ok(self.eval(w, row)? == Value::Bool(true)),
+            None => Ok(true),
+        }
+    }
+
+    fn rel_ok(&self, rp: &RelPattern, n: &Neighbor, row: &Row) -> Res<bool> {
+        if let Some(t) = &rp.types {
+            if !type_matches(&self.g.type_name(n.rel_type)?, t) {
+                return Ok(false);
+            }
+        }
+        if let Some(props) = &rp.props {
+            for (key, e) in map_entries(props) {
+                let want = self.eval(e, row)?;
+                let have = self.g.edge_property(n.edge, key)?.unwrap_or_default();
+                if equals(&have, &want) != Some(true) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The relationships leaving `from` that a hop may follow.
+    fn steps(&self, hop: &Hop<'_>, from: NodeId) -> Res<Vec<Neighbor>> {
+        let dir = match (hop.rel.direction, hop.reversed) {
+            (RelDirection::Right, false) | (RelDirection::Left, true) => Direction::Out,
+            (RelDirection::Left, false) | (RelDirection::Right, true) => Direction::In,
+            (RelDirection::Either, _) => Direction::Both,
+        };
+        let mut out = Vec::new();
+        match hop.rel.types.as_ref().and_then(type_names) {
+            Some(names) => {
+                for t in names {
+                    if let Some(t) = self.g.type_id(t) {
+                        self.g.neighbors_into(from, dir, Some(t), &mut out)?;
+                    }
+                }
+            }
+            None => self.g.neighbors_into(from, dir, None, &mut out)?,
+        }
+        Ok(out)
+    }
+
+    fn hops(
+        &mut self,
+        hops: &[Hop<'_>],
+        at: NodeId,
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
+        let Some((hop, rest)) = hops.split_first() else {
+            return done(self, row, trail);
+        };
+        match hop.rel.length {
+            None => {
+                for n in self.steps(hop, at)? {
+                    if self.used.contains(&n.edge.0) || !self.rel_ok(hop.rel, &n, row)? {
+                        continue;
+                    }
+                    let r = rel_of(at, &n);
+                    let (did_r, ok) = bind(row, &hop.rel.var, graph::rel(n.edge, r.0, r.1));
+                    if ok && self.where_ok(&hop.rel.where_, row)? {
+                        self.used.push(n.edge.0);
+                        let stop = self.arrive(hop, rest, at, &[n], row, trail, done)?;
+                        self.used.pop();
+                        if stop {
+                            unbind(row, &hop.rel.var, did_r);
+                            return Ok(true);
+                        }
+                    }
+                    unbind(row, &hop.rel.var, did_r);
+                }
+                Ok(false)
+            }
+            Some((min, max)) => {
+                let min = min.unwrap_or(1) as usize;
+                let max = max.map_or(usize::MAX, |m| m as usize);
+                let mut stack = Vec::new();
+                self.var_length(hop, rest, at, at, min, max, &mut stack, row, trail, done)
+            }
+        }
+    }
+
+    /// Having followed `edges` from `from`, checks and binds the hop's end
+    /// node and goes on with the remaining hops.
+    #[allow(clippy::too_many_arguments)]
+    fn arrive(
+        &mut self,
+        hop: &Hop<'_>,
+        rest: &[Hop<'_>],
+        from: NodeId,
+        edges: &[Neighbor],
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
+        let to = edges.last().map_or(from, |n| n.node);
+        let (did, ok) = bind(row, &hop.node.var, graph::node(to));
+        let mut stop = false;
+        if ok && self.node_ok(hop.node, to, row)? {
+            let mark = (trail.nodes.len(), trail.rels.len());
+            let mut at = from;
+            for n in edges {
+                let (s, e) = rel_of(at, n);
+                trail.rels.push(rel_value(n.edge, s, e));
+                trail.nodes.push(node_value(n.node));
+                at = n.node;
+            }
+            stop = self.hops(rest, to, row, trail, done)?;
+            trail.nodes.truncate(mark.0);
+            trail.rels.truncate(mark.1);
+        }
+        unbind(row, &hop.node.var, did);
+        Ok(stop)
+    }
+
+    /// Variable-length hop: every trail of `min..=max` relationships from
+    /// `start`, none repeated.
+    #[allow(clippy::too_many_arguments)]
+    fn var_length(
+        &mut self,
+        hop: &Hop<'_>,
+        rest: &[Hop<'_>],
+        start: NodeId,
+        at: NodeId,
+        min: usize,
+        max: usize,
+        stack: &mut Vec<Neighbor>,
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
+        if stack.len() >= min {
+            let mut from = start;
+            let rels: Vec<Value> = stack
+                .iter()
+                .map(|n| {
+                    let (s, e) = rel_of(from, n);
+                    from = n.node;
+                    graph::rel(n.edge, s, e)
+                })
+                .collect();
+            let list = Value::List(if hop.reversed {
+                rels.into_iter().rev().collect()
+            } else {
+                rels
+            });
+            let (did, ok) = bind(row, &hop.rel.var, list);
+            let stop = ok && self.arrive(hop, rest, start, stack, row, trail, done)?;
+            unbind(row, &hop.rel.var, did);
+            if stop {
+                return Ok(true);
+            }
+        }
+        if stack.len() >= max {
+            return Ok(false);
+        }
+        for n in self.steps(hop, at)? {
+            if self.used.contains(&n.edge.0) || !self.rel_ok(hop.rel, &n, row)? {
+                continue;
+            }
+            self.used.push(n.edge.0);
+            stack.push(n);
+            let stop =
+                self.var_length(hop, rest, start, n.node, min, max, stack, row, trail, done)?;
+            stack.pop();
+            self.used.pop();
+            if stop {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `shortestPath(...)` / `allShortestPaths(...)` between two bound or
+    /// matched end nodes, by breadth-first search over the one hop pattern.
+    fn shortest(
+        &mut self,
+        p: &PathPattern,
+        row: &mut Row,
+        next: &mut dyn FnMut(&mut Self, &mut Row) -> Res<bool>,
+    ) -> Res<bool> {
+        let el = &p.element;
+        let [(rp, end)] = el.chain.as_slice() else {
+            return Err(QueryError::Semantic {
+                code: "InvalidShortestPath",
+                message: "shortestPath takes a pattern of exactly one relationship".into(),
+            });
+        };
+        let (min, max) = rp.length.unwrap_or((Some(1), Some(1)));
+        let min = min.unwrap_or(1) as usize;
+        let max = max.map_or(usize::MAX, |m| m as usize);
+        let hop = Hop {
+            rel: rp,
+            node: end,
+            reversed: false,
+        };
+        for a in self.candidates(&el.start, row)? {
+            let (did_a, ok_a) = bind(row, &el.start.var, graph::node(a));
+            if ok_a && self.node_ok(&el.start, a, row)? {
+                for b in self.candidates(end, row)? {
+                    let (did_b, ok_b) = bind(row, &end.var, graph::node(b));
+                    let mut stop = false;
+                    if ok_b && self.node_ok(end, b, row)? {
+                        let all = p.kind == PathKind::AllShortest;
+                        for path in self.bfs(&hop, a, b, min, max, all, row)? {
+                            let mut binds = vec![];
+                            let rels = path_rels(a, &path);
+                            binds.push(bind(row, &rp.var, Value::List(rels)));
+                            let trail = trail_of(a, &path);
+                            binds.push(bind(row, &p.var, path_value(&trail, false)));
+                            if binds.iter().all(|b| b.1) {
+                                stop = next(self, row)?;
+                            }
+                            unbind(row, &p.var, binds[1].0);
+                            unbind(row, &rp.var, binds[0].0);
+                            if stop {
+                                break;
+                            }
+                        }
+                    }
+                    unbind(row, &end.var, did_b);
+                    if stop {
+                        unbind(row, &el.start.var, did_a);
+                        return Ok(true);
+                    }
+                }
+            }
+            unbind(row, &el.start.var, did_a);
+        }
+        Ok(false)
+    }
+
+    /// The shortest trails from `a` to `b` (all of them when `all`).
+    #[allow(clippy::too_many_arguments)]
+    fn bfs(
+        &self,
+        hop: &Hop<'_>,
+        a: NodeId,
+        b: NodeId,
+        min: usize,
+        max: usize,
+        all: bool,
+        row: &Row,
+    ) -> Res<Vec<Vec<Neighbor>>> {
+        if a == b && min == 0 {
+            return Ok(vec![vec![]]);
+        }
+        // Predecessor edges per node at its first (shortest) depth.
+        let mut depth: HashMap<NodeId, usize> = HashMap::from([(a, 0)]);
+        let mut preds: HashMap<NodeId, Vec<(NodeId, Neighbor)>> = HashMap::new();
+        let mut queue = VecDeque::from([a]);
+        let mut found: Option<usize> = None;
+        while let Some(x) = queue.pop_front() {
+            let d = depth[&x];
+            if found.is_some_and(|f| d >= f) || d >= max {
+                continue;
+            }
+            for n in self.steps(hop, x)? {
+                if !self.rel_ok(hop.rel, &n, row)? || self.used.contains(&n.edge.0) {
+                    continue;
+                }
+                let nd = d + 1;
+                match depth.get(&n.node) {
+                    None => {
+                        depth.insert(n.node, nd);
+                        preds.entry(n.node).or_default().push((x, n));
+                        queue.push_back(n.node);
+                    }
+                    Some(&od) if od == nd && all => {
+                        preds.entry(n.node).or_default().push((x, n));
+                    }
+                    _ => {}
+                }
+                if n.node == b && nd >= min {
+                    found = Some(nd);
+                }
+            }
+        }
+        if found.is_none() {
+            return Ok(vec![]);
+        }
+        // Unwind predecessors from b back to a.
+        let mut out = Vec::new();
+        let mut partial: Vec<(NodeId, Vec<Neighbor>)> = vec![(b, vec![])];
+        while let Some((x, suffix)) = partial.pop() {
+            if x == a {
+                let mut path = suffix;
+                path.reverse();
+                out.push(path);
+                if !all {
+                    break;
+                }
+                continue;
+            }
+            for (prev, n) in preds.get(&x).into_iter().flatten() {
+                let mut s = suffix.clone();
+                s.push(*n);
+                partial.push((*prev, s));
+                if !all {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `start` and `end` of the relationship reached from `from` through `n`.
+fn rel_of(from: NodeId, n: &Neighbor) -> (NodeId, NodeId) {
+    if n.outgoing {
+        (from, n.node)
+    } else {
+        (n.node, from)
+    }
+}
+
+fn node_value(id: NodeId) -> NodeValue {
+    NodeValue {
+        id: id.0,
+        ..NodeValue::default()
+    }
+}
+
+fn rel_value(id: EdgeId, start: NodeId, end: NodeId) -> RelValue {
+    RelValue {
+        id: id.0,
+        start: start.0,
+        end: end.0,
+        ..RelValue::default()
+    }
+}
+
+fn path_rels(a: NodeId, steps: &[Neighbor]) -> Vec<Value> {
+    let mut at = a;
+    steps
+        .iter()
+        .map(|n| {
+            let (s, e) = rel_of(at, n);
+            at = n.node;
+            graph::rel(n.edge, s, e)
+        })
+        .collect()
+}
+
+fn trail_of(a: NodeId, steps: &[Neighbor]) -> Trail {
+    let mut t = Trail {
+        nodes: vec![node_value(a)],
+        rels: vec![],
+    };
+    let mut at = a;
+    for n in steps {
+        let (s, e) = rel_of(at, n);
+        t.rels.push(rel_value(n.edge, s, e));
+        t.nodes.push(node_value(n.node));
+        at = n.node;
+    }
+    t
+}
+
+fn path_value(t: &Trail, reversed: bool) -> Value {
+    let (mut nodes, mut rels) = (t.nodes.clone(), t.rels.clone());
+    if reversed {
+        nodes.reverse();
+        rels.reverse();
+    }
+    Value::Path(Box::new(PathValue { nodes, rels }))
+}
+
+/// The pattern's start node and hops in the order they are walked.
+fn walk_order(el: &PatternElement, reverse: bool) -> (&NodePattern, Vec<Hop<'_>>) {
+    if !reverse {
+        let hops = el
+            .chain
+            .iter()
+            .map(|(rel, node)| Hop {
+                rel,
+                node,
+                reversed: false,
+            })
+            .collect();
+        return (&el.start, hops);
+    }
+    let mut nodes: Vec<&NodePattern> = vec![&el.start];
+    nodes.extend(el.chain.iter().map(|(_, n)| n));
+    let start = nodes.pop().unwrap_or(&el.start);
+    let hops = el
+        .chain
+        .iter()
+        .rev()
+        .zip(nodes.into_iter().rev())
+        .map(|((rel, _), node)| Hop {
+            rel,
+            node,
+            reversed: true,
+        })
+        .collect();
+    (start, hops)
+}
