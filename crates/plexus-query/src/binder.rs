@@ -13,7 +13,33 @@ enum Kind {
     Node,
     Rel,
     Path,
+    /// Known not to be a node, relationship or path (a literal, a list of
+    /// relationships from a variable-length pattern, an arithmetic result).
+    Scalar,
+    /// Anything: not known before running.
     Value,
+}
+
+/// What an expression is known to evaluate to, before running.
+fn kind_of(e: &Expr, scope: &Scope) -> Kind {
+    match &e.kind {
+        ExprKind::Var(v) => scope.get(v).copied().unwrap_or(Kind::Value),
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::String(_)
+        | ExprKind::Bool(_)
+        | ExprKind::List(_)
+        | ExprKind::Map(_)
+        | ExprKind::ListComprehension { .. }
+        | ExprKind::PatternComprehension { .. }
+        | ExprKind::Pattern(_)
+        | ExprKind::Binary(..)
+        | ExprKind::Unary(..)
+        | ExprKind::IsNull(..)
+        | ExprKind::HasLabels(..)
+        | ExprKind::CountStar => Kind::Scalar,
+        _ => Kind::Value,
+    }
 }
 
 type Scope = HashMap<String, Kind>;
@@ -140,7 +166,7 @@ pub fn check(q: &Query) -> Result<(), QueryError> {
 
 fn bind(scope: &mut Scope, name: &str, kind: Kind) -> Result<(), QueryError> {
     match scope.get(name) {
-        Some(k) if *k != kind && !(*k == Kind::Value || kind == Kind::Value) => Err(err(
+        Some(k) if *k != kind && *k != Kind::Value && kind != Kind::Value => Err(err(
             "VariableTypeConflict",
             format!("`{name}` is a {k:?} here and a {kind:?} elsewhere"),
         )),
@@ -161,6 +187,14 @@ fn bind_pattern(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<()
             ));
         }
         bind(scope, v, Kind::Path)?;
+    }
+    if creating && p.element.chain.is_empty() {
+        if let Some(v) = p.element.start.var.as_ref().filter(|v| before.contains_key(*v)) {
+            return Err(err(
+                "VariableAlreadyBound",
+                format!("`{v}` is already bound; there is nothing to create"),
+            ));
+        }
     }
     let mut rels_here: Vec<&str> = Vec::new();
     let nodes = std::iter::once(&p.element.start).chain(p.element.chain.iter().map(|(_, n)| n));
@@ -206,7 +240,7 @@ fn bind_pattern(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<()
             }
             rels_here.push(v);
             let kind = if r.length.is_some() {
-                Kind::Value
+                Kind::Scalar
             } else {
                 Kind::Rel
             };
@@ -216,11 +250,21 @@ fn bind_pattern(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<()
     Ok(())
 }
 
+fn inline_props(e: &Expr, scope: &Scope) -> Result<(), QueryError> {
+    if matches!(e.kind, ExprKind::Param(_)) {
+        return Err(err(
+            "InvalidParameterUse",
+            "a parameter cannot stand for a pattern's property map in MATCH; write {key: $param}",
+        ));
+    }
+    expr(e, scope, false)
+}
+
 fn pattern_exprs(p: &PathPattern, scope: &Scope) -> Result<(), QueryError> {
     let nodes = std::iter::once(&p.element.start).chain(p.element.chain.iter().map(|(_, n)| n));
     for n in nodes {
         if let Some(e) = &n.props {
-            expr(e, scope, false)?;
+            inline_props(e, scope)?;
         }
         if let Some(e) = &n.where_ {
             expr(e, scope, false)?;
@@ -228,7 +272,7 @@ fn pattern_exprs(p: &PathPattern, scope: &Scope) -> Result<(), QueryError> {
     }
     for (r, _) in &p.element.chain {
         if let Some(e) = &r.props {
-            expr(e, scope, false)?;
+            inline_props(e, scope)?;
         }
     }
     Ok(())
@@ -258,6 +302,12 @@ fn single(q: &SingleQuery, outer: &Scope) -> Result<Vec<String>, QueryError> {
                 }
                 if let Some(w) = where_ {
                     expr(w, &scope, false)?;
+                    if matches!(kind_of(w, &scope), Kind::Node | Kind::Rel | Kind::Path) {
+                        return Err(err(
+                            "InvalidArgumentType",
+                            "WHERE takes a boolean, not a node, relationship or path",
+                        ));
+                    }
                 }
             }
             Clause::Create { patterns, .. } => {
@@ -320,6 +370,12 @@ fn single(q: &SingleQuery, outer: &Scope) -> Result<Vec<String>, QueryError> {
                         ));
                     }
                     expr(e, &scope, false)?;
+                    if kind_of(e, &scope) == Kind::Scalar {
+                        return Err(err(
+                            "InvalidArgumentType",
+                            "DELETE takes nodes, relationships or paths",
+                        ));
+                    }
                 }
             }
             Clause::With(p) => {
@@ -397,6 +453,9 @@ fn set_item(s: &SetItem, scope: &Scope) -> Result<(), QueryError> {
     match s {
         SetItem::Property { target, value } => {
             expr(target, scope, false)?;
+            if matches!(value.kind, ExprKind::Pattern(_)) {
+                return Err(err("UnexpectedSyntax", "a pattern cannot be a property value"));
+            }
             expr(value, scope, false)
         }
         SetItem::Replace { var, value, .. } => {
@@ -472,10 +531,13 @@ fn projection(
                 format!("column `{name}` appears twice"),
             ));
         }
-        let kind = match &item.expr.kind {
-            ExprKind::Var(v) => scope.get(v).copied().unwrap_or(Kind::Value),
-            _ => Kind::Value,
-        };
+        if matches!(item.expr.kind, ExprKind::Pattern(_)) {
+            return Err(err(
+                "UnexpectedSyntax",
+                "a pattern is a predicate: use it in WHERE, or write a pattern comprehension",
+            ));
+        }
+        let kind = kind_of(&item.expr, scope);
         out.insert(name.clone(), kind);
         columns.push(name);
     }
@@ -564,6 +626,10 @@ fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryErro
         ExprKind::Var(v) => need(v, scope),
         ExprKind::List(items) => items.iter().try_for_each(sub),
         ExprKind::Map(entries) => entries.iter().try_for_each(|(_, v)| sub(v)),
+        ExprKind::Property(b, _) if kind_of(b, scope) == Kind::Path => Err(err(
+            "InvalidArgumentType",
+            "a path has no properties",
+        )),
         ExprKind::Property(b, _)
         | ExprKind::Unary(_, b)
         | ExprKind::IsNull(b, _)
@@ -594,6 +660,28 @@ fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryErro
             if !lname.contains('.') && !FUNCTIONS.contains(&lname.as_str()) {
                 return Err(err("UnknownFunction", format!("unknown function {name}()")));
             }
+            if let [a] = args.as_slice() {
+                let k = kind_of(a, scope);
+                if lname == "size" && matches!(a.kind, ExprKind::Pattern(_)) {
+                    return Err(err(
+                        "UnexpectedSyntax",
+                        "size() of a pattern: use COUNT { pattern } instead",
+                    ));
+                }
+                let wrong = match lname.as_str() {
+                    "size" => k == Kind::Path,
+                    "length" => matches!(k, Kind::Node | Kind::Rel),
+                    "type" => k == Kind::Node,
+                    "labels" => matches!(k, Kind::Rel | Kind::Path),
+                    _ => false,
+                };
+                if wrong {
+                    return Err(err(
+                        "InvalidArgumentType",
+                        format!("{name}() cannot take a {k:?}"),
+                    ));
+                }
+            }
             args.iter().try_for_each(sub)
         }
         ExprKind::ListComprehension {
@@ -606,8 +694,7 @@ fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryErro
             let mut inner = scope.clone();
             inner.insert(var.clone(), Kind::Value);
             filter.iter().try_for_each(|x| expr(x, &inner, false))?;
-            map.iter()
-                .try_for_each(|x| expr(x, &inner, allow_aggregates))
+            map.iter().try_for_each(|x| expr(x, &inner, false))
         }
         ExprKind::Quantified {
             var, list, filter, ..
@@ -644,6 +731,12 @@ fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryErro
             expr(map, &inner, false)
         }
         ExprKind::Pattern(element) => {
+            let vars = std::iter::once(&element.start.var)
+                .chain(element.chain.iter().flat_map(|(r, n)| [&r.var, &n.var]))
+                .flatten();
+            for v in vars {
+                need(v, scope)?;
+            }
             let mut inner = scope.clone();
             let p = PathPattern::plain(None, element.clone(), e.span);
             bind_pattern(&mut inner, &p, false)

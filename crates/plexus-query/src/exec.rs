@@ -202,20 +202,7 @@ impl Exec<'_, '_> {
                 where_,
                 ..
             } => self.match_(*optional, patterns, where_.as_ref(), rows)?,
-            Clause::With(p) => {
-                let ctx = self.ctx();
-                let (_, mut projected) = project(&rows, p, &ctx)?;
-                if let Some(w) = &p.where_ {
-                    let mut kept = Vec::new();
-                    for r in projected {
-                        if eval(w, &r, &ctx)? == Value::Bool(true) {
-                            kept.push(r);
-                        }
-                    }
-                    projected = kept;
-                }
-                projected
-            }
+            Clause::With(p) => project(&rows, p, &self.ctx())?.1,
             Clause::Create { patterns, .. } => {
                 let txn = self.txn(clause)?;
                 let mut out = Vec::with_capacity(rows.len());
@@ -596,12 +583,23 @@ fn project(
     };
     let skip = bound(&p.skip, "SKIP")?.unwrap_or(0);
     let limit = bound(&p.limit, "LIMIT")?.unwrap_or(usize::MAX);
-    let rows = out
-        .into_iter()
-        .skip(skip)
-        .take(limit)
-        .map(|(o, _)| o)
-        .collect();
+    let mut rows = Vec::new();
+    for (o, r) in out.into_iter().skip(skip).take(limit) {
+        // WITH ... WHERE sees the incoming variables too, unless the
+        // projection aggregates or is DISTINCT.
+        if let Some(w) = &p.where_ {
+            let mut scope = if p.distinct || aggregating {
+                Row::new()
+            } else {
+                r
+            };
+            scope.extend(o.clone());
+            if eval(w, &scope, ctx)? != Value::Bool(true) {
+                continue;
+            }
+        }
+        rows.push(o);
+    }
     Ok((columns, rows))
 }
 
