@@ -189,7 +189,13 @@ fn bind_pattern(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<()
         bind(scope, v, Kind::Path)?;
     }
     if creating && p.element.chain.is_empty() {
-        if let Some(v) = p.element.start.var.as_ref().filter(|v| before.contains_key(*v)) {
+        if let Some(v) = p
+            .element
+            .start
+            .var
+            .as_ref()
+            .filter(|v| before.contains_key(*v))
+        {
             return Err(err(
                 "VariableAlreadyBound",
                 format!("`{v}` is already bound; there is nothing to create"),
@@ -406,8 +412,24 @@ fn single(q: &SingleQuery, outer: &Scope) -> Result<Vec<String>, QueryError> {
                     expr(a, &scope, false)?;
                 }
                 if let Some(y) = yields {
+                    if y.star && n > 1 {
+                        return Err(err(
+                            "UnexpectedSyntax",
+                            "YIELD * is only allowed in a standalone CALL",
+                        ));
+                    }
                     for (name, alias) in &y.items {
-                        scope.insert(alias.clone().unwrap_or_else(|| name.clone()), Kind::Value);
+                        let v = alias.clone().unwrap_or_else(|| name.clone());
+                        if scope.contains_key(&v) {
+                            return Err(err(
+                                "VariableAlreadyBound",
+                                format!("`{v}` is already bound"),
+                            ));
+                        }
+                        scope.insert(v, Kind::Value);
+                    }
+                    if let Some(w) = &y.where_ {
+                        expr(w, &scope, false)?;
                     }
                 }
             }
@@ -454,7 +476,10 @@ fn set_item(s: &SetItem, scope: &Scope) -> Result<(), QueryError> {
         SetItem::Property { target, value } => {
             expr(target, scope, false)?;
             if matches!(value.kind, ExprKind::Pattern(_)) {
-                return Err(err("UnexpectedSyntax", "a pattern cannot be a property value"));
+                return Err(err(
+                    "UnexpectedSyntax",
+                    "a pattern cannot be a property value",
+                ));
             }
             expr(value, scope, false)
         }
@@ -626,10 +651,9 @@ fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryErro
         ExprKind::Var(v) => need(v, scope),
         ExprKind::List(items) => items.iter().try_for_each(sub),
         ExprKind::Map(entries) => entries.iter().try_for_each(|(_, v)| sub(v)),
-        ExprKind::Property(b, _) if kind_of(b, scope) == Kind::Path => Err(err(
-            "InvalidArgumentType",
-            "a path has no properties",
-        )),
+        ExprKind::Property(b, _) if kind_of(b, scope) == Kind::Path => {
+            Err(err("InvalidArgumentType", "a path has no properties"))
+        }
         ExprKind::Property(b, _)
         | ExprKind::Unary(_, b)
         | ExprKind::IsNull(b, _)

@@ -42,6 +42,11 @@ pub enum QueryError {
         code: &'static str,
         message: String,
     },
+    /// A CALL of a procedure that does not exist or that failed.
+    Procedure {
+        code: &'static str,
+        message: String,
+    },
     /// The storage failed or refused for another reason (a conflict with a
     /// concurrent transaction, a corrupt record, an I/O error).
     Storage(String),
@@ -61,6 +66,7 @@ impl QueryError {
             QueryError::Constraint { .. } => "ConstraintVerificationFailed",
             QueryError::EntityNotFound { .. } => "EntityNotFound",
             QueryError::Storage(_) => "DatabaseError",
+            QueryError::Procedure { .. } => "ProcedureError",
         }
     }
 
@@ -73,7 +79,8 @@ impl QueryError {
             | QueryError::Type { code, .. }
             | QueryError::Argument { code, .. }
             | QueryError::Constraint { code, .. }
-            | QueryError::EntityNotFound { code, .. } => Some(code),
+            | QueryError::EntityNotFound { code, .. }
+            | QueryError::Procedure { code, .. } => Some(code),
             QueryError::ParameterMissing(_) => Some("MissingParameter"),
             QueryError::Arithmetic(_) | QueryError::Unsupported(_) | QueryError::Storage(_) => None,
         }
@@ -111,6 +118,9 @@ impl fmt::Display for QueryError {
                 write!(f, "EntityNotFound ({code}): {message}")
             }
             QueryError::Storage(m) => write!(f, "storage: {m}"),
+            QueryError::Procedure { code, message } => {
+                write!(f, "ProcedureError ({code}): {message}")
+            }
         }
     }
 }

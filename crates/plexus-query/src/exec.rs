@@ -5,6 +5,7 @@ use crate::error::QueryError;
 use crate::eval::{equals, eval, is_aggregate, order, visit_aggregates, Ctx, Row};
 use crate::mutate::{self, Params};
 use crate::pattern;
+use crate::procedure::{self, ProcedureFn, Procedures, Signature};
 use plexus_common::Value;
 use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Projection, SingleQuery};
 use plexus_storage::{GraphRead, WriteTxn};
@@ -28,18 +29,28 @@ enum Access<'t> {
 /// Runs a query that needs no graph: MATCH finds nothing, OPTIONAL MATCH
 /// binds nulls, clauses that write are refused.
 pub fn run_standalone(text: &str, params: &Params) -> Result<Table, QueryError> {
-    run(Access::None, text, params)
+    run(Access::None, text, params, None)
 }
 
 /// Runs a read-only query on a snapshot; clauses that write are refused.
 pub fn run_read(g: &dyn GraphRead, text: &str, params: &Params) -> Result<Table, QueryError> {
-    run(Access::Read(g), text, params)
+    run(Access::Read(g), text, params, None)
 }
 
 /// Runs a query in a write transaction. On an error the transaction may
 /// hold part of the query's writes: the caller rolls it back (drops it).
 pub fn run_write(txn: &mut WriteTxn, text: &str, params: &Params) -> Result<Table, QueryError> {
-    run(Access::Write(txn), text, params)
+    run(Access::Write(txn), text, params, None)
+}
+
+/// [`run_write`] with procedures the query may CALL.
+pub fn run_write_with(
+    txn: &mut WriteTxn,
+    text: &str,
+    params: &Params,
+    procs: &Procedures,
+) -> Result<Table, QueryError> {
+    run(Access::Write(txn), text, params, Some(procs))
 }
 
 /// Whether a query's text contains clauses that write (CREATE, MERGE, SET,
@@ -66,10 +77,23 @@ fn writes(c: &Clause) -> bool {
     }
 }
 
-fn run(access: Access<'_>, text: &str, params: &Params) -> Result<Table, QueryError> {
+fn run(
+    access: Access<'_>,
+    text: &str,
+    params: &Params,
+    procs: Option<&Procedures>,
+) -> Result<Table, QueryError> {
     let q = plexus_cypher::parse(text)?;
     crate::binder::check(&q)?;
-    let mut ex = Exec { access, params };
+    let no_procs = Procedures::new();
+    let procs = procs.unwrap_or(&no_procs);
+    procedure::check(&q, procs)?;
+    let mut ex = Exec {
+        access,
+        params,
+        procs,
+        call_columns: vec![],
+    };
     let mut table = ex.single(&q.first, vec![Row::new()])?;
     for (all, part) in &q.unions {
         let t = ex.single(part, vec![Row::new()])?;
@@ -117,6 +141,9 @@ fn dedupe(rows: &mut Vec<Vec<Value>>) {
 struct Exec<'t, 'p> {
     access: Access<'t>,
     params: &'p Params,
+    procs: &'p Procedures,
+    /// The columns the last CALL yielded: a standalone CALL's result.
+    call_columns: Vec<String>,
 }
 
 impl Exec<'_, '_> {
@@ -164,6 +191,25 @@ impl Exec<'_, '_> {
                 return Ok(Table { columns, rows });
             }
             rows = self.clause(clause, rows)?;
+        }
+        if let Some(Clause::Call { .. }) = q.clauses.last() {
+            let columns = std::mem::take(&mut self.call_columns);
+            if columns.is_empty() {
+                return Ok(Table {
+                    columns,
+                    rows: vec![],
+                });
+            }
+            let rows = rows
+                .into_iter()
+                .map(|r| {
+                    columns
+                        .iter()
+                        .map(|c| r.get(c).cloned().unwrap_or_default())
+                        .collect()
+                })
+                .collect();
+            return Ok(Table { columns, rows });
         }
         Ok(Table {
             columns: vec![],
@@ -318,8 +364,20 @@ impl Exec<'_, '_> {
             }
             Clause::Return(_) => rows,
             Clause::Call {
-                procedure, yields, ..
-            } => self.procedure(procedure, yields.as_ref(), rows)?,
+                procedure,
+                args,
+                yields,
+                ..
+            } => match self.procs.get(procedure) {
+                Some((sig, body)) => self.call_registered(
+                    sig,
+                    body.as_ref(),
+                    args.as_deref(),
+                    yields.as_ref(),
+                    rows,
+                )?,
+                None => self.procedure(procedure, yields.as_ref(), rows)?,
+            },
         })
     }
 
@@ -359,10 +417,78 @@ impl Exec<'_, '_> {
         Ok(out)
     }
 
+    /// A registered procedure, once per row; its records joined to the row
+    /// under the yielded names.
+    fn call_registered(
+        &mut self,
+        sig: &Signature,
+        body: &ProcedureFn,
+        args: Option<&[Expr]>,
+        yields: Option<&plexus_cypher::Yield>,
+        rows: Vec<Row>,
+    ) -> Result<Vec<Row>, QueryError> {
+        // (output index, name bound in the row)
+        let mut bound: Vec<(usize, String)> = Vec::new();
+        match yields {
+            Some(y) if !y.star => {
+                for (name, alias) in &y.items {
+                    let Some(i) = sig.outputs.iter().position(|o| o == name) else {
+                        return Err(QueryError::Compile {
+                            code: "UndefinedVariable",
+                            message: format!("{} yields no `{name}`", sig.name),
+                        });
+                    };
+                    bound.push((i, alias.clone().unwrap_or_else(|| name.clone())));
+                }
+            }
+            _ => bound.extend(sig.outputs.iter().cloned().enumerate()),
+        }
+        self.call_columns = bound.iter().map(|(_, n)| n.clone()).collect();
+        let mut out = Vec::new();
+        for r in rows {
+            let ctx = self.ctx();
+            let values = match args {
+                Some(a) => a
+                    .iter()
+                    .map(|e| eval(e, &r, &ctx))
+                    .collect::<Result<Vec<_>, _>>()?,
+                None => sig
+                    .inputs
+                    .iter()
+                    .map(|(n, _)| {
+                        self.params
+                            .get(n)
+                            .cloned()
+                            .ok_or_else(|| QueryError::ParameterMissing(n.clone()))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            };
+            if sig.outputs.is_empty() {
+                procedure::call(sig, body, values)?;
+                out.push(r);
+                continue;
+            }
+            for record in procedure::call(sig, body, values)? {
+                let mut n = r.clone();
+                for (i, name) in &bound {
+                    n.insert(name.clone(), record.get(*i).cloned().unwrap_or_default());
+                }
+                let keep = match yields.and_then(|y| y.where_.as_ref()) {
+                    Some(w) => eval(w, &n, &ctx)? == Value::Bool(true),
+                    None => true,
+                };
+                if keep {
+                    out.push(n);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The built-in procedures: `db.labels()`, `db.relationshipTypes()`,
     /// `db.propertyKeys()`.
     fn procedure(
-        &self,
+        &mut self,
         name: &str,
         yields: Option<&plexus_cypher::Yield>,
         rows: Vec<Row>,
@@ -398,6 +524,7 @@ impl Exec<'_, '_> {
             .and_then(|y| y.items.iter().find(|(c, _)| c == column))
             .map(|(c, a)| a.clone().unwrap_or_else(|| c.clone()))
             .unwrap_or_else(|| column.to_string());
+        self.call_columns = vec![alias.clone()];
         let mut out = Vec::new();
         for r in rows {
             for v in &values {

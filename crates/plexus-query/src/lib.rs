@@ -12,6 +12,8 @@ mod exec;
 mod graph;
 mod mutate;
 mod pattern;
+mod procedure;
 
 pub use error::QueryError;
-pub use exec::{is_write, run_read, run_standalone, run_write, Table};
+pub use exec::{is_write, run_read, run_standalone, run_write, run_write_with, Table};
+pub use procedure::{ArgType, ProcedureFn, Procedures, Signature};

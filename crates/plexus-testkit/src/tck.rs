@@ -503,16 +503,73 @@ fn effects(a: &Snapshot, b: &Snapshot) -> BTreeMap<&'static str, usize> {
     m
 }
 
+/// A test procedure from its signature
+/// (`test.my.proc(in :: INTEGER?) :: (out :: STRING?)`) and a table whose
+/// columns are its inputs then its outputs: called with arguments, it
+/// yields the output part of every row whose input part equals them.
+fn test_procedure(
+    sig: &str,
+    table: &[Vec<String>],
+) -> Result<
+    (
+        plexus_query::Signature,
+        std::sync::Arc<plexus_query::ProcedureFn>,
+    ),
+    String,
+> {
+    let (name, rest) = sig.split_once('(').ok_or("no argument list")?;
+    let (ins, outs) = rest.split_once(") ::").ok_or("no output list")?;
+    let fields = |s: &str| -> Result<Vec<(String, plexus_query::ArgType)>, String> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(|f| {
+                let (n, t) = f.split_once("::").ok_or(format!("field {f}"))?;
+                let t = plexus_query::ArgType::parse(t).ok_or(format!("type in {f}"))?;
+                Ok((n.trim().to_string(), t))
+            })
+            .collect()
+    };
+    let inputs = fields(ins)?;
+    let outputs: Vec<String> = fields(outs.trim().trim_start_matches('(').trim_end_matches(')'))?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let mut rows = Vec::new();
+    for r in table.iter().skip(1) {
+        rows.push(
+            r.iter()
+                .map(|c| cell_value(c))
+                .collect::<Result<Vec<_>, _>>()?,
+        );
+    }
+    let n_in = inputs.len();
+    let body = move |args: &[Value]| {
+        Ok(rows
+            .iter()
+            .filter(|r| r.iter().zip(args).all(|(a, b)| same(a, b, false) || a == b))
+            .map(|r| r[n_in..].to_vec())
+            .collect())
+    };
+    let sig = plexus_query::Signature {
+        name: name.trim().to_string(),
+        inputs,
+        outputs,
+    };
+    Ok((sig, std::sync::Arc::new(body)))
+}
+
 /// Runs one query in its own write transaction, committing on success.
 fn execute(
     db: &Storage,
     q: &str,
     params: &BTreeMap<String, Value>,
+    procs: &plexus_query::Procedures,
 ) -> Result<plexus_query::Table, plexus_query::QueryError> {
     let mut txn = db
         .write(DEFAULT_GRAPH)
         .map_err(plexus_query::QueryError::from)?;
-    let t = plexus_query::run_write(&mut txn, q, params)?;
+    let t = plexus_query::run_write_with(&mut txn, q, params, procs)?;
     txn.commit().map_err(plexus_query::QueryError::from)?;
     Ok(t)
 }
@@ -550,6 +607,7 @@ pub fn run(s: &Scenario) -> Outcome {
         Err(e) => return Outcome::Failed(format!("cannot open a store: {e}")),
     };
     let mut before: Option<Snapshot> = None;
+    let mut procs = plexus_query::Procedures::new();
     let no_params = BTreeMap::new();
     while i < lines.len() {
         let l = lines[i].trim();
@@ -567,20 +625,27 @@ pub fn run(s: &Scenario) -> Outcome {
                 Err(e) => return Outcome::Failed(format!("named graph {}: {e}", file.display())),
             };
             for stmt in script.split(';').filter(|q| !q.trim().is_empty()) {
-                if let Err(e) = execute(&db, stmt, &no_params) {
+                if let Err(e) = execute(&db, stmt, &no_params, &procs) {
                     return Outcome::Failed(format!("named graph {name}: {e}"));
                 }
             }
         } else if l.ends_with("having executed:") {
             let q = docstring(&mut i);
-            if let Err(e) = execute(&db, &q, &no_params) {
+            if let Err(e) = execute(&db, &q, &no_params, &procs) {
                 return Outcome::Failed(format!("setup query failed: {e}"));
             }
-        } else if l.contains("there exists a procedure") {
-            return Outcome::Failed("unsupported: procedures".into());
+        } else if let Some(sig) = l
+            .strip_prefix("And there exists a procedure ")
+            .map(|x| x.trim_end_matches(':'))
+        {
+            let t = table_at(&mut i);
+            match test_procedure(sig, &t) {
+                Ok((sig, body)) => procs.register(sig, body),
+                Err(e) => return Outcome::Failed(format!("procedure {sig}: {e}")),
+            }
         } else if l.ends_with("executing control query:") {
             let q = docstring(&mut i);
-            result = Some(execute(&db, &q, &params));
+            result = Some(execute(&db, &q, &params, &procs));
         } else if l.ends_with("parameters are:") {
             for row in table_at(&mut i) {
                 if let [k, v] = row.as_slice() {
@@ -598,7 +663,7 @@ pub fn run(s: &Scenario) -> Outcome {
                 Ok(s) => Some(s),
                 Err(e) => return Outcome::Failed(e),
             };
-            result = Some(execute(&db, &q, &params));
+            result = Some(execute(&db, &q, &params, &procs));
             query = Some(q);
         } else if l.starts_with("Then the result should be empty") {
             match result.take() {
