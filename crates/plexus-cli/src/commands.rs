@@ -40,6 +40,15 @@ fn in_txn<T>(
     Ok(r)
 }
 
+/// `--json` asks for JSON lines whatever `--format` says.
+fn pick(cli: &Cli, f: crate::cypher::Format) -> crate::cypher::Format {
+    if cli.json {
+        crate::cypher::Format::Jsonl
+    } else {
+        f
+    }
+}
+
 pub fn run(cli: &Cli) -> CliResult {
     let out = Out { json: cli.json };
     match &cli.command {
@@ -142,6 +151,15 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
                 Err("integrity check failed".into())
             }
         }
+        Command::Query {
+            text,
+            params,
+            format,
+        } => {
+            let params = crate::cypher::parse_params(params)?;
+            crate::cypher::query(db, g, text, &params, pick(cli, *format))
+        }
+        Command::Shell { format } => crate::cypher::shell(db, g, pick(cli, *format)),
         Command::Init { .. } | Command::Demo { .. } => unreachable!("handled before opening"),
     }
 }

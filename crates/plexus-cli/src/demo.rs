@@ -149,5 +149,24 @@ pub fn run(path: &Path, out: &Out) -> CliResult {
             ],
         ],
     );
+    for q in QUERIES {
+        say(&format!("Cypher: {q}"));
+        let t = db.query(GRAPH, q, &plexus::Params::new())?;
+        crate::cypher::print(
+            &t,
+            if out.json {
+                crate::cypher::Format::Jsonl
+            } else {
+                crate::cypher::Format::Table
+            },
+        );
+    }
     Ok(())
 }
+
+/// The Cypher the demo runs on the imported graph.
+const QUERIES: &[&str] = &[
+    "MATCH (p:Person)-[:LIVES_IN]->(c:City) RETURN c.name AS city, count(p) AS people, collect(p.name) AS names ORDER BY people DESC, city",
+    "MATCH (a:Person {name: 'Ann'})-[:KNOWS]->(f)-[:KNOWS]->(fof) WHERE fof <> a RETURN f.name AS friend, fof.name AS friend_of_friend",
+    "MATCH p = shortestPath((a:Person {name: 'Eli'})-[:KNOWS*]-(b:Person {name: 'Bob'})) RETURN [n IN nodes(p) | n.name] AS path, length(p) AS hops",
+];

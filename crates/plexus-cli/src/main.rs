@@ -8,6 +8,7 @@ macro_rules! say {
 }
 
 mod commands;
+mod cypher;
 mod demo;
 mod output;
 mod traverse;
@@ -133,6 +134,22 @@ pub enum Command {
     },
     /// Verify every invariant of the graph (reads everything).
     Check,
+    /// Run a Cypher query and print its result.
+    Query {
+        /// The query, e.g. "MATCH (n:Person) RETURN n.name LIMIT 5".
+        text: String,
+        /// A parameter as name=value ($name in the query); the value is read as JSON when it is JSON.
+        #[arg(long = "param", short = 'p')]
+        params: Vec<String>,
+        /// Output format (--json means jsonl).
+        #[arg(long, value_enum, default_value_t = cypher::Format::Table)]
+        format: cypher::Format,
+    },
+    /// An interactive Cypher shell: statements end with ';', :help lists commands.
+    Shell {
+        #[arg(long, value_enum, default_value_t = cypher::Format::Table)]
+        format: cypher::Format,
+    },
     /// Build a small sample graph in a folder and show some reads.
     Demo {
         /// Where to build the sample database.

@@ -274,3 +274,87 @@ fn import_can_leave_bad_rows_out() {
         "{report}"
     );
 }
+
+#[test]
+fn cypher_queries_and_the_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(d, &["init"]);
+    ok(
+        d,
+        &[
+            "query",
+            "CREATE (:Person {name: 'Ann', age: 34})-[:KNOWS {since: 2015}]->(:Person {name: 'Bob', age: 41})",
+        ],
+    );
+    let table = ok(
+        d,
+        &[
+            "query",
+            "MATCH (a:Person)-[k:KNOWS]->(b) WHERE a.age < $max RETURN a.name AS a, b.name AS b, k.since AS since",
+            "--param",
+            "max=40",
+        ],
+    );
+    assert!(
+        table.contains("Ann") && table.contains("Bob") && table.contains("1 row"),
+        "{table}"
+    );
+    let csv = ok(
+        d,
+        &[
+            "query",
+            "MATCH (p:Person) RETURN p.name AS name, p.age AS age ORDER BY age",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(csv, "name,age\nAnn,34\nBob,41\n");
+    let jsonl = ok(
+        d,
+        &["query", "MATCH (p:Person {name: 'Ann'}) RETURN p", "--json"],
+    );
+    let row: serde_json::Value = serde_json::from_str(jsonl.trim()).unwrap();
+    assert_eq!(row["p"]["labels"][0], "Person");
+    assert_eq!(row["p"]["properties"]["age"], 34);
+    // A failing query names the problem and its place, and writes nothing.
+    let err = fails(d, &["query", "CREATE (:Person {name: 'Cleo'}) RETURN 1 +"]);
+    assert!(err.contains("line 1"), "{err}");
+    let err = fails(
+        d,
+        &[
+            "query",
+            "MATCH (p:Person) CREATE (:Copy {n: p.name}) WITH p RETURN p.name / 0",
+        ],
+    );
+    assert!(err.contains("TypeError"), "{err}");
+    let n = ok(
+        d,
+        &["query", "MATCH (n) RETURN count(n) AS n", "--format", "csv"],
+    );
+    assert_eq!(n, "n\n2\n", "the failed query left nothing behind");
+
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_plexus"))
+        .current_dir(d)
+        .env_remove("PLEXUS_DB")
+        .env_remove("PLEXUS_GRAPH")
+        .args(["shell", "--format", "csv"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    shell
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b":param who=\"Bob\"\n:params\nMATCH (p:Person)\nWHERE p.name = $who\nRETURN p.age AS age;\nRETURN nope;\n:quit\n")
+        .unwrap();
+    let o = shell.wait_with_output().unwrap();
+    let out = String::from_utf8(o.stdout).unwrap();
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(o.status.success());
+    assert_eq!(out, "$who = 'Bob'\nage\n41\n", "{out}");
+    assert!(err.contains("UndefinedVariable"), "{err}");
+}

@@ -7,7 +7,7 @@ use crate::mutate::{self, Params};
 use crate::pattern;
 use crate::procedure::{self, ProcedureFn, Procedures, Signature};
 use plexus_common::Value;
-use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Projection, SingleQuery};
+use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Projection, Query, SingleQuery};
 use plexus_storage::{GraphRead, WriteTxn};
 use std::collections::HashMap;
 
@@ -26,40 +26,71 @@ enum Access<'t> {
     Write(&'t mut WriteTxn),
 }
 
-/// Runs a query that needs no graph: MATCH finds nothing, OPTIONAL MATCH
-/// binds nulls, clauses that write are refused.
+/// A parsed and checked query, ready to run any number of times with
+/// different parameters: the unit a plan cache keeps.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    query: Query,
+    writes: bool,
+}
+
+impl Prepared {
+    /// Parses and checks a query; syntax and semantic errors come here,
+    /// before any row.
+    pub fn new(text: &str) -> Result<Prepared, QueryError> {
+        let query = plexus_cypher::parse(text)?;
+        crate::binder::check(&query)?;
+        let writes = parts(&query).any(|p| p.clauses.iter().any(writes));
+        Ok(Prepared { query, writes })
+    }
+
+    /// Whether the query has clauses that write (CREATE, MERGE, SET,
+    /// REMOVE, DELETE, FOREACH), so a caller can pick the transaction kind.
+    pub fn is_write(&self) -> bool {
+        self.writes
+    }
+
+    /// Runs the query with no graph: MATCH finds nothing, OPTIONAL MATCH
+    /// binds nulls, clauses that write are refused.
+    pub fn run_standalone(&self, params: &Params) -> Result<Table, QueryError> {
+        run(&self.query, Access::None, params, None)
+    }
+
+    /// Runs the query on a snapshot; clauses that write are refused.
+    pub fn run_read(&self, g: &dyn GraphRead, params: &Params) -> Result<Table, QueryError> {
+        run(&self.query, Access::Read(g), params, None)
+    }
+
+    /// Runs the query in a write transaction, with procedures it may CALL.
+    /// On an error the transaction may hold part of the query's writes: the
+    /// caller rolls it back (drops it).
+    pub fn run_write(
+        &self,
+        txn: &mut WriteTxn,
+        params: &Params,
+        procs: Option<&Procedures>,
+    ) -> Result<Table, QueryError> {
+        run(&self.query, Access::Write(txn), params, procs)
+    }
+}
+
+/// Runs a query that needs no graph (see [`Prepared::run_standalone`]).
 pub fn run_standalone(text: &str, params: &Params) -> Result<Table, QueryError> {
-    run(Access::None, text, params, None)
+    Prepared::new(text)?.run_standalone(params)
 }
 
-/// Runs a read-only query on a snapshot; clauses that write are refused.
+/// Runs a read-only query on a snapshot (see [`Prepared::run_read`]).
 pub fn run_read(g: &dyn GraphRead, text: &str, params: &Params) -> Result<Table, QueryError> {
-    run(Access::Read(g), text, params, None)
+    Prepared::new(text)?.run_read(g, params)
 }
 
-/// Runs a query in a write transaction. On an error the transaction may
-/// hold part of the query's writes: the caller rolls it back (drops it).
+/// Runs a query in a write transaction (see [`Prepared::run_write`]).
 pub fn run_write(txn: &mut WriteTxn, text: &str, params: &Params) -> Result<Table, QueryError> {
-    run(Access::Write(txn), text, params, None)
+    Prepared::new(text)?.run_write(txn, params, None)
 }
 
-/// [`run_write`] with procedures the query may CALL.
-pub fn run_write_with(
-    txn: &mut WriteTxn,
-    text: &str,
-    params: &Params,
-    procs: &Procedures,
-) -> Result<Table, QueryError> {
-    run(Access::Write(txn), text, params, Some(procs))
-}
-
-/// Whether a query's text contains clauses that write (CREATE, MERGE, SET,
-/// REMOVE, DELETE, FOREACH), so a caller can pick the transaction kind.
-pub fn is_write(text: &str) -> Result<bool, QueryError> {
-    let q = plexus_cypher::parse(text)?;
-    Ok(std::iter::once(&q.first)
-        .chain(q.unions.iter().map(|(_, p)| p))
-        .any(|p| p.clauses.iter().any(writes)))
+fn parts(q: &Query) -> impl Iterator<Item = &SingleQuery> {
+    std::iter::once(&q.first).chain(q.unions.iter().map(|(_, p)| p))
 }
 
 fn writes(c: &Clause) -> bool {
@@ -70,24 +101,20 @@ fn writes(c: &Clause) -> bool {
         | Clause::Remove { .. }
         | Clause::Delete { .. }
         | Clause::Foreach { .. } => true,
-        Clause::Subquery { query, .. } => std::iter::once(&query.first)
-            .chain(query.unions.iter().map(|(_, p)| p))
-            .any(|p| p.clauses.iter().any(writes)),
+        Clause::Subquery { query, .. } => parts(query).any(|p| p.clauses.iter().any(writes)),
         _ => false,
     }
 }
 
 fn run(
+    q: &Query,
     access: Access<'_>,
-    text: &str,
     params: &Params,
     procs: Option<&Procedures>,
 ) -> Result<Table, QueryError> {
-    let q = plexus_cypher::parse(text)?;
-    crate::binder::check(&q)?;
     let no_procs = Procedures::new();
     let procs = procs.unwrap_or(&no_procs);
-    procedure::check(&q, procs)?;
+    procedure::check(q, procs)?;
     let mut ex = Exec {
         access,
         params,

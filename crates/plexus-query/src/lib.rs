@@ -1,9 +1,12 @@
-//! Query execution. For now: Cypher expression semantics (three-valued
-//! logic, the integer/float distinction, lists, maps, comprehensions,
-//! quantifiers, the common functions and aggregations) and a row pipeline
-//! for the clauses that need no graph (UNWIND, WITH, RETURN with ORDER BY,
-//! SKIP, LIMIT, DISTINCT and aggregation). Clauses that read or write the
-//! graph are refused as unsupported until the binder and planner exist.
+//! Query execution: the binder's checks, Cypher expression semantics
+//! (three-valued logic, the integer/float distinction, lists, maps,
+//! comprehensions, quantifiers, functions, aggregation), pattern matching
+//! over the storage's adjacency and indexes, and the updating clauses.
+//!
+//! A query is prepared once ([`Prepared`]: parsed and checked) and run with
+//! parameters against a snapshot or a write transaction. Clauses run one
+//! after another over materialised rows; a planner with lazily pulled,
+//! batched operators is the next step.
 
 mod binder;
 mod error;
@@ -15,5 +18,5 @@ mod pattern;
 mod procedure;
 
 pub use error::QueryError;
-pub use exec::{is_write, run_read, run_standalone, run_write, run_write_with, Table};
+pub use exec::{run_read, run_standalone, run_write, Prepared, Table};
 pub use procedure::{ArgType, ProcedureFn, Procedures, Signature};

@@ -569,7 +569,7 @@ fn execute(
     let mut txn = db
         .write(DEFAULT_GRAPH)
         .map_err(plexus_query::QueryError::from)?;
-    let t = plexus_query::run_write_with(&mut txn, q, params, procs)?;
+    let t = plexus_query::Prepared::new(q)?.run_write(&mut txn, params, Some(procs))?;
     txn.commit().map_err(plexus_query::QueryError::from)?;
     Ok(t)
 }

@@ -58,6 +58,7 @@ pub struct Database {
     storage: Storage,
     path: Option<PathBuf>,
     _lock: Option<std::sync::Arc<File>>,
+    plans: std::sync::Arc<crate::query::PlanCache>,
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
@@ -190,6 +191,7 @@ impl Database {
             storage: Storage::in_memory()?,
             path: None,
             _lock: None,
+            plans: Default::default(),
         })
     }
 
@@ -213,7 +215,12 @@ impl Database {
             storage: Storage::open(kv)?,
             path: Some(path.to_path_buf()),
             _lock: Some(std::sync::Arc::new(lock)),
+            plans: Default::default(),
         })
+    }
+
+    pub(crate) fn plans(&self) -> &crate::query::PlanCache {
+        &self.plans
     }
 
     /// The folder of the database (`None` in memory).

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub enum Error {
     Storage(StorageError),
+    /// A Cypher query failed: syntax, semantics, types, constraints.
+    Query(plexus_query::QueryError),
     /// The path holds something that is not a Plexus database.
     NotADatabase {
         path: PathBuf,
@@ -30,6 +32,8 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Storage(e) => e.kind(),
+            Error::Query(plexus_query::QueryError::Storage(_)) => ErrorKind::Io,
+            Error::Query(_) => ErrorKind::BadInput,
             Error::NotADatabase { .. } | Error::Missing(_) | Error::Exists(_) => {
                 ErrorKind::BadInput
             }
@@ -42,6 +46,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Storage(e) => write!(f, "{e}"),
+            Error::Query(e) => write!(f, "{e}"),
             Error::NotADatabase { path, why } => {
                 write!(f, "{} is not a Plexus database: {why}", path.display())
             }

@@ -15,6 +15,7 @@
 
 mod database;
 mod error;
+mod query;
 
 pub use database::{Database, GraphStats, Options, MANIFEST_FILE};
 pub use error::{Error, Result};
@@ -26,9 +27,11 @@ pub use plexus_common::{
 /// Importing CSV and JSON-lines files.
 pub use plexus_ingest as ingest;
 pub use plexus_kv::Backend;
+pub use plexus_query::{Procedures, QueryError, Table};
 pub use plexus_storage::{
     BulkEdge, BulkNode, BulkReport, ConstraintInfo, ConstraintKind, ConstraintSpec, DeleteMode,
     Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind, IndexMode, IndexSpec,
     IntegrityReport, Isolation, Neighbor, Node, NodeId, Props, ReadTxn, StorageError, TypeId,
     WriteTxn, DEFAULT_GRAPH,
 };
+pub use query::Params;
