@@ -70,6 +70,66 @@ impl Date {
     pub fn ymd(self) -> (i32, u32, u32) {
         civil_from_days(self.days as i64)
     }
+
+    fn plus(self, days: i64) -> Option<Date> {
+        i32::try_from(self.days as i64 + days)
+            .ok()
+            .map(|days| Date { days })
+    }
+
+    /// ISO day of the week: 1 is Monday, 7 is Sunday (1970-01-01 was a Thursday).
+    pub fn weekday(self) -> u32 {
+        ((self.days as i64 + 3).rem_euclid(7) + 1) as u32
+    }
+
+    /// The day of the year, from 1.
+    pub fn ordinal(self) -> u32 {
+        let (y, _, _) = self.ymd();
+        (self.days as i64 - days_from_civil(y as i64, 1, 1) + 1) as u32
+    }
+
+    /// The ISO week-based year and week (1–53): weeks start on Monday and
+    /// week 1 holds the year's first Thursday.
+    pub fn iso_week(self) -> (i32, u32) {
+        let thursday = Date {
+            days: self.days + 4 - self.weekday() as i32,
+        };
+        (thursday.ymd().0, (thursday.ordinal() - 1) / 7 + 1)
+    }
+
+    /// The quarter (1–4) and the day within it, from 1.
+    pub fn quarter(self) -> (u32, u32) {
+        let (y, m, _) = self.ymd();
+        let q = (m - 1) / 3 + 1;
+        let first = days_from_civil(y as i64, (q - 1) * 3 + 1, 1);
+        (q, (self.days as i64 - first + 1) as u32)
+    }
+
+    /// The date of an ISO week date, or `None` when it does not exist.
+    pub fn from_iso_week(week_year: i32, week: u32, weekday: u32) -> Option<Date> {
+        if !(1..=7).contains(&weekday) || week == 0 {
+            return None;
+        }
+        let jan4 = Date::from_ymd(week_year, 1, 4)?;
+        let monday = jan4.plus(1 - jan4.weekday() as i64)?;
+        let d = monday.plus((week as i64 - 1) * 7 + weekday as i64 - 1)?;
+        (d.iso_week() == (week_year, week)).then_some(d)
+    }
+
+    /// The date of a day of the year (from 1), or `None` when it does not exist.
+    pub fn from_ordinal(year: i32, ordinal: u32) -> Option<Date> {
+        let d = Date::from_ymd(year, 1, 1)?.plus(ordinal as i64 - 1)?;
+        (ordinal >= 1 && d.ymd().0 == year).then_some(d)
+    }
+
+    /// The date of a quarter (1–4) and a day within it (from 1).
+    pub fn from_quarter(year: i32, quarter: u32, day: u32) -> Option<Date> {
+        if !(1..=4).contains(&quarter) || day == 0 {
+            return None;
+        }
+        let d = Date::from_ymd(year, (quarter - 1) * 3 + 1, 1)?.plus(day as i64 - 1)?;
+        (d.quarter() == (quarter, day) && d.ymd().0 == year).then_some(d)
+    }
 }
 
 impl LocalTime {
@@ -247,6 +307,21 @@ impl fmt::Display for Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn week_ordinal_and_quarter_dates() {
+        let d = |s: &str| Date::parse(s).unwrap();
+        assert_eq!(d("1970-01-01").weekday(), 4);
+        assert_eq!(d("1816-12-30").iso_week(), (1817, 1));
+        assert_eq!(Date::from_iso_week(1817, 1, 1), Some(d("1816-12-30")));
+        assert_eq!(Date::from_iso_week(1818, 53, 1), Some(d("1818-12-28")));
+        assert_eq!(Date::from_iso_week(1819, 53, 1), None);
+        assert_eq!(Date::from_ordinal(1984, 202), Some(d("1984-07-20")));
+        assert_eq!(Date::from_ordinal(1983, 366), None);
+        assert_eq!(Date::from_quarter(1984, 3, 45), Some(d("1984-08-14")));
+        assert_eq!(d("1984-11-11").quarter(), (4, 42));
+        assert_eq!(Date::from_quarter(1984, 1, 92), None);
+    }
 
     #[test]
     fn civil_round_trip() {

@@ -176,7 +176,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Date(x), Value::Date(y)) => Some(x.cmp(y)),
         (Value::LocalTime(x), Value::LocalTime(y)) => Some(x.cmp(y)),
         (Value::LocalDateTime(x), Value::LocalDateTime(y)) => Some(x.cmp(y)),
-        _ => None,
+        _ => crate::temporal::compare(a, b),
     }
 }
 
@@ -273,6 +273,9 @@ fn int_op(a: i64, b: i64, op: BinOp) -> R {
 }
 
 fn arith(a: Value, b: Value, op: BinOp) -> R {
+    if let Some(r) = crate::temporal::arith(op, &a, &b) {
+        return r;
+    }
     Ok(match (a, b) {
         (Value::Null, _) | (_, Value::Null) => Value::Null,
         (Value::Int(x), Value::Int(y)) => return int_op(x, y, op),
@@ -372,6 +375,20 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
         ExprKind::Property(base, key) => match ev(base)? {
             Value::Null => Value::Null,
             Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
+            t @ (Value::Date(_)
+            | Value::LocalTime(_)
+            | Value::Time(_)
+            | Value::LocalDateTime(_)
+            | Value::DateTime(_)
+            | Value::Duration(_)) => match crate::temporal::component(&t, key) {
+                Some(v) => v?,
+                None => {
+                    return Err(QueryError::Semantic {
+                        code: "InvalidPropertyAccess",
+                        message: format!("a {} has no component `{key}`", t.value_type()),
+                    })
+                }
+            },
             entity @ (Value::Node(_) | Value::Relationship(_)) if ctx.graph.is_some() => {
                 match ctx
                     .graph
@@ -809,67 +826,15 @@ fn arg_error(name: &str, v: &Value) -> QueryError {
 /// string, or the value itself when it already has that type. Map arguments
 /// and the zero-argument "now" forms are not supported yet.
 fn temporal_from(name: &str, v: Value) -> R {
-    use plexus_common::{Date, DateTime, LocalDateTime, LocalTime, Time};
-    let parsed = match (name, v) {
-        (_, Value::Null) => return Ok(Value::Null),
-        ("date", v @ Value::Date(_))
-        | ("localtime", v @ Value::LocalTime(_))
-        | ("time", v @ Value::Time(_))
-        | ("localdatetime", v @ Value::LocalDateTime(_))
-        | ("datetime", v @ Value::DateTime(_)) => Some(v),
-        (_, Value::String(s)) => match name {
-            "date" => Date::parse(&s).map(Value::Date),
-            "localtime" => LocalTime::parse(&s).map(Value::LocalTime),
-            // Without an offset, `time` and `datetime` take the default
-            // time zone, which is UTC.
-            "time" => Time::parse(&s)
-                .or_else(|| {
-                    LocalTime::parse(&s).map(|t| Time {
-                        nanos: t.nanos,
-                        offset_secs: 0,
-                    })
-                })
-                .map(Value::Time),
-            "localdatetime" => LocalDateTime::parse(&s).map(Value::LocalDateTime),
-            _ => DateTime::parse(&s)
-                .or_else(|| {
-                    LocalDateTime::parse(&s).map(|l| DateTime {
-                        secs: l.secs,
-                        nanos: l.nanos,
-                        offset_secs: 0,
-                        zone: None,
-                    })
-                })
-                .map(Value::DateTime),
-        }
-        .ok_or_else(|| QueryError::Argument {
-            code: "InvalidArgumentValue",
-            message: format!(
-                "{name}(): cannot read '{s}'; expected the extended ISO 8601 form, e.g. '{}' \
-                 (week, ordinal and basic forms are not supported yet)",
-                match name {
-                    "date" => "2015-07-21",
-                    "localtime" => "12:31:14.5",
-                    "time" => "12:31:14+01:00",
-                    "localdatetime" => "2015-07-21T12:31:14",
-                    _ => "2015-07-21T12:31:14Z",
-                }
-            ),
-        })
-        .map(Some)?,
-        (_, Value::Map(_)) => {
-            return Err(QueryError::Unsupported(format!(
-                "{name}() from a map of components"
-            )))
-        }
-        _ => None,
-    };
-    match parsed {
-        Some(v) => Ok(v),
-        None => Err(QueryError::type_error(format!(
-            "{name}() takes a string or a {name}"
-        ))),
+    if v.is_null() {
+        return Ok(Value::Null);
     }
+    crate::temporal::convert(name, &v).unwrap_or_else(|| {
+        Err(QueryError::type_error(format!(
+            "{name}() takes a map, a string or a temporal value, not {}",
+            v.value_type()
+        )))
+    })
 }
 
 /// A scalar function by name (case-insensitive).
@@ -977,6 +942,13 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
         }
         "date" | "localtime" | "time" | "localdatetime" | "datetime" if args.len() == 1 => {
             temporal_from(&lname, a0)?
+        }
+        "date" | "localtime" | "time" | "localdatetime" | "datetime" if args.is_empty() => {
+            crate::temporal::now(&lname, &[])?
+        }
+        "duration" => {
+            arity(1)?;
+            crate::temporal::duration(a0)?
         }
         "tostring" => {
             arity(1)?;
@@ -1153,6 +1125,9 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                 .min(s.len());
             Value::String(s[from..to].iter().collect())
         }
-        _ => return Err(QueryError::Unsupported(format!("function {name}()"))),
+        _ => {
+            return crate::temporal::call(&lname, &args)
+                .unwrap_or_else(|| Err(QueryError::Unsupported(format!("function {name}()"))))
+        }
     })
 }

@@ -16,6 +16,7 @@ mod graph;
 mod mutate;
 mod pattern;
 mod procedure;
+mod temporal;
 
 pub use error::QueryError;
 pub use exec::{run_read, run_standalone, run_write, Prepared, Table};
