@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod engine;
 pub mod gen;
+pub mod ldbc;
 pub mod peers;
 pub mod report;
 pub mod snb;

@@ -57,6 +57,18 @@ enum Cmd {
         #[arg(long)]
         venv: Option<PathBuf>,
     },
+    /// Run the LDBC SNB Interactive reference queries on the SNB-like graph.
+    Ldbc {
+        /// Scale factor (persons = 2000 × SF).
+        #[arg(long, default_value_t = 0.1)]
+        sf: f64,
+        /// The LDBC suite folder (default: ../shared/suites/ldbc beside the repository).
+        #[arg(long)]
+        ldbc_dir: Option<PathBuf>,
+        /// Write the markdown report here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Insert nodes one transaction each; compare the first and last tenth.
     InsertOverTime {
         #[arg(long, default_value_t = 1_000_000)]
@@ -154,6 +166,32 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
                     mismatches.len()
                 )
                 .into());
+            }
+            Ok(())
+        }
+        Cmd::Ldbc { sf, ldbc_dir, out } => {
+            let dir = ldbc_dir.unwrap_or_else(plexus_bench::ldbc::default_dir);
+            let start = Instant::now();
+            let (db, graph) = plexus_bench::ldbc::load(sf, 42)?;
+            eprintln!(
+                "loaded SNB SF {sf} in {:.1} s",
+                start.elapsed().as_secs_f64()
+            );
+            let outcomes = plexus_bench::ldbc::run(&db, &graph, &dir)?;
+            let command = format!(
+                "cargo run --release -p plexus-bench -- ldbc --sf {sf}{}",
+                out.as_ref()
+                    .map(|o| format!(" --out {}", o.display()))
+                    .unwrap_or_default()
+            );
+            let md = plexus_bench::ldbc::markdown(&outcomes, sf, &command);
+            println!("{md}");
+            if let Some(out) = out {
+                std::fs::write(out, &md)?;
+            }
+            let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
+            if failed > 0 {
+                return Err(format!("{failed} LDBC quer(ies) failed").into());
             }
             Ok(())
         }

@@ -56,7 +56,7 @@ fn c_offset(g: &Snb) -> u64 {
 const PREFIX: [&str; 8] = ["p", "o", "pl", "tc", "t", "f", "m", "c"];
 
 /// Relationship kinds, in edge-range order: (type, how many per source).
-const EDGE_KINDS: [&str; 19] = [
+const EDGE_KINDS: [&str; 20] = [
     "KNOWS",
     "HAS_INTEREST",
     "PERSON_IS_LOCATED_IN",
@@ -76,6 +76,7 @@ const EDGE_KINDS: [&str; 19] = [
     "HAS_TYPE",
     "IS_SUBCLASS_OF",
     "IS_PART_OF",
+    "ORG_IS_LOCATED_IN",
 ];
 
 pub struct Snb {
@@ -86,7 +87,7 @@ pub struct Snb {
     /// First KNOWS edge index of each person (prefix sums of degrees).
     knows_off: Vec<u64>,
     /// Edges per kind, in `EDGE_KINDS` order.
-    edge_counts: [u64; 19],
+    edge_counts: [u64; 20],
 }
 
 impl Snb {
@@ -122,7 +123,7 @@ impl Snb {
             2 * f,
             m,
             m,
-            m,
+            2 * m,
             m,
             c,
             c,
@@ -131,8 +132,8 @@ impl Snb {
             t,
             tc - 1,
             CITIES + COUNTRIES,
+            o,
         ];
-        let _ = o;
         Snb {
             sf,
             seed,
@@ -376,7 +377,23 @@ impl Generator for Snb {
             "FORUM_HAS_TAG" => (5, j / 2, 4, pick(&mut r, tags), "HAS_TAG"),
             "CONTAINER_OF" => (5, pick(&mut r, forums), 6, j, "CONTAINER_OF"),
             "POST_HAS_CREATOR" => (6, j, 0, self.post_creator(j), "HAS_CREATOR"),
-            "POST_HAS_TAG" => (6, j, 4, pick(&mut r, tags), "HAS_TAG"),
+            "POST_HAS_TAG" => {
+                // Two distinct tags per post, so that tags co-occur (IC6).
+                let first = pick(&mut Self::rng(self.seed, 99, j / 2), tags);
+                (6, j / 2, 4, (first + j % 2) % tags, "HAS_TAG")
+            }
+            // Universities are in cities, companies in countries (IC1, IC11).
+            "ORG_IS_LOCATED_IN" => (
+                1,
+                j,
+                2,
+                if j % 2 == 0 {
+                    pick(&mut r, CITIES)
+                } else {
+                    CITIES + pick(&mut r, COUNTRIES)
+                },
+                "IS_LOCATED_IN",
+            ),
             "POST_IS_LOCATED_IN" => (6, j, 2, CITIES + pick(&mut r, COUNTRIES), "IS_LOCATED_IN"),
             "COMMENT_HAS_CREATOR" => (7, j, 0, pick(&mut r, persons), "HAS_CREATOR"),
             "REPLY_OF" => (7, j, 6, self.comment_post(j), "REPLY_OF"),

@@ -347,6 +347,20 @@ fn resolve_time(f: &Fields<'_>, base: Option<u64>) -> Result<u64, QueryError> {
 /// `date({...})`, `time({...})` and the others from a map of components.
 pub fn construct(kind: &str, m: &BTreeMap<String, Value>) -> R {
     let f = Fields::new(m);
+    if kind == "datetime" && (f.has("epochmillis") || f.has("epochseconds")) {
+        let nanos = f.int("epochmillis")?.unwrap_or(0) as i128 * 1_000_000
+            + f.int("epochseconds")?.unwrap_or(0) as i128 * NANOS as i128
+            + f.int("nanosecond")?.unwrap_or(0) as i128;
+        let Value::DateTime(mut t) = epoch(nanos)? else {
+            return Err(bad("epoch out of range"));
+        };
+        if let Some(Value::String(z)) = f.get("timezone") {
+            let z = parse_zone(z)?;
+            t.offset_secs = z.offset_at_instant(t.secs)?;
+            t.zone = z.name();
+        }
+        return Ok(Value::DateTime(t));
+    }
     let from = |k: &str| -> Result<Option<Parts>, QueryError> {
         match f.get(k) {
             None => Ok(None),

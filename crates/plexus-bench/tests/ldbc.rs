@@ -1,0 +1,74 @@
+//! Every LDBC SNB Interactive reference query (v1 IS/IC/IU, v2 DEL) runs
+//! on a small SNB-like graph, with answers that fit the graph.
+
+use plexus::{Params, Value};
+use plexus_bench::ldbc;
+
+#[test]
+fn every_ldbc_query_runs_with_plausible_answers() {
+    let dir = ldbc::default_dir();
+    if !dir.is_dir() {
+        panic!(
+            "the LDBC suite is missing at {}: the tests need ../shared beside the repository",
+            dir.display()
+        );
+    }
+    let (db, g) = ldbc::load(0.05, 7).unwrap();
+    let out = ldbc::run(&db, &g, &dir).unwrap();
+    assert_eq!(out.len(), 37);
+    for o in &out {
+        assert!(o.error.is_none(), "{}: {:?}", o.name, o.error);
+    }
+    let rows = |name: &str| out.iter().find(|o| o.name == name).unwrap().rows;
+    // Profile, creator and forum of a message: exactly one row each.
+    for q in ["IS1", "IS4", "IS5", "IS6", "IC13"] {
+        assert_eq!(rows(q), 1, "{q}");
+    }
+    // Top-k queries never exceed their LIMIT.
+    for (q, k) in [
+        ("IC1", 20),
+        ("IC2", 20),
+        ("IC4", 10),
+        ("IC9", 20),
+        ("IC10", 10),
+    ] {
+        assert!(rows(q) <= k, "{q}");
+    }
+    // IS3 lists the friends of the person: as many as the KNOWS degree.
+    let p = |k: &str, v: Value| -> Params { [(k.to_string(), v)].into() };
+    let person = db
+        .query(
+            &g,
+            "MATCH (p:Person)-[:KNOWS]-() RETURN p.id AS id, count(*) AS c ORDER BY c DESC, id LIMIT 1",
+            &Params::new(),
+        )
+        .unwrap();
+    let (id, degree) = (person.rows[0][0].clone(), person.rows[0][1].clone());
+    assert_eq!(Value::Int(rows("IS3") as i64), degree);
+    // IC13 (shortest KNOWS path length) agrees with the traversal API.
+    let t = db
+        .query(
+            &g,
+            "MATCH (a:Person {id: $id})-[:KNOWS]-()-[:KNOWS]-(b:Person) WHERE a <> b AND NOT (a)-[:KNOWS]-(b) \
+             RETURN b.id ORDER BY b.id LIMIT 1",
+            &p("id", id.clone()),
+        )
+        .unwrap();
+    let sp = db
+        .query(
+            &g,
+            "MATCH p = shortestPath((a:Person {id: $a})-[:KNOWS*]-(b:Person {id: $b})) RETURN length(p)",
+            &[("a".to_string(), id), ("b".to_string(), t.rows[0][0].clone())].into(),
+        )
+        .unwrap();
+    assert_eq!(sp.rows, vec![vec![Value::Int(2)]]);
+    // The inserts' graph is gone again after the deletes.
+    let left = db
+        .query(
+            &g,
+            "MATCH (n:Person {firstName: 'Ada'}) RETURN count(n)",
+            &Params::new(),
+        )
+        .unwrap();
+    assert_eq!(left.rows, vec![vec![Value::Int(0)]]);
+}
