@@ -233,53 +233,32 @@ fn parameters(db: &Database, g: &str) -> Result<Params, String> {
 /// comment (IU2/IU3, undone by DEL2/DEL3); the new forum, post and comment
 /// get fresh ids, and IU7 replies to the new post.
 fn bind(name: &str, base: &Params) -> Params {
+    // (query, parameter, the fresh id it takes)
+    const FRESH: &[(&str, &str, &str)] = &[
+        ("IU1", "personId", "newPersonId"),
+        ("IU2", "personId", "newPersonId"),
+        ("IU3", "personId", "newPersonId"),
+        ("IU4", "forumId", "newForumId"),
+        ("IU5", "forumId", "newForumId"),
+        ("IU5", "personId", "newPersonId"),
+        ("IU6", "postId", "newPostId"),
+        ("IU6", "forumId", "newForumId"),
+        ("IU7", "commentId", "newCommentId"),
+        ("IU7", "replyToPostId", "newPostId"),
+        ("IU8", "person1Id", "newPersonId"),
+        ("DEL1", "personId", "newPersonId"),
+        ("DEL2", "personId", "newPersonId"),
+        ("DEL3", "personId", "newPersonId"),
+        ("DEL4", "forumId", "newForumId"),
+        ("DEL5", "forumId", "newForumId"),
+        ("DEL5", "personId", "newPersonId"),
+        ("DEL6", "postId", "newPostId"),
+        ("DEL7", "commentId", "newCommentId"),
+        ("DEL8", "person1Id", "newPersonId"),
+    ];
     let mut q = base.clone();
-    let fresh = |k: &str| base.get(k).cloned().unwrap_or_default();
-    match name {
-        "IU1" => {
-            q.insert("personId".into(), fresh("newPersonId"));
-        }
-        "IU4" => {
-            q.insert("forumId".into(), fresh("newForumId"));
-        }
-        "IU5" => {
-            q.insert("forumId".into(), fresh("newForumId"));
-            q.insert("personId".into(), fresh("newPersonId"));
-        }
-        "IU6" => {
-            q.insert("postId".into(), fresh("newPostId"));
-            q.insert("forumId".into(), fresh("newForumId"));
-        }
-        "IU7" => {
-            q.insert("commentId".into(), fresh("newCommentId"));
-            q.insert("replyToPostId".into(), fresh("newPostId"));
-        }
-        "IU2" | "IU3" | "DEL2" | "DEL3" => {
-            q.insert("personId".into(), fresh("newPersonId"));
-        }
-        "IU8" => {
-            q.insert("person1Id".into(), fresh("newPersonId"));
-        }
-        "DEL5" => {
-            q.insert("forumId".into(), fresh("newForumId"));
-            q.insert("personId".into(), fresh("newPersonId"));
-        }
-        "DEL7" => {
-            q.insert("commentId".into(), fresh("newCommentId"));
-        }
-        "DEL6" => {
-            q.insert("postId".into(), fresh("newPostId"));
-        }
-        "DEL4" => {
-            q.insert("forumId".into(), fresh("newForumId"));
-        }
-        "DEL8" => {
-            q.insert("person1Id".into(), fresh("newPersonId"));
-        }
-        "DEL1" => {
-            q.insert("personId".into(), fresh("newPersonId"));
-        }
-        _ => {}
+    for (_, param, fresh) in FRESH.iter().filter(|(n, _, _)| *n == name) {
+        q.insert(param.to_string(), base.get(*fresh).cloned().unwrap_or_default());
     }
     q
 }
