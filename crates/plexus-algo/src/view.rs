@@ -126,9 +126,9 @@ pub trait GraphView {
 
 /// A storage transaction as a [`GraphView`]: reads the adjacency index of
 /// its snapshot directly.
-pub struct StoreView<'a, R: GraphRead>(pub &'a R);
+pub struct StoreView<'a, R: GraphRead + ?Sized>(pub &'a R);
 
-impl<R: GraphRead> GraphView for StoreView<'_, R> {
+impl<R: GraphRead + ?Sized> GraphView for StoreView<'_, R> {
     fn steps(&self, node: NodeId, filter: &Filter, out: &mut Vec<Step>) -> Result<()> {
         // Order: outgoing then incoming, each by type, neighbour and edge,
         // as the adjacency keys sort (and as a Csr lists them).

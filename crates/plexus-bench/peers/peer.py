@@ -213,6 +213,47 @@ class Gestalt:
         self.g.close()
 
 
+class GestaltQuery(Gestalt):
+    """GestaltDB through its Cypher interface, GraphDB.query(), as GestaltDB's
+    own external benchmark runs its traversals (bfs_depth is a client-side
+    BFS over neighbour queries there too)."""
+
+    def q(self, text, params=None):
+        return self.g.query(text, params or {}).records
+
+    def count(self, text, params):
+        return next(iter(self.q(text, params)[0].values()))
+
+    def per_seed(self, text):
+        return sum(self.count(text, {"id": s}) for s in self.seeds)
+
+    def query_bfs(self, start, depth):
+        seen, frontier = {start}, [start]
+        for _ in range(depth):
+            nxt = []
+            for n in frontier:
+                for rec in self.q("MATCH (a {id: $id})-->(b) RETURN b.id AS m", {"id": n}):
+                    m = rec["m"]
+                    if m not in seen:
+                        seen.add(m)
+                        nxt.append(m)
+            frontier = nxt
+        return len(seen) - 1
+
+    def workloads(self):
+        t = self.job["typed"]
+        return {
+            "neighbors": lambda: self.per_seed("MATCH (a {id: $id})-->(b) RETURN count(*)"),
+            "typed_neighbors": lambda: self.per_seed(f"MATCH (a {{id: $id}})-[:{t[0]}]->(b) RETURN count(*)"),
+            "typed_path2": lambda: self.per_seed(f"MATCH (a {{id: $id}})-[:{t[0]}]->()-[:{t[1]}]->() RETURN count(*)"),
+            "typed_path3": lambda: self.per_seed(f"MATCH (a {{id: $id}})-[:{t[0]}]->()-[:{t[1]}]->()-[:{t[2]}]->() RETURN count(*)"),
+            "star": lambda: self.count(f"MATCH (a {{id: $id}})-[:{t[0]}]->(b) RETURN count(*)", {"id": self.seeds[0]}),
+            "sample5": lambda: sum(len(self.q(f"MATCH (a {{id: $id}})-[:{t[0]}]->(b) RETURN b LIMIT 5", {"id": s})) for s in self.seeds),
+            "lookup": lambda: self.per_seed("MATCH (a {id: $id}) RETURN count(*)"),
+            "reach3": lambda: sum(self.query_bfs(s, 3) for s in self.seeds),
+        }
+
+
 def insert_over_time(e, engine, ids):
     """Inserts the nodes `ids` one transaction each; the mean cost of one
     insert in each tenth."""
@@ -222,7 +263,7 @@ def insert_over_time(e, engine, ids):
         start = time.perf_counter()
         for i in range(t * tenth, (t + 1) * tenth):
             node_id = ids[i]
-            if engine == "gestaltdb":
+            if engine.startswith("gestaltdb"):
                 from gestaltdb.graphdb import Node
 
                 e.g.put_node(Node(node_id=node_id, labels=("Node",), properties={"grp": i % 100}))
@@ -242,6 +283,8 @@ def main():
             e = Cypher(__import__(engine), job, path)
         elif engine == "gestaltdb":
             e = Gestalt(job, path)
+        elif engine == "gestaltdb-query":
+            e = GestaltQuery(job, path)
         else:
             raise SystemExit(f"unknown engine {engine}")
         t = time.perf_counter()

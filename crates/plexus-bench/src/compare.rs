@@ -151,7 +151,7 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
     let peers: Vec<&String> = o
         .engines
         .iter()
-        .filter(|e| e.as_str() != "plexus")
+        .filter(|e| !e.starts_with("plexus"))
         .collect();
     let python = if peers.is_empty() {
         None
@@ -184,6 +184,12 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
             rows.extend(
                 run_plexus(part, &dir.join("plexus-db"), files, o.reps)
                     .map_err(|e| format!("plexus: {e}"))?,
+            );
+        }
+        if o.engines.iter().any(|e| e == "plexus-cypher") {
+            eprintln!("plexus-cypher: {}", g.name());
+            rows.extend(
+                run_plexus_cypher(part, o.reps).map_err(|e| format!("plexus-cypher: {e}"))?,
             );
         }
         for peer in &peers {
@@ -275,6 +281,43 @@ fn run_plexus(
             secs.push(t.elapsed().as_secs_f64());
         }
         rows.push(row(case.name, Some(count), secs, &db)?);
+    }
+    Ok(rows)
+}
+
+/// The workloads as Cypher through `Database::query` (plan cache warm after
+/// the first repetition), on an in-memory copy of the graph whose nodes
+/// also carry their id as an indexed property, as the peers store them.
+fn run_plexus_cypher(part: &Part, reps: usize) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
+    let g = &*part.gen;
+    let db = Database::in_memory()?;
+    let graph = "bench";
+    engine::load_with(&db, graph, g, part.filter.0, true)?;
+    let mut rows = Vec::new();
+    for case in &part.cases {
+        let Some(text) = engine::cypher_text(case, &part.typed, part.filter) else {
+            continue;
+        };
+        let mut secs = Vec::with_capacity(reps);
+        let mut count = 0;
+        for _ in 0..reps {
+            let t = Instant::now();
+            count = engine::run_cypher(&db, graph, case, &text)?;
+            secs.push(t.elapsed().as_secs_f64());
+        }
+        rows.push(Row {
+            engine: "plexus-cypher".into(),
+            engine_version: env!("CARGO_PKG_VERSION").into(),
+            workload: case.name.into(),
+            graph: g.name(),
+            nodes: g.nodes(),
+            edges: g.edges(),
+            count: Some(count),
+            seconds: secs,
+            peak_rss_mb: peak_rss_mb(),
+            disk_mb: 0.0,
+            note: Some(text),
+        });
     }
     Ok(rows)
 }

@@ -12,13 +12,15 @@ use std::time::Instant;
 
 /// The benchmark graph, with the index on the filter property that every
 /// peer also gets, so that filtered queries compare like with like.
-fn create_graph(db: &Database, graph: &str, filter_key: &str) -> plexus::Result<()> {
+fn create_graph(db: &Database, graph: &str, keys: &[&str]) -> plexus::Result<()> {
     db.create_graph(graph)?;
     let mut t = db.write(graph)?;
-    t.create_index(IndexSpec {
-        label: None,
-        ..IndexSpec::property("", filter_key)
-    })?;
+    for key in keys {
+        t.create_index(IndexSpec {
+            label: None,
+            ..IndexSpec::property("", key)
+        })?;
+    }
     Ok(t.commit()?)
 }
 
@@ -31,8 +33,25 @@ pub fn load(
     g: &dyn Generator,
     filter_key: &str,
 ) -> plexus::Result<f64> {
+    load_with(db, graph, g, filter_key, false)
+}
+
+/// [`load`], optionally also storing each node's user id as an indexed
+/// `id` property, as the peers store it, for the workloads in Cypher.
+pub fn load_with(
+    db: &Database,
+    graph: &str,
+    g: &dyn Generator,
+    filter_key: &str,
+    id_property: bool,
+) -> plexus::Result<f64> {
     let start = Instant::now();
-    create_graph(db, graph, filter_key)?;
+    let keys: &[&str] = if id_property {
+        &[filter_key, "id"]
+    } else {
+        &[filter_key]
+    };
+    create_graph(db, graph, keys)?;
     let total = g.nodes() + g.edges();
     let progress = std::io::stderr().is_terminal();
     let tick = move |done: u64| {
@@ -50,10 +69,14 @@ pub fn load(
     let mut nodes = (0..g.nodes()).map(|i| {
         tick(i);
         let r = g.node(i);
+        let mut p = props(r.props);
+        if id_property {
+            p.insert("id".into(), plexus::Value::String(r.id.clone()));
+        }
         Ok(BulkNode {
             key: r.id,
             labels: r.labels.iter().map(|l| l.to_string()).collect(),
-            props: props(r.props),
+            props: p,
             origin: format!("node #{i}"),
         })
     });
@@ -88,7 +111,7 @@ pub fn load_files(
 ) -> Result<f64, Box<dyn std::error::Error>> {
     use plexus::ingest::{CsvOptions, Format, Input};
     let start = Instant::now();
-    create_graph(db, graph, filter_key)?;
+    create_graph(db, graph, &[filter_key])?;
     let nodes = [Input {
         path: dir.join("nodes.parquet"),
         name: None,
@@ -234,6 +257,105 @@ pub fn run(
             }
         }
         other => return Err(format!("unknown workload kind '{other}'").into()),
+    }
+    Ok(total)
+}
+
+/// The Cypher a workload runs as, with `$id` (or `$a`, `$b`) bound per
+/// seed: the peers' queries in standard Cypher (trail semantics, so there
+/// is no Cypher form of the walk count `count_paths3`).
+pub fn cypher_text(case: &Case, typed: &[&str], filter: (&str, i64)) -> Option<String> {
+    let t = |k: usize| typed.get(k).copied().unwrap_or("");
+    Some(match case.kind {
+        "neighbors" => "MATCH (a {id: $id})-->(b) RETURN count(*)".into(),
+        "typed_neighbors" | "star" => {
+            format!("MATCH (a {{id: $id}})-[:{}]->(b) RETURN count(*)", t(0))
+        }
+        "reach3" => {
+            "MATCH (a {id: $id})-[*1..3]->(b) WHERE b.id <> $id RETURN count(DISTINCT b)".into()
+        }
+        "typed_path2" => format!(
+            "MATCH (a {{id: $id}})-[:{}]->()-[:{}]->() RETURN count(*)",
+            t(0),
+            t(1)
+        ),
+        "typed_path3" => format!(
+            "MATCH (a {{id: $id}})-[:{}]->()-[:{}]->()-[:{}]->() RETURN count(*)",
+            t(0),
+            t(1),
+            t(2)
+        ),
+        "count_trails3" => "MATCH (a {id: $id})-[*3..3]->(b) RETURN count(*)".into(),
+        "shortest_path" => {
+            "MATCH p = shortestPath((a {id: $a})-[*1..30]->(b {id: $b})) RETURN length(p)".into()
+        }
+        "lookup" => "MATCH (a {id: $id}) RETURN count(*)".into(),
+        "filter_count" => format!(
+            "MATCH (n) WHERE n.{} = {} RETURN count(*)",
+            filter.0, filter.1
+        ),
+        "sample5" => format!("MATCH (a {{id: $id}})-[:{}]->(b) RETURN b.id LIMIT 5", t(0)),
+        "knows_reach2" => format!(
+            "MATCH (a {{id: $id}})-[:{}*1..2]-(b) WHERE b.id <> $id RETURN count(DISTINCT b)",
+            t(0)
+        ),
+        "knows_shortest" => format!(
+            "MATCH p = shortestPath((a {{id: $a}})-[:{}*1..30]-(b {{id: $b}})) RETURN length(p)",
+            t(0)
+        ),
+        _ => return None,
+    })
+}
+
+/// Runs one workload once through `Database::query`, as the peers run it.
+pub fn run_cypher(
+    db: &Database,
+    graph: &str,
+    case: &Case,
+    text: &str,
+) -> Result<u64, Box<dyn std::error::Error>> {
+    let id = |s: &str| plexus::Params::from([("id".to_string(), plexus::Value::from(s))]);
+    let pair = |a: &str, b: &str| {
+        plexus::Params::from([
+            ("a".to_string(), plexus::Value::from(a)),
+            ("b".to_string(), plexus::Value::from(b)),
+        ])
+    };
+    let count = |t: plexus::Table| -> u64 {
+        match t.rows.first().and_then(|r| r.first()) {
+            Some(plexus::Value::Int(n)) => *n as u64,
+            _ => 0,
+        }
+    };
+    let mut total = 0;
+    match case.kind {
+        "filter_count" => total = count(db.query(graph, text, &plexus::Params::new())?),
+        "star" => total = count(db.query(graph, text, &id(&case.seeds[0]))?),
+        "sample5" => {
+            for s in &case.seeds {
+                total += db.query(graph, text, &id(s))?.rows.len() as u64;
+            }
+        }
+        "shortest_path" => {
+            let n = case.seeds.len();
+            for k in 0..n {
+                total += count(db.query(
+                    graph,
+                    text,
+                    &pair(&case.seeds[k], &case.seeds[(k + 1) % n]),
+                )?);
+            }
+        }
+        "knows_shortest" => {
+            for p in case.seeds.chunks_exact(2) {
+                total += count(db.query(graph, text, &pair(&p[0], &p[1]))?);
+            }
+        }
+        _ => {
+            for s in &case.seeds {
+                total += count(db.query(graph, text, &id(s))?);
+            }
+        }
     }
     Ok(total)
 }

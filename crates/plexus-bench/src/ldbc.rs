@@ -258,7 +258,10 @@ fn bind(name: &str, base: &Params) -> Params {
     ];
     let mut q = base.clone();
     for (_, param, fresh) in FRESH.iter().filter(|(n, _, _)| *n == name) {
-        q.insert(param.to_string(), base.get(*fresh).cloned().unwrap_or_default());
+        q.insert(
+            param.to_string(),
+            base.get(*fresh).cloned().unwrap_or_default(),
+        );
     }
     q
 }

@@ -20,7 +20,8 @@ const PACKAGES: &[&str] = &[
 
 const PEER_SCRIPT: &str = include_str!("../peers/peer.py");
 
-pub const PEERS: &[&str] = &["kuzu", "ladybug", "gestaltdb"];
+/// `gestaltdb` runs GestaltDB's storage API; `gestaltdb-query` its Cypher `query()`.
+pub const PEERS: &[&str] = &["kuzu", "ladybug", "gestaltdb", "gestaltdb-query"];
 
 /// The virtualenv's python, created (and the peers installed) on first use.
 pub fn ensure_venv(dir: &Path) -> Result<PathBuf, String> {

@@ -27,10 +27,17 @@ fn grouped(rows: &[Row]) -> BTreeMap<(String, String), BTreeMap<String, &Row>> {
 
 /// The best peer's median divided by Plexus's: how many times faster Plexus is.
 pub fn speedup(by_engine: &BTreeMap<String, &Row>) -> Option<(f64, String)> {
-    let p = by_engine.get("plexus")?.median()?;
+    speedup_of(by_engine, "plexus")
+}
+
+/// The best peer's median divided by that of `ours` (`plexus`, or
+/// `plexus-cypher` for the same workloads through Cypher). Plexus's own
+/// engines are not peers.
+pub fn speedup_of(by_engine: &BTreeMap<String, &Row>, ours: &str) -> Option<(f64, String)> {
+    let p = by_engine.get(ours)?.median()?;
     let (name, best) = by_engine
         .iter()
-        .filter(|(e, r)| e.as_str() != "plexus" && r.count.is_some())
+        .filter(|(e, r)| !e.starts_with("plexus") && r.count.is_some())
         .filter_map(|(e, r)| Some((e.clone(), r.median()?)))
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
     Some((best / p.max(1e-12), name))
@@ -39,12 +46,23 @@ pub fn speedup(by_engine: &BTreeMap<String, &Row>) -> Option<(f64, String)> {
 /// A markdown table: medians per engine, and Plexus's speed-up over the best peer.
 pub fn markdown(rows: &[Row], engines: &[String]) -> String {
     let mut s = String::new();
+    let cypher = engines.iter().any(|e| e == "plexus-cypher");
     let _ = writeln!(
         s,
-        "| graph | workload | count | {} | best peer ÷ plexus |",
-        engines.join(" | ")
+        "| graph | workload | count | {} | best peer ÷ plexus |{}",
+        engines.join(" | "),
+        if cypher {
+            " best peer ÷ plexus-cypher |"
+        } else {
+            ""
+        }
     );
-    let _ = writeln!(s, "|---|---|---|{}---|", "---|".repeat(engines.len()));
+    let _ = writeln!(
+        s,
+        "|---|---|---|{}---|{}",
+        "---|".repeat(engines.len()),
+        if cypher { "---|" } else { "" }
+    );
     for ((graph, w), by) in grouped(rows) {
         let count = by
             .get("plexus")
@@ -59,11 +77,19 @@ pub fn markdown(rows: &[Row], engines: &[String]) -> String {
                 None => "—".into(),
             })
             .collect();
-        let ratio = speedup(&by).map_or("—".into(), |(x, peer)| format!("{x:.1}× ({peer})"));
+        let ratio = |ours| {
+            speedup_of(&by, ours).map_or("—".into(), |(x, peer)| format!("{x:.1}× ({peer})"))
+        };
         let _ = writeln!(
             s,
-            "| {graph} | {w} | {count} | {} | {ratio} |",
-            cells.join(" | ")
+            "| {graph} | {w} | {count} | {} | {} |{}",
+            cells.join(" | "),
+            ratio("plexus"),
+            if cypher {
+                format!(" {} |", ratio("plexus-cypher"))
+            } else {
+                String::new()
+            }
         );
     }
     s

@@ -154,3 +154,15 @@ impl From<StorageError> for QueryError {
         }
     }
 }
+
+impl From<plexus_algo::AlgoError> for QueryError {
+    fn from(e: plexus_algo::AlgoError) -> Self {
+        match e {
+            plexus_algo::AlgoError::Storage(s) => s.into(),
+            plexus_algo::AlgoError::BadInput(m) => QueryError::Argument {
+                code: "InvalidArgumentValue",
+                message: m,
+            },
+        }
+    }
+}

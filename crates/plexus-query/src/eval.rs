@@ -632,6 +632,7 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                     g,
                     ctx,
                     std::slice::from_ref(&p),
+                    None,
                     row,
                     &mut |_| Ok(true),
                 )?)
@@ -647,7 +648,7 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             let mut out = Vec::new();
             if let Some(g) = ctx.graph {
                 let p = plexus_cypher::PathPattern::plain(var.clone(), pattern.clone(), e.span);
-                crate::pattern::match_all(g, ctx, std::slice::from_ref(&p), row, &mut |r| {
+                crate::pattern::match_all(g, ctx, std::slice::from_ref(&p), None, row, &mut |r| {
                     let keep = match filter {
                         Some(f) => eval(f, r, ctx)? == Value::Bool(true),
                         None => true,

@@ -203,6 +203,9 @@ impl Exec<'_, '_> {
     /// Runs one part of a query from `rows`; the table RETURN makes (or
     /// an empty one for a query that ends in an update).
     fn single(&mut self, q: &SingleQuery, mut rows: Vec<Row>) -> Result<Table, QueryError> {
+        if let Some(t) = self.count_only(q, &rows)? {
+            return Ok(t);
+        }
         for clause in &q.clauses {
             if let Clause::Return(p) = clause {
                 let (columns, projected) = project(&rows, p, &self.ctx())?;
@@ -299,6 +302,7 @@ impl Exec<'_, '_> {
                         &*txn,
                         &Ctx::with_graph(params, &*txn),
                         std::slice::from_ref(pattern),
+                        None,
                         &r,
                         &mut |m| {
                             found.push(m.clone());
@@ -408,6 +412,56 @@ impl Exec<'_, '_> {
         })
     }
 
+    /// `MATCH ... RETURN count(*)` as a whole query part: matches are
+    /// counted as they are found, never built into rows.
+    fn count_only(&self, q: &SingleQuery, rows: &[Row]) -> Result<Option<Table>, QueryError> {
+        let [Clause::Match {
+            optional: false,
+            patterns,
+            where_,
+            ..
+        }, Clause::Return(p)] = q.clauses.as_slice()
+        else {
+            return Ok(None);
+        };
+        let [item] = p.items.as_slice() else {
+            return Ok(None);
+        };
+        let plain = !p.distinct
+            && !p.star
+            && p.order_by.is_empty()
+            && p.skip.is_none()
+            && p.limit.is_none()
+            && p.where_.is_none()
+            && matches!(item.expr.kind, ExprKind::CountStar);
+        let ctx = self.ctx();
+        let (true, Some(g)) = (plain, ctx.graph) else {
+            return Ok(None);
+        };
+        let patterns = if where_.is_none() {
+            anonymise_ends(patterns, rows)
+        } else {
+            patterns.clone()
+        };
+        let mut n = 0i64;
+        for r in rows {
+            pattern::match_all(g, &ctx, &patterns, where_.as_ref(), r, &mut |m| {
+                if let Some(w) = where_ {
+                    if eval(w, m, &ctx)? != Value::Bool(true) {
+                        return Ok(false);
+                    }
+                }
+                n += 1;
+                Ok(false)
+            })?;
+        }
+        let name = item.alias.clone().unwrap_or_else(|| item.text.clone());
+        Ok(Some(Table {
+            columns: vec![name],
+            rows: vec![vec![Value::Int(n)]],
+        }))
+    }
+
     fn match_(
         &self,
         optional: bool,
@@ -420,7 +474,7 @@ impl Exec<'_, '_> {
         for r in rows {
             let before = out.len();
             if let Some(g) = ctx.graph {
-                pattern::match_all(g, &ctx, patterns, &r, &mut |m| {
+                pattern::match_all(g, &ctx, patterns, where_, &r, &mut |m| {
                     let keep = match where_ {
                         Some(w) => eval(w, m, &ctx)? == Value::Bool(true),
                         None => true,
@@ -561,6 +615,60 @@ impl Exec<'_, '_> {
             }
         }
         Ok(out)
+    }
+}
+
+/// For counting: drops the names of each pattern's last relationship and
+/// node when nothing else can refer to them (named once, not bound in the
+/// incoming rows, no inline expression reads a variable), so the matcher
+/// may count that hop from the degree counters.
+fn anonymise_ends(patterns: &[PathPattern], rows: &[Row]) -> Vec<PathPattern> {
+    let mut inline_vars = false;
+    for p in patterns {
+        let nodes = std::iter::once(&p.element.start).chain(p.element.chain.iter().map(|(_, n)| n));
+        for n in nodes {
+            inline_vars |= n.props.as_deref().is_some_and(reads_vars) || n.where_.is_some();
+        }
+        for (r, _) in &p.element.chain {
+            inline_vars |= r.props.as_deref().is_some_and(reads_vars) || r.where_.is_some();
+        }
+    }
+    let all: Vec<String> = patterns.iter().flat_map(pattern_vars).collect();
+    let once = |v: &Option<String>| {
+        v.as_ref().is_some_and(|v| {
+            all.iter().filter(|x| *x == v).count() == 1 && rows.iter().all(|r| !r.contains_key(v))
+        })
+    };
+    let mut out = patterns.to_vec();
+    if inline_vars {
+        return out;
+    }
+    for p in &mut out {
+        if let Some((r, n)) = p.element.chain.last_mut() {
+            if once(&r.var) {
+                r.var = None;
+            }
+            if once(&n.var) {
+                n.var = None;
+            }
+        }
+    }
+    out
+}
+
+/// Whether an inline property map may read a variable (conservatively:
+/// anything but literals and parameters).
+fn reads_vars(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Null
+        | ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::String(_)
+        | ExprKind::Param(_) => false,
+        ExprKind::Map(entries) => entries.iter().any(|(_, v)| reads_vars(v)),
+        ExprKind::List(items) => items.iter().any(reads_vars),
+        _ => true,
     }
 }
 

@@ -29,13 +29,20 @@ pub fn match_all(
     g: &dyn GraphRead,
     ctx: &Ctx<'_>,
     patterns: &[PathPattern],
+    where_: Option<&Expr>,
     row: &Row,
     sink: &mut Sink<'_>,
 ) -> Res<bool> {
+    let mut hints = Vec::new();
+    if let Some(w) = where_ {
+        equality_hints(w, &mut hints);
+    }
     let mut m = Matcher {
         g,
         ctx,
         used: Vec::new(),
+        trail_needed: patterns.iter().any(|p| p.var.is_some()),
+        hints,
     };
     let mut row = row.clone();
     m.patterns(patterns, &mut row, sink)
@@ -54,6 +61,34 @@ struct Matcher<'a, 'c> {
     ctx: &'a Ctx<'c>,
     /// Relationships already part of the current match.
     used: Vec<u64>,
+    /// Whether a path variable needs the walked trail; without one, a
+    /// final unconstrained hop is counted from the degree counters.
+    trail_needed: bool,
+    /// `var.key = expr` conjuncts of the WHERE clause: index seeks for a
+    /// start node, besides its inline properties. The WHERE is still
+    /// evaluated on every match; a hint only narrows the candidates.
+    hints: Vec<(&'a str, &'a str, &'a Expr)>,
+}
+
+/// Collects the `var.key = expr` conjuncts of a predicate.
+fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
+    use plexus_cypher::BinOp;
+    match &e.kind {
+        ExprKind::Binary(BinOp::And, a, b) => {
+            equality_hints(a, out);
+            equality_hints(b, out);
+        }
+        ExprKind::Binary(BinOp::Eq, a, b) => {
+            for (p, v) in [(a, b), (b, a)] {
+                if let ExprKind::Property(base, key) = &p.kind {
+                    if let ExprKind::Var(var) = &base.kind {
+                        out.push((var, key, v));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The path built so far: nodes and relationships in walking order.
@@ -93,6 +128,20 @@ fn unbind(row: &mut Row, var: &Option<String>, did: bool) {
             row.remove(name);
         }
     }
+}
+
+/// A hop that binds and checks nothing: an unnamed relationship of given
+/// types (or any) to an unnamed node without labels, properties or WHERE.
+fn unconstrained(hop: &Hop<'_>) -> bool {
+    let (r, n) = (hop.rel, hop.node);
+    r.var.is_none()
+        && r.props.is_none()
+        && r.where_.is_none()
+        && r.types.as_ref().is_none_or(|t| type_names(t).is_some())
+        && n.var.is_none()
+        && n.labels.is_none()
+        && n.props.is_none()
+        && n.where_.is_none()
 }
 
 /// The labels a label expression requires (`:A:B` → A and B).
@@ -182,10 +231,28 @@ impl Matcher<'_, '_> {
             return Ok(b.into_iter().collect());
         }
         let labels = np.labels.as_ref().map(required_labels).unwrap_or_default();
-        // An index seek on an inline property equality, when an index serves.
-        if let Some(props) = &np.props {
-            for (key, e) in map_entries(props) {
-                let v = self.eval(e, row)?;
+        // An index seek on an inline property equality or a WHERE equality
+        // on this variable, when an index serves.
+        let inline = np
+            .props
+            .as_deref()
+            .map(map_entries)
+            .unwrap_or_default()
+            .iter()
+            .map(|(k, e)| (k.as_str(), e, true));
+        let from_where = self
+            .hints
+            .iter()
+            .filter(|(v, _, _)| np.var.as_deref() == Some(*v))
+            .map(|(_, k, e)| (*k, *e, false));
+        for (key, e, is_inline) in inline.chain(from_where) {
+            {
+                // A hint may name variables bound only later: skip it then.
+                let v = match self.eval(e, row) {
+                    Ok(v) => v,
+                    Err(_) if !is_inline => continue,
+                    Err(err) => return Err(err),
+                };
                 if v.is_null() {
                     return Ok(vec![]);
                 }
@@ -243,7 +310,9 @@ impl Matcher<'_, '_> {
     }
 
     fn rel_ok(&self, rp: &RelPattern, n: &Neighbor, row: &Row) -> Res<bool> {
-        if let Some(t) = &rp.types {
+        // Types given as names were looked up in the adjacency index by
+        // type already; other type expressions are checked here.
+        if let Some(t) = rp.types.as_ref().filter(|t| type_names(t).is_none()) {
             if !type_matches(&self.g.type_name(n.rel_type)?, t) {
                 return Ok(false);
             }
@@ -260,13 +329,50 @@ impl Matcher<'_, '_> {
         Ok(true)
     }
 
-    /// The relationships leaving `from` that a hop may follow.
-    fn steps(&self, hop: &Hop<'_>, from: NodeId) -> Res<Vec<Neighbor>> {
-        let dir = match (hop.rel.direction, hop.reversed) {
+    /// How many relationships a hop may follow from `at`, less those this
+    /// match used already (relationship isomorphism).
+    fn degree(&self, hop: &Hop<'_>, at: NodeId) -> Res<u64> {
+        let dir = self.direction(hop);
+        let names = hop.rel.types.as_ref().and_then(type_names);
+        let mut n = 0;
+        match &names {
+            Some(names) => {
+                for t in names {
+                    n += self.g.degree(at, dir, Some(t))?;
+                }
+            }
+            None => n = self.g.degree(at, dir, None)?,
+        }
+        for e in &self.used {
+            let Some(edge) = self.g.edge(EdgeId(*e))? else {
+                continue;
+            };
+            let leaves = match dir {
+                Direction::Out => edge.src == at,
+                Direction::In => edge.dst == at,
+                Direction::Both => edge.src == at || edge.dst == at,
+            };
+            let typed = names
+                .as_ref()
+                .is_none_or(|ns| ns.contains(&edge.rel_type.as_str()));
+            if leaves && typed {
+                n = n.saturating_sub(1);
+            }
+        }
+        Ok(n)
+    }
+
+    fn direction(&self, hop: &Hop<'_>) -> Direction {
+        match (hop.rel.direction, hop.reversed) {
             (RelDirection::Right, false) | (RelDirection::Left, true) => Direction::Out,
             (RelDirection::Left, false) | (RelDirection::Right, true) => Direction::In,
             (RelDirection::Either, _) => Direction::Both,
-        };
+        }
+    }
+
+    /// The relationships leaving `from` that a hop may follow.
+    fn steps(&self, hop: &Hop<'_>, from: NodeId) -> Res<Vec<Neighbor>> {
+        let dir = self.direction(hop);
         let mut out = Vec::new();
         match hop.rel.types.as_ref().and_then(type_names) {
             Some(names) => {
@@ -293,6 +399,17 @@ impl Matcher<'_, '_> {
             return done(self, row, trail);
         };
         match hop.rel.length {
+            None if rest.is_empty() && !self.trail_needed && unconstrained(hop) => {
+                // The last hop to an unconstrained, unnamed node: how many
+                // relationships there are is all a match can tell, and the
+                // degree counters know it without reading the adjacency.
+                for _ in 0..self.degree(hop, at)? {
+                    if done(self, row, trail)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
             None => {
                 for n in self.steps(hop, at)? {
                     if self.used.contains(&n.edge.0) || !self.rel_ok(hop.rel, &n, row)? {
@@ -444,7 +561,7 @@ impl Matcher<'_, '_> {
                     let mut stop = false;
                     if ok_b && self.node_ok(end, b, row)? {
                         let all = p.kind == PathKind::AllShortest;
-                        for path in self.bfs(&hop, a, b, min, max, all, row)? {
+                        for path in self.shortest_paths(&hop, a, b, (min, max), all, row)? {
                             let mut binds = vec![];
                             let rels = path_rels(a, &path);
                             binds.push(bind(row, &rp.var, Value::List(rels)));
@@ -470,6 +587,71 @@ impl Matcher<'_, '_> {
             unbind(row, &el.start.var, did_a);
         }
         Ok(false)
+    }
+
+    /// The shortest paths from `a` to `b`: the traversal library's
+    /// bidirectional search when the hop filters on types only, else a
+    /// breadth-first search here that checks every filter.
+    fn shortest_paths(
+        &self,
+        hop: &Hop<'_>,
+        a: NodeId,
+        b: NodeId,
+        (min, max): (usize, usize),
+        all: bool,
+        row: &Row,
+    ) -> Res<Vec<Vec<Neighbor>>> {
+        let simple = min <= 1
+            && a != b
+            && hop.rel.props.is_none()
+            && hop.rel.where_.is_none()
+            && self.used.is_empty();
+        let names = match &hop.rel.types {
+            None => Some(vec![]),
+            Some(t) => type_names(t),
+        };
+        let (true, Some(names)) = (simple, names) else {
+            return self.bfs(hop, a, b, min, max, all, row);
+        };
+        let dir = match hop.rel.direction {
+            RelDirection::Right => Direction::Out,
+            RelDirection::Left => Direction::In,
+            RelDirection::Either => Direction::Both,
+        };
+        let v = plexus_algo::StoreView(self.g);
+        let f = if names.is_empty() {
+            plexus_algo::Filter::any(dir)
+        } else {
+            plexus_algo::Filter::new(&v, dir, &names)
+        };
+        let depth = u32::try_from(max).ok();
+        let paths = if all {
+            plexus_algo::all_shortest_paths(&v, a, b, &f, depth, usize::MAX)?
+        } else {
+            plexus_algo::shortest_path(&v, a, b, &f, depth)?
+                .into_iter()
+                .collect()
+        };
+        let mut out = Vec::with_capacity(paths.len());
+        for p in paths {
+            let mut steps = Vec::with_capacity(p.edges.len());
+            for (i, e) in p.edges.iter().enumerate() {
+                let Some(edge) = self.g.edge(*e)? else {
+                    continue;
+                };
+                steps.push(Neighbor {
+                    edge: *e,
+                    node: p.nodes[i + 1],
+                    rel_type: self
+                        .g
+                        .type_id(&edge.rel_type)
+                        .unwrap_or(plexus_storage::TypeId(0)),
+                    outgoing: edge.src == p.nodes[i],
+                });
+            }
+            out.push(steps);
+        }
+        Ok(out)
     }
 
     /// The shortest trails from `a` to `b` (all of them when `all`).
