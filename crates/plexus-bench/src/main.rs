@@ -57,6 +57,15 @@ enum Cmd {
         #[arg(long)]
         venv: Option<PathBuf>,
     },
+    /// Latency of a parameterised one-hop Cypher query from the Rust API
+    /// (warm plan cache), on the skewed graph in an on-disk database.
+    OneHop {
+        #[arg(long, default_value_t = 100_000)]
+        nodes: u64,
+        /// Queries to time (each with another seed).
+        #[arg(long, default_value_t = 20_000)]
+        queries: usize,
+    },
     /// Run the LDBC SNB Interactive reference queries on the SNB-like graph.
     Ldbc {
         /// Scale factor (persons = 2000 × SF).
@@ -169,6 +178,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         }
+        Cmd::OneHop { nodes, queries } => one_hop(nodes, queries),
         Cmd::Ldbc { sf, ldbc_dir, out } => {
             let dir = ldbc_dir.unwrap_or_else(plexus_bench::ldbc::default_dir);
             let start = Instant::now();
@@ -240,6 +250,48 @@ fn chrono_free_now() -> String {
         nanos: 0,
     };
     format!("{dt} UTC")
+}
+
+/// Times `MATCH (a {id: $id})-[:T0]->(b) RETURN b.id` through
+/// `Database::query`, one seed after another, and prints percentiles.
+fn one_hop(nodes: u64, queries: usize) -> Result<(), Box<dyn std::error::Error>> {
+    use plexus_bench::gen::Skewed;
+    let tmp = std::env::temp_dir().join(format!("plexus-bench-onehop-{}", std::process::id()));
+    let db = Database::create(
+        tmp.join("db"),
+        Options {
+            backend: None,
+            durable: false,
+        },
+    )?;
+    plexus_bench::engine::load_with(&db, "bench", &Skewed { n: nodes, seed: 42 }, "grp", true)?;
+    let text = "MATCH (a {id: $id})-[:T0]->(b) RETURN b.id";
+    let mut lat = Vec::with_capacity(queries);
+    let mut rows = 0usize;
+    for i in 0..queries {
+        let id = format!("v{}", (i as u64 * 7919) % nodes);
+        let params = plexus::Params::from([("id".to_string(), Value::String(id))]);
+        let start = Instant::now();
+        rows += db.query("bench", text, &params)?.rows.len();
+        lat.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    lat.sort_by(f64::total_cmp);
+    let pct = |p: f64| lat[((lat.len() - 1) as f64 * p) as usize];
+    let result = json!({
+        "workload": "one_hop_cypher",
+        "query": text,
+        "nodes": nodes,
+        "queries": queries,
+        "rows": rows,
+        "median_us": pct(0.5),
+        "p95_us": pct(0.95),
+        "p99_us": pct(0.99),
+        "cached_plans": db.cached_plans(),
+    });
+    println!("{result}");
+    drop(db);
+    std::fs::remove_dir_all(&tmp).ok();
+    Ok(())
 }
 
 fn insert_over_time(

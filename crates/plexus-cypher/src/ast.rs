@@ -12,6 +12,42 @@ pub struct Query {
     pub span: Span,
 }
 
+/// What one statement asks: a query (possibly under EXPLAIN or PROFILE)
+/// or a schema command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    Query(Query),
+    /// Show the plan without running the query.
+    Explain(Query),
+    /// Run the query and show the plan with the rows each step produced.
+    Profile(Query),
+    /// `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.key)`.
+    CreateIndex {
+        name: Option<String>,
+        label: String,
+        key: String,
+        if_not_exists: bool,
+    },
+    /// `CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR (n:Label) REQUIRE n.key IS UNIQUE | IS NOT NULL`.
+    CreateConstraint {
+        name: Option<String>,
+        label: String,
+        key: String,
+        unique: bool,
+        if_not_exists: bool,
+    },
+    /// `DROP INDEX name [IF EXISTS]`, `DROP CONSTRAINT name [IF EXISTS]`.
+    Drop {
+        constraint: bool,
+        name: String,
+        if_exists: bool,
+    },
+    /// `SHOW INDEXES`, `SHOW CONSTRAINTS`.
+    Show {
+        constraints: bool,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SingleQuery {
     pub clauses: Vec<Clause>,

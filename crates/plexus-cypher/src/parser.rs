@@ -24,6 +24,39 @@ pub fn parse(src: &str) -> Result<Query, ParseError> {
     Ok(q)
 }
 
+/// Parses one statement: a query, `EXPLAIN`/`PROFILE` and a query, or a
+/// schema command (`CREATE INDEX`, `CREATE CONSTRAINT`, `DROP`, `SHOW`).
+pub fn parse_statement(src: &str) -> Result<Statement, ParseError> {
+    let toks = lex(src)?;
+    let mut p = Parser { src, toks, pos: 0 };
+    let schema = (p.is_kw("CREATE") && (p.is_kw_at(1, "INDEX") || p.is_kw_at(1, "CONSTRAINT")))
+        || p.is_kw("DROP")
+        || p.is_kw("SHOW");
+    if !schema && !p.is_kw("EXPLAIN") && !p.is_kw("PROFILE") {
+        return parse(src).map(Statement::Query);
+    }
+    let st = if p.eat_kw("EXPLAIN") {
+        Statement::Explain(p.query()?)
+    } else if p.eat_kw("PROFILE") {
+        Statement::Profile(p.query()?)
+    } else {
+        p.schema()?
+    };
+    p.eat(&Tok::Semi);
+    if let Some(t) = p.peek() {
+        return Err(p.error_at(
+            t.span,
+            "UnexpectedSyntax",
+            format!(
+                "unexpected {} after the end of the statement",
+                describe(&t.tok)
+            ),
+            "run one statement at a time",
+        ));
+    }
+    Ok(st)
+}
+
 /// Parses a standalone expression (used by tools and tests).
 pub fn parse_expression(src: &str) -> Result<Expr, ParseError> {
     let toks = lex(src)?;
@@ -246,6 +279,108 @@ impl<'a> Parser<'a> {
         } else {
             Err(self.unexpected(kw))
         }
+    }
+
+    /// The schema commands.
+    fn schema(&mut self) -> R<Statement> {
+        if self.eat_kw("SHOW") {
+            let constraints = if self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT") {
+                true
+            } else if self.eat_kw("INDEXES") || self.eat_kw("INDEX") {
+                false
+            } else {
+                return Err(self.unexpected("INDEXES or CONSTRAINTS"));
+            };
+            return Ok(Statement::Show { constraints });
+        }
+        if self.eat_kw("DROP") {
+            let constraint = if self.eat_kw("CONSTRAINT") {
+                true
+            } else {
+                self.expect_kw("INDEX")?;
+                false
+            };
+            let name = self.name()?;
+            let if_exists = self.eat_kw("IF");
+            if if_exists {
+                self.expect_kw("EXISTS")?;
+            }
+            return Ok(Statement::Drop {
+                constraint,
+                name,
+                if_exists,
+            });
+        }
+        self.expect_kw("CREATE")?;
+        let constraint = if self.eat_kw("CONSTRAINT") {
+            true
+        } else {
+            self.expect_kw("INDEX")?;
+            false
+        };
+        let name = if self.is_kw("IF") || self.is_kw("FOR") || self.is_kw("ON") {
+            None
+        } else {
+            Some(self.name()?)
+        };
+        let if_not_exists = self.eat_kw("IF");
+        if if_not_exists {
+            self.expect_kw("NOT")?;
+            self.expect_kw("EXISTS")?;
+        }
+        // FOR (n:Label)
+        self.expect_kw("FOR")?;
+        self.expect(&Tok::LParen)?;
+        let var = self.name()?;
+        self.expect(&Tok::Colon)?;
+        let label = self.name()?;
+        self.expect(&Tok::RParen)?;
+        let property = |p: &mut Self| -> R<String> {
+            let at = p.here();
+            let v = p.name()?;
+            if v != var {
+                return Err(p.error_at(
+                    at,
+                    "UndefinedVariable",
+                    format!("`{v}` is not the pattern's variable `{var}`"),
+                    "",
+                ));
+            }
+            p.expect(&Tok::Dot)?;
+            p.name()
+        };
+        if !constraint {
+            self.expect_kw("ON")?;
+            self.expect(&Tok::LParen)?;
+            let key = property(self)?;
+            self.expect(&Tok::RParen)?;
+            return Ok(Statement::CreateIndex {
+                name,
+                label,
+                key,
+                if_not_exists,
+            });
+        }
+        if !self.eat_kw("REQUIRE") {
+            self.expect_kw("ASSERT")?;
+        }
+        let key = property(self)?;
+        self.expect_kw("IS")?;
+        let unique = if self.eat_kw("UNIQUE") {
+            true
+        } else if self.eat_kw("NOT") {
+            self.expect_kw("NULL")?;
+            false
+        } else {
+            return Err(self.unexpected("UNIQUE or NOT NULL"));
+        };
+        Ok(Statement::CreateConstraint {
+            name,
+            label,
+            key,
+            unique,
+            if_not_exists,
+        })
     }
 
     /// A name: an identifier (keywords allowed) or a backtick-quoted name.

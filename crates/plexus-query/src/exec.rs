@@ -7,7 +7,9 @@ use crate::mutate::{self, Params};
 use crate::pattern;
 use crate::procedure::{self, ProcedureFn, Procedures, Signature};
 use plexus_common::Value;
-use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Projection, Query, SingleQuery};
+use plexus_cypher::{
+    Clause, Expr, ExprKind, PathPattern, Projection, Query, SingleQuery, Statement,
+};
 use plexus_storage::{GraphRead, WriteTxn};
 use std::collections::HashMap;
 
@@ -26,51 +28,93 @@ enum Access<'t> {
     Write(&'t mut WriteTxn),
 }
 
-/// A parsed and checked query, ready to run any number of times with
+/// A parsed and checked statement, ready to run any number of times with
 /// different parameters: the unit a plan cache keeps.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    query: Query,
+    statement: Statement,
     writes: bool,
 }
 
+/// How a query runs: for its rows, for its plan, or both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Run,
+    Explain,
+    Profile,
+}
+
 impl Prepared {
-    /// Parses and checks a query; syntax and semantic errors come here,
+    /// Parses and checks a statement; syntax and semantic errors come here,
     /// before any row.
     pub fn new(text: &str) -> Result<Prepared, QueryError> {
-        let query = plexus_cypher::parse(text)?;
-        crate::binder::check(&query)?;
-        let writes = parts(&query).any(|p| p.clauses.iter().any(writes));
-        Ok(Prepared { query, writes })
+        let statement = plexus_cypher::parse_statement(text)?;
+        let writes = match &statement {
+            Statement::Query(q) | Statement::Profile(q) => {
+                crate::binder::check(q)?;
+                parts(q).any(|p| p.clauses.iter().any(writes))
+            }
+            Statement::Explain(q) => {
+                crate::binder::check(q)?;
+                false
+            }
+            Statement::Show { .. } => false,
+            Statement::CreateIndex { .. }
+            | Statement::CreateConstraint { .. }
+            | Statement::Drop { .. } => true,
+        };
+        Ok(Prepared { statement, writes })
     }
 
-    /// Whether the query has clauses that write (CREATE, MERGE, SET,
-    /// REMOVE, DELETE, FOREACH), so a caller can pick the transaction kind.
+    /// Whether the statement writes (CREATE, MERGE, SET, REMOVE, DELETE,
+    /// FOREACH, or a schema change), so a caller can pick the transaction kind.
     pub fn is_write(&self) -> bool {
         self.writes
+    }
+
+    fn query(&self) -> Result<(&Query, Mode), QueryError> {
+        match &self.statement {
+            Statement::Query(q) => Ok((q, Mode::Run)),
+            Statement::Explain(q) => Ok((q, Mode::Explain)),
+            Statement::Profile(q) => Ok((q, Mode::Profile)),
+            _ => Err(QueryError::Unsupported(
+                "a schema command needs a graph and a write transaction".into(),
+            )),
+        }
     }
 
     /// Runs the query with no graph: MATCH finds nothing, OPTIONAL MATCH
     /// binds nulls, clauses that write are refused.
     pub fn run_standalone(&self, params: &Params) -> Result<Table, QueryError> {
-        run(&self.query, Access::None, params, None)
+        let (q, mode) = self.query()?;
+        run(q, mode, Access::None, params, None)
     }
 
-    /// Runs the query on a snapshot; clauses that write are refused.
+    /// Runs the statement on a snapshot; clauses that write are refused.
     pub fn run_read(&self, g: &dyn GraphRead, params: &Params) -> Result<Table, QueryError> {
-        run(&self.query, Access::Read(g), params, None)
+        if let Statement::Show { constraints } = &self.statement {
+            return crate::schema::show(g, *constraints);
+        }
+        let (q, mode) = self.query()?;
+        run(q, mode, Access::Read(g), params, None)
     }
 
-    /// Runs the query in a write transaction, with procedures it may CALL.
-    /// On an error the transaction may hold part of the query's writes: the
-    /// caller rolls it back (drops it).
+    /// Runs the statement in a write transaction, with procedures it may
+    /// CALL. On an error the transaction may hold part of the statement's
+    /// writes: the caller rolls it back (drops it).
     pub fn run_write(
         &self,
         txn: &mut WriteTxn,
         params: &Params,
         procs: Option<&Procedures>,
     ) -> Result<Table, QueryError> {
-        run(&self.query, Access::Write(txn), params, procs)
+        match &self.statement {
+            Statement::Query(q) => run(q, Mode::Run, Access::Write(txn), params, procs),
+            Statement::Explain(q) => run(q, Mode::Explain, Access::Write(txn), params, procs),
+            Statement::Profile(q) => run(q, Mode::Profile, Access::Write(txn), params, procs),
+            Statement::Show { constraints } => crate::schema::show(&*txn, *constraints),
+            other => crate::schema::apply(txn, other),
+        }
     }
 }
 
@@ -108,6 +152,7 @@ fn writes(c: &Clause) -> bool {
 
 fn run(
     q: &Query,
+    mode: Mode,
     access: Access<'_>,
     params: &Params,
     procs: Option<&Procedures>,
@@ -120,9 +165,19 @@ fn run(
         params,
         procs,
         call_columns: vec![],
+        profile: (mode == Mode::Profile).then(Vec::new),
+        part: 0,
+        nesting: 0,
     };
+    if mode == Mode::Explain {
+        return Ok(plan_table(
+            &crate::plan::explain(q, ex.graph(), &ex.ctx()),
+            None,
+        ));
+    }
     let mut table = ex.single(&q.first, vec![Row::new()])?;
-    for (all, part) in &q.unions {
+    for (i, (all, part)) in q.unions.iter().enumerate() {
+        ex.part = i + 1;
         let t = ex.single(part, vec![Row::new()])?;
         if t.columns != table.columns {
             return Err(QueryError::Semantic {
@@ -138,12 +193,57 @@ fn run(
     if !q.unions.is_empty() && q.unions.iter().all(|(all, _)| !all) {
         dedupe(&mut table.rows);
     }
+    if let Some(actual) = ex.profile.take() {
+        return Ok(plan_table(
+            &crate::plan::explain(q, ex.graph(), &ex.ctx()),
+            Some(&actual),
+        ));
+    }
     if let Some(g) = ex.graph() {
         for v in table.rows.iter_mut().flatten() {
             crate::graph::hydrate(g, v)?;
         }
     }
     Ok(table)
+}
+
+/// A plan as a table; with PROFILE's counts, the rows each clause produced
+/// (on the clause's last step).
+fn plan_table(steps: &[crate::plan::Step], actual: Option<&[(usize, usize, usize)]>) -> Table {
+    let mut columns: Vec<String> = ["step", "operator", "details", "estimated_rows"]
+        .map(String::from)
+        .to_vec();
+    if actual.is_some() {
+        columns.push("rows".into());
+    }
+    let rows = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut r = vec![
+                Value::Int(i as i64 + 1),
+                Value::String(s.operator.clone()),
+                Value::String(s.details.clone()),
+                s.estimate
+                    .map_or(Value::Null, |e| Value::Int(e.round() as i64)),
+            ];
+            if let Some(a) = actual {
+                let last_of_clause = steps
+                    .get(i + 1)
+                    .is_none_or(|n| (n.part, n.clause) != (s.part, s.clause));
+                let got = a
+                    .iter()
+                    .find(|(p, c, _)| (*p, *c) == (s.part, s.clause))
+                    .map(|(_, _, n)| *n);
+                r.push(match (last_of_clause, got) {
+                    (true, Some(n)) => Value::Int(n as i64),
+                    _ => Value::Null,
+                });
+            }
+            r
+        })
+        .collect();
+    Table { columns, rows }
 }
 
 fn same_row(a: &[Value], b: &[Value]) -> bool {
@@ -171,9 +271,24 @@ struct Exec<'t, 'p> {
     procs: &'p Procedures,
     /// The columns the last CALL yielded: a standalone CALL's result.
     call_columns: Vec<String>,
+    /// Under PROFILE: (part, clause, rows after it) of the top-level parts.
+    profile: Option<Vec<(usize, usize, usize)>>,
+    /// The UNION part running.
+    part: usize,
+    /// Depth of subqueries: only the top level is profiled.
+    nesting: usize,
 }
 
 impl Exec<'_, '_> {
+    fn record(&mut self, clause: usize, rows: usize) {
+        if self.nesting == 0 {
+            let part = self.part;
+            if let Some(p) = self.profile.as_mut() {
+                p.push((part, clause, rows));
+            }
+        }
+    }
+
     fn graph(&self) -> Option<&dyn GraphRead> {
         match &self.access {
             Access::None => None,
@@ -203,10 +318,12 @@ impl Exec<'_, '_> {
     /// Runs one part of a query from `rows`; the table RETURN makes (or
     /// an empty one for a query that ends in an update).
     fn single(&mut self, q: &SingleQuery, mut rows: Vec<Row>) -> Result<Table, QueryError> {
-        if let Some(t) = self.count_only(q, &rows)? {
-            return Ok(t);
+        if self.profile.is_none() {
+            if let Some(t) = self.count_only(q, &rows)? {
+                return Ok(t);
+            }
         }
-        for clause in &q.clauses {
+        for (ci, clause) in q.clauses.iter().enumerate() {
             if let Clause::Return(p) = clause {
                 let (columns, projected) = project(&rows, p, &self.ctx())?;
                 let rows = projected
@@ -217,10 +334,12 @@ impl Exec<'_, '_> {
                             .map(|c| r.get(c).cloned().unwrap_or(Value::Null))
                             .collect()
                     })
-                    .collect();
+                    .collect::<Vec<Vec<Value>>>();
+                self.record(ci, rows.len());
                 return Ok(Table { columns, rows });
             }
             rows = self.clause(clause, rows)?;
+            self.record(ci, rows.len());
         }
         if let Some(Clause::Call { .. }) = q.clauses.last() {
             let columns = std::mem::take(&mut self.call_columns);
@@ -369,6 +488,7 @@ impl Exec<'_, '_> {
             }
             Clause::Subquery { query, .. } => {
                 let mut out = Vec::new();
+                self.nesting += 1;
                 for r in rows {
                     let mut parts = vec![self.single(&query.first, vec![r.clone()])?];
                     for (_, p) in &query.unions {
@@ -391,6 +511,7 @@ impl Exec<'_, '_> {
                         out.push(n);
                     }
                 }
+                self.nesting -= 1;
                 out
             }
             Clause::Return(_) => rows,
@@ -672,7 +793,7 @@ fn reads_vars(e: &Expr) -> bool {
     }
 }
 
-fn pattern_vars(p: &plexus_cypher::PathPattern) -> Vec<String> {
+pub(crate) fn pattern_vars(p: &plexus_cypher::PathPattern) -> Vec<String> {
     let mut out: Vec<String> = p.var.iter().cloned().collect();
     out.extend(p.element.start.var.clone());
     for (r, n) in &p.element.chain {

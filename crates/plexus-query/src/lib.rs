@@ -15,7 +15,9 @@ mod exec;
 mod graph;
 mod mutate;
 mod pattern;
+mod plan;
 mod procedure;
+mod schema;
 mod temporal;
 
 pub use error::QueryError;

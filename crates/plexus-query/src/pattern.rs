@@ -71,7 +71,7 @@ struct Matcher<'a, 'c> {
 }
 
 /// Collects the `var.key = expr` conjuncts of a predicate.
-fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
+pub(crate) fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
     use plexus_cypher::BinOp;
     match &e.kind {
         ExprKind::Binary(BinOp::And, a, b) => {

@@ -1,0 +1,303 @@
+//! EXPLAIN and PROFILE: the steps a query runs, one per clause (and per
+//! path pattern of a MATCH), with the start each pattern takes as the
+//! matcher chooses it and an estimate of the rows from the statistics.
+//! PROFILE adds the rows each clause actually produced.
+
+use crate::eval::{eval, Ctx, Row};
+use plexus_common::Value;
+use plexus_cypher::{
+    Clause, Expr, ExprKind, NodePattern, PathKind, PathPattern, Query, RelDirection,
+};
+use plexus_storage::{GraphRead, StorageError};
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Which part of a UNION (0 for the first).
+    pub part: usize,
+    /// Which clause of the part.
+    pub clause: usize,
+    pub operator: String,
+    pub details: String,
+    /// Rows estimated from the label, type and node counts.
+    pub estimate: Option<f64>,
+}
+
+fn label_of(np: &NodePattern) -> Option<&str> {
+    match &np.labels {
+        Some(plexus_cypher::LabelExpr::Name(l)) => Some(l),
+        Some(plexus_cypher::LabelExpr::And(parts)) => parts.iter().find_map(|p| match p {
+            plexus_cypher::LabelExpr::Name(l) => Some(l.as_str()),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+fn var(np: &NodePattern) -> &str {
+    np.var.as_deref().unwrap_or("_")
+}
+
+fn has_index(
+    g: &dyn GraphRead,
+    label: Option<&str>,
+    key: &str,
+    params: &Ctx<'_>,
+    e: &Expr,
+) -> bool {
+    // Probe with the value when it is known before running (a literal or a
+    // parameter); an index serves when the lookup is not refused.
+    let v = eval(e, &Row::new(), params).unwrap_or(Value::Int(0));
+    let v = if v.is_null() || !v.is_storable() {
+        Value::Int(0)
+    } else {
+        v
+    };
+    !matches!(g.find_nodes(label, key, &v), Err(StorageError::NoIndex(_)))
+}
+
+/// How a path pattern starts, and the estimated number of start nodes.
+fn start(
+    g: &dyn GraphRead,
+    ctx: &Ctx<'_>,
+    np: &NodePattern,
+    bound: &[String],
+    where_: Option<&Expr>,
+) -> (String, String, Option<f64>) {
+    if np.var.as_ref().is_some_and(|v| bound.contains(v)) {
+        return (
+            "Argument".into(),
+            format!("({}) bound earlier", var(np)),
+            Some(1.0),
+        );
+    }
+    let label = label_of(np);
+    let mut keys: Vec<(&str, &Expr)> = Vec::new();
+    if let Some(ExprKind::Map(entries)) = np.props.as_deref().map(|e| &e.kind) {
+        keys.extend(entries.iter().map(|(k, e)| (k.as_str(), e)));
+    }
+    if let (Some(w), Some(v)) = (where_, &np.var) {
+        let mut hints = Vec::new();
+        crate::pattern::equality_hints(w, &mut hints);
+        keys.extend(
+            hints
+                .into_iter()
+                .filter(|(x, _, _)| x == v)
+                .map(|(_, k, e)| (k, e)),
+        );
+    }
+    for (k, e) in keys {
+        for l in [label, None] {
+            if has_index(g, l, k, ctx, e) {
+                return (
+                    "NodeIndexSeek".into(),
+                    format!(
+                        "({}{}) on .{k}",
+                        var(np),
+                        l.map(|l| format!(":{l}")).unwrap_or_default()
+                    ),
+                    Some(1.0),
+                );
+            }
+        }
+    }
+    match label {
+        Some(l) => (
+            "NodeByLabelScan".into(),
+            format!("({}:{l})", var(np)),
+            g.label_count(l).ok().map(|n| n as f64),
+        ),
+        None => (
+            "AllNodesScan".into(),
+            format!("({})", var(np)),
+            g.node_count().ok().map(|n| n as f64),
+        ),
+    }
+}
+
+fn arrow(d: RelDirection) -> (&'static str, &'static str) {
+    match d {
+        RelDirection::Right => ("-", "->"),
+        RelDirection::Left => ("<-", "-"),
+        RelDirection::Either => ("-", "-"),
+    }
+}
+
+/// The steps of a MATCH pattern: its start, then one expansion per hop
+/// with the rows multiplied by the average degree of the hop's types.
+fn pattern_steps(
+    g: &dyn GraphRead,
+    ctx: &Ctx<'_>,
+    p: &PathPattern,
+    bound: &[String],
+    where_: Option<&Expr>,
+    out: &mut Vec<(String, String, Option<f64>)>,
+) {
+    let el = &p.element;
+    if p.kind != PathKind::Normal {
+        let what = if p.kind == PathKind::Shortest {
+            "ShortestPath"
+        } else {
+            "AllShortestPaths"
+        };
+        out.push((
+            what.into(),
+            "bidirectional breadth-first search".into(),
+            None,
+        ));
+        return;
+    }
+    let (op, details, mut rows) = start(g, ctx, &el.start, bound, where_);
+    out.push((op, details, rows));
+    let nodes = g.node_count().unwrap_or(1).max(1) as f64;
+    for (r, n) in &el.chain {
+        let per = match r.types.as_ref().and_then(crate::graph::type_names) {
+            Some(ts) => ts
+                .iter()
+                .map(|t| g.type_count(t).unwrap_or(0) as f64)
+                .sum::<f64>(),
+            None => g.edge_count().unwrap_or(0) as f64,
+        } / nodes;
+        let per = if r.direction == RelDirection::Either {
+            2.0 * per
+        } else {
+            per
+        };
+        let (a, b) = arrow(r.direction);
+        let types = match &r.types {
+            Some(plexus_cypher::LabelExpr::Name(t)) => format!(":{t}"),
+            Some(_) => ":…".into(),
+            None => String::new(),
+        };
+        let len = match r.length {
+            Some((lo, hi)) => format!(
+                "*{}..{}",
+                lo.map(|x| x.to_string()).unwrap_or_default(),
+                hi.map(|x| x.to_string()).unwrap_or_default()
+            ),
+            None => String::new(),
+        };
+        rows = rows.map(|x| x * per);
+        out.push((
+            if r.length.is_some() {
+                "VarLengthExpand"
+            } else {
+                "Expand"
+            }
+            .into(),
+            format!(
+                "{a}[{}{types}{len}]{b}({})",
+                r.var.as_deref().unwrap_or(""),
+                var(n)
+            ),
+            rows,
+        ));
+    }
+}
+
+/// The plan of a query, clause by clause.
+pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let parts = std::iter::once(&q.first).chain(q.unions.iter().map(|(_, p)| p));
+    for (pi, part) in parts.enumerate() {
+        let mut bound: Vec<String> = Vec::new();
+        for (ci, c) in part.clauses.iter().enumerate() {
+            let mut push = |operator: &str, details: String, estimate: Option<f64>| {
+                steps.push(Step {
+                    part: pi,
+                    clause: ci,
+                    operator: operator.into(),
+                    details,
+                    estimate,
+                })
+            };
+            match c {
+                Clause::Match {
+                    optional,
+                    patterns,
+                    where_,
+                    ..
+                } => {
+                    for p in patterns {
+                        let mut ps = Vec::new();
+                        if let Some(g) = g {
+                            pattern_steps(g, ctx, p, &bound, where_.as_ref(), &mut ps);
+                        }
+                        for (op, d, e) in ps {
+                            let op = if *optional {
+                                format!("Optional{op}")
+                            } else {
+                                op
+                            };
+                            push(&op, d, e);
+                        }
+                        bound.extend(crate::exec::pattern_vars(p));
+                    }
+                    if where_.is_some() {
+                        push("Filter", "WHERE".into(), None);
+                    }
+                }
+                Clause::Unwind { alias, .. } => {
+                    push("Unwind", format!("AS {alias}"), None);
+                    bound.push(alias.clone());
+                }
+                Clause::With(p) | Clause::Return(p) => {
+                    let agg = p.items.iter().any(|i| {
+                        let mut f = false;
+                        crate::eval::visit_aggregates(&i.expr, &mut |_| f = true);
+                        f
+                    });
+                    let names: Vec<String> = p
+                        .items
+                        .iter()
+                        .map(|i| i.alias.clone().unwrap_or_else(|| i.text.clone()))
+                        .collect();
+                    let op = match (agg, p.distinct) {
+                        (true, _) => "Aggregation",
+                        (false, true) => "Distinct",
+                        _ => "Projection",
+                    };
+                    push(op, names.join(", "), None);
+                    if !p.order_by.is_empty() {
+                        push("Sort", format!("{} key(s)", p.order_by.len()), None);
+                    }
+                    if p.skip.is_some() {
+                        push("Skip", String::new(), None);
+                    }
+                    if p.limit.is_some() {
+                        push("Limit", String::new(), None);
+                    }
+                    if p.where_.is_some() {
+                        push("Filter", "WHERE".into(), None);
+                    }
+                    if matches!(c, Clause::With(_)) {
+                        bound = names;
+                    }
+                }
+                Clause::Create { patterns, .. } => {
+                    push("Create", format!("{} pattern(s)", patterns.len()), None);
+                    bound.extend(patterns.iter().flat_map(crate::exec::pattern_vars));
+                }
+                Clause::Merge { pattern, .. } => {
+                    push("Merge", "match, else create".into(), None);
+                    bound.extend(crate::exec::pattern_vars(pattern));
+                }
+                Clause::Set { items, .. } => {
+                    push("SetProperties", format!("{} item(s)", items.len()), None)
+                }
+                Clause::Remove { items, .. } => {
+                    push("Remove", format!("{} item(s)", items.len()), None)
+                }
+                Clause::Delete { detach, .. } => push(
+                    if *detach { "DetachDelete" } else { "Delete" },
+                    String::new(),
+                    None,
+                ),
+                Clause::Foreach { var, .. } => push("Foreach", var.clone(), None),
+                Clause::Call { procedure, .. } => push("ProcedureCall", procedure.clone(), None),
+                Clause::Subquery { .. } => push("SubqueryApply", String::new(), None),
+            }
+        }
+    }
+    steps
+}

@@ -1,0 +1,188 @@
+//! Cypher through `Database::query`: schema commands, EXPLAIN and PROFILE,
+//! statement atomicity, the plan cache, and answers equal to the
+//! traversal API's.
+
+use plexus::{Database, Direction, GraphRead, Params, Table, Value};
+
+fn q(db: &Database, text: &str) -> Table {
+    db.query("default", text, &Params::new())
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn col(t: &Table, name: &str) -> Vec<Value> {
+    let i = t.columns.iter().position(|c| c == name).unwrap();
+    t.rows.iter().map(|r| r[i].clone()).collect()
+}
+
+#[test]
+fn schema_commands_create_use_and_drop_indexes() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "UNWIND range(1, 50) AS i CREATE (:Person {id: i, name: 'p' + toString(i)})",
+    );
+    let t = q(&db, "CREATE INDEX person_id FOR (p:Person) ON (p.id)");
+    assert_eq!(t.rows[0][0], Value::from("created"));
+    // Again: an error, unless IF NOT EXISTS.
+    assert!(db
+        .query(
+            "default",
+            "CREATE INDEX person_id FOR (p:Person) ON (p.id)",
+            &Params::new()
+        )
+        .is_err());
+    q(
+        &db,
+        "CREATE INDEX person_id IF NOT EXISTS FOR (p:Person) ON (p.id)",
+    );
+    q(
+        &db,
+        "CREATE CONSTRAINT person_name FOR (p:Person) REQUIRE p.name IS UNIQUE",
+    );
+    let idx = q(&db, "SHOW INDEXES");
+    assert!(
+        col(&idx, "name").contains(&Value::from("person_id")),
+        "{idx:?}"
+    );
+    let cons = q(&db, "SHOW CONSTRAINTS");
+    assert_eq!(col(&cons, "type"), vec![Value::from("UNIQUE")]);
+    // The unique constraint refuses a duplicate, and the failed statement
+    // leaves nothing behind.
+    let e = db
+        .query(
+            "default",
+            "CREATE (:Person {id: 99}) CREATE (:Person {name: 'p1'})",
+            &Params::new(),
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("ConstraintVerificationFailed"),
+        "{e}"
+    );
+    assert_eq!(
+        q(&db, "MATCH (p:Person {id: 99}) RETURN count(*) AS n").rows,
+        vec![vec![Value::Int(0)]]
+    );
+    // The plan seeks the index for an inline property and for a WHERE equality.
+    for text in [
+        "EXPLAIN MATCH (p:Person {id: 7}) RETURN p.name",
+        "EXPLAIN MATCH (p:Person) WHERE p.id = $id RETURN p.name",
+    ] {
+        let plan = db
+            .query(
+                "default",
+                text,
+                &Params::from([("id".to_string(), Value::Int(7))]),
+            )
+            .unwrap();
+        assert_eq!(
+            col(&plan, "operator")[0],
+            Value::from("NodeIndexSeek"),
+            "{text}: {plan:?}"
+        );
+    }
+    let scan = q(&db, "EXPLAIN MATCH (p:Person) WHERE p.name = 'p7' RETURN p");
+    assert_eq!(col(&scan, "operator")[0], Value::from("NodeIndexSeek"));
+    q(&db, "DROP CONSTRAINT person_name");
+    let scan = q(&db, "EXPLAIN MATCH (p:Person) WHERE p.name = 'p7' RETURN p");
+    assert_eq!(col(&scan, "operator")[0], Value::from("NodeByLabelScan"));
+    assert_eq!(col(&scan, "estimated_rows")[0], Value::Int(50));
+    q(&db, "DROP INDEX person_id");
+    q(&db, "DROP INDEX person_id IF EXISTS");
+    assert!(db
+        .query("default", "DROP INDEX person_id", &Params::new())
+        .is_err());
+}
+
+#[test]
+fn profile_counts_the_rows_of_each_clause() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "UNWIND range(1, 10) AS i CREATE (:N {i: i})-[:T]->(:M {i: i})",
+    );
+    let t = q(
+        &db,
+        "PROFILE MATCH (n:N)-[:T]->(m) WHERE n.i > 3 WITH m RETURN count(m) AS c",
+    );
+    let rows = col(&t, "rows");
+    let ops = col(&t, "operator");
+    let at = |op: &str| ops.iter().position(|o| *o == Value::from(op)).unwrap();
+    assert_eq!(rows[at("Filter")], Value::Int(7), "{t:?}");
+    assert_eq!(rows[at("Aggregation")], Value::Int(1));
+    // PROFILE of a write runs it; EXPLAIN of a write does not.
+    q(&db, "EXPLAIN CREATE (:X)");
+    assert_eq!(
+        q(&db, "MATCH (x:X) RETURN count(*) AS c").rows,
+        vec![vec![Value::Int(0)]]
+    );
+    q(&db, "PROFILE CREATE (:X)");
+    assert_eq!(
+        q(&db, "MATCH (x:X) RETURN count(*) AS c").rows,
+        vec![vec![Value::Int(1)]]
+    );
+}
+
+#[test]
+fn the_plan_cache_prepares_a_query_once() {
+    let db = Database::in_memory().unwrap();
+    q(&db, "CREATE (:A {k: 1})-[:R]->(:B)");
+    let before = db.cached_plans();
+    for k in 0..5 {
+        let p = Params::from([("k".to_string(), Value::Int(k))]);
+        db.query(
+            "default",
+            "MATCH (a:A {k: $k})-->(b) RETURN count(b) AS n",
+            &p,
+        )
+        .unwrap();
+    }
+    assert_eq!(db.cached_plans(), before + 1);
+}
+
+#[test]
+fn cypher_counts_equal_the_traversal_api() {
+    // A small graph with parallel edges, self-loops and hubs.
+    let db = Database::in_memory().unwrap();
+    q(&db, "UNWIND range(0, 59) AS i CREATE (:V {id: i})");
+    q(
+        &db,
+        "MATCH (a:V), (b:V) WHERE (a.id * 7 + b.id * 3) % 11 = 0 OR b.id = 0 OR a.id = b.id \
+         CREATE (a)-[:T {w: a.id}]->(b)",
+    );
+    q(
+        &db,
+        "MATCH (a:V {id: 1}), (b:V {id: 2}) CREATE (a)-[:T]->(b), (a)-[:T]->(b)",
+    );
+    let r = db.read("default").unwrap();
+    for id in [0i64, 1, 5, 17] {
+        let node = r
+            .find_nodes(Some("V"), "id", &Value::Int(id))
+            .unwrap_or_default();
+        let node = match node.first() {
+            Some(n) => *n,
+            None => {
+                // No index: find it by scanning.
+                r.nodes()
+                    .map(Result::unwrap)
+                    .find(|n| r.node_property(*n, "id").unwrap() == Some(Value::Int(id)))
+                    .unwrap()
+            }
+        };
+        for (pattern, dir) in [
+            ("-->", Direction::Out),
+            ("<--", Direction::In),
+            ("--", Direction::Both),
+        ] {
+            let p = Params::from([("id".to_string(), Value::Int(id))]);
+            let text = format!("MATCH (a:V {{id: $id}}){pattern}(b) RETURN count(*) AS n");
+            let t = db.query("default", &text, &p).unwrap();
+            let api = r.neighbors(node, dir, None).unwrap().len() as i64;
+            assert_eq!(t.rows, vec![vec![Value::Int(api)]], "{text} for {id}");
+            // The same count, with rows built (no count shortcut).
+            let text = format!("MATCH (a:V {{id: $id}}){pattern}(b) RETURN count(b.id) AS n");
+            let t = db.query("default", &text, &p).unwrap();
+            assert_eq!(t.rows, vec![vec![Value::Int(api)]], "{text} for {id}");
+        }
+    }
+}
