@@ -189,7 +189,8 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
         if o.engines.iter().any(|e| e == "plexus-cypher") {
             eprintln!("plexus-cypher: {}", g.name());
             rows.extend(
-                run_plexus_cypher(part, o.reps).map_err(|e| format!("plexus-cypher: {e}"))?,
+                run_plexus_cypher(part, &dir.join("plexus-cypher-db"), o.reps)
+                    .map_err(|e| format!("plexus-cypher: {e}"))?,
             );
         }
         for peer in &peers {
@@ -286,11 +287,22 @@ fn run_plexus(
 }
 
 /// The workloads as Cypher through `Database::query` (plan cache warm after
-/// the first repetition), on an in-memory copy of the graph whose nodes
-/// also carry their id as an indexed property, as the peers store them.
-fn run_plexus_cypher(part: &Part, reps: usize) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
+/// the first repetition), on an on-disk copy of the graph whose nodes also
+/// carry their id as an indexed property, as the peers store them.
+fn run_plexus_cypher(
+    part: &Part,
+    path: &std::path::Path,
+    reps: usize,
+) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
     let g = &*part.gen;
-    let db = Database::in_memory()?;
+    let _ = std::fs::remove_dir_all(path);
+    let db = Database::create(
+        path,
+        Options {
+            backend: None,
+            durable: false,
+        },
+    )?;
     let graph = "bench";
     engine::load_with(&db, graph, g, part.filter.0, true)?;
     let mut rows = Vec::new();
@@ -315,7 +327,7 @@ fn run_plexus_cypher(part: &Part, reps: usize) -> Result<Vec<Row>, Box<dyn std::
             count: Some(count),
             seconds: secs,
             peak_rss_mb: peak_rss_mb(),
-            disk_mb: 0.0,
+            disk_mb: db.disk_size()? as f64 / 1048576.0,
             note: Some(text),
         });
     }

@@ -35,7 +35,7 @@ enum Cmd {
         #[arg(
             long,
             value_delimiter = ',',
-            default_value = "plexus,kuzu,ladybug,gestaltdb"
+            default_value = "plexus,plexus-cypher,kuzu,ladybug,gestaltdb"
         )]
         engines: Vec<String>,
         /// The files peers load: parquet or csv.
@@ -65,6 +65,9 @@ enum Cmd {
         /// Queries to time (each with another seed).
         #[arg(long, default_value_t = 20_000)]
         queries: usize,
+        /// An in-memory database instead of one on disk.
+        #[arg(long)]
+        in_memory: bool,
     },
     /// Run the LDBC SNB Interactive reference queries on the SNB-like graph.
     Ldbc {
@@ -178,7 +181,11 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         }
-        Cmd::OneHop { nodes, queries } => one_hop(nodes, queries),
+        Cmd::OneHop {
+            nodes,
+            queries,
+            in_memory,
+        } => one_hop(nodes, queries, in_memory),
         Cmd::Ldbc { sf, ldbc_dir, out } => {
             let dir = ldbc_dir.unwrap_or_else(plexus_bench::ldbc::default_dir);
             let start = Instant::now();
@@ -254,16 +261,20 @@ fn chrono_free_now() -> String {
 
 /// Times `MATCH (a {id: $id})-[:T0]->(b) RETURN b.id` through
 /// `Database::query`, one seed after another, and prints percentiles.
-fn one_hop(nodes: u64, queries: usize) -> Result<(), Box<dyn std::error::Error>> {
+fn one_hop(nodes: u64, queries: usize, in_memory: bool) -> Result<(), Box<dyn std::error::Error>> {
     use plexus_bench::gen::Skewed;
     let tmp = std::env::temp_dir().join(format!("plexus-bench-onehop-{}", std::process::id()));
-    let db = Database::create(
-        tmp.join("db"),
-        Options {
-            backend: None,
-            durable: false,
-        },
-    )?;
+    let db = if in_memory {
+        Database::in_memory()?
+    } else {
+        Database::create(
+            tmp.join("db"),
+            Options {
+                backend: None,
+                durable: false,
+            },
+        )?
+    };
     plexus_bench::engine::load_with(&db, "bench", &Skewed { n: nodes, seed: 42 }, "grp", true)?;
     let text = "MATCH (a {id: $id})-[:T0]->(b) RETURN b.id";
     let mut lat = Vec::with_capacity(queries);
@@ -287,6 +298,7 @@ fn one_hop(nodes: u64, queries: usize) -> Result<(), Box<dyn std::error::Error>>
         "p95_us": pct(0.95),
         "p99_us": pct(0.99),
         "cached_plans": db.cached_plans(),
+        "storage": if in_memory { "memory" } else { "lmdb" },
     });
     println!("{result}");
     drop(db);

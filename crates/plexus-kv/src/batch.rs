@@ -28,6 +28,18 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// The keyspace the op writes to.
+    pub fn keyspace(&self) -> Ks {
+        match self {
+            Op::Put { ks, .. }
+            | Op::Delete { ks, .. }
+            | Op::DeleteRange { ks, .. }
+            | Op::Add { ks, .. } => *ks,
+        }
+    }
+}
+
 /// Operations applied atomically, in order, by [`crate::KvStore::write`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteBatch {

@@ -43,18 +43,25 @@ impl KvStore for MemoryStore {
 
     fn write(&self, batch: WriteBatch) -> Result<()> {
         let mut guard = self.maps.write().unwrap_or_else(|p| p.into_inner());
-        // Work on a copy of the handles so that a failing op leaves nothing.
-        let mut maps = guard.clone();
+        // The only way an op can fail is a keyspace that does not exist:
+        // check them all first, so that a failing batch leaves nothing and
+        // the ops can then work on the maps in place (a map is copied only
+        // while a snapshot still shares it).
+        let n = guard.len();
+        if let Some(ks) = batch.ops.iter().map(Op::keyspace).find(|ks| ks.0 >= n) {
+            return Err(KvError::NoSuchKeyspace(ks.0));
+        }
+        let maps = &mut *guard;
         for op in batch.ops {
             match op {
                 Op::Put { ks, key, value } => {
-                    map_mut(&mut maps, ks)?.insert(key, value);
+                    map_mut(maps, ks)?.insert(key, value);
                 }
                 Op::Delete { ks, key } => {
-                    map_mut(&mut maps, ks)?.remove(&key);
+                    map_mut(maps, ks)?.remove(&key);
                 }
                 Op::DeleteRange { ks, start, end } => {
-                    let m = map_mut(&mut maps, ks)?;
+                    let m = map_mut(maps, ks)?;
                     let doomed: Vec<Vec<u8>> =
                         m.range(start..end).map(|(k, _)| k.clone()).collect();
                     doomed.iter().for_each(|k| {
@@ -62,7 +69,7 @@ impl KvStore for MemoryStore {
                     });
                 }
                 Op::Add { ks, key, delta } => {
-                    let m = map_mut(&mut maps, ks)?;
+                    let m = map_mut(maps, ks)?;
                     match add_counter(m.get(&key).map(Vec::as_slice), delta) {
                         Some(v) => m.insert(key, v.to_vec()),
                         None => m.remove(&key),
@@ -70,7 +77,6 @@ impl KvStore for MemoryStore {
                 }
             }
         }
-        *guard = maps;
         Ok(())
     }
 

@@ -634,7 +634,7 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                     std::slice::from_ref(&p),
                     None,
                     row,
-                    &mut |_| Ok(true),
+                    &mut |_, _| Ok(true),
                 )?)
             }
             None => Value::Bool(false),
@@ -648,16 +648,24 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             let mut out = Vec::new();
             if let Some(g) = ctx.graph {
                 let p = plexus_cypher::PathPattern::plain(var.clone(), pattern.clone(), e.span);
-                crate::pattern::match_all(g, ctx, std::slice::from_ref(&p), None, row, &mut |r| {
-                    let keep = match filter {
-                        Some(f) => eval(f, r, ctx)? == Value::Bool(true),
-                        None => true,
-                    };
-                    if keep {
-                        out.push(eval(map, r, ctx)?);
-                    }
-                    Ok(false)
-                })?;
+                crate::pattern::match_all(
+                    g,
+                    ctx,
+                    std::slice::from_ref(&p),
+                    None,
+                    row,
+                    &mut |r, times| {
+                        let keep = match filter {
+                            Some(f) => eval(f, r, ctx)? == Value::Bool(true),
+                            None => true,
+                        };
+                        if keep {
+                            let v = eval(map, r, ctx)?;
+                            out.extend(std::iter::repeat_n(v, times as usize));
+                        }
+                        Ok(false)
+                    },
+                )?;
             }
             Value::List(out)
         }

@@ -423,8 +423,8 @@ impl Exec<'_, '_> {
                         std::slice::from_ref(pattern),
                         None,
                         &r,
-                        &mut |m| {
-                            found.push(m.clone());
+                        &mut |m, times| {
+                            found.extend(std::iter::repeat_n(m, times as usize).cloned());
                             Ok(false)
                         },
                     )?;
@@ -566,13 +566,13 @@ impl Exec<'_, '_> {
         };
         let mut n = 0i64;
         for r in rows {
-            pattern::match_all(g, &ctx, &patterns, where_.as_ref(), r, &mut |m| {
+            pattern::match_all(g, &ctx, &patterns, where_.as_ref(), r, &mut |m, times| {
                 if let Some(w) = where_ {
                     if eval(w, m, &ctx)? != Value::Bool(true) {
                         return Ok(false);
                     }
                 }
-                n += 1;
+                n += times as i64;
                 Ok(false)
             })?;
         }
@@ -595,13 +595,13 @@ impl Exec<'_, '_> {
         for r in rows {
             let before = out.len();
             if let Some(g) = ctx.graph {
-                pattern::match_all(g, &ctx, patterns, where_, &r, &mut |m| {
+                pattern::match_all(g, &ctx, patterns, where_, &r, &mut |m, times| {
                     let keep = match where_ {
                         Some(w) => eval(w, m, &ctx)? == Value::Bool(true),
                         None => true,
                     };
                     if keep {
-                        out.push(m.clone());
+                        out.extend(std::iter::repeat_n(m, times as usize).cloned());
                     }
                     Ok(false)
                 })?;

@@ -20,8 +20,10 @@ use std::collections::{HashMap, VecDeque};
 
 type Res<T> = Result<T, QueryError>;
 
-/// Receives each match; returns true to stop the search.
-pub type Sink<'s> = dyn FnMut(&Row) -> Res<bool> + 's;
+/// Receives each match with its multiplicity (how many matches it stands
+/// for: more than one when the last hop was counted, not walked); returns
+/// true to stop the search.
+pub type Sink<'s> = dyn FnMut(&Row, u64) -> Res<bool> + 's;
 
 /// Finds every way `patterns` match with `row`'s bindings, handing each
 /// extended row to `sink`. Returns true when the sink stopped the search.
@@ -41,6 +43,7 @@ pub fn match_all(
         g,
         ctx,
         used: Vec::new(),
+        weight: 1,
         trail_needed: patterns.iter().any(|p| p.var.is_some()),
         hints,
     };
@@ -61,6 +64,8 @@ struct Matcher<'a, 'c> {
     ctx: &'a Ctx<'c>,
     /// Relationships already part of the current match.
     used: Vec<u64>,
+    /// How many matches the one being built stands for (see [`Sink`]).
+    weight: u64,
     /// Whether a path variable needs the walked trail; without one, a
     /// final unconstrained hop is counted from the degree counters.
     trail_needed: bool,
@@ -172,7 +177,7 @@ impl Matcher<'_, '_> {
         sink: &mut Sink<'_>,
     ) -> Res<bool> {
         let Some((first, rest)) = patterns.split_first() else {
-            return sink(row);
+            return sink(row, self.weight);
         };
         self.path(first, row, &mut |m: &mut Self, row: &mut Row| {
             m.patterns(rest, row, sink)
@@ -403,12 +408,15 @@ impl Matcher<'_, '_> {
                 // The last hop to an unconstrained, unnamed node: how many
                 // relationships there are is all a match can tell, and the
                 // degree counters know it without reading the adjacency.
-                for _ in 0..self.degree(hop, at)? {
-                    if done(self, row, trail)? {
-                        return Ok(true);
-                    }
+                let n = self.degree(hop, at)?;
+                if n == 0 {
+                    return Ok(false);
                 }
-                Ok(false)
+                let outer = self.weight;
+                self.weight = outer.saturating_mul(n);
+                let stop = done(self, row, trail);
+                self.weight = outer;
+                stop
             }
             None => {
                 for n in self.steps(hop, at)? {
