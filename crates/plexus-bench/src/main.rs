@@ -68,6 +68,9 @@ enum Cmd {
         /// An in-memory database instead of one on disk.
         #[arg(long)]
         in_memory: bool,
+        /// The query (default: the one-hop with rows); `$id` is a node id.
+        #[arg(long, default_value = "MATCH (a {id: $id})-[:T0]->(b) RETURN b.id")]
+        query: String,
     },
     /// Run the LDBC SNB Interactive reference queries on the SNB-like graph.
     Ldbc {
@@ -185,7 +188,8 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             nodes,
             queries,
             in_memory,
-        } => one_hop(nodes, queries, in_memory),
+            query,
+        } => one_hop(nodes, queries, in_memory, &query),
         Cmd::Ldbc { sf, ldbc_dir, out } => {
             let dir = ldbc_dir.unwrap_or_else(plexus_bench::ldbc::default_dir);
             let start = Instant::now();
@@ -259,9 +263,15 @@ fn chrono_free_now() -> String {
     format!("{dt} UTC")
 }
 
-/// Times `MATCH (a {id: $id})-[:T0]->(b) RETURN b.id` through
-/// `Database::query`, one seed after another, and prints percentiles.
-fn one_hop(nodes: u64, queries: usize, in_memory: bool) -> Result<(), Box<dyn std::error::Error>> {
+/// Times a parameterised query (by default `MATCH (a {id: $id})-[:T0]->(b)
+/// RETURN b.id`) through `Database::query`, one seed after another, and
+/// prints percentiles.
+fn one_hop(
+    nodes: u64,
+    queries: usize,
+    in_memory: bool,
+    text: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
     use plexus_bench::gen::Skewed;
     let tmp = std::env::temp_dir().join(format!("plexus-bench-onehop-{}", std::process::id()));
     let db = if in_memory {
@@ -276,7 +286,6 @@ fn one_hop(nodes: u64, queries: usize, in_memory: bool) -> Result<(), Box<dyn st
         )?
     };
     plexus_bench::engine::load_with(&db, "bench", &Skewed { n: nodes, seed: 42 }, "grp", true)?;
-    let text = "MATCH (a {id: $id})-[:T0]->(b) RETURN b.id";
     let mut lat = Vec::with_capacity(queries);
     let mut rows = 0usize;
     for i in 0..queries {

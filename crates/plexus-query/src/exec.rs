@@ -839,9 +839,10 @@ fn project(
         columns.push(n.clone());
     }
     let aggregating = p.items.iter().any(|i| has_aggregate(&i.expr));
-    // Each output row with the input row it came from (for ORDER BY on
-    // variables that were not projected).
-    let mut out: Vec<(Row, Row)> = Vec::new();
+    // Each output row with the input row it came from (for ORDER BY and
+    // WITH ... WHERE on variables that were not projected); `None` after
+    // aggregation, where no single input row stands behind an output.
+    let mut out: Vec<(Row, Option<&Row>)> = Vec::new();
     if !aggregating {
         for r in rows {
             let mut o = Row::new();
@@ -851,7 +852,7 @@ fn project(
             for (item, name) in p.items.iter().zip(&names) {
                 o.insert(name.clone(), eval(&item.expr, r, ctx)?);
             }
-            out.push((o, r.clone()));
+            out.push((o, Some(r)));
         }
     } else {
         let keys: Vec<usize> = (0..p.items.len())
@@ -896,11 +897,11 @@ fn project(
                 };
                 o.insert(name.clone(), v);
             }
-            out.push((o, Row::new()));
+            out.push((o, None));
         }
     }
     if p.distinct {
-        let mut kept: Vec<(Row, Row)> = Vec::new();
+        let mut kept: Vec<(Row, Option<&Row>)> = Vec::new();
         for (o, r) in out {
             let vals: Vec<Value> = columns
                 .iter()
@@ -923,10 +924,9 @@ fn project(
     if !p.order_by.is_empty() {
         let mut keyed = Vec::with_capacity(out.len());
         for (o, r) in out {
-            let mut scope = if p.distinct || aggregating {
-                Row::new()
-            } else {
-                r.clone()
+            let mut scope = match r {
+                Some(r) if !p.distinct => r.clone(),
+                _ => Row::new(),
             };
             scope.extend(o.clone());
             let keys = p
@@ -971,10 +971,9 @@ fn project(
         // WITH ... WHERE sees the incoming variables too, unless the
         // projection aggregates or is DISTINCT.
         if let Some(w) = &p.where_ {
-            let mut scope = if p.distinct || aggregating {
-                Row::new()
-            } else {
-                r
+            let mut scope = match r {
+                Some(r) if !p.distinct => r.clone(),
+                _ => Row::new(),
             };
             scope.extend(o.clone());
             if eval(w, &scope, ctx)? != Value::Bool(true) {

@@ -204,9 +204,10 @@ impl Matcher<'_, '_> {
                     || (el.start.labels.is_none() && el.start.props.is_none() && n.labels.is_some())
             });
         let (start, hops) = walk_order(el, reverse);
-        for id in self.candidates(start, row)? {
+        let (ids, seeked) = self.seek(start, row)?;
+        for id in ids {
             let (did, ok) = bind(row, &start.var, graph::node(id));
-            if ok && self.node_ok(start, id, row)? {
+            if ok && self.node_ok_but(start, id, row, seeked.as_deref())? {
                 let mut trail = Trail {
                     nodes: vec![node_value(id)],
                     rels: vec![],
@@ -232,8 +233,14 @@ impl Matcher<'_, '_> {
 
     /// The nodes a walk may start from.
     fn candidates(&self, np: &NodePattern, row: &Row) -> Res<Vec<NodeId>> {
+        Ok(self.seek(np, row)?.0)
+    }
+
+    /// The candidates, and the inline property an index seek answered
+    /// exactly (its check need not read the node again).
+    fn seek(&self, np: &NodePattern, row: &Row) -> Res<(Vec<NodeId>, Option<String>)> {
         if let Some(b) = bound_node(row, &np.var) {
-            return Ok(b.into_iter().collect());
+            return Ok((b.into_iter().collect(), None));
         }
         let labels = np.labels.as_ref().map(required_labels).unwrap_or_default();
         // An index seek on an inline property equality or a WHERE equality
@@ -259,14 +266,18 @@ impl Matcher<'_, '_> {
                     Err(err) => return Err(err),
                 };
                 if v.is_null() {
-                    return Ok(vec![]);
+                    return Ok((vec![], None));
                 }
                 if !v.is_storable() {
                     continue;
                 }
+                // The index's equality is Cypher's for these types (floats
+                // differ on NaN; lists and maps are rechecked).
+                let exact =
+                    is_inline && matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
                 for l in labels.iter().map(|l| Some(*l)).chain([None]) {
                     match self.g.find_nodes(l, key, &v) {
-                        Ok(ids) => return Ok(ids),
+                        Ok(ids) => return Ok((ids, exact.then(|| key.to_string()))),
                         Err(StorageError::NoIndex(_)) => {}
                         Err(e) => return Err(e.into()),
                     }
@@ -284,19 +295,34 @@ impl Matcher<'_, '_> {
             Some((l, _)) => self.g.nodes_with_label(l),
             None => self.g.nodes(),
         };
-        ids.collect::<Result<Vec<_>, _>>().map_err(Into::into)
+        Ok((ids.collect::<Result<Vec<_>, _>>()?, None))
     }
 
     /// Whether node `id` satisfies the node pattern's labels, properties and
     /// inline WHERE (its variable is bound in `row` already).
     fn node_ok(&self, np: &NodePattern, id: NodeId, row: &Row) -> Res<bool> {
+        self.node_ok_but(np, id, row, None)
+    }
+
+    /// [`Matcher::node_ok`] without checking the property `seeked`, which an
+    /// index seek matched already.
+    fn node_ok_but(
+        &self,
+        np: &NodePattern,
+        id: NodeId,
+        row: &Row,
+        seeked: Option<&str>,
+    ) -> Res<bool> {
         if let Some(l) = &np.labels {
             if !labels_match(self.g, id, l)? {
                 return Ok(false);
             }
         }
         if let Some(props) = &np.props {
-            for (key, e) in map_entries(props) {
+            for (key, e) in map_entries(props)
+                .iter()
+                .filter(|(k, _)| Some(k.as_str()) != seeked)
+            {
                 let want = self.eval(e, row)?;
                 let have = self.g.node_property(id, key)?.unwrap_or_default();
                 if equals(&have, &want) != Some(true) {
