@@ -63,7 +63,7 @@ struct Matcher<'a, 'c> {
     g: &'a dyn GraphRead,
     ctx: &'a Ctx<'c>,
     /// Relationships already part of the current match.
-    used: Vec<u64>,
+    used: Vec<Used>,
     /// How many matches the one being built stands for (see [`Sink`]).
     weight: u64,
     /// Whether a path variable needs the walked trail; without one, a
@@ -93,6 +93,28 @@ pub(crate) fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &
             }
         }
         _ => {}
+    }
+}
+
+/// A relationship of the current match, with what the isomorphism check
+/// of a counted hop needs to know without reading it again.
+#[derive(Clone, Copy)]
+struct Used {
+    edge: EdgeId,
+    start: NodeId,
+    end: NodeId,
+    rel_type: plexus_storage::TypeId,
+}
+
+impl Used {
+    fn of(from: NodeId, n: &Neighbor) -> Used {
+        let (start, end) = rel_of(from, n);
+        Used {
+            edge: n.edge,
+            start,
+            end,
+            rel_type: n.rel_type,
+        }
     }
 }
 
@@ -374,23 +396,24 @@ impl Matcher<'_, '_> {
             }
             None => n = self.g.degree(at, dir, None)?,
         }
-        for e in &self.used {
-            let Some(edge) = self.g.edge(EdgeId(*e))? else {
-                continue;
-            };
+        for u in &self.used {
             let leaves = match dir {
-                Direction::Out => edge.src == at,
-                Direction::In => edge.dst == at,
-                Direction::Both => edge.src == at || edge.dst == at,
+                Direction::Out => u.start == at,
+                Direction::In => u.end == at,
+                Direction::Both => u.start == at || u.end == at,
             };
             let typed = names
                 .as_ref()
-                .is_none_or(|ns| ns.contains(&edge.rel_type.as_str()));
+                .is_none_or(|ns| ns.iter().any(|t| self.g.type_id(t) == Some(u.rel_type)));
             if leaves && typed {
                 n = n.saturating_sub(1);
             }
         }
         Ok(n)
+    }
+
+    fn is_used(&self, e: EdgeId) -> bool {
+        self.used.iter().any(|u| u.edge == e)
     }
 
     fn direction(&self, hop: &Hop<'_>) -> Direction {
@@ -446,13 +469,13 @@ impl Matcher<'_, '_> {
             }
             None => {
                 for n in self.steps(hop, at)? {
-                    if self.used.contains(&n.edge.0) || !self.rel_ok(hop.rel, &n, row)? {
+                    if self.is_used(n.edge) || !self.rel_ok(hop.rel, &n, row)? {
                         continue;
                     }
                     let r = rel_of(at, &n);
                     let (did_r, ok) = bind(row, &hop.rel.var, graph::rel(n.edge, r.0, r.1));
                     if ok && self.where_ok(&hop.rel.where_, row)? {
-                        self.used.push(n.edge.0);
+                        self.used.push(Used::of(at, &n));
                         let stop = self.arrive(hop, rest, at, &[n], row, trail, done)?;
                         self.used.pop();
                         if stop {
@@ -548,10 +571,10 @@ impl Matcher<'_, '_> {
             return Ok(false);
         }
         for n in self.steps(hop, at)? {
-            if self.used.contains(&n.edge.0) || !self.rel_ok(hop.rel, &n, row)? {
+            if self.is_used(n.edge) || !self.rel_ok(hop.rel, &n, row)? {
                 continue;
             }
-            self.used.push(n.edge.0);
+            self.used.push(Used::of(at, &n));
             stack.push(n);
             let stop =
                 self.var_length(hop, rest, start, n.node, min, max, stack, row, trail, done)?;
@@ -714,7 +737,7 @@ impl Matcher<'_, '_> {
                 continue;
             }
             for n in self.steps(hop, x)? {
-                if !self.rel_ok(hop.rel, &n, row)? || self.used.contains(&n.edge.0) {
+                if !self.rel_ok(hop.rel, &n, row)? || self.is_used(n.edge) {
                     continue;
                 }
                 let nd = d + 1;

@@ -186,3 +186,25 @@ fn cypher_counts_equal_the_traversal_api() {
         }
     }
 }
+
+#[test]
+fn counted_hops_respect_relationship_isomorphism() {
+    // Self-loops and parallel edges: a counted last hop must not count a
+    // relationship the match used already.
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "CREATE (x:V {id: 'x'})-[:T]->(x), (x)-[:T]->(y:V {id: 'y'}), (x)-[:T]->(y), (y)-[:T]->(x), (y)-[:U]->(y)",
+    );
+    for pattern in [
+        "(a {id: 'x'})-[:T]->(b)-[:T]->(c)",
+        "(a {id: 'x'})-[:T]-(b)-[:T]-(c)",
+        "(a {id: 'y'})<-[:T]-(b)-[:T|U]->(c)",
+        "(a {id: 'x'})-->(b)-->(c)-->(d)",
+    ] {
+        let counted = q(&db, &format!("MATCH {pattern} RETURN count(*) AS n"));
+        let walked = q(&db, &format!("MATCH {pattern} RETURN count(c.id) AS n"));
+        assert_eq!(counted.rows, walked.rows, "{pattern}");
+        assert_ne!(counted.rows, vec![vec![Value::Int(0)]], "{pattern}");
+    }
+}
