@@ -765,6 +765,29 @@ fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryErro
             let p = PathPattern::plain(None, element.clone(), e.span);
             bind_pattern(&mut inner, &p, false)
         }
+        ExprKind::Exists(q) | ExprKind::CountSubquery(q) => {
+            let writes = std::iter::once(&q.first)
+                .chain(q.unions.iter().map(|(_, p)| p))
+                .flat_map(|p| &p.clauses)
+                .any(|c| {
+                    matches!(
+                        c,
+                        Clause::Create { .. }
+                            | Clause::Merge { .. }
+                            | Clause::Set { .. }
+                            | Clause::Remove { .. }
+                            | Clause::Delete { .. }
+                            | Clause::Foreach { .. }
+                    )
+                });
+            if writes {
+                return Err(err(
+                    "InvalidClauseComposition",
+                    "an EXISTS or COUNT subquery only reads",
+                ));
+            }
+            Ok(())
+        }
         ExprKind::MapProjection(base, items) => {
             sub(base)?;
             for it in items {

@@ -639,6 +639,10 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             }
             None => Value::Bool(false),
         },
+        ExprKind::Exists(q) => Value::Bool(crate::exec::subquery_rows(q, row, ctx, true)? > 0),
+        ExprKind::CountSubquery(q) => {
+            Value::Int(crate::exec::subquery_rows(q, row, ctx, false)? as i64)
+        }
         ExprKind::PatternComprehension {
             var,
             pattern,
@@ -709,12 +713,6 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             }
             Value::Map(out)
         }
-        other => {
-            return Err(QueryError::Unsupported(format!(
-                "expression {}",
-                kind_name(other)
-            )))
-        }
     })
 }
 
@@ -727,17 +725,6 @@ fn quantify(hits: usize, unknown: usize, on_hit: bool) -> Value {
         Value::Null
     } else {
         Value::Bool(!on_hit)
-    }
-}
-
-fn kind_name(k: &ExprKind) -> &'static str {
-    match k {
-        ExprKind::HasLabels(..) => "label predicate",
-        ExprKind::Pattern(_) => "pattern predicate",
-        ExprKind::PatternComprehension { .. } => "pattern comprehension",
-        ExprKind::Exists(_) => "EXISTS subquery",
-        ExprKind::CountSubquery(_) => "COUNT subquery",
-        _ => "of this kind",
     }
 }
 

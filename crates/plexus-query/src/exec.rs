@@ -207,6 +207,46 @@ fn run(
     Ok(table)
 }
 
+/// The rows an `EXISTS { … }` or `COUNT { … }` subquery produces for
+/// one outer row, read-only (`first`: stop at the first). A subquery
+/// without RETURN counts the rows its last clause leaves.
+pub(crate) fn subquery_rows(
+    q: &Query,
+    row: &Row,
+    ctx: &Ctx<'_>,
+    first: bool,
+) -> Result<usize, QueryError> {
+    let Some(g) = ctx.graph else {
+        return Ok(0);
+    };
+    let procs = Procedures::new();
+    let mut ex = Exec {
+        access: Access::Read(g),
+        params: ctx.params,
+        procs: &procs,
+        call_columns: vec![],
+        profile: None,
+        part: 0,
+        nesting: 1,
+    };
+    let mut total = 0;
+    for part in parts(q) {
+        if part.clauses.iter().any(|c| matches!(c, Clause::Return(_))) {
+            total += ex.single(part, vec![row.clone()])?.rows.len();
+        } else {
+            let mut rows = vec![row.clone()];
+            for c in &part.clauses {
+                rows = ex.clause(c, rows)?;
+            }
+            total += rows.len();
+        }
+        if first && total > 0 {
+            break;
+        }
+    }
+    Ok(total)
+}
+
 /// A plan as a table; with PROFILE's counts, the rows each clause produced
 /// (on the clause's last step).
 fn plan_table(steps: &[crate::plan::Step], actual: Option<&[(usize, usize, usize)]>) -> Table {
@@ -713,8 +753,10 @@ impl Exec<'_, '_> {
                     .map(|(t, _)| t)
                     .collect(),
             ),
+            ("db.propertykeys", Some(g)) => ("propertyKey", g.property_keys()),
             ("db.labels", None) => ("label", vec![]),
             ("db.relationshiptypes", None) => ("relationshipType", vec![]),
+            ("db.propertykeys", None) => ("propertyKey", vec![]),
             _ => {
                 return Err(QueryError::Semantic {
                     code: "ProcedureNotFound",
@@ -1086,6 +1128,48 @@ fn aggregate(call: &Expr, rows: &[&Row], ctx: &Ctx<'_>) -> Result<Value, QueryEr
                 let mean = n.iter().sum::<f64>() / k;
                 let ss: f64 = n.iter().map(|x| (x - mean).powi(2)).sum();
                 Value::Float((ss / if name == "stdev" { k - 1.0 } else { k }).sqrt())
+            }
+        }
+        "percentilecont" | "percentiledisc" => {
+            let pe = args.get(1).ok_or_else(|| QueryError::Semantic {
+                code: "InvalidNumberOfArguments",
+                message: format!("{name}() takes a value and a percentile"),
+            })?;
+            let scope = rows.first().map(|r| (*r).clone()).unwrap_or_default();
+            let p = match eval(pe, &scope, ctx)? {
+                Value::Int(i) => i as f64,
+                Value::Float(f) => f,
+                other => {
+                    return Err(QueryError::type_error(format!(
+                        "the percentile must be a number, not {}",
+                        other.value_type()
+                    )))
+                }
+            };
+            if !(0.0..=1.0).contains(&p) {
+                return Err(QueryError::Argument {
+                    code: "NumberOutOfRange",
+                    message: format!("the percentile must be between 0.0 and 1.0, not {p}"),
+                });
+            }
+            let mut n = numbers(&vals)?;
+            if n.is_empty() {
+                return Ok(Value::Null);
+            }
+            let mut order_idx: Vec<usize> = (0..n.len()).collect();
+            order_idx.sort_by(|a, b| n[*a].total_cmp(&n[*b]));
+            if name == "percentiledisc" {
+                let k = if p == 0.0 {
+                    0
+                } else {
+                    ((p * n.len() as f64).ceil() as usize).saturating_sub(1)
+                };
+                vals[order_idx[k.min(n.len() - 1)]].clone()
+            } else {
+                n.sort_by(f64::total_cmp);
+                let pos = p * (n.len() - 1) as f64;
+                let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+                Value::Float(n[lo] + (n[hi] - n[lo]) * (pos - lo as f64))
             }
         }
         _ => return Err(QueryError::Unsupported(format!("aggregation {name}()"))),

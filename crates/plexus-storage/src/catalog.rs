@@ -100,6 +100,16 @@ impl Catalog {
         self.inner.read().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Every name of a kind ever interned, sorted.
+    pub fn names(&self, kind: Token) -> Vec<String> {
+        let mut out: Vec<String> = self.read().ids[kind as usize]
+            .keys()
+            .map(|k| k.to_string())
+            .collect();
+        out.sort();
+        out
+    }
+
     /// The id of a name, without creating it.
     pub fn lookup(&self, kind: Token, name: &str) -> Option<u32> {
         self.read().ids[kind as usize].get(name).copied()

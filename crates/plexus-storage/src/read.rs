@@ -239,6 +239,12 @@ pub trait GraphRead {
         }))
     }
 
+    /// Every property key the database has interned (as Neo4j's
+    /// `db.propertyKeys()`: keys once used stay listed).
+    fn property_keys(&self) -> Vec<String> {
+        self.core().shared.catalog.names(Token::PropKey)
+    }
+
     /// One property of a node, without decoding names or other properties.
     fn node_property(&self, node: NodeId, key: &str) -> Result<Option<Value>> {
         let c = self.core();

@@ -208,3 +208,47 @@ fn counted_hops_respect_relationship_isomorphism() {
         assert_ne!(counted.rows, vec![vec![Value::Int(0)]], "{pattern}");
     }
 }
+
+#[test]
+fn built_in_procedures_and_subqueries() {
+    let db = Database::in_memory().unwrap();
+    q(&db, "CREATE (:A {x: 1})-[:R {w: 2}]->(:B {y: 3}), (:C)");
+    let col0 = |t: Table| t.rows.into_iter().map(|r| r[0].clone()).collect::<Vec<_>>();
+    assert_eq!(
+        col0(q(
+            &db,
+            "CALL db.labels() YIELD label RETURN label ORDER BY label"
+        )),
+        vec![Value::from("A"), Value::from("B"), Value::from("C")]
+    );
+    assert_eq!(
+        col0(q(&db, "CALL db.relationshipTypes()")),
+        vec![Value::from("R")]
+    );
+    assert_eq!(
+        col0(q(
+            &db,
+            "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey"
+        )),
+        vec![Value::from("w"), Value::from("x"), Value::from("y")]
+    );
+    let t = q(
+        &db,
+        "MATCH (n) RETURN labels(n)[0] AS l, EXISTS { (n)-->() } AS out, COUNT { (n)--() } AS degree ORDER BY l",
+    );
+    assert_eq!(
+        t.rows,
+        vec![
+            vec![Value::from("A"), Value::Bool(true), Value::Int(1)],
+            vec![Value::from("B"), Value::Bool(false), Value::Int(1)],
+            vec![Value::from("C"), Value::Bool(false), Value::Int(0)],
+        ]
+    );
+    assert!(db
+        .query(
+            "default",
+            "MATCH (n) WHERE EXISTS { MATCH (n)-->(m) SET m.z = 1 } RETURN n",
+            &Params::new()
+        )
+        .is_err());
+}
