@@ -378,7 +378,18 @@ impl Exec<'_, '_> {
                 self.record(ci, rows.len());
                 return Ok(Table { columns, rows });
             }
-            rows = self.clause(clause, rows)?;
+            rows = match (clause, limit_after(q, ci, &self.ctx())) {
+                (
+                    Clause::Match {
+                        optional,
+                        patterns,
+                        where_,
+                        ..
+                    },
+                    Some(cap),
+                ) => self.match_(*optional, patterns, where_.as_ref(), rows, Some(cap))?,
+                _ => self.clause(clause, rows)?,
+            };
             self.record(ci, rows.len());
         }
         if let Some(Clause::Call { .. }) = q.clauses.last() {
@@ -436,7 +447,7 @@ impl Exec<'_, '_> {
                 patterns,
                 where_,
                 ..
-            } => self.match_(*optional, patterns, where_.as_ref(), rows)?,
+            } => self.match_(*optional, patterns, where_.as_ref(), rows, None)?,
             Clause::With(p) => project(&rows, p, &self.ctx())?.1,
             Clause::Create { patterns, .. } => {
                 let txn = self.txn(clause)?;
@@ -623,16 +634,23 @@ impl Exec<'_, '_> {
         }))
     }
 
+    /// MATCH: every extension of every row; with `cap`, stops once that
+    /// many rows are found (LIMIT pushed down by the caller).
     fn match_(
         &self,
         optional: bool,
         patterns: &[PathPattern],
         where_: Option<&Expr>,
         rows: Vec<Row>,
+        cap: Option<usize>,
     ) -> Result<Vec<Row>, QueryError> {
         let ctx = self.ctx();
+        let cap = cap.unwrap_or(usize::MAX);
         let mut out = Vec::new();
         for r in rows {
+            if out.len() >= cap {
+                break;
+            }
             let before = out.len();
             if let Some(g) = ctx.graph {
                 pattern::match_all(g, &ctx, patterns, where_, &r, &mut |m, times| {
@@ -643,7 +661,7 @@ impl Exec<'_, '_> {
                     if keep {
                         out.extend(std::iter::repeat_n(m, times as usize).cloned());
                     }
-                    Ok(false)
+                    Ok(out.len() >= cap)
                 })?;
             }
             if optional && out.len() == before {
@@ -779,6 +797,29 @@ impl Exec<'_, '_> {
         }
         Ok(out)
     }
+}
+
+/// LIMIT pushdown: when clause `ci` is followed by a WITH or RETURN that
+/// only projects (no aggregation, DISTINCT or ORDER BY) with a constant
+/// SKIP/LIMIT, the rows it can use: the clause may stop there.
+fn limit_after(q: &SingleQuery, ci: usize, ctx: &Ctx<'_>) -> Option<usize> {
+    let (Clause::With(p) | Clause::Return(p)) = q.clauses.get(ci + 1)? else {
+        return None;
+    };
+    let plain = !p.distinct
+        && p.order_by.is_empty()
+        && p.where_.is_none()
+        && !p.items.iter().any(|i| has_aggregate(&i.expr));
+    let n = |e: &Option<Expr>| match e.as_ref().map(|e| eval(e, &Row::new(), ctx)) {
+        None => Some(0),
+        Some(Ok(Value::Int(i))) if i >= 0 => Some(i as usize),
+        _ => None,
+    };
+    p.limit.as_ref()?;
+    if !plain {
+        return None;
+    }
+    Some(n(&p.skip)?.saturating_add(n(&p.limit)?))
 }
 
 /// For counting: drops the names of each pattern's last relationship and

@@ -36,8 +36,10 @@ pub fn match_all(
     sink: &mut Sink<'_>,
 ) -> Res<bool> {
     let mut hints = Vec::new();
+    let mut ranges = Vec::new();
     if let Some(w) = where_ {
         equality_hints(w, &mut hints);
+        range_hints(w, &mut ranges);
     }
     let mut m = Matcher {
         g,
@@ -46,6 +48,7 @@ pub fn match_all(
         weight: 1,
         trail_needed: patterns.iter().any(|p| p.var.is_some()),
         hints,
+        ranges,
     };
     let mut row = row.clone();
     m.patterns(patterns, &mut row, sink)
@@ -73,6 +76,53 @@ struct Matcher<'a, 'c> {
     /// start node, besides its inline properties. The WHERE is still
     /// evaluated on every match; a hint only narrows the candidates.
     hints: Vec<(&'a str, &'a str, &'a Expr)>,
+    /// `var.key < expr` (and `<=`, `>`, `>=`) conjuncts: range seeks when
+    /// no equality serves; the WHERE is still evaluated on every match.
+    ranges: Vec<RangeHint<'a>>,
+}
+
+/// One bound on a property, from a comparison in WHERE.
+pub(crate) struct RangeHint<'e> {
+    pub var: &'e str,
+    pub key: &'e str,
+    pub value: &'e Expr,
+    /// True for a lower bound (`var.key > value`).
+    pub lower: bool,
+    pub inclusive: bool,
+}
+
+/// Collects the `var.key <op> expr` conjuncts of a predicate.
+pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
+    use plexus_cypher::BinOp;
+    let ExprKind::Binary(op, a, b) = &e.kind else {
+        return;
+    };
+    if *op == BinOp::And {
+        range_hints(a, out);
+        range_hints(b, out);
+        return;
+    }
+    let (lower, inclusive) = match op {
+        BinOp::Gt => (true, false),
+        BinOp::Ge => (true, true),
+        BinOp::Lt => (false, false),
+        BinOp::Le => (false, true),
+        _ => return,
+    };
+    // `n.k > v` bounds from below; `v > n.k` from above.
+    for (p, v, lower) in [(a, b, lower), (b, a, !lower)] {
+        if let ExprKind::Property(base, key) = &p.kind {
+            if let ExprKind::Var(var) = &base.kind {
+                out.push(RangeHint {
+                    var,
+                    key,
+                    value: v,
+                    lower,
+                    inclusive,
+                });
+            }
+        }
+    }
 }
 
 /// Collects the `var.key = expr` conjuncts of a predicate.
@@ -306,6 +356,9 @@ impl Matcher<'_, '_> {
                 }
             }
         }
+        if let Some(ids) = self.range_seek(np, &labels, row)? {
+            return Ok((ids, None));
+        }
         let mut best: Option<(&str, u64)> = None;
         for l in &labels {
             let n = self.g.label_count(l)?;
@@ -318,6 +371,54 @@ impl Matcher<'_, '_> {
             None => self.g.nodes(),
         };
         Ok((ids.collect::<Result<Vec<_>, _>>()?, None))
+    }
+
+    /// A range seek for the node's variable from WHERE comparisons on one
+    /// key, when an index serves; `None` otherwise.
+    fn range_seek(&self, np: &NodePattern, labels: &[&str], row: &Row) -> Res<Option<Vec<NodeId>>> {
+        use std::ops::Bound;
+        let Some(var) = np.var.as_deref() else {
+            return Ok(None);
+        };
+        let mine: Vec<&RangeHint<'_>> = self.ranges.iter().filter(|h| h.var == var).collect();
+        let Some(key) = mine.first().map(|h| h.key) else {
+            return Ok(None);
+        };
+        // Each bound: its value and whether it is inclusive.
+        type Side = Option<(Value, bool)>;
+        let (mut lo, mut hi): (Side, Side) = (None, None);
+        for h in mine.iter().filter(|h| h.key == key) {
+            let v = match self.eval(h.value, row) {
+                Ok(v) if v.is_storable() && !v.is_null() => v,
+                Ok(Value::Null) => return Ok(Some(vec![])),
+                _ => continue,
+            };
+            let slot = if h.lower { &mut lo } else { &mut hi };
+            if slot.is_none() {
+                *slot = Some((v, h.inclusive));
+            }
+        }
+        if lo.is_none() && hi.is_none() {
+            return Ok(None);
+        }
+        let bound = |b: &Side| -> Bound<Value> {
+            match b {
+                Some((v, true)) => Bound::Included(v.clone()),
+                Some((v, false)) => Bound::Excluded(v.clone()),
+                None => Bound::Unbounded,
+            }
+        };
+        let (lo, hi) = (bound(&lo), bound(&hi));
+        for l in labels.iter().map(|l| Some(*l)).chain([None]) {
+            match self.g.find_nodes_in_range(l, key, lo.as_ref(), hi.as_ref()) {
+                Ok(ids) => return Ok(Some(ids)),
+                Err(StorageError::NoIndex(_)) => {}
+                // Bounds of types an index cannot range over: scan instead.
+                Err(StorageError::Invalid(_) | StorageError::Unsupported(_)) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(None)
     }
 
     /// Whether node `id` satisfies the node pattern's labels, properties and

@@ -101,6 +101,34 @@ fn start(
             }
         }
     }
+    if let (Some(w), Some(v)) = (where_, &np.var) {
+        let mut ranges = Vec::new();
+        crate::pattern::range_hints(w, &mut ranges);
+        for h in ranges.iter().filter(|h| h.var == v) {
+            // Probe with an empty range: whether an index serves, cheaply.
+            let x = eval(h.value, &Row::new(), ctx).unwrap_or(Value::Int(0));
+            let x = if x.is_null() || !x.is_storable() {
+                Value::Int(0)
+            } else {
+                x
+            };
+            let empty = std::ops::Bound::Excluded(&x);
+            for l in [label, None] {
+                if g.find_nodes_in_range(l, h.key, empty, empty).is_ok() {
+                    return (
+                        "NodeIndexSeekByRange".into(),
+                        format!(
+                            "({}{}) on .{}",
+                            var(np),
+                            l.map(|l| format!(":{l}")).unwrap_or_default(),
+                            h.key
+                        ),
+                        None,
+                    );
+                }
+            }
+        }
+    }
     match label {
         Some(l) => (
             "NodeByLabelScan".into(),

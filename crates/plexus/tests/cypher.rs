@@ -252,3 +252,45 @@ fn built_in_procedures_and_subqueries() {
         )
         .is_err());
 }
+
+#[test]
+fn range_seeks_and_limit_pushdown_keep_answers() {
+    let db = Database::in_memory().unwrap();
+    q(&db, "UNWIND range(1, 200) AS i CREATE (:P {age: i % 50, f: toFloat(i) / 2.0, name: 'n' + toString(i)})");
+    let queries = [
+        "MATCH (p:P) WHERE p.age > 45 RETURN count(*) AS n",
+        "MATCH (p:P) WHERE p.age >= 10 AND p.age < 12 RETURN count(*) AS n",
+        "MATCH (p:P) WHERE 3 > p.age RETURN count(*) AS n",
+        "MATCH (p:P) WHERE p.age <= 2.5 RETURN count(*) AS n",
+        "MATCH (p:P) WHERE p.age > 'a' RETURN count(*) AS n",
+        "MATCH (p:P) WHERE p.f > 99 RETURN count(*) AS n",
+        "MATCH (p:P) WHERE p.name >= 'n19' AND p.name < 'n2' RETURN count(*) AS n",
+    ];
+    let before: Vec<Table> = queries.iter().map(|t| q(&db, t)).collect();
+    q(&db, "CREATE INDEX FOR (p:P) ON (p.age)");
+    q(&db, "CREATE INDEX FOR (p:P) ON (p.f)");
+    q(&db, "CREATE INDEX FOR (p:P) ON (p.name)");
+    for (t, b) in queries.iter().zip(&before) {
+        assert_eq!(&q(&db, t), b, "{t}");
+    }
+    assert_eq!(before[0].rows, vec![vec![Value::Int(16)]]);
+    let plan = q(&db, "EXPLAIN MATCH (p:P) WHERE p.age > 45 RETURN p");
+    assert_eq!(
+        col(&plan, "operator")[0],
+        Value::from("NodeIndexSeekByRange")
+    );
+    // LIMIT stops the MATCH early, and the answer is the same size.
+    let t = q(&db, "PROFILE MATCH (p:P) RETURN p.name LIMIT 3");
+    let ops = col(&t, "operator");
+    let at = ops
+        .iter()
+        .position(|o| *o == Value::from("NodeByLabelScan"))
+        .unwrap();
+    assert_eq!(col(&t, "rows")[at], Value::Int(3), "{t:?}");
+    assert_eq!(
+        q(&db, "MATCH (p:P) RETURN p.name SKIP 198 LIMIT 5")
+            .rows
+            .len(),
+        2
+    );
+}
