@@ -617,12 +617,7 @@ impl Exec<'_, '_> {
         };
         let mut n = 0i64;
         for r in rows {
-            pattern::match_all(g, &ctx, &patterns, where_.as_ref(), r, &mut |m, times| {
-                if let Some(w) = where_ {
-                    if eval(w, m, &ctx)? != Value::Bool(true) {
-                        return Ok(false);
-                    }
-                }
+            pattern::match_all(g, &ctx, &patterns, where_.as_ref(), r, &mut |_, times| {
                 n += times as i64;
                 Ok(false)
             })?;
@@ -654,13 +649,7 @@ impl Exec<'_, '_> {
             let before = out.len();
             if let Some(g) = ctx.graph {
                 pattern::match_all(g, &ctx, patterns, where_, &r, &mut |m, times| {
-                    let keep = match where_ {
-                        Some(w) => eval(w, m, &ctx)? == Value::Bool(true),
-                        None => true,
-                    };
-                    if keep {
-                        out.extend(std::iter::repeat_n(m, times as usize).cloned());
-                    }
+                    out.extend(std::iter::repeat_n(m, times as usize).cloned());
                     Ok(out.len() >= cap)
                 })?;
             }

@@ -25,8 +25,9 @@ type Res<T> = Result<T, QueryError>;
 /// true to stop the search.
 pub type Sink<'s> = dyn FnMut(&Row, u64) -> Res<bool> + 's;
 
-/// Finds every way `patterns` match with `row`'s bindings, handing each
-/// extended row to `sink`. Returns true when the sink stopped the search.
+/// Finds every way `patterns` match with `row`'s bindings and satisfy
+/// `where_`, handing each extended row to `sink`. Returns true when the sink
+/// stopped the search.
 pub fn match_all(
     g: &dyn GraphRead,
     ctx: &Ctx<'_>,
@@ -44,6 +45,8 @@ pub fn match_all(
     let mut m = Matcher {
         g,
         ctx,
+        where_,
+        where_answered: std::cell::Cell::new(false),
         used: Vec::new(),
         weight: 1,
         trail_needed: patterns.iter().any(|p| p.var.is_some()),
@@ -65,6 +68,11 @@ struct Hop<'p> {
 struct Matcher<'a, 'c> {
     g: &'a dyn GraphRead,
     ctx: &'a Ctx<'c>,
+    /// The MATCH's WHERE, checked on each complete match.
+    where_: Option<&'a Expr>,
+    /// Set when the WHERE is a single `var.key = value` that an index seek
+    /// answered exactly for every candidate: it need not be evaluated.
+    where_answered: std::cell::Cell<bool>,
     /// Relationships already part of the current match.
     used: Vec<Used>,
     /// How many matches the one being built stands for (see [`Sink`]).
@@ -249,6 +257,11 @@ impl Matcher<'_, '_> {
         sink: &mut Sink<'_>,
     ) -> Res<bool> {
         let Some((first, rest)) = patterns.split_first() else {
+            if let (Some(w), false) = (self.where_, self.where_answered.get()) {
+                if self.eval(w, row)? != Value::Bool(true) {
+                    return Ok(false);
+                }
+            }
             return sink(row, self.weight);
         };
         self.path(first, row, &mut |m: &mut Self, row: &mut Row| {
@@ -345,11 +358,15 @@ impl Matcher<'_, '_> {
                 }
                 // The index's equality is Cypher's for these types (floats
                 // differ on NaN; lists and maps are rechecked).
-                let exact =
-                    is_inline && matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
+                let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
                 for l in labels.iter().map(|l| Some(*l)).chain([None]) {
                     match self.g.find_nodes(l, key, &v) {
-                        Ok(ids) => return Ok((ids, exact.then(|| key.to_string()))),
+                        Ok(ids) => {
+                            if exact && !is_inline && self.answers_where(np, key) {
+                                self.where_answered.set(true);
+                            }
+                            return Ok((ids, (exact && is_inline).then(|| key.to_string())));
+                        }
                         Err(StorageError::NoIndex(_)) => {}
                         Err(e) => return Err(e.into()),
                     }
@@ -371,6 +388,18 @@ impl Matcher<'_, '_> {
             None => self.g.nodes(),
         };
         Ok((ids.collect::<Result<Vec<_>, _>>()?, None))
+    }
+
+    /// Whether the WHERE is nothing but `var.key = value` for this node's
+    /// variable and this key.
+    fn answers_where(&self, np: &NodePattern, key: &str) -> bool {
+        let mut hints = Vec::new();
+        if let Some(w) = self.where_ {
+            if let ExprKind::Binary(plexus_cypher::BinOp::Eq, ..) = &w.kind {
+                equality_hints(w, &mut hints);
+            }
+        }
+        hints.len() == 1 && np.var.as_deref() == Some(hints[0].0) && hints[0].1 == key
     }
 
     /// A range seek for the node's variable from WHERE comparisons on one
