@@ -294,3 +294,24 @@ fn range_seeks_and_limit_pushdown_keep_answers() {
         2
     );
 }
+
+#[test]
+fn a_where_answered_by_an_index_keeps_cypher_equality() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "CREATE (:K {k: 1}), (:K {k: 1.0}), (:K {k: '1'}), (:K {k: 2}), (:K)",
+    );
+    let queries = [
+        "MATCH (n:K) WHERE n.k = 1 RETURN count(*) AS c",
+        "MATCH (n:K) WHERE n.k = 1 RETURN n.k AS k ORDER BY k",
+        "MATCH (n:K) WHERE n.k = '1' RETURN count(*) AS c",
+        "MATCH (n:K) WHERE n.k = 1 AND n.k > 0 RETURN count(*) AS c",
+    ];
+    let before: Vec<Table> = queries.iter().map(|t| q(&db, t)).collect();
+    assert_eq!(before[0].rows, vec![vec![Value::Int(2)]]);
+    q(&db, "CREATE INDEX FOR (n:K) ON (n.k)");
+    for (t, b) in queries.iter().zip(&before) {
+        assert_eq!(&q(&db, t), b, "{t}");
+    }
+}
