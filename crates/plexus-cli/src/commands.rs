@@ -86,14 +86,15 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             delimiter,
             array_delimiter,
             skip_bad_rows,
+            upsert,
         } => import(
             db,
             g,
-            nodes,
-            edges,
+            (nodes, edges),
             *delimiter,
             *array_delimiter,
             skip_bad_rows.as_deref(),
+            *upsert,
             out,
         ),
         Command::Node(c) => node(db, g, c, out),
@@ -171,11 +172,11 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
 pub fn import(
     db: &Database,
     g: &str,
-    nodes: &[String],
-    edges: &[String],
+    (nodes, edges): (&[String], &[String]),
     delimiter: char,
     array_delimiter: char,
     skip_report: Option<&std::path::Path>,
+    upsert: bool,
     out: &Out,
 ) -> CliResult {
     use plexus::ingest::{CsvOptions, Input};
@@ -223,7 +224,11 @@ pub fn import(
     } else {
         None
     };
-    let r = db.import(g, &n, &e, &opts, &mut progress, skipper)?;
+    let r = if upsert {
+        db.import_upsert(g, &n, &e, &opts, &mut progress, skipper)?
+    } else {
+        db.import(g, &n, &e, &opts, &mut progress, skipper)?
+    };
     if let Some(e) = write_failed {
         return Err(format!("cannot write the bad-row report: {e}").into());
     }

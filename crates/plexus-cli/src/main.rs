@@ -113,8 +113,9 @@ pub enum Command {
     /// Manage unique and not-null constraints.
     #[command(subcommand)]
     Constraint(ConstraintCmd),
-    /// Import node and edge files (CSV with typed headers, or JSON lines)
-    /// into an empty graph, as one commit.
+    /// Import node and edge files (CSV with typed headers, JSON lines,
+    /// Parquet, Arrow) into an empty graph (or, with --upsert, any graph),
+    /// as one commit.
     Import {
         /// A node file, as LABEL=path or path (labels from a :LABEL column).
         #[arg(long = "nodes", required = true)]
@@ -131,6 +132,11 @@ pub enum Command {
         /// Leave bad rows out (listing them in this file) instead of failing.
         #[arg(long, value_name = "REPORT")]
         skip_bad_rows: Option<PathBuf>,
+        /// Import into a graph that holds data: nodes by id are created or
+        /// merged (labels added, given properties set), edges with an id
+        /// created or updated; one transaction, slower than the bulk path.
+        #[arg(long)]
+        upsert: bool,
     },
     /// Verify every invariant of the graph (reads everything).
     Check,

@@ -358,3 +358,93 @@ fn cypher_queries_and_the_shell() {
     assert_eq!(out, "$who = 'Bob'\nage\n41\n", "{out}");
     assert!(err.contains("UndefinedVariable"), "{err}");
 }
+
+#[test]
+fn import_upserts_into_a_graph_with_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("people.csv"),
+        "id:ID,name,age:INT\nann,Ann,34\nbob,Bob,41\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("knows.csv"),
+        ":START_ID,:END_ID,id:ID,since:INT\nann,bob,k1,2015\n",
+    )
+    .unwrap();
+    ok(d, &["init"]);
+    ok(
+        d,
+        &[
+            "import",
+            "--nodes",
+            "Person=people.csv",
+            "--edges",
+            "KNOWS=knows.csv",
+        ],
+    );
+    // Ann gets a label and a new age, keeps her name; Cleo is new; the
+    // edge k1 gets a new `since`; a new edge joins an old and a new node.
+    std::fs::write(d.join("more.csv"), "id:ID,age:INT\nann,35\ncleo,29\n").unwrap();
+    std::fs::write(
+        d.join("more_knows.csv"),
+        ":START_ID,:END_ID,id:ID,since:INT\nann,bob,k1,2016\nbob,cleo,,2020\n",
+    )
+    .unwrap();
+    let r = json(
+        d,
+        &[
+            "import",
+            "--upsert",
+            "--nodes",
+            "Employee=more.csv",
+            "--edges",
+            "KNOWS=more_knows.csv",
+        ],
+    );
+    assert_eq!(
+        (r["nodes"].as_u64(), r["edges"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let csv = ok(
+        d,
+        &[
+            "query",
+            "MATCH (p) RETURN p.name AS name, p.age AS age, size(labels(p)) AS labels ORDER BY age",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(csv, "name,age,labels\n,29,1\nAnn,35,2\nBob,41,1\n");
+    let csv = ok(
+        d,
+        &[
+            "query",
+            "MATCH ()-[k:KNOWS]->() RETURN k.since AS s ORDER BY s",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(csv, "s\n2016\n2020\n");
+    // A dangling edge fails the whole upsert: nothing of it is written.
+    std::fs::write(d.join("bad_knows.csv"), ":START_ID,:END_ID\nann,zed\n").unwrap();
+    std::fs::write(d.join("new.csv"), "id:ID\ndan\n").unwrap();
+    let e = fails(
+        d,
+        &[
+            "import",
+            "--upsert",
+            "--nodes",
+            "new.csv",
+            "--edges",
+            "KNOWS=bad_knows.csv",
+        ],
+    );
+    assert!(e.contains("bad_knows.csv:2") && e.contains("zed"), "{e}");
+    let n = ok(
+        d,
+        &["query", "MATCH (n) RETURN count(n) AS n", "--format", "csv"],
+    );
+    assert_eq!(n, "n\n3\n");
+}

@@ -14,7 +14,7 @@ mod jsonl;
 pub use error::{IngestError, Location};
 pub use header::{Column, ColumnKind, PropType};
 
-use plexus_storage::{BulkEdge, BulkNode, Storage, StorageError};
+use plexus_storage::{BulkEdge, BulkNode, GraphRead, Storage, StorageError};
 use std::path::{Path, PathBuf};
 
 /// The format of an input file.
@@ -250,4 +250,120 @@ pub fn import(
         skipped: r.skipped,
         files,
     })
+}
+
+/// Imports files into a graph that may hold data already, as one write
+/// transaction (all or nothing, like [`import`], but through the
+/// transactional path rather than the bulk one, so slower):
+///
+/// * a node row whose id exists adds its labels and sets the properties it
+///   has, keeping the node's other labels and properties; a new id creates
+///   the node;
+/// * an edge row with an id creates that edge, or replaces the properties
+///   of the existing edge with that id (its endpoints and type must be the
+///   row's); an edge row without an id always creates a new edge;
+/// * edges may join nodes of this import and nodes already in the graph.
+///
+/// With `skip`, a bad row (a malformed cell, a dangling edge, a constraint
+/// it would break) is reported to it and left out; the rest commits.
+pub fn upsert(
+    storage: &Storage,
+    graph: &str,
+    nodes: &[Input],
+    edges: &[Input],
+    opts: &CsvOptions,
+    progress: &mut dyn FnMut(u64),
+    mut skip: Option<&mut dyn FnMut(&str)>,
+) -> Result<ImportReport, IngestError> {
+    let counts: Vec<std::cell::Cell<u64>> = (0..nodes.len() + edges.len())
+        .map(|_| std::cell::Cell::new(0))
+        .collect();
+    let mut txn = storage.write(graph)?;
+    let mut report = ImportReport {
+        nodes: 0,
+        edges: 0,
+        skipped: 0,
+        files: vec![],
+    };
+    let mut total = 0u64;
+    let mut skipped = 0u64;
+    // A failing row: skipped and reported, or the end of the import (the
+    // transaction is dropped, so nothing is written).
+    let mut bad = |e: StorageError| -> Result<(), IngestError> {
+        match skip.as_mut() {
+            Some(f) => {
+                f(&e.to_string());
+                skipped += 1;
+                Ok(())
+            }
+            None => Err(e.into()),
+        }
+    };
+    let in_row = |origin: &str, e: StorageError| StorageError::InRow {
+        origin: origin.to_string(),
+        error: Box::new(e),
+    };
+    for (i, input) in nodes.iter().enumerate() {
+        for row in node_rows(input, opts, &counts[i])? {
+            let Some(n) = take(row, &mut total, progress, &mut bad)? else {
+                continue;
+            };
+            let labels: Vec<&str> = n.labels.iter().map(String::as_str).collect();
+            match txn.merge_node(&n.key, &labels, &n.props) {
+                Ok(_) => report.nodes += 1,
+                Err(e) => bad(in_row(&n.origin, e))?,
+            }
+        }
+    }
+    for (i, input) in edges.iter().enumerate() {
+        for row in edge_rows(input, opts, &counts[nodes.len() + i])? {
+            let Some(e) = take(row, &mut total, progress, &mut bad)? else {
+                continue;
+            };
+            let endpoint = |t: &plexus_storage::WriteTxn, key: &str| {
+                t.node_id(key)?.ok_or_else(|| StorageError::NotFound {
+                    what: "node",
+                    id: key.to_string(),
+                })
+            };
+            let written = endpoint(&txn, &e.src)
+                .and_then(|s| Ok((s, endpoint(&txn, &e.dst)?)))
+                .and_then(|(s, d)| match &e.key {
+                    Some(k) if !k.is_empty() => txn.put_edge(k, s, d, &e.rel_type, &e.props),
+                    _ => txn.create_edge(None, s, d, &e.rel_type, &e.props),
+                });
+            match written {
+                Ok(_) => report.edges += 1,
+                Err(err) => bad(in_row(&e.origin, err))?,
+            }
+        }
+    }
+    report.skipped = skipped;
+    txn.commit()?;
+    progress(total);
+    report.files = nodes
+        .iter()
+        .chain(edges)
+        .zip(&counts)
+        .map(|(i, c)| (i.path.clone(), c.get()))
+        .collect();
+    Ok(report)
+}
+
+/// Counts a row for the progress report and unwraps it; a bad row goes to
+/// `bad` (which skips it, `Ok(None)`, or ends the import).
+fn take<T>(
+    row: Result<T, StorageError>,
+    total: &mut u64,
+    progress: &mut dyn FnMut(u64),
+    bad: &mut dyn FnMut(StorageError) -> Result<(), IngestError>,
+) -> Result<Option<T>, IngestError> {
+    *total += 1;
+    if total.is_multiple_of(100_000) {
+        progress(*total);
+    }
+    match row {
+        Ok(r) => Ok(Some(r)),
+        Err(e) => bad(e).map(|_| None),
+    }
 }

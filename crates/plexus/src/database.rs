@@ -297,10 +297,31 @@ impl Database {
         progress: &mut dyn FnMut(u64),
         skip: Option<&mut dyn FnMut(&str)>,
     ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
+        self.ensure_graph(graph)?;
+        plexus_ingest::import(&self.storage, graph, nodes, edges, opts, progress, skip)
+    }
+
+    /// Imports files into `graph` (created when missing) whether or not it
+    /// holds data: nodes by id are created or merged, edges with an id
+    /// created or updated, as one transaction; see [`plexus_ingest::upsert`].
+    pub fn import_upsert(
+        &self,
+        graph: &str,
+        nodes: &[plexus_ingest::Input],
+        edges: &[plexus_ingest::Input],
+        opts: &plexus_ingest::CsvOptions,
+        progress: &mut dyn FnMut(u64),
+        skip: Option<&mut dyn FnMut(&str)>,
+    ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
+        self.ensure_graph(graph)?;
+        plexus_ingest::upsert(&self.storage, graph, nodes, edges, opts, progress, skip)
+    }
+
+    fn ensure_graph(&self, graph: &str) -> std::result::Result<(), plexus_storage::StorageError> {
         if !self.storage.has_graph(graph) {
             self.storage.create_graph(graph)?;
         }
-        plexus_ingest::import(&self.storage, graph, nodes, edges, opts, progress, skip)
+        Ok(())
     }
 
     pub fn rebuild_indexes(&self, graph: &str) -> Result<Vec<String>> {
