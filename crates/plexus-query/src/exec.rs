@@ -295,10 +295,58 @@ fn same_row(a: &[Value], b: &[Value]) -> bool {
         })
 }
 
+/// Rows (or grouping keys) seen so far, for DISTINCT, UNION and grouping:
+/// hashed on their order-preserving key encoding, then confirmed with
+/// `same_row` inside a bucket, so the semantics are exactly `same_row`'s
+/// (the encoding only narrows the candidates) at linear cost.
+#[derive(Default)]
+struct RowSet {
+    buckets: HashMap<Vec<u8>, Vec<usize>>,
+}
+
+impl RowSet {
+    /// The bucket of a row: its key encoding with every number as a float,
+    /// so that values `same_row` calls equal (1 and 1.0 inside lists) always
+    /// share a bucket.
+    fn bucket(vals: &[Value]) -> Vec<u8> {
+        fn fold(v: &Value) -> Value {
+            match v {
+                Value::Int(i) => Value::Float(*i as f64),
+                Value::List(items) => Value::List(items.iter().map(fold).collect()),
+                Value::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), fold(v))).collect()),
+                other => other.clone(),
+            }
+        }
+        let mut k = Vec::new();
+        for v in vals {
+            plexus_common::encode_key_value(&fold(v), &mut k);
+        }
+        k
+    }
+
+    /// The index (among `seen`) of a row equal to `vals`, if any.
+    fn find(&self, vals: &[Value], seen: &dyn Fn(usize) -> Vec<Value>) -> Option<usize> {
+        self.buckets
+            .get(&Self::bucket(vals))?
+            .iter()
+            .copied()
+            .find(|i| same_row(&seen(*i), vals))
+    }
+
+    fn add(&mut self, vals: &[Value], index: usize) {
+        self.buckets
+            .entry(Self::bucket(vals))
+            .or_default()
+            .push(index);
+    }
+}
+
 fn dedupe(rows: &mut Vec<Vec<Value>>) {
     let mut out: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
+    let mut set = RowSet::default();
     for r in rows.drain(..) {
-        if !out.iter().any(|o| same_row(o, &r)) {
+        if set.find(&r, &|i| out[i].clone()).is_none() {
+            set.add(&r, out.len());
             out.push(r);
         }
     }
@@ -931,14 +979,18 @@ fn project(
             .filter(|i| !has_aggregate(&p.items[*i].expr))
             .collect();
         let mut groups: Vec<(Vec<Value>, Vec<&Row>)> = Vec::new();
+        let mut set = RowSet::default();
         for r in rows {
             let k = keys
                 .iter()
                 .map(|i| eval(&p.items[*i].expr, r, ctx))
                 .collect::<Result<Vec<_>, _>>()?;
-            match groups.iter_mut().find(|(g, _)| same_row(g, &k)) {
-                Some((_, members)) => members.push(r),
-                None => groups.push((k, vec![r])),
+            match set.find(&k, &|i| groups[i].0.clone()) {
+                Some(i) => groups[i].1.push(r),
+                None => {
+                    set.add(&k, groups.len());
+                    groups.push((k, vec![r]));
+                }
             }
         }
         if groups.is_empty() && keys.is_empty() {
@@ -974,20 +1026,16 @@ fn project(
     }
     if p.distinct {
         let mut kept: Vec<(Row, Option<&Row>)> = Vec::new();
+        let mut kept_vals: Vec<Vec<Value>> = Vec::new();
+        let mut set = RowSet::default();
         for (o, r) in out {
             let vals: Vec<Value> = columns
                 .iter()
                 .map(|c| o.get(c).cloned().unwrap_or(Value::Null))
                 .collect();
-            if !kept.iter().any(|(k, _)| {
-                same_row(
-                    &columns
-                        .iter()
-                        .map(|c| k.get(c).cloned().unwrap_or(Value::Null))
-                        .collect::<Vec<_>>(),
-                    &vals,
-                )
-            }) {
+            if set.find(&vals, &|i| kept_vals[i].clone()).is_none() {
+                set.add(&vals, kept.len());
+                kept_vals.push(vals);
                 kept.push((o, r));
             }
         }
@@ -1081,11 +1129,11 @@ fn aggregate(call: &Expr, rows: &[&Row], ctx: &Ctx<'_>) -> Result<Value, QueryEr
     }
     if distinct {
         let mut d: Vec<Value> = Vec::new();
+        let mut set = RowSet::default();
         for v in vals {
-            if !d
-                .iter()
-                .any(|x| same_row(std::slice::from_ref(x), std::slice::from_ref(&v)))
-            {
+            let one = std::slice::from_ref(&v);
+            if set.find(one, &|i| vec![d[i].clone()]).is_none() {
+                set.add(one, d.len());
                 d.push(v);
             }
         }
