@@ -426,6 +426,22 @@ impl Exec<'_, '_> {
                 self.record(ci, rows.len());
                 return Ok(Table { columns, rows });
             }
+            if let Clause::Unwind {
+                expr:
+                    Expr {
+                        kind: ExprKind::Var(list),
+                        ..
+                    },
+                alias,
+                ..
+            } = clause
+            {
+                if list != alias && !mentioned_later(&q.clauses[ci + 1..], list) {
+                    rows = unwind_moving(rows, list, alias)?;
+                    self.record(ci, rows.len());
+                    continue;
+                }
+            }
             rows = match (clause, limit_after(q, ci, &self.ctx())) {
                 (
                     Clause::Match {
@@ -834,6 +850,43 @@ impl Exec<'_, '_> {
         }
         Ok(out)
     }
+}
+
+/// Whether a variable may be read by these clauses. Conservative: it
+/// searches the clauses' debug form for the name as a quoted string (every
+/// variable use, binding and alias prints so) and answers yes whenever a
+/// `*` projection or YIELD could pass every variable on.
+fn mentioned_later(clauses: &[Clause], name: &str) -> bool {
+    let text = format!("{clauses:?}");
+    text.contains("star: true") || text.contains(&format!("{name:?}"))
+}
+
+/// `UNWIND list AS x` when nothing after reads `list`: the list is moved
+/// out of each row instead of being copied into every unwound row (the
+/// `collect(...)` then `UNWIND` idiom otherwise copies it n × n times).
+fn unwind_moving(rows: Vec<Row>, list: &str, alias: &str) -> Result<Vec<Row>, QueryError> {
+    let mut next = Vec::new();
+    for mut r in rows {
+        let v = r.remove(list).ok_or_else(|| QueryError::Semantic {
+            code: "UndefinedVariable",
+            message: format!("variable `{list}` is not defined"),
+        })?;
+        match v {
+            Value::Null => {}
+            Value::List(items) => {
+                for it in items {
+                    let mut n = r.clone();
+                    n.insert(alias.to_string(), it);
+                    next.push(n);
+                }
+            }
+            other => {
+                r.insert(alias.to_string(), other);
+                next.push(r);
+            }
+        }
+    }
+    Ok(next)
 }
 
 /// LIMIT pushdown: when clause `ci` is followed by a WITH or RETURN that
