@@ -315,3 +315,31 @@ fn a_where_answered_by_an_index_keeps_cypher_equality() {
         assert_eq!(&q(&db, t), b, "{t}");
     }
 }
+
+#[test]
+fn unwind_keeps_a_list_that_is_read_later_and_moves_one_that_is_not() {
+    let db = Database::in_memory().unwrap();
+    let t = q(
+        &db,
+        "WITH [1, 2, 3] AS l UNWIND l AS x RETURN x, size(l) AS n ORDER BY x",
+    );
+    assert_eq!(t.rows[2], vec![Value::Int(3), Value::Int(3)]);
+    let t = q(&db, "WITH [1, 2, 3] AS l, 7 AS k UNWIND l AS x RETURN *");
+    assert_eq!(t.columns, vec!["k", "l", "x"]);
+    assert_eq!(t.rows.len(), 3);
+    let t = q(
+        &db,
+        "WITH [1, 2, 3] AS l UNWIND l AS x WITH x WHERE x > 1 RETURN collect(x) AS xs",
+    );
+    assert_eq!(
+        t.rows,
+        vec![vec![Value::List(vec![Value::Int(2), Value::Int(3)])]]
+    );
+    assert!(db
+        .query(
+            "default",
+            "WITH [1] AS l UNWIND l AS x RETURN l",
+            &Params::new()
+        )
+        .is_ok());
+}
