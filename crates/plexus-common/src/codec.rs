@@ -59,6 +59,11 @@ impl<'a> Reader<'a> {
         self.pos >= self.buf.len()
     }
 
+    /// Bytes left to read.
+    pub fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.pos)
+    }
+
     pub fn err(&self, what: &'static str) -> DecodeError {
         DecodeError {
             what,
@@ -227,6 +232,70 @@ pub fn decode_value(r: &mut Reader<'_>) -> Result<Value, DecodeError> {
     decode_at(r, 0)
 }
 
+/// Moves the reader past one value without building it: for reading one
+/// property of a record without decoding the others.
+pub fn skip_value(r: &mut Reader<'_>) -> Result<(), DecodeError> {
+    skip_at(r, 0)
+}
+
+fn skip_at(r: &mut Reader<'_>, depth: usize) -> Result<(), DecodeError> {
+    if depth > MAX_DEPTH {
+        return Err(r.err("value nested too deeply"));
+    }
+    match r.byte()? {
+        T_NULL | T_FALSE | T_TRUE => {}
+        T_INT | T_DATE => {
+            r.zigzag()?;
+        }
+        T_FLOAT => {
+            r.bytes(8)?;
+        }
+        T_STRING | T_BYTES => {
+            let n = r.len()?;
+            r.bytes(n)?;
+        }
+        T_LIST => {
+            for _ in 0..r.len()? {
+                skip_at(r, depth + 1)?;
+            }
+        }
+        T_MAP => {
+            for _ in 0..r.len()? {
+                let n = r.len()?;
+                r.bytes(n)?;
+                skip_at(r, depth + 1)?;
+            }
+        }
+        T_LOCAL_TIME => {
+            r.varint()?;
+        }
+        T_TIME => {
+            r.varint()?;
+            r.zigzag()?;
+        }
+        T_LOCAL_DATETIME => {
+            r.zigzag()?;
+            r.varint()?;
+        }
+        T_DATETIME => {
+            r.zigzag()?;
+            r.varint()?;
+            r.zigzag()?;
+            let zl = r.varint()?;
+            if zl > 0 {
+                r.bytes((zl - 1) as usize)?;
+            }
+        }
+        T_DURATION => {
+            for _ in 0..4 {
+                r.zigzag()?;
+            }
+        }
+        _ => return Err(r.err("value type")),
+    }
+    Ok(())
+}
+
 fn small<T: TryFrom<i64>>(r: &Reader<'_>, v: i64, what: &'static str) -> Result<T, DecodeError> {
     T::try_from(v).map_err(|_| r.err(what))
 }
@@ -371,6 +440,31 @@ mod tests {
             let mut r = Reader::new(&buf);
             assert_eq!(decode_value(&mut r).unwrap(), v);
             assert!(r.is_empty());
+        }
+    }
+
+    #[test]
+    fn skipping_consumes_exactly_one_value() {
+        let mut buf = Vec::new();
+        for v in sample() {
+            encode_value(&v, &mut buf);
+        }
+        encode_value(&Value::List(sample()), &mut buf);
+        let mut r = Reader::new(&buf);
+        for v in sample().into_iter().chain([Value::List(sample())]) {
+            let mut copy = Reader::new(&buf[buf.len() - r.remaining()..]);
+            skip_value(&mut r).unwrap();
+            assert_eq!(decode_value(&mut copy).unwrap(), v);
+            assert_eq!(copy.remaining(), r.remaining());
+        }
+        assert!(r.is_empty());
+        for cut in 0..buf.len() {
+            let mut r = Reader::new(&buf[..cut]);
+            while !r.is_empty() {
+                if skip_value(&mut r).is_err() {
+                    break;
+                }
+            }
         }
     }
 

@@ -9,7 +9,9 @@ mod keys;
 mod temporal;
 mod value;
 
-pub use codec::{decode_value, encode_value, read_varint, write_varint, DecodeError, Reader};
+pub use codec::{
+    decode_value, encode_value, read_varint, skip_value, write_varint, DecodeError, Reader,
+};
 pub use error::ErrorKind;
 pub use keys::{encode_key_value, push_u32, push_u64, read_u32, read_u64};
 pub use temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};

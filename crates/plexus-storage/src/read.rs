@@ -251,7 +251,11 @@ pub trait GraphRead {
         let Some(k) = c.shared.catalog.lookup(Token::PropKey, key) else {
             return Ok(None);
         };
-        Ok(node_record(c, node)?.and_then(|r| prop(&r.props, k).cloned()))
+        c.read(Subject::Node(c.g.0, node.0));
+        match c.get(NODES, &node_key(c.g, node))? {
+            Some(b) => crate::record::node_prop(&b, k),
+            None => Ok(None),
+        }
     }
 
     /// Whether the node has the label, without decoding its properties' names.
@@ -269,7 +273,11 @@ pub trait GraphRead {
         let Some(k) = c.shared.catalog.lookup(Token::PropKey, key) else {
             return Ok(None);
         };
-        Ok(edge_record(c, edge)?.and_then(|r| prop(&r.props, k).cloned()))
+        c.read(Subject::Edge(c.g.0, edge.0));
+        match c.get(EDGES, &edge_key(c.g, edge))? {
+            Some(b) => crate::record::edge_prop(&b, k),
+            None => Ok(None),
+        }
     }
 
     /// The commit sequence this transaction's snapshot reflects (at least):

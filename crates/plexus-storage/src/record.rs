@@ -77,6 +77,51 @@ fn header(r: &mut Reader<'_>, what: &str) -> Result<String> {
     Ok(r.string()?)
 }
 
+/// Reads the property `key` from encoded props at the reader, skipping the
+/// others without building them.
+fn find_prop(r: &mut Reader<'_>, key: u32) -> Result<Option<Value>> {
+    for _ in 0..r.len()? {
+        if token(r)? == key {
+            return Ok(Some(decode_value(r)?));
+        }
+        plexus_common::skip_value(r)?;
+    }
+    Ok(None)
+}
+
+/// Skips a record's format byte and user id.
+fn skip_header(r: &mut Reader<'_>, what: &str) -> Result<()> {
+    if r.byte()? != RECORD_V1 {
+        return Err(StorageError::Corrupt(format!(
+            "{what} record of unknown format"
+        )));
+    }
+    let n = r.len()?;
+    r.bytes(n)?;
+    Ok(())
+}
+
+/// One property of an encoded node record: what `NodeRecord::decode` then
+/// a lookup would give, without decoding the other properties.
+pub(crate) fn node_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
+    let mut r = Reader::new(b);
+    skip_header(&mut r, "node")?;
+    for _ in 0..r.len()? {
+        token(&mut r)?;
+    }
+    find_prop(&mut r, key)
+}
+
+/// One property of an encoded edge record.
+pub(crate) fn edge_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
+    let mut r = Reader::new(b);
+    skip_header(&mut r, "edge")?;
+    r.varint()?;
+    r.varint()?;
+    r.varint()?;
+    find_prop(&mut r, key)
+}
+
 impl NodeRecord {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16 + self.key.len() + self.props.len() * 8);
@@ -157,6 +202,33 @@ mod tests {
         assert_eq!(EdgeRecord::decode(&e.encode()).unwrap(), e);
         assert!(NodeRecord::decode(&[7, 0]).is_err());
         assert!(NodeRecord::decode(&[]).is_err());
+    }
+
+    #[test]
+    fn one_property_reads_as_the_whole_record_does() {
+        let props = vec![
+            (1, Value::List(vec![1.into(), "x".into()])),
+            (3, Value::Float(2.5)),
+            (7, "seven".into()),
+        ];
+        let n = NodeRecord {
+            key: "k".into(),
+            labels: vec![2, 5],
+            props: props.clone(),
+        };
+        let e = EdgeRecord {
+            key: "e".into(),
+            src: NodeId(3),
+            dst: NodeId(1_000_000),
+            rel_type: 9,
+            props,
+        };
+        let (nb, eb) = (n.encode(), e.encode());
+        for key in 0..9 {
+            let want = prop(&n.props, key).cloned();
+            assert_eq!(node_prop(&nb, key).unwrap(), want);
+            assert_eq!(edge_prop(&eb, key).unwrap(), want);
+        }
     }
 
     #[test]
