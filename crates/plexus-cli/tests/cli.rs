@@ -357,6 +357,10 @@ fn cypher_queries_and_the_shell() {
     assert!(o.status.success());
     assert_eq!(out, "$who = 'Bob'\nage\n41\n", "{out}");
     assert!(err.contains("UndefinedVariable"), "{err}");
+    assert!(
+        err.contains("(line 1, column 8)"),
+        "the place of the unknown variable: {err}"
+    );
 }
 
 #[test]

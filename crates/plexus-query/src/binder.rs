@@ -648,7 +648,10 @@ fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryErro
             boolean_operand(x)?;
             sub(x)
         }
-        ExprKind::Var(v) => need(v, scope),
+        ExprKind::Var(v) => need(v, scope).map_err(|err| QueryError::At {
+            offset: e.span.start,
+            error: Box::new(err),
+        }),
         ExprKind::List(items) => items.iter().try_for_each(sub),
         ExprKind::Map(entries) => entries.iter().try_for_each(|(_, v)| sub(v)),
         ExprKind::Property(b, _) if kind_of(b, scope) == Kind::Path => {

@@ -47,6 +47,13 @@ pub enum QueryError {
         code: &'static str,
         message: String,
     },
+    /// An error with the byte offset in the query where it was found; the
+    /// binder returns it and `Prepared::new`, which has the text, turns the
+    /// offset into a line and a column in the message.
+    At {
+        offset: usize,
+        error: Box<QueryError>,
+    },
     /// The storage failed or refused for another reason (a conflict with a
     /// concurrent transaction, a corrupt record, an I/O error).
     Storage(String),
@@ -67,6 +74,7 @@ impl QueryError {
             QueryError::EntityNotFound { .. } => "EntityNotFound",
             QueryError::Storage(_) => "DatabaseError",
             QueryError::Procedure { .. } => "ProcedureError",
+            QueryError::At { error, .. } => error.type_name(),
         }
     }
 
@@ -83,6 +91,25 @@ impl QueryError {
             | QueryError::Procedure { code, .. } => Some(code),
             QueryError::ParameterMissing(_) => Some("MissingParameter"),
             QueryError::Arithmetic(_) | QueryError::Unsupported(_) | QueryError::Storage(_) => None,
+            QueryError::At { error, .. } => error.detail(),
+        }
+    }
+
+    /// Replaces a byte offset ([`QueryError::At`]) by the line and column
+    /// it falls on in `text`.
+    pub fn located(self, text: &str) -> QueryError {
+        let QueryError::At { offset, error } = self else {
+            return self;
+        };
+        let before = &text[..offset.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        match *error {
+            QueryError::Compile { code, message } => QueryError::Compile {
+                code,
+                message: format!("{message} (line {line}, column {column})"),
+            },
+            other => other,
         }
     }
 
@@ -121,6 +148,7 @@ impl fmt::Display for QueryError {
             QueryError::Procedure { code, message } => {
                 write!(f, "ProcedureError ({code}): {message}")
             }
+            QueryError::At { offset, error } => write!(f, "{error} (at byte {offset})"),
         }
     }
 }

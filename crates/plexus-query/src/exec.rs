@@ -51,11 +51,11 @@ impl Prepared {
         let statement = plexus_cypher::parse_statement(text)?;
         let writes = match &statement {
             Statement::Query(q) | Statement::Profile(q) => {
-                crate::binder::check(q)?;
+                crate::binder::check(q).map_err(|e| e.located(text))?;
                 parts(q).any(|p| p.clauses.iter().any(writes))
             }
             Statement::Explain(q) => {
-                crate::binder::check(q)?;
+                crate::binder::check(q).map_err(|e| e.located(text))?;
                 false
             }
             Statement::Show { .. } => false,
