@@ -212,6 +212,59 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
+/// A new database at `path` (whatever was there is removed), with relaxed
+/// durability as every engine gets during the benchmark.
+pub fn fresh_db(path: &std::path::Path) -> plexus::Result<Database> {
+    let _ = std::fs::remove_dir_all(path);
+    Database::create(
+        path,
+        Options {
+            backend: None,
+            durable: false,
+        },
+    )
+}
+
+/// Runs `f` `reps` times; its last count and the seconds of each run.
+fn timed(
+    reps: usize,
+    mut f: impl FnMut() -> Result<u64, Box<dyn std::error::Error>>,
+) -> Result<(u64, Vec<f64>), Box<dyn std::error::Error>> {
+    let mut secs = Vec::with_capacity(reps);
+    let mut count = 0;
+    for _ in 0..reps {
+        let t = Instant::now();
+        count = f()?;
+        secs.push(t.elapsed().as_secs_f64());
+    }
+    Ok((count, secs))
+}
+
+/// A result row of one of Plexus's own engines on `part`.
+fn own_row(
+    engine: &str,
+    part: &Part,
+    workload: &str,
+    count: Option<u64>,
+    seconds: Vec<f64>,
+    db: &Database,
+) -> Result<Row, plexus::Error> {
+    let g = &*part.gen;
+    Ok(Row {
+        engine: engine.into(),
+        engine_version: env!("CARGO_PKG_VERSION").into(),
+        workload: workload.into(),
+        graph: g.name(),
+        nodes: g.nodes(),
+        edges: g.edges(),
+        count,
+        seconds,
+        peak_rss_mb: peak_rss_mb(),
+        disk_mb: db.disk_size()? as f64 / 1048576.0,
+        note: None,
+    })
+}
+
 fn run_plexus(
     part: &Part,
     path: &std::path::Path,
@@ -219,39 +272,15 @@ fn run_plexus(
     reps: usize,
 ) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
     let g = &*part.gen;
-    let _ = std::fs::remove_dir_all(path);
-    let db = Database::create(
-        path,
-        Options {
-            backend: None,
-            durable: false,
-        },
-    )?;
+    let db = fresh_db(path)?;
     let graph = "bench";
     let load_s = match files {
         Some(dir) => engine::load_files(&db, graph, dir, &g.types(), part.filter.0)?,
         None => engine::load(&db, graph, g, part.filter.0)?,
     };
-    let row = |workload: &str,
-               count: Option<u64>,
-               seconds: Vec<f64>,
-               db: &Database|
-     -> Result<Row, plexus::Error> {
-        Ok(Row {
-            engine: "plexus".into(),
-            engine_version: env!("CARGO_PKG_VERSION").into(),
-            workload: workload.into(),
-            graph: g.name(),
-            nodes: g.nodes(),
-            edges: g.edges(),
-            count,
-            seconds,
-            peak_rss_mb: peak_rss_mb(),
-            disk_mb: db.disk_size()? as f64 / 1048576.0,
-            note: None,
-        })
-    };
-    let mut rows = vec![row(
+    let mut rows = vec![own_row(
+        "plexus",
+        part,
         "import",
         Some(g.nodes() + g.edges()),
         vec![load_s],
@@ -261,7 +290,9 @@ fn run_plexus(
     for case in &part.cases {
         if case.kind == "insert_over_time" {
             let tenths = engine::insert_over_time(&db, graph, &case.seeds)?;
-            let mut row = row(
+            let mut row = own_row(
+                "plexus",
+                part,
                 case.name,
                 Some(case.seeds.len() as u64),
                 tenths.clone(),
@@ -274,14 +305,8 @@ fn run_plexus(
             rows.push(row);
             continue;
         }
-        let mut secs = Vec::with_capacity(reps);
-        let mut count = 0;
-        for _ in 0..reps {
-            let t = Instant::now();
-            count = engine::run(&r, case, &part.typed, part.filter)?;
-            secs.push(t.elapsed().as_secs_f64());
-        }
-        rows.push(row(case.name, Some(count), secs, &db)?);
+        let (count, secs) = timed(reps, || engine::run(&r, case, &part.typed, part.filter))?;
+        rows.push(own_row("plexus", part, case.name, Some(count), secs, &db)?);
     }
     Ok(rows)
 }
@@ -294,42 +319,18 @@ fn run_plexus_cypher(
     path: &std::path::Path,
     reps: usize,
 ) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
-    let g = &*part.gen;
-    let _ = std::fs::remove_dir_all(path);
-    let db = Database::create(
-        path,
-        Options {
-            backend: None,
-            durable: false,
-        },
-    )?;
+    let db = fresh_db(path)?;
     let graph = "bench";
-    engine::load_with(&db, graph, g, part.filter.0, true)?;
+    engine::load_with(&db, graph, &*part.gen, part.filter.0, true)?;
     let mut rows = Vec::new();
     for case in &part.cases {
         let Some(text) = engine::cypher_text(case, &part.typed, part.filter) else {
             continue;
         };
-        let mut secs = Vec::with_capacity(reps);
-        let mut count = 0;
-        for _ in 0..reps {
-            let t = Instant::now();
-            count = engine::run_cypher(&db, graph, case, &text)?;
-            secs.push(t.elapsed().as_secs_f64());
-        }
-        rows.push(Row {
-            engine: "plexus-cypher".into(),
-            engine_version: env!("CARGO_PKG_VERSION").into(),
-            workload: case.name.into(),
-            graph: g.name(),
-            nodes: g.nodes(),
-            edges: g.edges(),
-            count: Some(count),
-            seconds: secs,
-            peak_rss_mb: peak_rss_mb(),
-            disk_mb: db.disk_size()? as f64 / 1048576.0,
-            note: Some(text),
-        });
+        let (count, secs) = timed(reps, || engine::run_cypher(&db, graph, case, &text))?;
+        let mut row = own_row("plexus-cypher", part, case.name, Some(count), secs, &db)?;
+        row.note = Some(text);
+        rows.push(row);
     }
     Ok(rows)
 }

@@ -277,13 +277,7 @@ fn one_hop(
     let db = if in_memory {
         Database::in_memory()?
     } else {
-        Database::create(
-            tmp.join("db"),
-            Options {
-                backend: None,
-                durable: false,
-            },
-        )?
+        plexus_bench::compare::fresh_db(&tmp.join("db"))?
     };
     plexus_bench::engine::load_with(&db, "bench", &Skewed { n: nodes, seed: 42 }, "grp", true)?;
     let mut lat = Vec::with_capacity(queries);
