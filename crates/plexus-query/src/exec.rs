@@ -160,15 +160,8 @@ fn run(
     let no_procs = Procedures::new();
     let procs = procs.unwrap_or(&no_procs);
     procedure::check(q, procs)?;
-    let mut ex = Exec {
-        access,
-        params,
-        procs,
-        call_columns: vec![],
-        profile: (mode == Mode::Profile).then(Vec::new),
-        part: 0,
-        nesting: 0,
-    };
+    let mut ex = Exec::new(access, params, procs, 0);
+    ex.profile = (mode == Mode::Profile).then(Vec::new);
     if mode == Mode::Explain {
         return Ok(plan_table(
             &crate::plan::explain(q, ex.graph(), &ex.ctx()),
@@ -220,15 +213,7 @@ pub(crate) fn subquery_rows(
         return Ok(0);
     };
     let procs = Procedures::new();
-    let mut ex = Exec {
-        access: Access::Read(g),
-        params: ctx.params,
-        procs: &procs,
-        call_columns: vec![],
-        profile: None,
-        part: 0,
-        nesting: 1,
-    };
+    let mut ex = Exec::new(Access::Read(g), ctx.params, &procs, 1);
     let mut total = 0;
     for part in parts(q) {
         if part.clauses.iter().any(|c| matches!(c, Clause::Return(_))) {
@@ -365,6 +350,20 @@ struct Exec<'t, 'p> {
     part: usize,
     /// Depth of subqueries: only the top level is profiled.
     nesting: usize,
+}
+
+impl<'t, 'p> Exec<'t, 'p> {
+    fn new(access: Access<'t>, params: &'p Params, procs: &'p Procedures, nesting: usize) -> Self {
+        Exec {
+            access,
+            params,
+            procs,
+            call_columns: vec![],
+            profile: None,
+            part: 0,
+            nesting,
+        }
+    }
 }
 
 impl Exec<'_, '_> {

@@ -10,22 +10,32 @@ use std::collections::BTreeMap;
 
 type R = Result<Value, QueryError>;
 
-/// A node value for a row: identity only (see [`NodeValue`]).
-pub fn node(id: NodeId) -> Value {
-    Value::Node(Box::new(NodeValue {
+/// A node for a row: identity only (see [`NodeValue`]).
+pub fn node_value(id: NodeId) -> NodeValue {
+    NodeValue {
         id: id.0,
         ..NodeValue::default()
-    }))
+    }
 }
 
-/// A relationship value for a row: identity and endpoints.
-pub fn rel(id: EdgeId, start: NodeId, end: NodeId) -> Value {
-    Value::Relationship(Box::new(RelValue {
+/// A relationship for a row: identity and endpoints.
+pub fn rel_value(id: EdgeId, start: NodeId, end: NodeId) -> RelValue {
+    RelValue {
         id: id.0,
         start: start.0,
         end: end.0,
         ..RelValue::default()
-    }))
+    }
+}
+
+/// [`node_value`] as a [`Value`].
+pub fn node(id: NodeId) -> Value {
+    Value::Node(Box::new(node_value(id)))
+}
+
+/// [`rel_value`] as a [`Value`].
+pub fn rel(id: EdgeId, start: NodeId, end: NodeId) -> Value {
+    Value::Relationship(Box::new(rel_value(id, start, end)))
 }
 
 /// `entity.key`, read from the transaction so the query sees its own writes.

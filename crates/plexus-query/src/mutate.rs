@@ -123,37 +123,22 @@ pub fn create(
             };
             let props = props_of(txn, params, &rp.props, row)?;
             let id = txn.create_edge(None, s, e, &rel_type, &props)?;
-            let v = graph::rel(id, s, e);
+            let r = graph::rel_value(id, s, e);
             if let Some(var) = &rp.var {
-                row.insert(var.clone(), v.clone());
+                row.insert(var.clone(), Value::Relationship(Box::new(r.clone())));
             }
-            rels.push(v);
+            rels.push(r);
             nodes.push(to);
         }
         if let Some(var) = &p.var {
-            row.insert(var.clone(), path(&nodes, &rels));
+            let nodes = nodes.into_iter().map(graph::node_value).collect();
+            row.insert(
+                var.clone(),
+                Value::Path(Box::new(plexus_common::PathValue { nodes, rels })),
+            );
         }
     }
     Ok(())
-}
-
-fn path(nodes: &[NodeId], rels: &[Value]) -> Value {
-    Value::Path(Box::new(plexus_common::PathValue {
-        nodes: nodes
-            .iter()
-            .map(|n| plexus_common::NodeValue {
-                id: n.0,
-                ..Default::default()
-            })
-            .collect(),
-        rels: rels
-            .iter()
-            .filter_map(|r| match r {
-                Value::Relationship(r) => Some((**r).clone()),
-                _ => None,
-            })
-            .collect(),
-    }))
 }
 
 fn create_node(

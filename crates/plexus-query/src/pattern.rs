@@ -9,7 +9,7 @@
 
 use crate::error::QueryError;
 use crate::eval::{equals, eval, Ctx, Row};
-use crate::graph::{self, labels_match, type_matches, type_names};
+use crate::graph::{self, labels_match, node_value, rel_value, type_matches, type_names};
 use plexus_common::{NodeValue, PathValue, RelValue, Value};
 use plexus_cypher::{
     Expr, ExprKind, LabelExpr, NodePattern, PathKind, PathPattern, PatternElement, RelDirection,
@@ -800,11 +800,7 @@ impl Matcher<'_, '_> {
         let (true, Some(names)) = (simple, names) else {
             return self.bfs(hop, a, b, min, max, all, row);
         };
-        let dir = match hop.rel.direction {
-            RelDirection::Right => Direction::Out,
-            RelDirection::Left => Direction::In,
-            RelDirection::Either => Direction::Both,
-        };
+        let dir = self.direction(hop);
         let v = plexus_algo::StoreView(self.g);
         let f = if names.is_empty() {
             plexus_algo::Filter::any(dir)
@@ -922,22 +918,6 @@ fn rel_of(from: NodeId, n: &Neighbor) -> (NodeId, NodeId) {
         (from, n.node)
     } else {
         (n.node, from)
-    }
-}
-
-fn node_value(id: NodeId) -> NodeValue {
-    NodeValue {
-        id: id.0,
-        ..NodeValue::default()
-    }
-}
-
-fn rel_value(id: EdgeId, start: NodeId, end: NodeId) -> RelValue {
-    RelValue {
-        id: id.0,
-        start: start.0,
-        end: end.0,
-        ..RelValue::default()
     }
 }
 

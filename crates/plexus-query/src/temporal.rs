@@ -156,6 +156,17 @@ fn parts(v: &Value) -> Option<Parts> {
     })
 }
 
+impl Parts {
+    /// The wall-clock seconds and nanoseconds of these parts (a time alone
+    /// counts from 1970-01-01).
+    fn local(&self) -> (i64, u32) {
+        local_secs(
+            self.date.unwrap_or(Date { days: 0 }),
+            self.nanos.unwrap_or(0),
+        )
+    }
+}
+
 fn local_secs(date: Date, nanos: u64) -> (i64, u32) {
     (
         date.days as i64 * DAY_SECS + (nanos / NANOS as u64) as i64,
@@ -402,8 +413,7 @@ pub fn construct(kind: &str, m: &BTreeMap<String, Value>) -> R {
             // A selected value that had a zone moves to the new zone: the
             // same instant, another wall clock.
             (Some(z), Some((old, _))) => {
-                let (secs, n) =
-                    local_secs(p.date.unwrap_or(Date { days: 0 }), p.nanos.unwrap_or(0));
+                let (secs, n) = p.local();
                 let instant = secs - old as i64;
                 let off = z.offset_at_instant(instant)?;
                 let (d, t) = split_local(instant + off as i64, n);
@@ -415,8 +425,7 @@ pub fn construct(kind: &str, m: &BTreeMap<String, Value>) -> R {
                 p.zone = z.name();
             }
             (Some(z), None) => {
-                let (secs, _) =
-                    local_secs(p.date.unwrap_or(Date { days: 0 }), p.nanos.unwrap_or(0));
+                let (secs, _) = p.local();
                 p.offset = Some(if p.date.is_some() {
                     z.offset_at_local(secs)?
                 } else {
@@ -431,8 +440,7 @@ pub fn construct(kind: &str, m: &BTreeMap<String, Value>) -> R {
                 // A named zone's offset follows the (possibly changed) date.
                 match name.as_deref().map(parse_zone).transpose()? {
                     Some(z) if p.date.is_some() => {
-                        let (secs, _) =
-                            local_secs(p.date.unwrap_or(Date { days: 0 }), p.nanos.unwrap_or(0));
+                        let (secs, _) = p.local();
                         p.offset = Some(z.offset_at_local(secs)?);
                     }
                     _ => p.offset = Some(old),
@@ -1093,7 +1101,7 @@ fn between(f: &str, a: &Value, b: &Value) -> R {
     let mut pb = pb;
     if let (Some(oa), Some(ob)) = (pa.offset, pb.offset) {
         if oa != ob {
-            let (secs, n) = local_secs(pb.date.unwrap_or(Date { days: 0 }), pb.nanos.unwrap_or(0));
+            let (secs, n) = pb.local();
             let (d, t) = split_local(secs - ob as i64 + oa as i64, n);
             if pb.date.is_some() {
                 pb.date = Some(d);
