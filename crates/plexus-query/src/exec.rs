@@ -34,6 +34,9 @@ enum Access<'t> {
 pub struct Prepared {
     statement: Statement,
     writes: bool,
+    /// (part, clause) of each top-level `UNWIND list AS x` after which
+    /// nothing reads `list`: found once here, not at every run.
+    movable: Vec<(usize, usize)>,
 }
 
 /// How a query runs: for its rows, for its plan, or both.
@@ -63,7 +66,15 @@ impl Prepared {
             | Statement::CreateConstraint { .. }
             | Statement::Drop { .. } => true,
         };
-        Ok(Prepared { statement, writes })
+        let movable = match &statement {
+            Statement::Query(q) | Statement::Profile(q) => movable_unwinds(q),
+            _ => vec![],
+        };
+        Ok(Prepared {
+            statement,
+            writes,
+            movable,
+        })
     }
 
     /// Whether the statement writes (CREATE, MERGE, SET, REMOVE, DELETE,
@@ -87,7 +98,7 @@ impl Prepared {
     /// binds nulls, clauses that write are refused.
     pub fn run_standalone(&self, params: &Params) -> Result<Table, QueryError> {
         let (q, mode) = self.query()?;
-        run(q, mode, Access::None, params, None)
+        run(q, mode, Access::None, params, None, &self.movable)
     }
 
     /// Runs the statement on a snapshot; clauses that write are refused.
@@ -96,7 +107,7 @@ impl Prepared {
             return crate::schema::show(g, *constraints);
         }
         let (q, mode) = self.query()?;
-        run(q, mode, Access::Read(g), params, None)
+        run(q, mode, Access::Read(g), params, None, &self.movable)
     }
 
     /// Runs the statement in a write transaction, with procedures it may
@@ -109,9 +120,23 @@ impl Prepared {
         procs: Option<&Procedures>,
     ) -> Result<Table, QueryError> {
         match &self.statement {
-            Statement::Query(q) => run(q, Mode::Run, Access::Write(txn), params, procs),
-            Statement::Explain(q) => run(q, Mode::Explain, Access::Write(txn), params, procs),
-            Statement::Profile(q) => run(q, Mode::Profile, Access::Write(txn), params, procs),
+            Statement::Query(q) => run(
+                q,
+                Mode::Run,
+                Access::Write(txn),
+                params,
+                procs,
+                &self.movable,
+            ),
+            Statement::Explain(q) => run(q, Mode::Explain, Access::Write(txn), params, procs, &[]),
+            Statement::Profile(q) => run(
+                q,
+                Mode::Profile,
+                Access::Write(txn),
+                params,
+                procs,
+                &self.movable,
+            ),
             Statement::Show { constraints } => crate::schema::show(&*txn, *constraints),
             other => crate::schema::apply(txn, other),
         }
@@ -156,12 +181,14 @@ fn run(
     access: Access<'_>,
     params: &Params,
     procs: Option<&Procedures>,
+    movable: &[(usize, usize)],
 ) -> Result<Table, QueryError> {
     let no_procs = Procedures::new();
     let procs = procs.unwrap_or(&no_procs);
     procedure::check(q, procs)?;
     let mut ex = Exec::new(access, params, procs, 0);
     ex.profile = (mode == Mode::Profile).then(Vec::new);
+    ex.movable = movable;
     if mode == Mode::Explain {
         return Ok(plan_table(
             &crate::plan::explain(q, ex.graph(), &ex.ctx()),
@@ -350,6 +377,8 @@ struct Exec<'t, 'p> {
     part: usize,
     /// Depth of subqueries: only the top level is profiled.
     nesting: usize,
+    /// Top-level UNWINDs whose list may be moved (see [`Prepared`]).
+    movable: &'p [(usize, usize)],
 }
 
 impl<'t, 'p> Exec<'t, 'p> {
@@ -362,6 +391,7 @@ impl<'t, 'p> Exec<'t, 'p> {
             profile: None,
             part: 0,
             nesting,
+            movable: &[],
         }
     }
 }
@@ -425,17 +455,20 @@ impl Exec<'_, '_> {
                 self.record(ci, rows.len());
                 return Ok(Table { columns, rows });
             }
-            if let Clause::Unwind {
-                expr:
-                    Expr {
-                        kind: ExprKind::Var(list),
-                        ..
-                    },
-                alias,
-                ..
-            } = clause
+            if let (
+                Clause::Unwind {
+                    expr:
+                        Expr {
+                            kind: ExprKind::Var(list),
+                            ..
+                        },
+                    alias,
+                    ..
+                },
+                0,
+            ) = (clause, self.nesting)
             {
-                if list != alias && !mentioned_later(&q.clauses[ci + 1..], list) {
+                if self.movable.contains(&(self.part, ci)) {
                     rows = unwind_moving(rows, list, alias)?;
                     self.record(ci, rows.len());
                     continue;
@@ -858,6 +891,31 @@ impl Exec<'_, '_> {
 fn mentioned_later(clauses: &[Clause], name: &str) -> bool {
     let text = format!("{clauses:?}");
     text.contains("star: true") || text.contains(&format!("{name:?}"))
+}
+
+/// The top-level `UNWIND list AS x` clauses, as (part, clause), after which
+/// nothing in their part reads `list`.
+fn movable_unwinds(q: &Query) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (pi, part) in parts(q).enumerate() {
+        for (ci, c) in part.clauses.iter().enumerate() {
+            if let Clause::Unwind {
+                expr:
+                    Expr {
+                        kind: ExprKind::Var(list),
+                        ..
+                    },
+                alias,
+                ..
+            } = c
+            {
+                if list != alias && !mentioned_later(&part.clauses[ci + 1..], list) {
+                    out.push((pi, ci));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `UNWIND list AS x` when nothing after reads `list`: the list is moved
