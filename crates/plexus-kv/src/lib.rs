@@ -15,9 +15,11 @@ mod error;
 mod fjall_backend;
 mod lmdb;
 mod memory;
+mod run;
 
 pub use batch::{decode_counter, Op, WriteBatch};
 pub use error::{KvError, Result};
+pub use run::Run;
 
 use std::ops::Bound;
 use std::path::Path;
@@ -192,12 +194,12 @@ pub trait KvStore: Send + Sync {
     /// per keyspace) and then `batch`, all atomically. The sorted path lets
     /// a backend append instead of searching; the default applies it as one
     /// ordinary batch.
-    fn write_sorted(&self, runs: Vec<(Ks, Vec<KvPair>)>, batch: WriteBatch) -> Result<()> {
+    fn write_sorted(&self, runs: Vec<(Ks, Run)>, batch: WriteBatch) -> Result<()> {
         let mut all = WriteBatch::new();
-        for (ks, pairs) in runs {
-            check_sorted(&pairs)?;
-            for (k, v) in pairs {
-                all.put(ks, k, v);
+        for (ks, run) in runs {
+            run.check_sorted()?;
+            for (k, v) in run.iter() {
+                all.put(ks, k.to_vec(), v.to_vec());
             }
         }
         all.ops.extend(batch.ops);
@@ -252,14 +254,6 @@ pub fn open(
         }
         Backend::Memory => Arc::new(memory::MemoryStore::new(keyspaces.len())),
     })
-}
-
-/// Fails unless the keys ascend strictly.
-pub(crate) fn check_sorted(pairs: &[KvPair]) -> Result<()> {
-    if pairs.windows(2).any(|w| w[0].0 >= w[1].0) {
-        return Err(KvError::NotSorted);
-    }
-    Ok(())
 }
 
 /// Checks that every pair of an iterator comes in strictly ascending key

@@ -10,8 +10,8 @@
 
 use crate::batch::add_counter;
 use crate::{
-    Backend, KeyRange, Ks, KvError, KvIter, KvOptions, KvPair, KvStore, Op, Result, ScanOptions,
-    Snapshot, SortedCheck, WriteBatch,
+    Backend, KeyRange, Ks, KvError, KvIter, KvOptions, KvPair, KvStore, Op, Result, Run,
+    ScanOptions, Snapshot, SortedCheck, WriteBatch,
 };
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, MdbError, PutFlags, RoTxn, WithoutTls};
@@ -209,23 +209,25 @@ impl LmdbStore {
 
     /// Writes one sorted run: in append mode (no searching, full pages) when
     /// every key lies past the keyspace's current last key.
-    fn append_run(
+    fn append_run<'p>(
         &self,
         wtxn: &mut heed::RwTxn<'_>,
         db: Db,
-        pairs: &[KvPair],
+        pairs: &mut dyn Iterator<Item = (&'p [u8], &'p [u8])>,
     ) -> Result<(), WriteErr> {
         let last = db.last(wtxn)?.map(|(k, _)| k.to_vec());
-        let append = match (&last, pairs.first()) {
-            (Some(l), Some((first, _))) => first > l,
+        let mut pairs = pairs.peekable();
+        let append = match (&last, pairs.peek()) {
+            (Some(l), Some((first, _))) => *first > l.as_slice(),
             _ => true,
         };
+        let flags = if append {
+            PutFlags::APPEND
+        } else {
+            PutFlags::empty()
+        };
         for (k, v) in pairs {
-            if append {
-                db.put_with_flags(wtxn, PutFlags::APPEND, k, v)?;
-            } else {
-                db.put(wtxn, k, v)?;
-            }
+            db.put_with_flags(wtxn, flags, k, v)?;
         }
         Ok(())
     }
@@ -298,14 +300,17 @@ impl KvStore for LmdbStore {
         for (k, _) in &pairs {
             self.check_key(k)?;
         }
-        self.with_write_txn(&mut |wtxn| self.append_run(wtxn, db, &pairs))?;
+        self.with_write_txn(&mut |wtxn| {
+            let mut it = pairs.iter().map(|(k, v)| (k.as_slice(), v.as_slice()));
+            self.append_run(wtxn, db, &mut it)
+        })?;
         Ok(pairs.len() as u64)
     }
 
-    fn write_sorted(&self, runs: Vec<(Ks, Vec<KvPair>)>, batch: WriteBatch) -> Result<()> {
-        for (_, pairs) in &runs {
-            crate::check_sorted(pairs)?;
-            for (k, _) in pairs {
+    fn write_sorted(&self, runs: Vec<(Ks, Run)>, batch: WriteBatch) -> Result<()> {
+        for (_, run) in &runs {
+            run.check_sorted()?;
+            for (k, _) in run.iter() {
                 self.check_key(k)?;
             }
         }
@@ -315,8 +320,8 @@ impl KvStore for LmdbStore {
             }
         }
         self.with_write_txn(&mut |wtxn| {
-            for (ks, pairs) in &runs {
-                self.append_run(wtxn, self.db(*ks)?, pairs)?;
+            for (ks, run) in &runs {
+                self.append_run(wtxn, self.db(*ks)?, &mut run.iter())?;
             }
             self.apply(wtxn, &batch)
         })

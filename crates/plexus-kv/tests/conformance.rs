@@ -1,6 +1,6 @@
 //! One suite of behaviours every backend must have, run against each backend.
 
-use plexus_kv::{open, Backend, KeyRange, Ks, KvOptions, KvStore, ScanOptions, WriteBatch};
+use plexus_kv::{open, Backend, KeyRange, Ks, KvOptions, KvStore, Run, ScanOptions, WriteBatch};
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -184,9 +184,16 @@ fn sorted_runs_are_atomic(backend: Backend) {
             vec![
                 (b"a".to_vec(), b"1".to_vec()),
                 (b"z".to_vec(), b"2".to_vec()),
-            ],
+            ]
+            .into_iter()
+            .collect(),
         ),
-        (B, vec![(b"k1".to_vec(), vec![]), (b"k2".to_vec(), vec![])]),
+        (
+            B,
+            vec![(b"k1".to_vec(), vec![]), (b"k2".to_vec(), vec![])]
+                .into_iter()
+                .collect(),
+        ),
     ];
     let mut batch = WriteBatch::new();
     batch.add(B, b"count".to_vec(), 2);
@@ -198,8 +205,11 @@ fn sorted_runs_are_atomic(backend: Backend) {
     );
     assert_eq!(keys(&*s, B, KeyRange::all(), all).len(), 3);
     let bad = vec![
-        (A, vec![(b"q".to_vec(), vec![])]),
-        (B, vec![(b"y".to_vec(), vec![]), (b"x".to_vec(), vec![])]),
+        (A, Run::from_iter([(b"q".to_vec(), vec![])])),
+        (
+            B,
+            Run::from_iter([(b"y".to_vec(), vec![]), (b"x".to_vec(), vec![])]),
+        ),
     ];
     assert!(s.write_sorted(bad, WriteBatch::new()).is_err());
     assert_eq!(

@@ -1,7 +1,9 @@
 //! Bulk loading into an empty graph: every key of every keyspace is built in
-//! memory, sorted, and written in one atomic backend write as sorted runs
+//! memory, in one flat buffer per keyspace (`plexus_kv::Run`: no allocation
+//! per key), sorted, and written in one atomic backend write as sorted runs
 //! (LMDB appends them: no searching, full pages). Statistics are exact when
-//! it returns: counters are computed from the rows, not maintained one by one.
+//! it returns: counters are computed from the rows (degrees off the sorted
+//! adjacency run), not maintained one by one.
 //!
 //! The whole load is one commit: a failing row (bad id, dangling edge,
 //! duplicate, constraint or type violation) leaves the database unchanged.
@@ -10,15 +12,15 @@
 
 use crate::catalog::Token;
 use crate::error::{Result, StorageError};
-use crate::ids::{EdgeId, NodeId};
+use crate::ids::{EdgeId, GraphId, NodeId};
 use crate::keys::*;
 use crate::occ::{Footprint, Subject};
 use crate::read::Props;
 use crate::record::{set_prop, EdgeRecord, NodeRecord};
 use crate::storage::{load_schema, Storage};
 use crate::write::MAX_ID_LEN;
-use plexus_kv::{decode_counter, KvPair, WriteBatch};
-use std::collections::{HashMap, HashSet};
+use plexus_kv::{decode_counter, Run, WriteBatch};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::Ordering;
 
 /// A node to load.
@@ -77,7 +79,7 @@ fn check_id(what: &'static str, key: &str, origin: &str) -> Result<()> {
 /// looked up without allocating), to spare the catalog's lock.
 struct Tokens<'a> {
     storage: &'a Storage,
-    cache: [HashMap<String, u32>; 3],
+    cache: [FxHashMap<String, u32>; 3],
 }
 
 impl Tokens<'_> {
@@ -90,11 +92,11 @@ impl Tokens<'_> {
         Ok(id)
     }
 
-    fn props(&mut self, props: &Props) -> Result<Vec<(u32, plexus_common::Value)>> {
+    fn props(&mut self, props: Props) -> Result<Vec<(u32, plexus_common::Value)>> {
         let mut out = Vec::with_capacity(props.len());
         for (k, v) in props {
-            let id = self.id(Token::PropKey, k)?;
-            set_prop(&mut out, id, v.clone());
+            let id = self.id(Token::PropKey, &k)?;
+            set_prop(&mut out, id, v);
         }
         crate::write::storable(&out)?;
         Ok(out)
@@ -145,13 +147,15 @@ impl Storage {
             storage: self,
             cache: Default::default(),
         };
-        let mut runs: Vec<Vec<KvPair>> = vec![Vec::new(); KEYSPACES.len()];
-        let mut counters: HashMap<Vec<u8>, i64> = HashMap::new();
-        // Degrees by (node, direction, type): many, so kept without key bytes.
-        let mut degrees: HashMap<(u64, u8, u32), i64> = HashMap::new();
-        let mut type_counts: HashMap<u32, i64> = HashMap::new();
-        let mut ids: HashMap<String, NodeId> = HashMap::new();
+        let gk = g.0.to_be_bytes();
+        let mut runs: Vec<Run> = (0..KEYSPACES.len()).map(|_| Run::new()).collect();
+        let mut label_counts: FxHashMap<u32, i64> = FxHashMap::default();
+        let mut type_counts: FxHashMap<u32, i64> = FxHashMap::default();
+        // User ids are the load's own input: a fast hasher, as no one
+        // attacks their own import with colliding ids.
+        let mut ids: FxHashMap<String, NodeId> = FxHashMap::default();
         let mut report = BulkReport::default();
+        let mut record = Vec::new();
         // A row either passes every check and adds all its keys, or adds
         // nothing: with `skip`, it is then reported and the load goes on.
         let mut skip = skip;
@@ -180,7 +184,7 @@ impl Storage {
                         &n.origin,
                         StorageError::AlreadyExists {
                             what: "node",
-                            id: n.key.clone(),
+                            id: n.key,
                         },
                     ));
                 }
@@ -192,9 +196,9 @@ impl Storage {
                 labels.sort_unstable();
                 labels.dedup();
                 let rec = NodeRecord {
-                    key: n.key.clone(),
+                    key: n.key,
                     labels,
-                    props: tokens.props(&n.props)?,
+                    props: tokens.props(n.props)?,
                 };
                 for c in &schema.not_null {
                     if rec.has_label(c.label) && crate::record::prop(&rec.props, c.key).is_none() {
@@ -203,7 +207,7 @@ impl Storage {
                             &n.origin,
                             StorageError::NotNullViolation {
                                 constraint: c.name.clone(),
-                                node: n.key.clone(),
+                                node: rec.key,
                                 key,
                             },
                         ));
@@ -228,22 +232,22 @@ impl Storage {
                 }
             };
             let id = NodeId(self.shared.next_node.fetch_add(1, Ordering::Relaxed));
-            for mut k in entries {
-                k.extend_from_slice(&id.0.to_be_bytes());
-                runs[PROP_INDEX.0].push((k, vec![]));
+            let ib = id.0.to_be_bytes();
+            for k in entries {
+                runs[PROP_INDEX.0].push_parts(&[&k, &ib], &[]);
             }
             for l in &rec.labels {
-                runs[LABELS.0].push((token_member_key(g, *l, id.0), vec![]));
-                *counters
-                    .entry(stat_key(g, STAT_LABEL, &l.to_be_bytes()))
-                    .or_default() += 1;
+                runs[LABELS.0].push_parts(&[&gk, &l.to_be_bytes(), &ib], &[]);
+                *label_counts.entry(*l).or_default() += 1;
             }
-            runs[NODE_KEYS.0].push((user_id_key(g, &rec.key), id.0.to_be_bytes().to_vec()));
-            runs[NODES.0].push((node_key(g, id), rec.encode()));
-            ids.insert(n.key, id);
+            record.clear();
+            rec.encode_into(&mut record);
+            runs[NODE_KEYS.0].push_parts(&[&gk, rec.key.as_bytes()], &ib);
+            runs[NODES.0].push_parts(&[&gk, &ib], &record);
+            ids.insert(rec.key, id);
             report.nodes += 1;
         }
-        let mut edge_keys: HashSet<String> = HashSet::new();
+        let mut edge_keys: FxHashSet<String> = FxHashSet::default();
         for edge in edges {
             let e = match edge {
                 Ok(e) => e,
@@ -265,7 +269,7 @@ impl Storage {
                     })
                 };
                 let (src, dst) = (endpoint(&e.src)?, endpoint(&e.dst)?);
-                let key = e.key.clone().unwrap_or_default();
+                let key = e.key.unwrap_or_default();
                 if !key.is_empty() {
                     check_id("edge id", &key, &e.origin)?;
                     if edge_keys.contains(&key) {
@@ -284,7 +288,7 @@ impl Storage {
                     src,
                     dst,
                     rel_type: t,
-                    props: tokens.props(&e.props)?,
+                    props: tokens.props(e.props)?,
                 })
             })();
             let rec = match checked {
@@ -294,57 +298,40 @@ impl Storage {
                     continue;
                 }
             };
-            let (src, dst, t) = (rec.src, rec.dst, rec.rel_type);
+            let (src, dst, t) = (
+                rec.src.0.to_be_bytes(),
+                rec.dst.0.to_be_bytes(),
+                rec.rel_type,
+            );
             let id = EdgeId(self.shared.next_edge.fetch_add(1, Ordering::Relaxed));
-            if !rec.key.is_empty() {
-                edge_keys.insert(rec.key.clone());
-                runs[EDGE_KEYS.0].push((user_id_key(g, &rec.key), id.0.to_be_bytes().to_vec()));
-            }
-            runs[TYPES.0].push((token_member_key(g, t, id.0), vec![]));
-            runs[ADJ.0].push((adj_key(g, src, DIR_OUT, t, dst, id), vec![]));
-            runs[ADJ.0].push((adj_key(g, dst, DIR_IN, t, src, id), vec![]));
+            let ib = id.0.to_be_bytes();
+            let tb = t.to_be_bytes();
+            record.clear();
+            rec.encode_into(&mut record);
+            runs[TYPES.0].push_parts(&[&gk, &tb, &ib], &[]);
+            runs[ADJ.0].push_parts(&[&gk, &src, &[DIR_OUT], &tb, &dst, &ib], &[]);
+            runs[ADJ.0].push_parts(&[&gk, &dst, &[DIR_IN], &tb, &src, &ib], &[]);
             *type_counts.entry(t).or_default() += 1;
-            *degrees.entry((src.0, DIR_OUT, t)).or_default() += 1;
-            *degrees.entry((dst.0, DIR_IN, t)).or_default() += 1;
-            runs[EDGES.0].push((edge_key(g, id), rec.encode()));
+            runs[EDGES.0].push_parts(&[&gk, &ib], &record);
+            if !rec.key.is_empty() {
+                runs[EDGE_KEYS.0].push_parts(&[&gk, rec.key.as_bytes()], &ib);
+                edge_keys.insert(rec.key);
+            }
             report.edges += 1;
         }
-        if report.nodes > 0 {
-            counters.insert(stat_key(g, STAT_NODES, &[]), report.nodes as i64);
-        }
-        if report.edges > 0 {
-            counters.insert(stat_key(g, STAT_EDGES, &[]), report.edges as i64);
-        }
-        counters.extend(
-            type_counts
-                .into_iter()
-                .map(|(t, c)| (stat_key(g, STAT_TYPE, &t.to_be_bytes()), c)),
-        );
-        counters.extend(
-            degrees
-                .into_iter()
-                .map(|((n, d, t), c)| (degree_key(g, NodeId(n), d, t), c)),
-        );
-        runs[STATS.0] = counters
-            .into_iter()
-            .map(|(k, v)| (k, v.to_le_bytes().to_vec()))
-            .collect();
-        // Sort the keyspaces' runs in parallel: they are independent.
+        // Sort the keyspaces' runs in parallel: they are independent. The
+        // adjacency run, by far the largest, gets a thread of its own.
+        let (others, from_adj) = runs.split_at_mut(ADJ.0);
+        let (adj, after) = from_adj.split_first_mut().expect("ADJ is a keyspace");
         std::thread::scope(|scope| {
-            for run in runs.iter_mut().filter(|r| r.len() > 1) {
-                scope.spawn(move || {
-                    run.sort_unstable_by(|a, b| {
-                        key_prefix(&a.0)
-                            .cmp(&key_prefix(&b.0))
-                            .then_with(|| a.0.cmp(&b.0))
-                    })
-                });
-            }
+            scope.spawn(|| adj.sort());
+            others.iter_mut().chain(after).for_each(Run::sort);
         });
+        runs[STATS.0] = stats_run(g, &report, &label_counts, &type_counts, &runs[ADJ.0]);
         self.check_unique(&schema, &runs[PROP_INDEX.0], &ids)?;
         let mut batch = WriteBatch::new();
         self.shared.persist_counters(&mut batch);
-        let runs: Vec<(plexus_kv::Ks, Vec<KvPair>)> = runs
+        let runs: Vec<(plexus_kv::Ks, Run)> = runs
             .into_iter()
             .enumerate()
             .filter(|(_, r)| !r.is_empty())
@@ -372,10 +359,10 @@ impl Storage {
     fn check_unique(
         &self,
         schema: &crate::schema::Schema,
-        entries: &[KvPair],
-        ids: &HashMap<String, NodeId>,
+        entries: &Run,
+        ids: &FxHashMap<String, NodeId>,
     ) -> Result<()> {
-        let unique: HashSet<u32> = schema
+        let unique: FxHashSet<u32> = schema
             .indexes
             .iter()
             .filter(|d| d.unique)
@@ -384,8 +371,8 @@ impl Storage {
         if unique.is_empty() {
             return Ok(());
         }
-        for w in entries.windows(2) {
-            let (a, b) = (&w[0].0, &w[1].0);
+        for i in 1..entries.len() {
+            let (a, b) = (entries.get(i - 1).0, entries.get(i).0);
             let iid = plexus_common::read_u32(a, 4).unwrap_or(u32::MAX);
             if unique.contains(&iid) && a.len() == b.len() && a[..a.len() - 8] == b[..b.len() - 8] {
                 let node_of = |k: &[u8]| {
@@ -412,42 +399,43 @@ impl Storage {
     }
 }
 
-/// The first 16 bytes of a key as a big-endian number (zero-padded): it
-/// orders keys as their bytes do, or ties. Comparing it first settles most
-/// comparisons of a sort with two integer compares instead of a `memcmp`
-/// call (sorting the runs is a large part of a bulk load).
-fn key_prefix(k: &[u8]) -> u128 {
-    let mut b = [0u8; 16];
-    let n = k.len().min(16);
-    b[..n].copy_from_slice(&k[..n]);
-    u128::from_be_bytes(b)
-}
-
-#[cfg(test)]
-mod prefix_tests {
-    use super::key_prefix;
-
-    #[test]
-    fn the_prefix_never_contradicts_byte_order() {
-        let keys: Vec<Vec<u8>> = vec![
-            vec![],
-            vec![0],
-            vec![1],
-            vec![1, 0],
-            vec![1, 0, 5],
-            vec![1; 16],
-            [vec![1; 16], vec![0]].concat(),
-            [vec![1; 16], vec![2]].concat(),
-            vec![255; 20],
-        ];
-        for a in &keys {
-            for b in &keys {
-                let p = key_prefix(a).cmp(&key_prefix(b));
-                assert!(
-                    p == std::cmp::Ordering::Equal || p == a.cmp(b),
-                    "{a:?} {b:?}"
-                );
-            }
-        }
+/// The load's counters, exact: node, edge, label and type counts, and the
+/// degree of each (node, direction, type), counted off the sorted adjacency
+/// run, where each is one stretch of keys sharing graph, node, direction
+/// and type (no hash map over millions of nodes).
+fn stats_run(
+    g: GraphId,
+    report: &BulkReport,
+    labels: &FxHashMap<u32, i64>,
+    types: &FxHashMap<u32, i64>,
+    adj: &Run,
+) -> Run {
+    let mut run = Run::new();
+    let mut put = |key: Vec<u8>, n: i64| run.push(&key, &n.to_le_bytes());
+    if report.nodes > 0 {
+        put(stat_key(g, STAT_NODES, &[]), report.nodes as i64);
     }
+    if report.edges > 0 {
+        put(stat_key(g, STAT_EDGES, &[]), report.edges as i64);
+    }
+    for (l, n) in labels {
+        put(stat_key(g, STAT_LABEL, &l.to_be_bytes()), *n);
+    }
+    for (t, n) in types {
+        put(stat_key(g, STAT_TYPE, &t.to_be_bytes()), *n);
+    }
+    // graph (4) | node (8) | direction (1) | type (4)
+    const GROUP: usize = 17;
+    let mut i = 0;
+    while i < adj.len() {
+        let group = &adj.get(i).0[..GROUP];
+        let mut j = i + 1;
+        while j < adj.len() && &adj.get(j).0[..GROUP] == group {
+            j += 1;
+        }
+        put(stat_key(g, STAT_DEGREE, &group[4..]), (j - i) as i64);
+        i = j;
+    }
+    run.sort();
+    run
 }

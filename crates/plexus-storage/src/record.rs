@@ -125,15 +125,20 @@ pub(crate) fn edge_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
 impl NodeRecord {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16 + self.key.len() + self.props.len() * 8);
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Appends the encoded record to `out` (a bulk load reuses one buffer).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
         out.push(RECORD_V1);
-        write_varint(&mut out, self.key.len() as u64);
+        write_varint(out, self.key.len() as u64);
         out.extend_from_slice(self.key.as_bytes());
-        write_varint(&mut out, self.labels.len() as u64);
+        write_varint(out, self.labels.len() as u64);
         self.labels
             .iter()
-            .for_each(|l| write_varint(&mut out, *l as u64));
-        encode_props(&self.props, &mut out);
-        out
+            .for_each(|l| write_varint(out, *l as u64));
+        encode_props(&self.props, out);
     }
 
     pub fn decode(b: &[u8]) -> Result<NodeRecord> {
@@ -153,14 +158,19 @@ impl NodeRecord {
 impl EdgeRecord {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(24 + self.key.len() + self.props.len() * 8);
-        out.push(RECORD_V1);
-        write_varint(&mut out, self.key.len() as u64);
-        out.extend_from_slice(self.key.as_bytes());
-        write_varint(&mut out, self.src.0);
-        write_varint(&mut out, self.dst.0);
-        write_varint(&mut out, self.rel_type as u64);
-        encode_props(&self.props, &mut out);
+        self.encode_into(&mut out);
         out
+    }
+
+    /// Appends the encoded record to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.push(RECORD_V1);
+        write_varint(out, self.key.len() as u64);
+        out.extend_from_slice(self.key.as_bytes());
+        write_varint(out, self.src.0);
+        write_varint(out, self.dst.0);
+        write_varint(out, self.rel_type as u64);
+        encode_props(&self.props, out);
     }
 
     pub fn decode(b: &[u8]) -> Result<EdgeRecord> {
