@@ -5,7 +5,7 @@ use crate::gen::Generator;
 use crate::Case;
 use plexus::algo::{self, Filter, Hop, PathSemantics, Rng, SampleMode, StoreView};
 use plexus::{
-    BulkEdge, BulkNode, Database, Direction, GraphRead, IndexSpec, NodeId, Props, ReadTxn,
+    BulkEdge, BulkNode, Database, Direction, GraphRead, IndexSpec, NodeId, Origin, Props, ReadTxn,
 };
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -77,7 +77,7 @@ pub fn load_with(
             key: r.id,
             labels: r.labels.iter().map(|l| l.to_string()).collect(),
             props: p,
-            origin: format!("node #{i}"),
+            origin: Origin::new(format!("node #{i}")),
         })
     });
     let mut edges = (0..g.edges()).map(|i| {
@@ -89,7 +89,7 @@ pub fn load_with(
             dst: e.dst,
             rel_type: e.rel_type.to_string(),
             props: props(e.props),
-            origin: format!("edge #{i}"),
+            origin: Origin::new(format!("edge #{i}")),
         })
     });
     db.storage().bulk_load(graph, &mut nodes, &mut edges)?;

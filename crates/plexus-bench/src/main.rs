@@ -107,6 +107,10 @@ fn home_cache(sub: &str) -> PathBuf {
         .join(sub)
 }
 
+/// The allocator `plexus` (the command line) uses, so imports measure alike.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     if let Err(e) = run(Cli::parse().command) {
         eprintln!("error: {e}");

@@ -349,6 +349,10 @@ pub enum DirectionArg {
     Both,
 }
 
+/// mimalloc: see the workspace manifest for why.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match commands::run(&cli) {

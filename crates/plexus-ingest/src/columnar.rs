@@ -16,8 +16,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, TimeUnit};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use plexus_common::{Date, DateTime, LocalDateTime, Value};
-use plexus_storage::{BulkEdge, BulkNode, Props, StorageError};
-use std::rc::Rc;
+use plexus_storage::{BulkEdge, BulkNode, Origin, Props, StorageError};
 
 /// Record batches, or the reason one could not be read.
 pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch, String>>>;
@@ -113,31 +112,53 @@ fn value(a: &ArrayRef, row: usize) -> Result<Option<Value>, String> {
     }))
 }
 
-/// A row: its number in the file, its batch, its index in the batch.
-type Row = (u64, Rc<RecordBatch>, usize);
-type RowIter = Box<dyn Iterator<Item = Result<Row, IngestError>>>;
-
-/// Every row of every batch as (row number, batch, index in batch).
-fn rows(input: &Input, batches: Batches) -> impl Iterator<Item = Result<Row, IngestError>> + '_ {
+/// The rows of every batch, made by `make(batch, rows before it)`: a
+/// batch's column roles are worked out once, not per row. A batch that
+/// cannot be read is one bad row.
+fn per_batch<'a, T: 'a>(
+    input: &'a Input,
+    batches: Batches,
+    mut make: impl FnMut(&RecordBatch, u64) -> Vec<Result<T, StorageError>> + 'a,
+) -> impl Iterator<Item = Result<T, StorageError>> + 'a {
     let mut seen = 0u64;
-    batches.flat_map(move |b| -> RowIter {
-        match b {
-            Ok(batch) => {
-                // Shared by the batch's rows: a row holds a counted reference.
-                let batch = Rc::new(batch);
-                let start = seen;
-                seen += batch.num_rows() as u64;
-                Box::new(
-                    (0..batch.num_rows())
-                        .map(move |i| Ok((start + i as u64 + 1, batch.clone(), i))),
-                )
-            }
-            Err(e) => Box::new(std::iter::once(Err(IngestError::bad(
-                input.at(seen + 1, None),
-                format!("cannot read the file: {e}"),
-            )))),
+    batches.flat_map(move |b| match b {
+        Ok(batch) => {
+            let start = seen;
+            seen += batch.num_rows() as u64;
+            make(&batch, start)
         }
+        Err(e) => vec![Err(row_error(
+            input,
+            seen + 1,
+            None,
+            format!("cannot read the file: {e}"),
+        ))],
     })
+}
+
+/// Every row of a batch as the same error (a column the file lacks): each
+/// is reported, or skipped, as its own row.
+fn all_bad<T>(
+    input: &Input,
+    batch: &RecordBatch,
+    start: u64,
+    m: &str,
+) -> Vec<Result<T, StorageError>> {
+    (0..batch.num_rows() as u64)
+        .map(|i| Err(row_error(input, start + i + 1, None, m.to_string())))
+        .collect()
+}
+
+/// The property columns of a batch: every column not in `roles`.
+fn prop_columns(batch: &RecordBatch, roles: &[Option<usize>]) -> Vec<(usize, String)> {
+    batch
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(c, _)| !roles.contains(&Some(*c)))
+        .map(|(c, f)| (c, f.name().clone()))
+        .collect()
 }
 
 fn find(batch: &RecordBatch, names: &[&str]) -> Option<usize> {
@@ -158,24 +179,29 @@ fn text(batch: &RecordBatch, col: usize, row: usize) -> Result<Option<String>, S
     })
 }
 
-/// The properties of a row: every column not in `roles`.
+/// The properties of a row: its values in the property columns.
 fn props(
     input: &Input,
     batch: &RecordBatch,
     row: usize,
     n: u64,
-    roles: &[Option<usize>],
-) -> Result<Props, IngestError> {
+    columns: &[(usize, String)],
+) -> Result<Props, StorageError> {
     let mut p = Props::new();
-    for (c, field) in batch.schema().fields().iter().enumerate() {
-        if roles.contains(&Some(c)) {
-            continue;
-        }
-        let at = || input.at(n, Some(c + 1));
-        if let Some(v) = value(batch.column(c), row)
-            .map_err(|m| IngestError::bad(at(), format!("column '{}': {m}", field.name())))?
-        {
-            p.insert(field.name().clone(), v);
+    for (c, name) in columns {
+        match value(batch.column(*c), row) {
+            Ok(Some(v)) => {
+                p.insert(name.clone(), v);
+            }
+            Ok(None) => {}
+            Err(m) => {
+                return Err(row_error(
+                    input,
+                    n,
+                    Some(c + 1),
+                    format!("column '{name}': {m}"),
+                ))
+            }
         }
     }
     Ok(p)
@@ -199,34 +225,38 @@ pub fn batch_nodes(
     input: &Input,
     batches: Batches,
 ) -> impl Iterator<Item = Result<BulkNode, StorageError>> + '_ {
-    rows(input, batches).map(move |r| {
-        let (n, batch, row) = r.map_err(IngestError::into_row_error)?;
-        let bad = |column, m: String| row_error(input, n, column, m);
-        let id =
-            find(&batch, &["id"]).ok_or_else(|| bad(None, "the file has no 'id' column".into()))?;
-        let key = text(&batch, id, row)
-            .map_err(|m| bad(Some(id + 1), m))?
-            .ok_or_else(|| bad(Some(id + 1), "the id is null".into()))?;
-        let label_col = find(&batch, &["labels", "label"]);
-        let mut labels: Vec<String> = input.name.iter().cloned().collect();
-        if let Some(c) = label_col {
-            match value(batch.column(c), row).map_err(|m| bad(Some(c + 1), m))? {
-                Some(Value::String(l)) => labels.push(l),
-                Some(Value::List(ls)) => {
-                    labels.extend(ls.into_iter().filter_map(|l| l.as_str().map(String::from)))
+    let source = input.source();
+    per_batch(input, batches, move |batch, start| {
+        let Some(id) = find(batch, &["id"]) else {
+            return all_bad(input, batch, start, "the file has no 'id' column");
+        };
+        let label_col = find(batch, &["labels", "label"]);
+        let columns = prop_columns(batch, &[Some(id), label_col]);
+        (0..batch.num_rows())
+            .map(|row| {
+                let n = start + row as u64 + 1;
+                let bad = |column, m: String| row_error(input, n, column, m);
+                let key = text(batch, id, row)
+                    .map_err(|m| bad(Some(id + 1), m))?
+                    .ok_or_else(|| bad(Some(id + 1), "the id is null".into()))?;
+                let mut labels: Vec<String> = input.name.iter().cloned().collect();
+                if let Some(c) = label_col {
+                    match value(batch.column(c), row).map_err(|m| bad(Some(c + 1), m))? {
+                        Some(Value::String(l)) => labels.push(l),
+                        Some(Value::List(ls)) => labels
+                            .extend(ls.into_iter().filter_map(|l| l.as_str().map(String::from))),
+                        Some(_) => return Err(bad(Some(c + 1), "labels must be strings".into())),
+                        None => {}
+                    }
                 }
-                Some(_) => return Err(bad(Some(c + 1), "labels must be strings".into())),
-                None => {}
-            }
-        }
-        let props = props(input, &batch, row, n, &[Some(id), label_col])
-            .map_err(IngestError::into_row_error)?;
-        Ok(BulkNode {
-            key,
-            labels,
-            props,
-            origin: format!("{}: row {n}", input.path.display()),
-        })
+                Ok(BulkNode {
+                    key,
+                    labels,
+                    props: props(input, batch, row, n, &columns)?,
+                    origin: Origin::row(&source, n),
+                })
+            })
+            .collect()
     })
 }
 
@@ -241,51 +271,61 @@ pub fn batch_edges(
     input: &Input,
     batches: Batches,
 ) -> impl Iterator<Item = Result<BulkEdge, StorageError>> + '_ {
-    rows(input, batches).map(move |r| {
-        let (n, batch, row) = r.map_err(IngestError::into_row_error)?;
-        let bad = |column, m: String| row_error(input, n, column, m);
-        let src = find(&batch, &["src", "start", "from"])
-            .ok_or_else(|| bad(None, "the file has no 'src' (or 'start') column".into()))?;
-        let dst = find(&batch, &["dst", "end", "to"])
-            .ok_or_else(|| bad(None, "the file has no 'dst' (or 'end') column".into()))?;
-        let type_col = find(&batch, &["type"]);
-        let id_col = find(&batch, &["id", "eid"]);
-        let endpoint = |c: usize| {
-            text(&batch, c, row)
-                .map_err(|m| bad(Some(c + 1), m))?
-                .ok_or_else(|| bad(Some(c + 1), "an endpoint is null".into()))
+    let source = input.source();
+    per_batch(input, batches, move |batch, start| {
+        let Some(src) = find(batch, &["src", "start", "from"]) else {
+            return all_bad(
+                input,
+                batch,
+                start,
+                "the file has no 'src' (or 'start') column",
+            );
         };
-        let (s, d) = (endpoint(src)?, endpoint(dst)?);
-        let rel_type = match type_col {
-            Some(c) => text(&batch, c, row).map_err(|m| bad(Some(c + 1), m))?,
-            None => None,
-        }
-        .or_else(|| input.name.clone())
-        .ok_or_else(|| {
-            bad(
-                None,
-                "edges need a type: a 'type' column, or TYPE=file".into(),
-            )
-        })?;
-        let key = match id_col {
-            Some(c) => text(&batch, c, row).map_err(|m| bad(Some(c + 1), m))?,
-            None => None,
+        let Some(dst) = find(batch, &["dst", "end", "to"]) else {
+            return all_bad(
+                input,
+                batch,
+                start,
+                "the file has no 'dst' (or 'end') column",
+            );
         };
-        let props = props(
-            input,
-            &batch,
-            row,
-            n,
-            &[Some(src), Some(dst), type_col, id_col],
-        )
-        .map_err(IngestError::into_row_error)?;
-        Ok(BulkEdge {
-            key,
-            src: s,
-            dst: d,
-            rel_type,
-            props,
-            origin: format!("{}: row {n}", input.path.display()),
-        })
+        let type_col = find(batch, &["type"]);
+        let id_col = find(batch, &["id", "eid"]);
+        let columns = prop_columns(batch, &[Some(src), Some(dst), type_col, id_col]);
+        (0..batch.num_rows())
+            .map(|row| {
+                let n = start + row as u64 + 1;
+                let bad = |column, m: String| row_error(input, n, column, m);
+                let endpoint = |c: usize| {
+                    text(batch, c, row)
+                        .map_err(|m| bad(Some(c + 1), m))?
+                        .ok_or_else(|| bad(Some(c + 1), "an endpoint is null".into()))
+                };
+                let (s, d) = (endpoint(src)?, endpoint(dst)?);
+                let rel_type = match type_col {
+                    Some(c) => text(batch, c, row).map_err(|m| bad(Some(c + 1), m))?,
+                    None => None,
+                }
+                .or_else(|| input.name.clone())
+                .ok_or_else(|| {
+                    bad(
+                        None,
+                        "edges need a type: a 'type' column, or TYPE=file".into(),
+                    )
+                })?;
+                let key = match id_col {
+                    Some(c) => text(batch, c, row).map_err(|m| bad(Some(c + 1), m))?,
+                    None => None,
+                };
+                Ok(BulkEdge {
+                    key,
+                    src: s,
+                    dst: d,
+                    rel_type,
+                    props: props(input, batch, row, n, &columns)?,
+                    origin: Origin::row(&source, n),
+                })
+            })
+            .collect()
     })
 }

@@ -4,7 +4,7 @@ use crate::error::IngestError;
 use crate::header::{column, Column, ColumnKind};
 use crate::{CsvOptions, Input};
 use plexus_common::Value;
-use plexus_storage::{BulkEdge, BulkNode, Props, StorageError};
+use plexus_storage::{BulkEdge, BulkNode, Origin, Props, StorageError};
 
 struct Parsed {
     /// The record's fields as owned strings, its line, and the header.
@@ -124,6 +124,7 @@ pub fn nodes<'a>(
     let (it, cols) = open(input, opts)?;
     let id = require(input, &cols, &ColumnKind::Id, ":ID")?;
     let width = cols.len();
+    let source = input.source();
     Ok(records(input, it, width)
         .map(move |r| {
             let p = r?;
@@ -151,7 +152,7 @@ pub fn nodes<'a>(
                 key: p.fields[id].clone(),
                 labels,
                 props,
-                origin: format!("{}:{}", input.path.display(), p.line),
+                origin: Origin::line(&source, p.line),
             })
         })
         .map(|r: Result<BulkNode, IngestError>| r.map_err(IngestError::into_row_error)))
@@ -174,6 +175,7 @@ pub fn edges<'a>(
     }
     let id = cols.iter().position(|c| c.kind == ColumnKind::Id);
     let width = cols.len();
+    let source = input.source();
     Ok(records(input, it, width)
         .map(move |r| {
             let p = r?;
@@ -201,7 +203,7 @@ pub fn edges<'a>(
                 dst: p.fields[end].clone(),
                 rel_type,
                 props,
-                origin: format!("{}:{}", input.path.display(), p.line),
+                origin: Origin::line(&source, p.line),
             })
         })
         .map(|r: Result<BulkEdge, IngestError>| r.map_err(IngestError::into_row_error)))

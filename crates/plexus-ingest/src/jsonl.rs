@@ -6,7 +6,7 @@
 use crate::error::{IngestError, Location};
 use crate::Input;
 use plexus_common::Value;
-use plexus_storage::{BulkEdge, BulkNode, Props, StorageError};
+use plexus_storage::{BulkEdge, BulkNode, Origin, Props, StorageError};
 use std::io::BufRead;
 
 fn from_json(j: serde_json::Value) -> Value {
@@ -86,6 +86,7 @@ fn props(o: Object) -> Props {
 pub fn nodes(
     input: &Input,
 ) -> Result<impl Iterator<Item = Result<BulkNode, StorageError>> + '_, IngestError> {
+    let source = input.source();
     Ok(objects(input)?.map(move |r| {
         let (line, mut o) = r.map_err(IngestError::into_row_error)?;
         let at = input.at(line, None);
@@ -111,7 +112,7 @@ pub fn nodes(
             key,
             labels,
             props: props(o),
-            origin: at.to_string(),
+            origin: Origin::line(&source, line),
         })
     }))
 }
@@ -119,6 +120,7 @@ pub fn nodes(
 pub fn edges(
     input: &Input,
 ) -> Result<impl Iterator<Item = Result<BulkEdge, StorageError>> + '_, IngestError> {
+    let source = input.source();
     Ok(objects(input)?.map(move |r| {
         let (line, mut o) = r.map_err(IngestError::into_row_error)?;
         let at = input.at(line, None);
@@ -137,7 +139,7 @@ pub fn edges(
             dst,
             rel_type,
             props: props(o),
-            origin: at.to_string(),
+            origin: Origin::line(&source, line),
         })
     }))
 }

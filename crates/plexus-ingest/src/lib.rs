@@ -16,6 +16,7 @@ pub use header::{Column, ColumnKind, PropType};
 
 use plexus_storage::{BulkEdge, BulkNode, GraphRead, Storage, StorageError};
 use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Mutex};
 
 /// The format of an input file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +57,11 @@ impl Input {
             line,
             column,
         }
+    }
+
+    /// The file's name as rows' origins show it, shared by all its rows.
+    pub(crate) fn source(&self) -> std::sync::Arc<str> {
+        self.path.display().to_string().into()
     }
 
     /// Parses `LABEL=path` or `path`.
@@ -109,27 +115,23 @@ type Rows<'a, T> = Box<dyn Iterator<Item = Result<T, StorageError>> + 'a>;
 fn node_rows<'a>(
     input: &'a Input,
     opts: &'a CsvOptions,
-    count: &'a std::cell::Cell<u64>,
 ) -> Result<Rows<'a, BulkNode>, IngestError> {
-    let rows: Rows<'a, BulkNode> = match input.format {
+    Ok(match input.format {
         Format::Csv => Box::new(csv_source::nodes(input, opts)?),
         Format::JsonLines => Box::new(jsonl::nodes(input)?),
         Format::Parquet | Format::Arrow => Box::new(columnar::nodes(input)?),
-    };
-    Ok(Box::new(rows.inspect(move |_| count.set(count.get() + 1))))
+    })
 }
 
 fn edge_rows<'a>(
     input: &'a Input,
     opts: &'a CsvOptions,
-    count: &'a std::cell::Cell<u64>,
 ) -> Result<Rows<'a, BulkEdge>, IngestError> {
-    let rows: Rows<'a, BulkEdge> = match input.format {
+    Ok(match input.format {
         Format::Csv => Box::new(csv_source::edges(input, opts)?),
         Format::JsonLines => Box::new(jsonl::edges(input)?),
         Format::Parquet | Format::Arrow => Box::new(columnar::edges(input)?),
-    };
-    Ok(Box::new(rows.inspect(move |_| count.set(count.get() + 1))))
+    })
 }
 
 /// Record batches for [`import_batches`]: the label (nodes) or type
@@ -189,6 +191,10 @@ pub fn import_batches(
 /// `progress` is called now and then with the rows read so far. With
 /// `skip`, a bad row is handed to it (as a message naming its file and
 /// line) and left out instead of failing the import.
+///
+/// Files are read and parsed on a thread of their own, a chunk of rows
+/// ahead of the loader (bounded: a few chunks wait at most), so parsing
+/// overlaps building the keys.
 pub fn import(
     storage: &Storage,
     graph: &str,
@@ -198,51 +204,63 @@ pub fn import(
     progress: &mut dyn FnMut(u64),
     skip: Option<&mut dyn FnMut(&str)>,
 ) -> Result<ImportReport, IngestError> {
-    let counts: Vec<std::cell::Cell<u64>> = (0..nodes.len() + edges.len())
-        .map(|_| std::cell::Cell::new(0))
-        .collect();
-    let mut node_iters = Vec::new();
-    for (i, input) in nodes.iter().enumerate() {
-        node_iters.push(node_rows(input, opts, &counts[i])?);
+    let fatal: Mutex<Option<IngestError>> = Mutex::new(None);
+    let (node_tx, node_rx) = mpsc::sync_channel::<Chunk<BulkNode>>(CHUNKS_AHEAD);
+    let (edge_tx, edge_rx) = mpsc::sync_channel::<Chunk<BulkEdge>>(CHUNKS_AHEAD);
+    let (result, counts) = std::thread::scope(|scope| {
+        let fatal = &fatal;
+        // Owns the senders: each channel closes when its files are read.
+        let reader = scope.spawn(move || {
+            let mut counts = Vec::with_capacity(nodes.len() + edges.len());
+            let node_files = nodes.iter().map(|i| node_rows(i, opts));
+            if !send_files(node_files, &node_tx, &mut counts, fatal) {
+                return counts;
+            }
+            drop(node_tx);
+            send_files(
+                edges.iter().map(|i| edge_rows(i, opts)),
+                &edge_tx,
+                &mut counts,
+                fatal,
+            );
+            counts
+        });
+        let total = std::cell::Cell::new(0u64);
+        let progress = std::cell::RefCell::new(progress);
+        let tick = || {
+            total.set(total.get() + 1);
+            if total.get().is_multiple_of(100_000) {
+                (progress.borrow_mut())(total.get());
+            }
+        };
+        let mut all_nodes = node_rx.into_iter().flatten().inspect(|_| tick());
+        let mut all_edges = edge_rx.into_iter().flatten().inspect(|_| tick());
+        let mut skip = skip;
+        let skipping = skip.is_some();
+        let mut on_bad = |e: &StorageError| {
+            if let Some(f) = skip.as_mut() {
+                f(&e.to_string());
+            }
+        };
+        let skipper: Option<&mut dyn FnMut(&StorageError)> =
+            if skipping { Some(&mut on_bad) } else { None };
+        let result = storage.bulk_load_skipping(graph, &mut all_nodes, &mut all_edges, skipper);
+        // Hang up before waiting for the reader: a failed load leaves it
+        // blocked on a full channel otherwise.
+        drop((all_nodes, all_edges));
+        let counts = reader.join().unwrap_or_default();
+        (progress.borrow_mut())(total.get());
+        (result, counts)
+    });
+    if let Some(e) = fatal.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
     }
-    let mut edge_iters = Vec::new();
-    for (i, input) in edges.iter().enumerate() {
-        edge_iters.push(edge_rows(input, opts, &counts[nodes.len() + i])?);
-    }
-    let total = std::cell::Cell::new(0u64);
-    let tick = |total: &std::cell::Cell<u64>, progress: &mut dyn FnMut(u64)| {
-        total.set(total.get() + 1);
-        if total.get().is_multiple_of(100_000) {
-            progress(total.get());
-        }
-    };
-    let progress = std::cell::RefCell::new(progress);
-    let mut all_nodes = node_iters
-        .into_iter()
-        .flatten()
-        .inspect(|_| tick(&total, &mut *progress.borrow_mut()));
-    let mut all_edges = edge_iters
-        .into_iter()
-        .flatten()
-        .inspect(|_| tick(&total, &mut *progress.borrow_mut()));
-    let mut skip = skip;
-    let skipping = skip.is_some();
-    let mut on_bad = |e: &StorageError| {
-        if let Some(f) = skip.as_mut() {
-            f(&e.to_string());
-        }
-    };
-    let skipper: Option<&mut dyn FnMut(&StorageError)> =
-        if skipping { Some(&mut on_bad) } else { None };
-    let r = storage
-        .bulk_load_skipping(graph, &mut all_nodes, &mut all_edges, skipper)
-        .map_err(IngestError::from)?;
-    (progress.borrow_mut())(total.get());
+    let r = result?;
     let files = nodes
         .iter()
         .chain(edges)
-        .zip(&counts)
-        .map(|(i, c)| (i.path.clone(), c.get()))
+        .zip(counts.into_iter().chain(std::iter::repeat(0)))
+        .map(|(i, c)| (i.path.clone(), c))
         .collect();
     Ok(ImportReport {
         nodes: r.nodes,
@@ -250,6 +268,51 @@ pub fn import(
         skipped: r.skipped,
         files,
     })
+}
+
+/// Rows handed from the reading thread to the loader at a time.
+type Chunk<T> = Vec<Result<T, StorageError>>;
+const CHUNK_ROWS: usize = 4096;
+const CHUNKS_AHEAD: usize = 4;
+
+/// Reads files and sends their rows in chunks, counting them per file.
+/// A file that cannot be opened is `fatal`: it is recorded, and the load is
+/// stopped by an error row it cannot skip; then this returns false.
+fn send_files<'a, T>(
+    files: impl Iterator<Item = Result<Rows<'a, T>, IngestError>>,
+    tx: &mpsc::SyncSender<Chunk<T>>,
+    counts: &mut Vec<u64>,
+    fatal: &Mutex<Option<IngestError>>,
+) -> bool {
+    for file in files {
+        let rows = match file {
+            Ok(rows) => rows,
+            Err(e) => {
+                *fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                let stop = StorageError::Unsupported("the import stopped".into());
+                let _ = tx.send(vec![Err(stop)]);
+                return false;
+            }
+        };
+        let mut n = 0u64;
+        let mut chunk = Vec::with_capacity(CHUNK_ROWS);
+        for row in rows {
+            n += 1;
+            chunk.push(row);
+            if chunk.len() == CHUNK_ROWS {
+                let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_ROWS));
+                if tx.send(full).is_err() {
+                    // The loader stopped (a bad row): nothing more to read.
+                    return false;
+                }
+            }
+        }
+        counts.push(n);
+        if !chunk.is_empty() && tx.send(chunk).is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 /// Imports files into a graph that may hold data already, as one write
@@ -275,9 +338,7 @@ pub fn upsert(
     progress: &mut dyn FnMut(u64),
     mut skip: Option<&mut dyn FnMut(&str)>,
 ) -> Result<ImportReport, IngestError> {
-    let counts: Vec<std::cell::Cell<u64>> = (0..nodes.len() + edges.len())
-        .map(|_| std::cell::Cell::new(0))
-        .collect();
+    let mut counts = vec![0u64; nodes.len() + edges.len()];
     let mut txn = storage.write(graph)?;
     let mut report = ImportReport {
         nodes: 0,
@@ -299,12 +360,13 @@ pub fn upsert(
             None => Err(e.into()),
         }
     };
-    let in_row = |origin: &str, e: StorageError| StorageError::InRow {
+    let in_row = |origin: &plexus_storage::Origin, e: StorageError| StorageError::InRow {
         origin: origin.to_string(),
         error: Box::new(e),
     };
     for (i, input) in nodes.iter().enumerate() {
-        for row in node_rows(input, opts, &counts[i])? {
+        for row in node_rows(input, opts)? {
+            counts[i] += 1;
             let Some(n) = take(row, &mut total, progress, &mut bad)? else {
                 continue;
             };
@@ -316,7 +378,8 @@ pub fn upsert(
         }
     }
     for (i, input) in edges.iter().enumerate() {
-        for row in edge_rows(input, opts, &counts[nodes.len() + i])? {
+        for row in edge_rows(input, opts)? {
+            counts[nodes.len() + i] += 1;
             let Some(e) = take(row, &mut total, progress, &mut bad)? else {
                 continue;
             };
@@ -344,8 +407,8 @@ pub fn upsert(
     report.files = nodes
         .iter()
         .chain(edges)
-        .zip(&counts)
-        .map(|(i, c)| (i.path.clone(), c.get()))
+        .zip(counts)
+        .map(|(i, c)| (i.path.clone(), c))
         .collect();
     Ok(report)
 }

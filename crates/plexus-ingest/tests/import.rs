@@ -163,6 +163,12 @@ fn bad_input_names_its_place_and_changes_nothing() {
             vec![],
             "missing.csv",
         ),
+        (
+            // Read after the nodes were handed to the loader: they go too.
+            vec![good_nodes.clone()],
+            vec![format!("R={}", d.join("gone.csv").display())],
+            "gone.csv",
+        ),
     ];
     let s = db();
     for (nodes, edges, expected) in cases {

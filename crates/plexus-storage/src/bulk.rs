@@ -22,6 +22,59 @@ use crate::write::MAX_ID_LEN;
 use plexus_kv::{decode_counter, Run, WriteBatch};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Where a bulk-load row came from, for messages: a source (a file) and a
+/// line or row in it. Cheap to make for every row: the source is shared,
+/// and the text is only formatted when a message needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    source: Arc<str>,
+    at: At,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum At {
+    Nowhere,
+    Line(u64),
+    Row(u64),
+}
+
+impl Origin {
+    /// An origin given as text (`people.csv:12`).
+    pub fn new(text: impl Into<Arc<str>>) -> Origin {
+        Origin {
+            source: text.into(),
+            at: At::Nowhere,
+        }
+    }
+
+    /// A line of a text file: `source:line`.
+    pub fn line(source: &Arc<str>, line: u64) -> Origin {
+        Origin {
+            source: source.clone(),
+            at: At::Line(line),
+        }
+    }
+
+    /// A row of a columnar file: `source: row n`.
+    pub fn row(source: &Arc<str>, row: u64) -> Origin {
+        Origin {
+            source: source.clone(),
+            at: At::Row(row),
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.at {
+            At::Nowhere => write!(f, "{}", self.source),
+            At::Line(n) => write!(f, "{}:{n}", self.source),
+            At::Row(n) => write!(f, "{}: row {n}", self.source),
+        }
+    }
+}
 
 /// A node to load.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +83,7 @@ pub struct BulkNode {
     pub labels: Vec<String>,
     pub props: Props,
     /// Where the row came from (`people.csv:12`), for error messages.
-    pub origin: String,
+    pub origin: Origin,
 }
 
 /// An edge to load, between nodes of the same load.
@@ -42,7 +95,7 @@ pub struct BulkEdge {
     pub dst: String,
     pub rel_type: String,
     pub props: Props,
-    pub origin: String,
+    pub origin: Origin,
 }
 
 /// What a bulk load wrote.
@@ -54,14 +107,14 @@ pub struct BulkReport {
     pub skipped: u64,
 }
 
-fn in_row(origin: &str, error: StorageError) -> StorageError {
+fn in_row(origin: &Origin, error: StorageError) -> StorageError {
     StorageError::InRow {
         origin: origin.to_string(),
         error: Box::new(error),
     }
 }
 
-fn check_id(what: &'static str, key: &str, origin: &str) -> Result<()> {
+fn check_id(what: &'static str, key: &str, origin: &Origin) -> Result<()> {
     if key.is_empty() || key.len() > MAX_ID_LEN {
         return Err(in_row(
             origin,
@@ -424,17 +477,26 @@ fn stats_run(
     for (t, n) in types {
         put(stat_key(g, STAT_TYPE, &t.to_be_bytes()), *n);
     }
-    // graph (4) | node (8) | direction (1) | type (4)
+    // graph (4) | node (8) | direction (1) | type (4), as `degree_key` has it.
     const GROUP: usize = 17;
-    let mut i = 0;
-    while i < adj.len() {
-        let group = &adj.get(i).0[..GROUP];
-        let mut j = i + 1;
-        while j < adj.len() && &adj.get(j).0[..GROUP] == group {
-            j += 1;
+    let degree = |run: &mut Run, group: &[u8], n: i64| {
+        run.push_parts(
+            &[&group[..4], &[STAT_DEGREE], &group[4..]],
+            &n.to_le_bytes(),
+        )
+    };
+    let mut keys = adj.iter().map(|(k, _)| &k[..GROUP]);
+    if let Some(mut group) = keys.next() {
+        let mut n = 1i64;
+        for k in keys {
+            if k == group {
+                n += 1;
+            } else {
+                degree(&mut run, group, n);
+                (group, n) = (k, 1);
+            }
         }
-        put(stat_key(g, STAT_DEGREE, &group[4..]), (j - i) as i64);
-        i = j;
+        degree(&mut run, group, n);
     }
     run.sort();
     run

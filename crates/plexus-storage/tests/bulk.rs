@@ -27,7 +27,7 @@ fn node(key: &str, labels: &[&str], props: &[(&str, Value)]) -> Result<BulkNode>
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect(),
-        origin: format!("nodes:{key}"),
+        origin: Origin::new(format!("nodes:{key}")),
     })
 }
 
@@ -38,7 +38,7 @@ fn edge(key: Option<&str>, src: &str, dst: &str, t: &str) -> Result<BulkEdge> {
         dst: dst.into(),
         rel_type: t.into(),
         props: Props::from([("w".to_string(), Value::Int(1))]),
-        origin: format!("edges:{src}->{dst}"),
+        origin: Origin::new(format!("edges:{src}->{dst}")),
     })
 }
 

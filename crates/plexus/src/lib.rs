@@ -31,7 +31,7 @@ pub use plexus_query::{Procedures, QueryError, Table};
 pub use plexus_storage::{
     BulkEdge, BulkNode, BulkReport, ConstraintInfo, ConstraintKind, ConstraintSpec, DeleteMode,
     Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind, IndexMode, IndexSpec,
-    IntegrityReport, Isolation, Neighbor, Node, NodeId, Props, ReadTxn, StorageError, TypeId,
-    WriteTxn, DEFAULT_GRAPH,
+    IntegrityReport, Isolation, Neighbor, Node, NodeId, Origin, Props, ReadTxn, StorageError,
+    TypeId, WriteTxn, DEFAULT_GRAPH,
 };
 pub use query::Params;
