@@ -193,8 +193,14 @@ pub trait KvStore: Send + Sync {
     /// Writes sorted runs (pairs in strictly ascending key order, one run
     /// per keyspace) and then `batch`, all atomically. The sorted path lets
     /// a backend append instead of searching; the default applies it as one
-    /// ordinary batch.
-    fn write_sorted(&self, runs: Vec<(Ks, Run)>, batch: WriteBatch) -> Result<()> {
+    /// ordinary batch. `runs` may block between runs: a backend that can
+    /// writes each as it comes, so a caller overlaps preparing the next run
+    /// (sorting it) with writing this one.
+    fn write_sorted(
+        &self,
+        runs: &mut dyn Iterator<Item = (Ks, Run)>,
+        batch: WriteBatch,
+    ) -> Result<()> {
         let mut all = WriteBatch::new();
         for (ks, run) in runs {
             run.check_sorted()?;

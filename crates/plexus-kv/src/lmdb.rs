@@ -307,21 +307,37 @@ impl KvStore for LmdbStore {
         Ok(pairs.len() as u64)
     }
 
-    fn write_sorted(&self, runs: Vec<(Ks, Run)>, batch: WriteBatch) -> Result<()> {
-        for (_, run) in &runs {
-            run.check_sorted()?;
-            for (k, _) in run.iter() {
-                self.check_key(k)?;
-            }
-        }
+    fn write_sorted(
+        &self,
+        runs: &mut dyn Iterator<Item = (Ks, Run)>,
+        batch: WriteBatch,
+    ) -> Result<()> {
         for op in &batch.ops {
             if let Op::Put { key, .. } | Op::Add { key, .. } = op {
                 self.check_key(key)?;
             }
         }
+        // Runs are written as they arrive, and kept: a transaction retried
+        // after growing the map writes them again.
+        let mut arrived: Vec<(Ks, Run)> = Vec::new();
         self.with_write_txn(&mut |wtxn| {
-            for (ks, run) in &runs {
+            let mut written = 0;
+            loop {
+                if written == arrived.len() {
+                    match runs.next() {
+                        Some((ks, run)) => {
+                            run.check_sorted()?;
+                            for (k, _) in run.iter() {
+                                self.check_key(k)?;
+                            }
+                            arrived.push((ks, run));
+                        }
+                        None => break,
+                    }
+                }
+                let (ks, run) = &arrived[written];
                 self.append_run(wtxn, self.db(*ks)?, &mut run.iter())?;
+                written += 1;
             }
             self.apply(wtxn, &batch)
         })

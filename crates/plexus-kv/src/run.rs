@@ -17,15 +17,22 @@ struct Entry {
     /// Key bytes `[shared..shared + 16]`, big-endian, zero-padded: ordered
     /// as those bytes are, or tied.
     prefix: u128,
-    offset: u64,
+    /// The block (high 32 bits) and the offset in it (low 32 bits).
+    at: u64,
     key_len: u32,
     value_len: u32,
 }
 
-/// Key-value pairs in one buffer, pushed in any order and sorted by key.
+/// Pairs go into blocks of this size (a larger pair gets a block of its
+/// own): a growing run never copies what it holds, as one doubling
+/// buffer would, touching fresh memory twice over.
+const BLOCK: usize = 4 << 20;
+
+/// Key-value pairs in a few large blocks, pushed in any order and sorted
+/// by key.
 #[derive(Default)]
 pub struct Run {
-    bytes: Vec<u8>,
+    blocks: Vec<Vec<u8>>,
     entries: Vec<Entry>,
     sorted: bool,
 }
@@ -43,16 +50,25 @@ impl Run {
     /// Appends a pair whose key is the concatenation of `key_parts`, without
     /// building it first.
     pub fn push_parts(&mut self, key_parts: &[&[u8]], value: &[u8]) {
-        let offset = self.bytes.len() as u64;
-        let mut key_len = 0;
-        for p in key_parts {
-            self.bytes.extend_from_slice(p);
-            key_len += p.len();
+        let key_len: usize = key_parts.iter().map(|p| p.len()).sum();
+        let need = key_len + value.len();
+        let fits = self
+            .blocks
+            .last()
+            .is_some_and(|b| b.capacity() - b.len() >= need);
+        if !fits {
+            self.blocks.push(Vec::with_capacity(need.max(BLOCK)));
         }
-        self.bytes.extend_from_slice(value);
+        let index = self.blocks.len() - 1;
+        let block = &mut self.blocks[index];
+        let offset = block.len();
+        for p in key_parts {
+            block.extend_from_slice(p);
+        }
+        block.extend_from_slice(value);
         self.entries.push(Entry {
             prefix: 0,
-            offset,
+            at: ((index as u64) << 32) | offset as u64,
             key_len: key_len as u32,
             value_len: value.len() as u32,
         });
@@ -68,14 +84,14 @@ impl Run {
     }
 
     fn key_of(&self, e: &Entry) -> &[u8] {
-        let o = e.offset as usize;
-        &self.bytes[o..o + e.key_len as usize]
+        key_in(&self.blocks, e)
     }
 
     fn pair_of(&self, e: &Entry) -> (&[u8], &[u8]) {
-        let o = e.offset as usize;
+        let block = &self.blocks[(e.at >> 32) as usize];
+        let o = e.at as u32 as usize;
         let k = o + e.key_len as usize;
-        (&self.bytes[o..k], &self.bytes[k..k + e.value_len as usize])
+        (&block[o..k], &block[k..k + e.value_len as usize])
     }
 
     /// The `i`-th pair (in key order once sorted).
@@ -110,18 +126,16 @@ impl Run {
                 .take_while(|(a, b)| a == b)
                 .count()
         });
-        let bytes = &self.bytes;
+        let blocks = &self.blocks;
         for e in &mut self.entries {
-            let o = e.offset as usize;
-            let key = &bytes[o + shared..o + e.key_len as usize];
+            let key = &key_in(blocks, e)[shared..];
             let mut b = [0u8; 16];
             let n = key.len().min(16);
             b[..n].copy_from_slice(&key[..n]);
             e.prefix = u128::from_be_bytes(b);
         }
         let rest = |e: &Entry| {
-            let o = e.offset as usize;
-            let k = &bytes[o..o + e.key_len as usize];
+            let k = key_in(blocks, e);
             &k[(shared + 16).min(k.len())..]
         };
         let cmp = |a: &Entry, b: &Entry| -> Ordering {
@@ -156,6 +170,11 @@ impl Run {
             .windows(2)
             .position(|w| self.key_of(&w[0]) == self.key_of(&w[1]))
     }
+}
+
+fn key_in<'a>(blocks: &'a [Vec<u8>], e: &Entry) -> &'a [u8] {
+    let o = e.at as u32 as usize;
+    &blocks[(e.at >> 32) as usize][o..o + e.key_len as usize]
 }
 
 impl std::fmt::Debug for Run {

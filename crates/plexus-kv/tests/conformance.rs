@@ -197,7 +197,7 @@ fn sorted_runs_are_atomic(backend: Backend) {
     ];
     let mut batch = WriteBatch::new();
     batch.add(B, b"count".to_vec(), 2);
-    s.write_sorted(runs, batch).unwrap();
+    s.write_sorted(&mut runs.into_iter(), batch).unwrap();
     let all = ScanOptions::default();
     assert_eq!(
         keys(&*s, A, KeyRange::all(), all),
@@ -211,7 +211,9 @@ fn sorted_runs_are_atomic(backend: Backend) {
             Run::from_iter([(b"y".to_vec(), vec![]), (b"x".to_vec(), vec![])]),
         ),
     ];
-    assert!(s.write_sorted(bad, WriteBatch::new()).is_err());
+    assert!(s
+        .write_sorted(&mut bad.into_iter(), WriteBatch::new())
+        .is_err());
     assert_eq!(
         s.snapshot().unwrap().get(A, b"q").unwrap(),
         None,
@@ -293,4 +295,33 @@ fn lmdb_rejects_oversized_keys_cleanly() {
     b.put(A, vec![1u8; 5000], vec![]);
     let e = s.write(b).unwrap_err();
     assert_eq!(e.kind(), plexus_common::ErrorKind::ResourceLimit);
+}
+
+/// Sorted runs that overflow the map: the write grows it and writes every
+/// run again, those already taken from the iterator included.
+#[test]
+fn lmdb_sorted_runs_survive_map_growth() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = KvOptions {
+        durable: false,
+        lmdb_initial_map_size: 1 << 20,
+    };
+    let s = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
+    let run = |n: u32| -> Run {
+        (0..n)
+            .map(|i| (i.to_be_bytes().to_vec(), vec![9u8; 500]))
+            .collect()
+    };
+    let mut runs = vec![(A, run(3000)), (B, run(3000))].into_iter();
+    let mut batch = WriteBatch::new();
+    batch.add(B, b"zz-count".to_vec(), 6000);
+    s.write_sorted(&mut runs, batch).unwrap();
+    let snap = s.snapshot().unwrap();
+    for ks in [A, B] {
+        assert_eq!(
+            snap.scan(ks, &KeyRange::all(), ScanOptions::default())
+                .count(),
+            3000 + usize::from(ks == B)
+        );
+    }
 }

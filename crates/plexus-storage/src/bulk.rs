@@ -19,7 +19,7 @@ use crate::read::Props;
 use crate::record::{set_prop, EdgeRecord, NodeRecord};
 use crate::storage::{load_schema, Storage};
 use crate::write::MAX_ID_LEN;
-use plexus_kv::{decode_counter, Run, WriteBatch};
+use plexus_kv::{decode_counter, Ks, Run, WriteBatch};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -372,24 +372,11 @@ impl Storage {
             }
             report.edges += 1;
         }
-        // Sort the keyspaces' runs in parallel: they are independent. The
-        // adjacency run, by far the largest, gets a thread of its own.
-        let (others, from_adj) = runs.split_at_mut(ADJ.0);
-        let (adj, after) = from_adj.split_first_mut().expect("ADJ is a keyspace");
-        std::thread::scope(|scope| {
-            scope.spawn(|| adj.sort());
-            others.iter_mut().chain(after).for_each(Run::sort);
-        });
-        runs[STATS.0] = stats_run(g, &report, &label_counts, &type_counts, &runs[ADJ.0]);
+        runs[PROP_INDEX.0].sort();
         self.check_unique(&schema, &runs[PROP_INDEX.0], &ids)?;
+        drop(ids);
         let mut batch = WriteBatch::new();
         self.shared.persist_counters(&mut batch);
-        let runs: Vec<(plexus_kv::Ks, Run)> = runs
-            .into_iter()
-            .enumerate()
-            .filter(|(_, r)| !r.is_empty())
-            .map(|(i, r)| (plexus_kv::Ks(i), r))
-            .collect();
         let _c = self
             .shared
             .commit_lock
@@ -401,7 +388,39 @@ impl Storage {
                 "the graph received data while the bulk load was prepared".into(),
             ));
         }
-        self.shared.kv.write_sorted(runs, batch)?;
+        // The adjacency run, by far the largest, is sorted (and the degrees
+        // counted off it) on a thread of its own while this one sorts and
+        // writes the other runs: the backend writes each run as it comes.
+        let adj = std::mem::take(&mut runs[ADJ.0]);
+        let others: Vec<(Ks, Run)> = runs
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| (Ks(i), r))
+            .filter(|(ks, r)| !r.is_empty() && *ks != ADJ && *ks != STATS)
+            .collect();
+        let kv = &self.shared.kv;
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(2);
+            scope.spawn(move || {
+                let mut adj = adj;
+                adj.sort();
+                let stats = stats_run(g, &report, &label_counts, &type_counts, &adj);
+                for (ks, run) in [(ADJ, adj), (STATS, stats)] {
+                    if !run.is_empty() {
+                        // Fails only when the writer stopped (its error wins).
+                        let _ = tx.send((ks, run));
+                    }
+                }
+            });
+            let mut ready = others
+                .into_iter()
+                .map(|(ks, mut run)| {
+                    run.sort();
+                    (ks, run)
+                })
+                .chain(rx);
+            kv.write_sorted(&mut ready, batch)
+        })?;
         let mut fp = Footprint::default();
         fp.writes.insert(Subject::Schema(g.0).hash());
         self.shared.occ.publish(fp);
