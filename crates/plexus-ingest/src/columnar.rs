@@ -43,6 +43,18 @@ fn open(input: &Input) -> Result<Batches, IngestError> {
     })
 }
 
+/// The rows a Parquet file says it holds (read from its footer), to size
+/// the load's arrays up front; `None` for other formats or on any trouble
+/// (reading the file proper reports that).
+pub(crate) fn expected_rows(input: &Input) -> Option<u64> {
+    if input.format != crate::Format::Parquet {
+        return None;
+    }
+    let file = std::fs::File::open(&input.path).ok()?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file).ok()?;
+    u64::try_from(b.metadata().file_metadata().num_rows()).ok()
+}
+
 fn ts(secs: i64, nanos: u32, tz: &Option<std::sync::Arc<str>>) -> Value {
     match tz {
         Some(_) => Value::DateTime(DateTime {

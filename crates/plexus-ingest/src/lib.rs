@@ -233,8 +233,15 @@ pub fn import(
                 (progress.borrow_mut())(total.get());
             }
         };
-        let mut all_nodes = node_rx.into_iter().flatten().inspect(|_| tick());
-        let mut all_edges = edge_rx.into_iter().flatten().inspect(|_| tick());
+        let expect = |files: &[Input]| files.iter().filter_map(columnar::expected_rows).sum();
+        let mut all_nodes = Expected {
+            rows: node_rx.into_iter().flatten().inspect(|_| tick()),
+            left: expect(nodes),
+        };
+        let mut all_edges = Expected {
+            rows: edge_rx.into_iter().flatten().inspect(|_| tick()),
+            left: expect(edges),
+        };
         let mut skip = skip;
         let skipping = skip.is_some();
         let mut on_bad = |e: &StorageError| {
@@ -268,6 +275,26 @@ pub fn import(
         skipped: r.skipped,
         files,
     })
+}
+
+/// Rows with the number the files' metadata announce, as a lower bound of
+/// `size_hint`: the loader sizes its arrays by it.
+struct Expected<I> {
+    rows: I,
+    left: u64,
+}
+
+impl<I: Iterator> Iterator for Expected<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        self.left = self.left.saturating_sub(1);
+        self.rows.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (usize::try_from(self.left).unwrap_or(usize::MAX), None)
+    }
 }
 
 /// Rows handed from the reading thread to the loader at a time.

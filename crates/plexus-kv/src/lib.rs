@@ -195,10 +195,11 @@ pub trait KvStore: Send + Sync {
     /// a backend append instead of searching; the default applies it as one
     /// ordinary batch. `runs` may block between runs: a backend that can
     /// writes each as it comes, so a caller overlaps preparing the next run
-    /// (sorting it) with writing this one.
+    /// (sorting it) with writing this one. Runs are shared: the caller may
+    /// go on reading one while it is written.
     fn write_sorted(
         &self,
-        runs: &mut dyn Iterator<Item = (Ks, Run)>,
+        runs: &mut dyn Iterator<Item = (Ks, Arc<Run>)>,
         batch: WriteBatch,
     ) -> Result<()> {
         let mut all = WriteBatch::new();

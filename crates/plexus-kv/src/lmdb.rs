@@ -309,7 +309,7 @@ impl KvStore for LmdbStore {
 
     fn write_sorted(
         &self,
-        runs: &mut dyn Iterator<Item = (Ks, Run)>,
+        runs: &mut dyn Iterator<Item = (Ks, Arc<Run>)>,
         batch: WriteBatch,
     ) -> Result<()> {
         for op in &batch.ops {
@@ -319,7 +319,7 @@ impl KvStore for LmdbStore {
         }
         // Runs are written as they arrive, and kept: a transaction retried
         // after growing the map writes them again.
-        let mut arrived: Vec<(Ks, Run)> = Vec::new();
+        let mut arrived: Vec<(Ks, Arc<Run>)> = Vec::new();
         self.with_write_txn(&mut |wtxn| {
             let mut written = 0;
             loop {

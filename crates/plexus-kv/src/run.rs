@@ -51,28 +51,24 @@ impl Run {
     /// building it first.
     pub fn push_parts(&mut self, key_parts: &[&[u8]], value: &[u8]) {
         let key_len: usize = key_parts.iter().map(|p| p.len()).sum();
-        let need = key_len + value.len();
-        let fits = self
-            .blocks
-            .last()
-            .is_some_and(|b| b.capacity() - b.len() >= need);
-        if !fits {
-            self.blocks.push(Vec::with_capacity(need.max(BLOCK)));
-        }
-        let index = self.blocks.len() - 1;
-        let block = &mut self.blocks[index];
-        let offset = block.len();
+        let (at, block) = room(&mut self.blocks, key_len + value.len());
         for p in key_parts {
             block.extend_from_slice(p);
         }
         block.extend_from_slice(value);
         self.entries.push(Entry {
             prefix: 0,
-            at: ((index as u64) << 32) | offset as u64,
+            at,
             key_len: key_len as u32,
             value_len: value.len() as u32,
         });
         self.sorted = false;
+    }
+
+    /// Makes room for `pairs` more pairs (their entries; pair bytes go
+    /// into blocks as they come).
+    pub fn reserve(&mut self, pairs: usize) {
+        self.entries.reserve(pairs);
     }
 
     pub fn len(&self) -> usize {
@@ -147,7 +143,26 @@ impl Run {
                 .then_with(|| a.key_len.cmp(&b.key_len))
         };
         self.entries.sort_unstable_by(cmp);
+        self.compact();
         self.sorted = true;
+    }
+
+    /// Copies the pairs into new blocks in key order. After a sort they lie
+    /// scattered: every later pass over them (the backend's write, counting
+    /// degrees) would miss the cache at each pair, one miss at a time, while
+    /// this copy's independent reads overlap.
+    fn compact(&mut self) {
+        let total: usize = self.blocks.iter().map(Vec::len).sum();
+        let mut blocks: Vec<Vec<u8>> = Vec::with_capacity(total / BLOCK + 1);
+        for e in &mut self.entries {
+            let o = e.at as u32 as usize;
+            let need = (e.key_len + e.value_len) as usize;
+            let pair = &self.blocks[(e.at >> 32) as usize][o..o + need];
+            let (at, block) = room(&mut blocks, need);
+            e.at = at;
+            block.extend_from_slice(pair);
+        }
+        self.blocks = blocks;
     }
 
     /// Fails unless the keys are strictly ascending (sorted, no duplicates).
@@ -170,6 +185,17 @@ impl Run {
             .windows(2)
             .position(|w| self.key_of(&w[0]) == self.key_of(&w[1]))
     }
+}
+
+/// The last block, or a new one when `need` more bytes do not fit it,
+/// and where those bytes will start (block and offset, as `Entry::at`).
+fn room(blocks: &mut Vec<Vec<u8>>, need: usize) -> (u64, &mut Vec<u8>) {
+    if blocks.last().is_none_or(|b| b.capacity() - b.len() < need) {
+        blocks.push(Vec::with_capacity(need.max(BLOCK)));
+    }
+    let index = blocks.len() - 1;
+    let block = &mut blocks[index];
+    (((index as u64) << 32) | block.len() as u64, block)
 }
 
 fn key_in<'a>(blocks: &'a [Vec<u8>], e: &Entry) -> &'a [u8] {

@@ -197,7 +197,11 @@ fn sorted_runs_are_atomic(backend: Backend) {
     ];
     let mut batch = WriteBatch::new();
     batch.add(B, b"count".to_vec(), 2);
-    s.write_sorted(&mut runs.into_iter(), batch).unwrap();
+    s.write_sorted(
+        &mut runs.into_iter().map(|(ks, r)| (ks, Arc::new(r))),
+        batch,
+    )
+    .unwrap();
     let all = ScanOptions::default();
     assert_eq!(
         keys(&*s, A, KeyRange::all(), all),
@@ -212,7 +216,10 @@ fn sorted_runs_are_atomic(backend: Backend) {
         ),
     ];
     assert!(s
-        .write_sorted(&mut bad.into_iter(), WriteBatch::new())
+        .write_sorted(
+            &mut bad.into_iter().map(|(ks, r)| (ks, Arc::new(r))),
+            WriteBatch::new(),
+        )
         .is_err());
     assert_eq!(
         s.snapshot().unwrap().get(A, b"q").unwrap(),
@@ -312,7 +319,9 @@ fn lmdb_sorted_runs_survive_map_growth() {
             .map(|i| (i.to_be_bytes().to_vec(), vec![9u8; 500]))
             .collect()
     };
-    let mut runs = vec![(A, run(3000)), (B, run(3000))].into_iter();
+    let mut runs = vec![(A, run(3000)), (B, run(3000))]
+        .into_iter()
+        .map(|(ks, r)| (ks, Arc::new(r)));
     let mut batch = WriteBatch::new();
     batch.add(B, b"zz-count".to_vec(), 6000);
     s.write_sorted(&mut runs, batch).unwrap();

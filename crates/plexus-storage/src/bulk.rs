@@ -207,6 +207,21 @@ impl Storage {
         // User ids are the load's own input: a fast hasher, as no one
         // attacks their own import with colliding ids.
         let mut ids: FxHashMap<String, NodeId> = FxHashMap::default();
+        // Room for the rows the inputs expect (a growing array copies what
+        // it holds and touches fresh memory at every doubling).
+        let expect = |hint: (usize, Option<usize>)| hint.1.unwrap_or(hint.0).min(1 << 31);
+        let (n, e) = (expect(nodes.size_hint()), expect(edges.size_hint()));
+        ids.reserve(n);
+        for (ks, rows) in [
+            (NODES, n),
+            (NODE_KEYS, n),
+            (LABELS, n),
+            (EDGES, e),
+            (TYPES, e),
+            (ADJ, 2 * e),
+        ] {
+            runs[ks.0].reserve(rows);
+        }
         let mut report = BulkReport::default();
         let mut record = Vec::new();
         // A row either passes every check and adds all its keys, or adds
@@ -300,78 +315,75 @@ impl Storage {
             ids.insert(rec.key, id);
             report.nodes += 1;
         }
-        let mut edge_keys: FxHashSet<String> = FxHashSet::default();
-        for edge in edges {
-            let e = match edge {
-                Ok(e) => e,
-                Err(err) => {
-                    reject(err)?;
-                    continue;
-                }
-            };
-            let checked = (|| -> Result<EdgeRecord> {
-                let endpoint = |key: &str| {
-                    ids.get(key).copied().ok_or_else(|| {
-                        in_row(
-                            &e.origin,
-                            StorageError::NotFound {
-                                what: "node",
-                                id: key.to_string(),
-                            },
-                        )
-                    })
+        // Edges are checked and encoded on a thread of their own (endpoint
+        // lookups, tokens, records; freeing the rows) while this one gives
+        // them ids and keys: chunks in order, so ids follow the input.
+        let next_edge = &self.shared.next_edge;
+        let mut take = |chunk: Resolved| -> Result<()> {
+            let mut bytes = &chunk.bytes[..];
+            for row in chunk.rows {
+                let e = match row {
+                    Ok(e) => e,
+                    Err(err) => {
+                        reject(err)?;
+                        continue;
+                    }
                 };
-                let (src, dst) = (endpoint(&e.src)?, endpoint(&e.dst)?);
-                let key = e.key.unwrap_or_default();
+                let (record, rest) = bytes.split_at(e.record_len);
+                let (key, rest) = rest.split_at(e.key_len);
+                bytes = rest;
+                let (src, dst) = (e.src.0.to_be_bytes(), e.dst.0.to_be_bytes());
+                let id = EdgeId(next_edge.fetch_add(1, Ordering::Relaxed));
+                let ib = id.0.to_be_bytes();
+                let tb = e.rel_type.to_be_bytes();
+                runs[TYPES.0].push_parts(&[&gk, &tb, &ib], &[]);
+                runs[ADJ.0].push_parts(&[&gk, &src, &[DIR_OUT], &tb, &dst, &ib], &[]);
+                runs[ADJ.0].push_parts(&[&gk, &dst, &[DIR_IN], &tb, &src, &ib], &[]);
+                *type_counts.entry(e.rel_type).or_default() += 1;
+                runs[EDGES.0].push_parts(&[&gk, &ib], record);
                 if !key.is_empty() {
-                    check_id("edge id", &key, &e.origin)?;
-                    if edge_keys.contains(&key) {
-                        return Err(in_row(
-                            &e.origin,
-                            StorageError::AlreadyExists {
-                                what: "edge",
-                                id: key,
-                            },
-                        ));
+                    runs[EDGE_KEYS.0].push_parts(&[&gk, key], &ib);
+                }
+                report.edges += 1;
+            }
+            Ok(())
+        };
+        std::thread::scope(|scope| -> Result<()> {
+            let (to_check, checking) = std::sync::mpsc::sync_channel::<Vec<Result<BulkEdge>>>(2);
+            let (to_take, checked) = std::sync::mpsc::channel::<Resolved>();
+            let (ids, tokens) = (&ids, &mut tokens);
+            scope.spawn(move || {
+                let mut edge_keys = FxHashSet::default();
+                for chunk in checking {
+                    if to_take
+                        .send(resolve(chunk, ids, tokens, &mut edge_keys))
+                        .is_err()
+                    {
+                        break;
                     }
                 }
-                let t = tokens.id(Token::Type, &e.rel_type)?;
-                Ok(EdgeRecord {
-                    key,
-                    src,
-                    dst,
-                    rel_type: t,
-                    props: tokens.props(e.props)?,
-                })
-            })();
-            let rec = match checked {
-                Ok(r) => r,
-                Err(err) => {
-                    reject(err)?;
-                    continue;
+            });
+            // The checker's output is unbounded, so it never waits on this
+            // thread while this one waits to hand it a chunk.
+            let mut chunk = Vec::with_capacity(EDGE_CHUNK);
+            for edge in edges {
+                chunk.push(edge);
+                if chunk.len() == EDGE_CHUNK {
+                    let full = std::mem::replace(&mut chunk, Vec::with_capacity(EDGE_CHUNK));
+                    if to_check.send(full).is_err() {
+                        break;
+                    }
+                    while let Ok(done) = checked.try_recv() {
+                        take(done)?;
+                    }
                 }
-            };
-            let (src, dst, t) = (
-                rec.src.0.to_be_bytes(),
-                rec.dst.0.to_be_bytes(),
-                rec.rel_type,
-            );
-            let id = EdgeId(self.shared.next_edge.fetch_add(1, Ordering::Relaxed));
-            let ib = id.0.to_be_bytes();
-            let tb = t.to_be_bytes();
-            record.clear();
-            rec.encode_into(&mut record);
-            runs[TYPES.0].push_parts(&[&gk, &tb, &ib], &[]);
-            runs[ADJ.0].push_parts(&[&gk, &src, &[DIR_OUT], &tb, &dst, &ib], &[]);
-            runs[ADJ.0].push_parts(&[&gk, &dst, &[DIR_IN], &tb, &src, &ib], &[]);
-            *type_counts.entry(t).or_default() += 1;
-            runs[EDGES.0].push_parts(&[&gk, &ib], &record);
-            if !rec.key.is_empty() {
-                runs[EDGE_KEYS.0].push_parts(&[&gk, rec.key.as_bytes()], &ib);
-                edge_keys.insert(rec.key);
             }
-            report.edges += 1;
-        }
+            if !chunk.is_empty() {
+                let _ = to_check.send(chunk);
+            }
+            drop(to_check);
+            checked.into_iter().try_for_each(&mut take)
+        })?;
         runs[PROP_INDEX.0].sort();
         self.check_unique(&schema, &runs[PROP_INDEX.0], &ids)?;
         drop(ids);
@@ -388,37 +400,43 @@ impl Storage {
                 "the graph received data while the bulk load was prepared".into(),
             ));
         }
-        // The adjacency run, by far the largest, is sorted (and the degrees
-        // counted off it) on a thread of its own while this one sorts and
-        // writes the other runs: the backend writes each run as it comes.
+        // The runs are sorted on two threads of their own (the adjacency
+        // run, by far the largest, and then the degrees counted off it, on
+        // one; the others on the second) while this one writes each run as
+        // it comes: the backend takes them in any order.
         let adj = std::mem::take(&mut runs[ADJ.0]);
-        let others: Vec<(Ks, Run)> = runs
+        let mut others: Vec<(Ks, Run)> = runs
             .into_iter()
             .enumerate()
             .map(|(i, r)| (Ks(i), r))
             .filter(|(ks, r)| !r.is_empty() && *ks != ADJ && *ks != STATS)
             .collect();
+        // Runs in id order come out sorted already: those first, the user
+        // id runs (sorted by string) last.
+        others.sort_by_key(|(ks, _)| *ks == NODE_KEYS || *ks == EDGE_KEYS);
         let kv = &self.shared.kv;
         std::thread::scope(|scope| {
-            let (tx, rx) = std::sync::mpsc::sync_channel(2);
+            let (tx, rx) = std::sync::mpsc::channel();
+            let tx2 = tx.clone();
+            // A send fails only when the writer stopped (its error wins).
             scope.spawn(move || {
                 let mut adj = adj;
                 adj.sort();
+                // Written while the degrees are counted off it.
+                let adj = Arc::new(adj);
+                let _ = tx.send((ADJ, adj.clone()));
                 let stats = stats_run(g, &report, &label_counts, &type_counts, &adj);
-                for (ks, run) in [(ADJ, adj), (STATS, stats)] {
-                    if !run.is_empty() {
-                        // Fails only when the writer stopped (its error wins).
-                        let _ = tx.send((ks, run));
+                let _ = tx.send((STATS, Arc::new(stats)));
+            });
+            scope.spawn(move || {
+                for (ks, mut run) in others {
+                    run.sort();
+                    if tx2.send((ks, Arc::new(run))).is_err() {
+                        break;
                     }
                 }
             });
-            let mut ready = others
-                .into_iter()
-                .map(|(ks, mut run)| {
-                    run.sort();
-                    (ks, run)
-                })
-                .chain(rx);
+            let mut ready = rx.into_iter().filter(|(_, run)| !run.is_empty());
             kv.write_sorted(&mut ready, batch)
         })?;
         let mut fp = Footprint::default();
@@ -469,6 +487,96 @@ impl Storage {
         }
         Ok(())
     }
+}
+
+/// Edges handed to the checking thread at a time.
+const EDGE_CHUNK: usize = 1024;
+
+/// A chunk of edges, checked and encoded: their records and ids back to
+/// back in one buffer (one allocation a chunk, not several an edge).
+#[derive(Default)]
+struct Resolved {
+    bytes: Vec<u8>,
+    rows: Vec<Result<ResolvedEdge>>,
+}
+
+/// An edge whose endpoints and type are resolved, with the lengths of its
+/// encoded record and its id in `Resolved::bytes`.
+struct ResolvedEdge {
+    src: NodeId,
+    dst: NodeId,
+    rel_type: u32,
+    record_len: usize,
+    key_len: usize,
+}
+
+/// Checks and encodes a chunk of edges: endpoints among the loaded nodes,
+/// a valid id not seen before (`keys`), known tokens for type and property
+/// keys, storable values. A bad row becomes its error, in place.
+fn resolve(
+    chunk: Vec<Result<BulkEdge>>,
+    ids: &FxHashMap<String, NodeId>,
+    tokens: &mut Tokens<'_>,
+    keys: &mut FxHashSet<String>,
+) -> Resolved {
+    let mut out = Resolved {
+        bytes: Vec::with_capacity(chunk.len() * 32),
+        rows: Vec::with_capacity(chunk.len()),
+    };
+    for edge in chunk {
+        let checked = edge.and_then(|e| {
+            let endpoint = |key: &str| {
+                ids.get(key).copied().ok_or_else(|| {
+                    in_row(
+                        &e.origin,
+                        StorageError::NotFound {
+                            what: "node",
+                            id: key.to_string(),
+                        },
+                    )
+                })
+            };
+            let (src, dst) = (endpoint(&e.src)?, endpoint(&e.dst)?);
+            let key = e.key.unwrap_or_default();
+            if !key.is_empty() {
+                check_id("edge id", &key, &e.origin)?;
+                if keys.contains(&key) {
+                    return Err(in_row(
+                        &e.origin,
+                        StorageError::AlreadyExists {
+                            what: "edge",
+                            id: key,
+                        },
+                    ));
+                }
+            }
+            Ok(EdgeRecord {
+                key,
+                src,
+                dst,
+                rel_type: tokens.id(Token::Type, &e.rel_type)?,
+                props: tokens.props(e.props)?,
+            })
+        });
+        out.rows.push(checked.map(|rec| {
+            let start = out.bytes.len();
+            rec.encode_into(&mut out.bytes);
+            let record_len = out.bytes.len() - start;
+            out.bytes.extend_from_slice(rec.key.as_bytes());
+            let e = ResolvedEdge {
+                src: rec.src,
+                dst: rec.dst,
+                rel_type: rec.rel_type,
+                record_len,
+                key_len: rec.key.len(),
+            };
+            if !rec.key.is_empty() {
+                keys.insert(rec.key);
+            }
+            e
+        }));
+    }
+    out
 }
 
 /// The load's counters, exact: node, edge, label and type counts, and the
