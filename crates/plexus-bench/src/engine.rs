@@ -109,7 +109,7 @@ pub fn load_files(
     types: &[&str],
     filter_key: &str,
 ) -> Result<f64, Box<dyn std::error::Error>> {
-    use plexus::ingest::{CsvOptions, Format, Input};
+    use plexus::ingest::{Format, ImportOptions, Input};
     let start = Instant::now();
     create_graph(db, graph, &[filter_key])?;
     let nodes = [Input {
@@ -129,7 +129,7 @@ pub fn load_files(
         graph,
         &nodes,
         &edges,
-        &CsvOptions::default(),
+        &ImportOptions::default(),
         &mut |_| {},
         None,
     )?;

@@ -87,6 +87,7 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             array_delimiter,
             skip_bad_rows,
             upsert,
+            index_mode,
         } => import(
             db,
             g,
@@ -95,6 +96,11 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             *array_delimiter,
             skip_bad_rows.as_deref(),
             *upsert,
+            match index_mode {
+                IndexModeArg::Maintain => plexus::IndexMode::Maintain,
+                IndexModeArg::Defer => plexus::IndexMode::Defer,
+                IndexModeArg::DeferRebuild => plexus::IndexMode::DeferRebuild,
+            },
             out,
         ),
         Command::Node(c) => node(db, g, c, out),
@@ -177,17 +183,21 @@ pub fn import(
     array_delimiter: char,
     skip_report: Option<&std::path::Path>,
     upsert: bool,
+    index_mode: plexus::IndexMode,
     out: &Out,
 ) -> CliResult {
-    use plexus::ingest::{CsvOptions, Input};
+    use plexus::ingest::{CsvOptions, ImportOptions, Input};
     use std::io::IsTerminal;
     if !delimiter.is_ascii() {
         return Err(format!("the delimiter '{delimiter}' must be a single ASCII character").into());
     }
-    let opts = CsvOptions {
-        delimiter: delimiter as u8,
-        array_delimiter,
-        ..CsvOptions::default()
+    let opts = ImportOptions {
+        csv: CsvOptions {
+            delimiter: delimiter as u8,
+            array_delimiter,
+            ..CsvOptions::default()
+        },
+        index_mode,
     };
     let (n, e): (Vec<Input>, Vec<Input>) = (
         nodes.iter().map(|a| Input::parse(a)).collect(),
@@ -195,13 +205,24 @@ pub fn import(
     );
     let start = std::time::Instant::now();
     let tty = std::io::stderr().is_terminal() && !out.json;
+    let all: Vec<Input> = n.iter().chain(&e).cloned().collect();
+    let total = plexus::ingest::expected_rows(&all);
     let mut progress = |rows: u64| {
         if tty {
             let secs = start.elapsed().as_secs_f64();
-            eprint!(
-                "\r  {rows} rows read, {:.0} rows/s, {secs:.1}s elapsed   ",
-                rows as f64 / secs.max(1e-9)
-            );
+            let rate = rows as f64 / secs.max(1e-9);
+            // Reading is about half the work: sorting and writing the
+            // keys follow it, so the estimate counts the rest twice.
+            let estimate = match total {
+                Some(t) if t > 0 && rows < t => format!(
+                    " of {t} ({:.0}%), about {:.0}s to go",
+                    100.0 * rows as f64 / t as f64,
+                    (2 * t - rows) as f64 / rate.max(1.0)
+                ),
+                Some(t) if rows == t => ", sorting and writing".to_string(),
+                _ => String::new(),
+            };
+            eprint!("\r  {rows} rows read{estimate}, {rate:.0} rows/s, {secs:.1}s elapsed   ");
         }
     };
     let mut report = match skip_report {

@@ -3,7 +3,7 @@
 
 use crate::commands::{neighbors, show_node, stats, CliResult};
 use crate::output::Out;
-use plexus::ingest::{CsvOptions, Format, Input};
+use plexus::ingest::{Format, ImportOptions, Input};
 use plexus::{
     ConstraintKind, ConstraintSpec, Database, Direction, GraphRead, IndexSpec, Options, Value,
 };
@@ -91,7 +91,7 @@ pub fn run(path: &Path, out: &Out) -> CliResult {
         GRAPH,
         &nodes,
         &edges,
-        &CsvOptions::default(),
+        &ImportOptions::default(),
         &mut |_| {},
         None,
     )?;

@@ -137,6 +137,12 @@ pub enum Command {
         /// created or updated; one transaction, slower than the bulk path.
         #[arg(long)]
         upsert: bool,
+        /// How the graph's indexes are treated: filled by the import
+        /// (maintain), left stale to rebuild later with `plexus index
+        /// rebuild` (defer), or rebuilt before the import returns
+        /// (defer-rebuild). Unique indexes are always maintained.
+        #[arg(long, value_enum, default_value = "maintain")]
+        index_mode: IndexModeArg,
     },
     /// Verify every invariant of the graph (reads everything).
     Check,
@@ -334,6 +340,13 @@ pub struct ConstraintKindArg {
     pub unique: bool,
     #[arg(long)]
     pub not_null: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum IndexModeArg {
+    Maintain,
+    Defer,
+    DeferRebuild,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

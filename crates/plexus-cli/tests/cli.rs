@@ -242,6 +242,29 @@ fn import_from_files() {
 }
 
 #[test]
+fn an_import_can_defer_its_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("people.csv"), "id:ID,age:INT\nann,34\nbob,41\n").unwrap();
+    ok(d, &["init"]);
+    ok(d, &["index", "create", "Person", "age"]);
+    ok(
+        d,
+        &[
+            "import",
+            "--nodes",
+            "Person=people.csv",
+            "--index-mode",
+            "defer",
+        ],
+    );
+    let e = fails(d, &["index", "lookup", "Person", "age", "41"]);
+    assert!(e.contains("stale"), "{e}");
+    ok(d, &["index", "rebuild"]);
+    assert!(ok(d, &["index", "lookup", "Person", "age", "41"]).contains("bob"));
+}
+
+#[test]
 fn import_can_leave_bad_rows_out() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -14,7 +14,7 @@ mod jsonl;
 pub use error::{IngestError, Location};
 pub use header::{Column, ColumnKind, PropType};
 
-use plexus_storage::{BulkEdge, BulkNode, GraphRead, Storage, StorageError};
+use plexus_storage::{BulkEdge, BulkNode, GraphRead, IndexMode, Storage, StorageError};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 
@@ -96,6 +96,25 @@ impl Default for CsvOptions {
             array_delimiter: ';',
         }
     }
+}
+
+/// The rows `files` hold, when every one of them says so up front (Parquet
+/// footers do; CSV, JSON lines and Arrow IPC files would have to be read).
+/// A progress display uses it for its estimate.
+pub fn expected_rows(files: &[Input]) -> Option<u64> {
+    files.iter().map(columnar::expected_rows).sum()
+}
+
+/// How an import reads files and treats indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ImportOptions {
+    pub csv: CsvOptions,
+    /// `Maintain` (the default) fills the graph's indexes as part of the
+    /// import; `Defer` leaves non-unique ones stale, to be rebuilt later
+    /// (`plexus rebuild-indexes`); `DeferRebuild` rebuilds them before the
+    /// import returns (for the bulk path, the same as `Maintain`, which
+    /// already fills them with one sorted run).
+    pub index_mode: IndexMode,
 }
 
 /// What an import did.
@@ -200,7 +219,7 @@ pub fn import(
     graph: &str,
     nodes: &[Input],
     edges: &[Input],
-    opts: &CsvOptions,
+    opts: &ImportOptions,
     progress: &mut dyn FnMut(u64),
     skip: Option<&mut dyn FnMut(&str)>,
 ) -> Result<ImportReport, IngestError> {
@@ -212,13 +231,13 @@ pub fn import(
         // Owns the senders: each channel closes when its files are read.
         let reader = scope.spawn(move || {
             let mut counts = Vec::with_capacity(nodes.len() + edges.len());
-            let node_files = nodes.iter().map(|i| node_rows(i, opts));
+            let node_files = nodes.iter().map(|i| node_rows(i, &opts.csv));
             if !send_files(node_files, &node_tx, &mut counts, fatal) {
                 return counts;
             }
             drop(node_tx);
             send_files(
-                edges.iter().map(|i| edge_rows(i, opts)),
+                edges.iter().map(|i| edge_rows(i, &opts.csv)),
                 &edge_tx,
                 &mut counts,
                 fatal,
@@ -251,7 +270,13 @@ pub fn import(
         };
         let skipper: Option<&mut dyn FnMut(&StorageError)> =
             if skipping { Some(&mut on_bad) } else { None };
-        let result = storage.bulk_load_skipping(graph, &mut all_nodes, &mut all_edges, skipper);
+        let result = storage.bulk_load_with(
+            graph,
+            &mut all_nodes,
+            &mut all_edges,
+            skipper,
+            opts.index_mode,
+        );
         // Hang up before waiting for the reader: a failed load leaves it
         // blocked on a full channel otherwise.
         drop((all_nodes, all_edges));
@@ -361,12 +386,13 @@ pub fn upsert(
     graph: &str,
     nodes: &[Input],
     edges: &[Input],
-    opts: &CsvOptions,
+    opts: &ImportOptions,
     progress: &mut dyn FnMut(u64),
     mut skip: Option<&mut dyn FnMut(&str)>,
 ) -> Result<ImportReport, IngestError> {
     let mut counts = vec![0u64; nodes.len() + edges.len()];
     let mut txn = storage.write(graph)?;
+    txn.set_index_mode(opts.index_mode);
     let mut report = ImportReport {
         nodes: 0,
         edges: 0,
@@ -392,7 +418,7 @@ pub fn upsert(
         error: Box::new(e),
     };
     for (i, input) in nodes.iter().enumerate() {
-        for row in node_rows(input, opts)? {
+        for row in node_rows(input, &opts.csv)? {
             counts[i] += 1;
             let Some(n) = take(row, &mut total, progress, &mut bad)? else {
                 continue;
@@ -405,7 +431,7 @@ pub fn upsert(
         }
     }
     for (i, input) in edges.iter().enumerate() {
-        for row in edge_rows(input, opts)? {
+        for row in edge_rows(input, &opts.csv)? {
             counts[nodes.len() + i] += 1;
             let Some(e) = take(row, &mut total, progress, &mut bad)? else {
                 continue;

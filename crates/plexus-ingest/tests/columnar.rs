@@ -7,7 +7,7 @@ use arrow_array::{
 };
 use parquet::arrow::ArrowWriter;
 use plexus_common::{Date, LocalDateTime, Value};
-use plexus_ingest::{import, CsvOptions, Input};
+use plexus_ingest::{import, ImportOptions, Input};
 use plexus_storage::{GraphRead, Storage};
 use std::path::Path;
 use std::sync::Arc;
@@ -73,7 +73,7 @@ fn parquet_round_trip_and_truncated_file() {
         "default",
         &n,
         &e,
-        &CsvOptions::default(),
+        &ImportOptions::default(),
         &mut |_| {},
         None,
     )
@@ -115,7 +115,7 @@ fn parquet_round_trip_and_truncated_file() {
         "default",
         &[Input::parse(&cut.to_string_lossy())],
         &[],
-        &CsvOptions::default(),
+        &ImportOptions::default(),
         &mut |_| {},
         None,
     )
@@ -193,7 +193,7 @@ fn arrow_ipc_files_and_record_batches() {
         "default",
         &[Input::parse(&path.to_string_lossy())],
         &[],
-        &CsvOptions::default(),
+        &ImportOptions::default(),
         &mut |_| {},
         None,
     )
@@ -215,7 +215,7 @@ fn arrow_ipc_files_and_record_batches() {
         "default",
         &[Input::parse(&bad.to_string_lossy())],
         &[],
-        &CsvOptions::default(),
+        &ImportOptions::default(),
         &mut |_| {},
         None,
     )

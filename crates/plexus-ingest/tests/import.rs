@@ -2,7 +2,7 @@
 //! refused with its file, line and column, leaving the database unchanged.
 
 use plexus_common::{Date, Value};
-use plexus_ingest::{import, CsvOptions, Input};
+use plexus_ingest::{import, ImportOptions, Input};
 use plexus_storage::{Direction, GraphRead, Storage};
 use std::path::Path;
 
@@ -27,7 +27,7 @@ fn run(
         "default",
         &n,
         &e,
-        &CsvOptions::default(),
+        &ImportOptions::default(),
         &mut |_| {},
         None,
     )

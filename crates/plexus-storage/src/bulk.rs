@@ -17,6 +17,7 @@ use crate::keys::*;
 use crate::occ::{Footprint, Subject};
 use crate::read::Props;
 use crate::record::{set_prop, EdgeRecord, NodeRecord};
+use crate::schema::IndexMode;
 use crate::storage::{load_schema, Storage};
 use crate::write::MAX_ID_LEN;
 use plexus_kv::{decode_counter, Ks, Run, WriteBatch};
@@ -179,13 +180,38 @@ impl Storage {
         edges: &mut dyn Iterator<Item = Result<BulkEdge>>,
         skip: Option<&mut dyn FnMut(&StorageError)>,
     ) -> Result<BulkReport> {
+        self.bulk_load_with(graph, nodes, edges, skip, IndexMode::Maintain)
+    }
+
+    /// As [`Storage::bulk_load_skipping`], with an index mode. `Maintain`
+    /// fills every index from the rows, as one more sorted run (a sorted
+    /// bulk fill, so `DeferRebuild`, which asks for just that, is the same
+    /// here). `Defer` leaves non-unique indexes out and marks them stale,
+    /// to be rebuilt later with `rebuild_indexes`; unique indexes are
+    /// always filled, since they enforce a constraint.
+    pub fn bulk_load_with(
+        &self,
+        graph: &str,
+        nodes: &mut dyn Iterator<Item = Result<BulkNode>>,
+        edges: &mut dyn Iterator<Item = Result<BulkEdge>>,
+        skip: Option<&mut dyn FnMut(&StorageError)>,
+        index_mode: IndexMode,
+    ) -> Result<BulkReport> {
         let g = self
             .shared
             .catalog
             .graph(graph)
             .ok_or_else(|| StorageError::UnknownGraph(graph.into()))?;
         let snap = self.shared.kv.snapshot()?;
-        let schema = load_schema(&*snap, g)?;
+        let mut schema = load_schema(&*snap, g)?;
+        // Deferred indexes: stale from this load on, and not filled by it.
+        let mut deferred = Vec::new();
+        if index_mode == IndexMode::Defer {
+            for def in schema.indexes.iter_mut().filter(|d| !d.unique && !d.stale) {
+                def.stale = true;
+                deferred.push(def.clone());
+            }
+        }
         let is_empty = |snap: &dyn plexus_kv::Snapshot| -> Result<bool> {
             let n = snap
                 .get(STATS, &stat_key(g, STAT_NODES, &[]))?
@@ -389,6 +415,9 @@ impl Storage {
         drop(ids);
         let mut batch = WriteBatch::new();
         self.shared.persist_counters(&mut batch);
+        for def in &deferred {
+            batch.put(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id), def.encode());
+        }
         let _c = self
             .shared
             .commit_lock

@@ -371,3 +371,59 @@ fn a_skewed_random_load_matches_transactions() {
         .sum();
     assert_eq!(by_type, r.degree(hub, Direction::Out, None).unwrap());
 }
+
+/// `Defer` leaves non-unique indexes out of the load and stale until they
+/// are rebuilt; unique ones are filled all the same. `Maintain` fills both.
+#[test]
+fn a_deferred_load_leaves_indexes_stale_until_rebuilt() {
+    for mode in [
+        IndexMode::Defer,
+        IndexMode::Maintain,
+        IndexMode::DeferRebuild,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = db(Backend::Lmdb, &dir);
+        s.create_graph("g").unwrap();
+        let mut t = s.write("g").unwrap();
+        t.create_index(IndexSpec::property("P", "age")).unwrap();
+        t.create_constraint(ConstraintSpec {
+            name: None,
+            label: "P".into(),
+            key: "name".into(),
+            kind: ConstraintKind::Unique,
+        })
+        .unwrap();
+        t.commit().unwrap();
+        let nodes = vec![
+            node("a", &["P"], &[("age", 40.into()), ("name", "x".into())]),
+            node("b", &["P"], &[("age", 41.into()), ("name", "y".into())]),
+        ];
+        s.bulk_load_with(
+            "g",
+            &mut nodes.into_iter(),
+            &mut std::iter::empty(),
+            None,
+            mode,
+        )
+        .unwrap();
+        let r = s.read("g").unwrap();
+        assert_eq!(
+            r.find_nodes(Some("P"), "name", &"y".into()).unwrap().len(),
+            1
+        );
+        let by_age = r.find_nodes(Some("P"), "age", &40.into());
+        drop(r);
+        if mode == IndexMode::Defer {
+            assert!(
+                matches!(by_age, Err(StorageError::IndexStale(_))),
+                "{by_age:?}"
+            );
+            assert_eq!(s.rebuild_indexes("g").unwrap().len(), 1);
+            let r = s.read("g").unwrap();
+            assert_eq!(r.find_nodes(Some("P"), "age", &40.into()).unwrap().len(), 1);
+        } else {
+            assert_eq!(by_age.unwrap().len(), 1, "{mode:?}");
+        }
+        assert!(s.check_integrity("g").unwrap().is_ok(), "{mode:?}");
+    }
+}

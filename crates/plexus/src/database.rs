@@ -293,7 +293,7 @@ impl Database {
         graph: &str,
         nodes: &[plexus_ingest::Input],
         edges: &[plexus_ingest::Input],
-        opts: &plexus_ingest::CsvOptions,
+        opts: &plexus_ingest::ImportOptions,
         progress: &mut dyn FnMut(u64),
         skip: Option<&mut dyn FnMut(&str)>,
     ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
@@ -309,7 +309,7 @@ impl Database {
         graph: &str,
         nodes: &[plexus_ingest::Input],
         edges: &[plexus_ingest::Input],
-        opts: &plexus_ingest::CsvOptions,
+        opts: &plexus_ingest::ImportOptions,
         progress: &mut dyn FnMut(u64),
         skip: Option<&mut dyn FnMut(&str)>,
     ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
