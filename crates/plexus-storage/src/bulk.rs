@@ -129,6 +129,60 @@ fn check_id(what: &'static str, key: &str, origin: &Origin) -> Result<()> {
     Ok(())
 }
 
+/// A node's user id as the load's id map holds it: up to 22 bytes inline
+/// (most ids), longer ones on the heap. With a million nodes the map does
+/// not fit the cache, and an inline key is compared in the slot's own cache
+/// line instead of behind one more pointer (a miss per lookup, two lookups
+/// an edge).
+enum IdKey {
+    Inline { len: u8, bytes: [u8; 22] },
+    Heap(Box<str>),
+}
+
+impl IdKey {
+    fn new(key: String) -> IdKey {
+        let b = key.as_bytes();
+        if b.len() <= 22 {
+            let mut bytes = [0u8; 22];
+            bytes[..b.len()].copy_from_slice(b);
+            IdKey::Inline {
+                len: b.len() as u8,
+                bytes,
+            }
+        } else {
+            IdKey::Heap(key.into_boxed_str())
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            IdKey::Inline { len, bytes } => &bytes[..*len as usize],
+            IdKey::Heap(s) => s.as_bytes(),
+        }
+    }
+}
+
+// Hashed and compared as its bytes, so the map is searched with a `&[u8]`.
+impl std::hash::Hash for IdKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_bytes().hash(state)
+    }
+}
+
+impl PartialEq for IdKey {
+    fn eq(&self, other: &IdKey) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for IdKey {}
+
+impl std::borrow::Borrow<[u8]> for IdKey {
+    fn borrow(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
 /// Interned ids of the names seen in this load (one map per token kind,
 /// looked up without allocating), to spare the catalog's lock.
 struct Tokens<'a> {
@@ -232,7 +286,7 @@ impl Storage {
         let mut type_counts: FxHashMap<u32, i64> = FxHashMap::default();
         // User ids are the load's own input: a fast hasher, as no one
         // attacks their own import with colliding ids.
-        let mut ids: FxHashMap<String, NodeId> = FxHashMap::default();
+        let mut ids: FxHashMap<IdKey, NodeId> = FxHashMap::default();
         // Room for the rows the inputs expect (a growing array copies what
         // it holds and touches fresh memory at every doubling).
         let expect = |hint: (usize, Option<usize>)| hint.1.unwrap_or(hint.0).min(1 << 31);
@@ -273,7 +327,7 @@ impl Storage {
             };
             let checked = (|| -> Result<(NodeRecord, Vec<Vec<u8>>)> {
                 check_id("node id", &n.key, &n.origin)?;
-                if ids.contains_key(&n.key) {
+                if ids.contains_key(n.key.as_bytes()) {
                     return Err(in_row(
                         &n.origin,
                         StorageError::AlreadyExists {
@@ -338,7 +392,7 @@ impl Storage {
             rec.encode_into(&mut record);
             runs[NODE_KEYS.0].push_parts(&[&gk, rec.key.as_bytes()], &ib);
             runs[NODES.0].push_parts(&[&gk, &ib], &record);
-            ids.insert(rec.key, id);
+            ids.insert(IdKey::new(rec.key), id);
             report.nodes += 1;
         }
         // Edges are checked and encoded on a thread of their own (endpoint
@@ -479,7 +533,7 @@ impl Storage {
         &self,
         schema: &crate::schema::Schema,
         entries: &Run,
-        ids: &FxHashMap<String, NodeId>,
+        ids: &FxHashMap<IdKey, NodeId>,
     ) -> Result<()> {
         let unique: FxHashSet<u32> = schema
             .indexes
@@ -498,7 +552,7 @@ impl Storage {
                     let id = plexus_common::read_u64(k, k.len() - 8).unwrap_or(0);
                     ids.iter()
                         .find(|(_, v)| v.0 == id)
-                        .map(|(k, _)| k.clone())
+                        .map(|(k, _)| String::from_utf8_lossy(k.as_bytes()).into_owned())
                         .unwrap_or_default()
                 };
                 let name = schema
@@ -544,7 +598,7 @@ struct ResolvedEdge {
 /// keys, storable values. A bad row becomes its error, in place.
 fn resolve(
     chunk: Vec<Result<BulkEdge>>,
-    ids: &FxHashMap<String, NodeId>,
+    ids: &FxHashMap<IdKey, NodeId>,
     tokens: &mut Tokens<'_>,
     keys: &mut FxHashSet<String>,
 ) -> Resolved {
@@ -555,7 +609,7 @@ fn resolve(
     for edge in chunk {
         let checked = edge.and_then(|e| {
             let endpoint = |key: &str| {
-                ids.get(key).copied().ok_or_else(|| {
+                ids.get(key.as_bytes()).copied().ok_or_else(|| {
                     in_row(
                         &e.origin,
                         StorageError::NotFound {
