@@ -427,3 +427,37 @@ fn a_deferred_load_leaves_indexes_stale_until_rebuilt() {
         assert!(s.check_integrity("g").unwrap().is_ok(), "{mode:?}");
     }
 }
+
+/// Ids longer than the id map keeps inline are found all the same, and a
+/// duplicate among them is still caught.
+#[test]
+fn long_ids_resolve_and_clash() {
+    let long = "a-rather-long-node-identifier-of-40-bytes";
+    let dir = tempfile::tempdir().unwrap();
+    let s = db(Backend::Lmdb, &dir);
+    s.create_graph("g").unwrap();
+    let r = s
+        .bulk_load(
+            "g",
+            &mut vec![node(long, &["P"], &[]), node("short", &["P"], &[])].into_iter(),
+            &mut vec![
+                edge(None, long, "short", "R"),
+                edge(None, "short", long, "R"),
+            ]
+            .into_iter(),
+        )
+        .unwrap();
+    assert_eq!((r.nodes, r.edges), (2, 2));
+    let t = s.read("g").unwrap();
+    let n = t.node_id(long).unwrap().unwrap();
+    assert_eq!(t.degree(n, Direction::Both, None).unwrap(), 2);
+    s.create_graph("h").unwrap();
+    let e = s
+        .bulk_load(
+            "h",
+            &mut vec![node(long, &[], &[]), node(long, &[], &[])].into_iter(),
+            &mut std::iter::empty(),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("already taken"), "{e}");
+}
