@@ -129,6 +129,18 @@ fn bad_input_names_its_place_and_changes_nothing() {
             "dangling.csv:2: no node with id 'zz'",
         ),
         (
+            vec![good_nodes.clone()],
+            vec![format!(
+                "R={}",
+                write(
+                    d,
+                    "dupedge.csv",
+                    ":START_ID,:END_ID,id:ID\na,b,e1\nb,a,e2\nb,b,e1\n"
+                )
+            )],
+            "dupedge.csv:4: edge id 'e1' is already taken",
+        ),
+        (
             vec![write(d, "dup.csv", "id:ID\na\na\n")],
             vec![],
             "dup.csv:3: node id 'a' is already taken",

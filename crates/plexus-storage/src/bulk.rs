@@ -306,6 +306,14 @@ impl Storage {
         let mut record = Vec::new();
         // A row either passes every check and adds all its keys, or adds
         // nothing: with `skip`, it is then reported and the load goes on.
+        let mut edge_ids = if skip.is_some() {
+            EdgeIds::Exact(FxHashSet::default())
+        } else {
+            EdgeIds::Hashed {
+                seen: FxHashSet::default(),
+                noted: Vec::new(),
+            }
+        };
         let mut skip = skip;
         let mut reject = |e: StorageError| -> Result<()> {
             match (&mut skip, &e) {
@@ -431,14 +439,10 @@ impl Storage {
         std::thread::scope(|scope| -> Result<()> {
             let (to_check, checking) = std::sync::mpsc::sync_channel::<Vec<Result<BulkEdge>>>(2);
             let (to_take, checked) = std::sync::mpsc::channel::<Resolved>();
-            let (ids, tokens) = (&ids, &mut tokens);
+            let (ids, tokens, edge_ids) = (&ids, &mut tokens, &mut edge_ids);
             scope.spawn(move || {
-                let mut edge_keys = FxHashSet::default();
                 for chunk in checking {
-                    if to_take
-                        .send(resolve(chunk, ids, tokens, &mut edge_keys))
-                        .is_err()
-                    {
+                    if to_take.send(resolve(chunk, ids, tokens, edge_ids)).is_err() {
                         break;
                     }
                 }
@@ -498,7 +502,10 @@ impl Storage {
         // id runs (sorted by string) last.
         others.sort_by_key(|(ks, _)| *ks == NODE_KEYS || *ks == EDGE_KEYS);
         let kv = &self.shared.kv;
-        std::thread::scope(|scope| {
+        // An edge id given twice, as the sorted edge-id run shows it (the
+        // backend then refuses that run, and the whole write).
+        let repeated: std::sync::Mutex<Option<Vec<u8>>> = Default::default();
+        let written = std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::channel();
             let tx2 = tx.clone();
             // A send fails only when the writer stopped (its error wins).
@@ -511,9 +518,16 @@ impl Storage {
                 let stats = stats_run(g, &report, &label_counts, &type_counts, &adj);
                 let _ = tx.send((STATS, Arc::new(stats)));
             });
+            let repeated = &repeated;
             scope.spawn(move || {
                 for (ks, mut run) in others {
                     run.sort();
+                    if ks == EDGE_KEYS {
+                        if let Some(i) = run.first_duplicate() {
+                            let key = run.get(i).0[4..].to_vec();
+                            *repeated.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
+                        }
+                    }
                     if tx2.send((ks, Arc::new(run))).is_err() {
                         break;
                     }
@@ -521,7 +535,11 @@ impl Storage {
             });
             let mut ready = rx.into_iter().filter(|(_, run)| !run.is_empty());
             kv.write_sorted(&mut ready, batch)
-        })?;
+        });
+        if let Some(key) = repeated.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(edge_ids.repeated(&key));
+        }
+        written?;
         let mut fp = Footprint::default();
         fp.writes.insert(Subject::Schema(g.0).hash());
         self.shared.occ.publish(fp);
@@ -572,6 +590,68 @@ impl Storage {
     }
 }
 
+/// How a load finds an edge id given twice.
+enum EdgeIds {
+    /// Every id kept: a repeat is refused at its row, which can then be
+    /// skipped (for loads that skip bad rows).
+    Exact(FxHashSet<String>),
+    /// Only a 64-bit hash of each id kept, and the rows whose hash was
+    /// seen before noted: a repeat is found for sure once the edge-id run
+    /// is sorted (two equal keys; the backend refuses the write), and named
+    /// by its noted row. Millions of ids cost a set of integers, not of
+    /// strings.
+    Hashed {
+        seen: FxHashSet<u64>,
+        noted: Vec<(String, Origin)>,
+    },
+}
+
+impl EdgeIds {
+    /// Records an edge's id; fails (exact mode) when it was seen before.
+    /// Called for rows that passed every other check.
+    fn admit(&mut self, key: &str, origin: &Origin) -> Result<()> {
+        match self {
+            EdgeIds::Exact(keys) => {
+                if keys.contains(key) {
+                    return Err(in_row(
+                        origin,
+                        StorageError::AlreadyExists {
+                            what: "edge",
+                            id: key.to_string(),
+                        },
+                    ));
+                }
+                keys.insert(key.to_string());
+            }
+            EdgeIds::Hashed { seen, noted } => {
+                let mut h = rustc_hash::FxHasher::default();
+                std::hash::Hasher::write(&mut h, key.as_bytes());
+                if !seen.insert(std::hash::Hasher::finish(&h)) {
+                    noted.push((key.to_string(), origin.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for an id found twice in the sorted run (hashed mode).
+    fn repeated(&self, key: &[u8]) -> StorageError {
+        let id = String::from_utf8_lossy(key).into_owned();
+        let origin = match self {
+            EdgeIds::Hashed { noted, .. } => noted
+                .iter()
+                .find(|(k, _)| k.as_bytes() == key)
+                .map(|(_, o)| o.clone()),
+            EdgeIds::Exact(_) => None,
+        };
+        let e = StorageError::AlreadyExists { what: "edge", id };
+        match origin {
+            Some(o) => in_row(&o, e),
+            None => e,
+        }
+    }
+}
+
 /// Edges handed to the checking thread at a time.
 const EDGE_CHUNK: usize = 1024;
 
@@ -600,7 +680,7 @@ fn resolve(
     chunk: Vec<Result<BulkEdge>>,
     ids: &FxHashMap<IdKey, NodeId>,
     tokens: &mut Tokens<'_>,
-    keys: &mut FxHashSet<String>,
+    keys: &mut EdgeIds,
 ) -> Resolved {
     let mut out = Resolved {
         bytes: Vec::with_capacity(chunk.len() * 32),
@@ -623,15 +703,7 @@ fn resolve(
             let key = e.key.unwrap_or_default();
             if !key.is_empty() {
                 check_id("edge id", &key, &e.origin)?;
-                if keys.contains(&key) {
-                    return Err(in_row(
-                        &e.origin,
-                        StorageError::AlreadyExists {
-                            what: "edge",
-                            id: key,
-                        },
-                    ));
-                }
+                keys.admit(&key, &e.origin)?;
             }
             Ok(EdgeRecord {
                 key,
@@ -653,9 +725,6 @@ fn resolve(
                 record_len,
                 key_len: rec.key.len(),
             };
-            if !rec.key.is_empty() {
-                keys.insert(rec.key);
-            }
             e
         }));
     }

@@ -201,7 +201,7 @@ fn a_bad_row_leaves_nothing_behind() {
                 edge(Some("e"), "a", "b", "R"),
                 edge(Some("e"), "b", "a", "R"),
             ],
-            "edge id 'e' is already taken",
+            "edges:b->a: edge id 'e' is already taken",
         ),
         (
             vec![
