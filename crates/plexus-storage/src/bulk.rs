@@ -718,14 +718,13 @@ fn resolve(
             rec.encode_into(&mut out.bytes);
             let record_len = out.bytes.len() - start;
             out.bytes.extend_from_slice(rec.key.as_bytes());
-            let e = ResolvedEdge {
+            ResolvedEdge {
                 src: rec.src,
                 dst: rec.dst,
                 rel_type: rec.rel_type,
                 record_len,
                 key_len: rec.key.len(),
-            };
-            e
+            }
         }));
     }
     out
