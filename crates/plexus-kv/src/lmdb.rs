@@ -221,13 +221,18 @@ impl LmdbStore {
             (Some(l), Some((first, _))) => *first > l.as_slice(),
             _ => true,
         };
-        let flags = if append {
-            PutFlags::APPEND
-        } else {
-            PutFlags::empty()
-        };
+        if !append {
+            for (k, v) in pairs {
+                db.put(wtxn, k, v)?;
+            }
+            return Ok(());
+        }
+        // One cursor for the whole run: `mdb_put` would set one up per pair.
+        let mut cursor = db.iter_mut(wtxn)?;
         for (k, v) in pairs {
-            db.put_with_flags(wtxn, flags, k, v)?;
+            // SAFETY: nothing read through this cursor is held while it
+            // writes; keys and values come from the caller's run.
+            unsafe { cursor.put_current_with_options::<Bytes>(PutFlags::APPEND, k, v)? };
         }
         Ok(())
     }

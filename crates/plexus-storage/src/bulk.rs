@@ -515,8 +515,10 @@ impl Storage {
                 // Written while the degrees are counted off it.
                 let adj = Arc::new(adj);
                 let _ = tx.send((ADJ, adj.clone()));
-                let stats = stats_run(g, &report, &label_counts, &type_counts, &adj);
-                let _ = tx.send((STATS, Arc::new(stats)));
+                // Both in key order, the second past the first: appended.
+                for stats in stats_runs(g, &report, &label_counts, &type_counts, &adj) {
+                    let _ = tx.send((STATS, Arc::new(stats)));
+                }
             });
             let repeated = &repeated;
             scope.spawn(move || {
@@ -730,17 +732,19 @@ fn resolve(
     out
 }
 
-/// The load's counters, exact: node, edge, label and type counts, and the
+/// The load's counters, exact: node, edge, label and type counts, then the
 /// degree of each (node, direction, type), counted off the sorted adjacency
 /// run, where each is one stretch of keys sharing graph, node, direction
-/// and type (no hash map over millions of nodes).
-fn stats_run(
+/// and type (no hash map over millions of nodes). Two runs in key order,
+/// the degrees split between them at a node near the middle and counted
+/// on two threads.
+fn stats_runs(
     g: GraphId,
     report: &BulkReport,
     labels: &FxHashMap<u32, i64>,
     types: &FxHashMap<u32, i64>,
     adj: &Run,
-) -> Run {
+) -> [Run; 2] {
     let mut run = Run::new();
     let mut put = |key: Vec<u8>, n: i64| run.push(&key, &n.to_le_bytes());
     if report.nodes > 0 {
@@ -755,27 +759,45 @@ fn stats_run(
     for (t, n) in types {
         put(stat_key(g, STAT_TYPE, &t.to_be_bytes()), *n);
     }
-    // graph (4) | node (8) | direction (1) | type (4), as `degree_key` has it.
-    const GROUP: usize = 17;
+    run.sort();
+    let group = |i: usize| adj.get(i).0.first_chunk::<DEGREE_GROUP>();
+    let mut mid = adj.len() / 2;
+    while mid > 0 && mid < adj.len() && group(mid) == group(mid - 1) {
+        mid += 1;
+    }
+    let mut second = Run::new();
+    std::thread::scope(|scope| {
+        scope.spawn(|| count_degrees(adj, mid..adj.len(), &mut second));
+        count_degrees(adj, 0..mid, &mut run);
+    });
+    [run, second]
+}
+
+/// graph (4) | node (8) | direction (1) | type (4), as `degree_key` has it.
+const DEGREE_GROUP: usize = 17;
+
+/// Appends to `run` the degree counters of the adjacency keys `range`,
+/// which starts and ends at group boundaries.
+fn count_degrees(adj: &Run, range: std::ops::Range<usize>, run: &mut Run) {
     let degree = |run: &mut Run, group: &[u8], n: i64| {
         run.push_parts(
             &[&group[..4], &[STAT_DEGREE], &group[4..]],
             &n.to_le_bytes(),
         )
     };
-    let mut keys = adj.iter().map(|(k, _)| &k[..GROUP]);
+    // Fixed-size groups compare inline, without a `memcmp` call per key.
+    let mut keys = range.filter_map(|i| adj.get(i).0.first_chunk::<DEGREE_GROUP>());
     if let Some(mut group) = keys.next() {
         let mut n = 1i64;
         for k in keys {
             if k == group {
                 n += 1;
             } else {
-                degree(&mut run, group, n);
+                degree(run, group, n);
                 (group, n) = (k, 1);
             }
         }
-        degree(&mut run, group, n);
+        degree(run, group, n);
     }
     run.sort();
-    run
 }
