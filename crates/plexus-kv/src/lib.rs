@@ -19,7 +19,7 @@ mod run;
 
 pub use batch::{decode_counter, Op, WriteBatch};
 pub use error::{KvError, Result};
-pub use run::Run;
+pub use run::{Pairs, Run};
 
 use std::ops::Bound;
 use std::path::Path;

@@ -1,23 +1,27 @@
-//! A run of key-value pairs kept in one flat buffer, for bulk loads.
+//! A run of key-value pairs kept in a few large buffers, for bulk loads.
 //!
 //! A bulk load builds millions of small keys. Held as a `Vec<u8>` each, they
 //! cost an allocation to build, a pointer chase per comparison while
 //! sorting and a free each at the end — together most of a load's time.
-//! A [`Run`] appends every pair to one buffer and sorts small fixed-size
-//! entries instead: each carries the 16 bytes that follow the prefix all
-//! keys share (a graph id, say) as one integer, so most comparisons are an
-//! integer compare and touch no key bytes at all.
+//! A [`Run`] appends every pair, behind an 8-byte length header, to 4 MiB
+//! blocks. Pairs pushed in key order (records by id, counters) are read
+//! straight back from the blocks. Once a pair comes out of order, the run
+//! makes a small fixed-size entry per pair and sorts those: each carries
+//! the 16 bytes that follow the prefix all keys share (a graph id, say) as
+//! one integer, so most comparisons are an integer compare and touch no key
+//! bytes at all. A sort ends by copying the pairs into new blocks in key
+//! order and dropping the entries, so every run is read the same way.
 
 use crate::{KvError, Result};
 use std::cmp::Ordering;
 
-/// Where one pair lies in the buffer, with its sort prefix.
+/// Where one pair lies in the blocks, with its sort prefix.
 #[derive(Clone, Copy)]
 struct Entry {
     /// Key bytes `[shared..shared + 16]`, big-endian, zero-padded: ordered
     /// as those bytes are, or tied.
     prefix: u128,
-    /// The block (high 32 bits) and the offset in it (low 32 bits).
+    /// The block (high 32 bits) and the offset of the key in it (low 32).
     at: u64,
     key_len: u32,
     value_len: u32,
@@ -28,13 +32,23 @@ struct Entry {
 /// buffer would, touching fresh memory twice over.
 const BLOCK: usize = 4 << 20;
 
+/// Key length and value length, as two little-endian u32, before each pair.
+const HEADER: usize = 8;
+
 /// Key-value pairs in a few large blocks, pushed in any order and sorted
 /// by key.
 #[derive(Default)]
 pub struct Run {
     blocks: Vec<Vec<u8>>,
+    len: usize,
+    /// The last pair pushed (its key's place and length), while every pair
+    /// so far came in ascending order.
+    last: Option<(u64, u32)>,
+    /// One per pair, made once a pair came out of order; empty otherwise.
     entries: Vec<Entry>,
-    sorted: bool,
+    out_of_order: bool,
+    /// Pairs expected, to size the entries if they are made.
+    expected: usize,
 }
 
 impl Run {
@@ -51,36 +65,68 @@ impl Run {
     /// building it first.
     pub fn push_parts(&mut self, key_parts: &[&[u8]], value: &[u8]) {
         let key_len: usize = key_parts.iter().map(|p| p.len()).sum();
-        let (at, block) = room(&mut self.blocks, key_len + value.len());
+        let (header_at, block) = room(&mut self.blocks, HEADER + key_len + value.len());
+        block.extend_from_slice(&(key_len as u32).to_le_bytes());
+        block.extend_from_slice(&(value.len() as u32).to_le_bytes());
         for p in key_parts {
             block.extend_from_slice(p);
         }
         block.extend_from_slice(value);
-        self.entries.push(Entry {
-            prefix: 0,
-            at,
-            key_len: key_len as u32,
-            value_len: value.len() as u32,
+        let at = header_at + HEADER as u64;
+        let (key_len, value_len) = (key_len as u32, value.len() as u32);
+        self.len += 1;
+        if self.out_of_order {
+            self.entries.push(Entry {
+                prefix: 0,
+                at,
+                key_len,
+                value_len,
+            });
+            return;
+        }
+        let in_order = self.last.is_none_or(|(last_at, last_len)| {
+            key_at(&self.blocks, last_at, last_len) <= key_at(&self.blocks, at, key_len)
         });
-        self.sorted = false;
+        if in_order {
+            self.last = Some((at, key_len));
+        } else {
+            self.make_entries();
+        }
     }
 
-    /// Makes room for `pairs` more pairs (their entries; pair bytes go
-    /// into blocks as they come).
+    /// One entry per pair, from the blocks: the run's order is lost.
+    fn make_entries(&mut self) {
+        self.out_of_order = true;
+        self.last = None;
+        let mut entries = Vec::with_capacity(self.expected.max(self.len));
+        for (bi, block) in self.blocks.iter().enumerate() {
+            let mut pos = 0;
+            while pos < block.len() {
+                let (k, v) = header(block, pos);
+                entries.push(Entry {
+                    prefix: 0,
+                    at: ((bi as u64) << 32) | (pos + HEADER) as u64,
+                    key_len: k as u32,
+                    value_len: v as u32,
+                });
+                pos += HEADER + k + v;
+            }
+        }
+        self.entries = entries;
+    }
+
+    /// Expects `pairs` pairs in all (sizes the entries, should the run need
+    /// them).
     pub fn reserve(&mut self, pairs: usize) {
-        self.entries.reserve(pairs);
+        self.expected = pairs;
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    fn key_of(&self, e: &Entry) -> &[u8] {
-        key_in(&self.blocks, e)
+        self.len == 0
     }
 
     fn pair_of(&self, e: &Entry) -> (&[u8], &[u8]) {
@@ -90,48 +136,44 @@ impl Run {
         (&block[o..k], &block[k..k + e.value_len as usize])
     }
 
-    /// The `i`-th pair (in key order once sorted).
-    pub fn get(&self, i: usize) -> (&[u8], &[u8]) {
-        self.pair_of(&self.entries[i])
-    }
-
-    /// The pairs, in key order once sorted.
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        self.entries.iter().map(|e| self.pair_of(e))
+    /// The pairs, in key order once sorted (in the order pushed before).
+    pub fn iter(&self) -> Pairs<'_> {
+        Pairs(if self.out_of_order {
+            Walk::Entries(self, self.entries.iter())
+        } else {
+            Walk::Blocks {
+                blocks: &self.blocks,
+                block: 0,
+                pos: 0,
+            }
+        })
     }
 
     /// Sorts the pairs by key (pairs with equal keys keep no particular order).
     pub fn sort(&mut self) {
-        if self.sorted {
-            return;
-        }
-        if self.entries.windows(2).all(|w| {
-            let (a, b) = (self.key_of(&w[0]), self.key_of(&w[1]));
-            a <= b
-        }) {
-            self.sorted = true;
+        if !self.out_of_order {
             return;
         }
         // The prefix every key shares adds nothing to a comparison: the
         // integer prefix starts after it.
-        let first = self.key_of(&self.entries[0]).to_vec();
+        let blocks = &self.blocks;
+        let first = entry_key(blocks, &self.entries[0]).to_vec();
         let shared = self.entries.iter().fold(first.len(), |n, e| {
-            let k = self.key_of(e);
+            let k = entry_key(blocks, e);
             k.iter()
                 .zip(&first[..n])
                 .take_while(|(a, b)| a == b)
                 .count()
         });
-        let blocks = &self.blocks;
         for e in &mut self.entries {
-            let key = &key_in(blocks, e)[shared..];
+            let key = &entry_key(blocks, e)[shared..];
             let mut b = [0u8; 16];
             let n = key.len().min(16);
             b[..n].copy_from_slice(&key[..n]);
             e.prefix = u128::from_be_bytes(b);
         }
         let rest = |e: &Entry| {
-            let k = key_in(blocks, e);
+            let k = entry_key(blocks, e);
             &k[(shared + 16).min(k.len())..]
         };
         let cmp = |a: &Entry, b: &Entry| -> Ordering {
@@ -144,33 +186,41 @@ impl Run {
         };
         self.entries.sort_unstable_by(cmp);
         self.compact();
-        self.sorted = true;
     }
 
-    /// Copies the pairs into new blocks in key order. After a sort they lie
-    /// scattered: every later pass over them (the backend's write, counting
-    /// degrees) would miss the cache at each pair, one miss at a time, while
-    /// this copy's independent reads overlap.
+    /// Copies the pairs into new blocks in key order and drops the
+    /// entries. After a sort the pairs lie scattered: every later pass over
+    /// them (the backend's write, counting degrees) would miss the cache at
+    /// each pair, one miss at a time, while this copy's independent reads
+    /// overlap.
     fn compact(&mut self) {
         let total: usize = self.blocks.iter().map(Vec::len).sum();
         let mut blocks: Vec<Vec<u8>> = Vec::with_capacity(total / BLOCK + 1);
-        for e in &mut self.entries {
-            let o = e.at as u32 as usize;
-            let need = (e.key_len + e.value_len) as usize;
+        for e in &self.entries {
+            let o = e.at as u32 as usize - HEADER;
+            let need = HEADER + (e.key_len + e.value_len) as usize;
             let pair = &self.blocks[(e.at >> 32) as usize][o..o + need];
-            let (at, block) = room(&mut blocks, need);
-            e.at = at;
-            block.extend_from_slice(pair);
+            room(&mut blocks, need).1.extend_from_slice(pair);
         }
         self.blocks = blocks;
+        self.entries = Vec::new();
+        self.out_of_order = false;
+        self.last = None;
     }
 
     /// Fails unless the keys are strictly ascending (sorted, no duplicates).
     pub fn check_sorted(&self) -> Result<()> {
-        let ascending = self
-            .entries
-            .windows(2)
-            .all(|w| self.key_of(&w[0]) < self.key_of(&w[1]));
+        let mut keys = self.iter().map(|(k, _)| k);
+        let mut ascending = true;
+        if let Some(mut prev) = keys.next() {
+            for k in keys {
+                if prev >= k {
+                    ascending = false;
+                    break;
+                }
+                prev = k;
+            }
+        }
         if ascending {
             Ok(())
         } else {
@@ -178,13 +228,65 @@ impl Run {
         }
     }
 
-    /// The first pair of each group of equal keys that has more than one:
-    /// sorted runs must not hold duplicates, and callers name the clash.
-    pub fn first_duplicate(&self) -> Option<usize> {
-        self.entries
-            .windows(2)
-            .position(|w| self.key_of(&w[0]) == self.key_of(&w[1]))
+    /// The first key that appears twice in a row: sorted runs must not hold
+    /// duplicates, and callers name the clash.
+    pub fn first_duplicate(&self) -> Option<&[u8]> {
+        let mut keys = self.iter().map(|(k, _)| k);
+        let mut prev = keys.next()?;
+        for k in keys {
+            if k == prev {
+                return Some(k);
+            }
+            prev = k;
+        }
+        None
     }
+}
+
+/// The pairs of a run, in order.
+pub struct Pairs<'a>(Walk<'a>);
+
+enum Walk<'a> {
+    /// Straight from the blocks (a run pushed in order, or sorted).
+    Blocks {
+        blocks: &'a [Vec<u8>],
+        block: usize,
+        pos: usize,
+    },
+    /// Through the entries (a run pushed out of order, not yet sorted).
+    Entries(&'a Run, std::slice::Iter<'a, Entry>),
+}
+
+impl<'a> Iterator for Pairs<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            Walk::Entries(run, entries) => entries.next().map(|e| run.pair_of(e)),
+            Walk::Blocks { blocks, block, pos } => loop {
+                let b = blocks.get(*block)?;
+                if *pos >= b.len() {
+                    *block += 1;
+                    *pos = 0;
+                    continue;
+                }
+                let (k, v) = header(b, *pos);
+                let key = *pos + HEADER;
+                *pos = key + k + v;
+                return Some((&b[key..key + k], &b[key + k..key + k + v]));
+            },
+        }
+    }
+}
+
+/// The key and value lengths in the header at `pos`.
+fn header(block: &[u8], pos: usize) -> (usize, usize) {
+    let word = |i: usize| {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&block[i..i + 4]);
+        u32::from_le_bytes(b) as usize
+    };
+    (word(pos), word(pos + 4))
 }
 
 /// The last block, or a new one when `need` more bytes do not fit it,
@@ -198,14 +300,18 @@ fn room(blocks: &mut Vec<Vec<u8>>, need: usize) -> (u64, &mut Vec<u8>) {
     (((index as u64) << 32) | block.len() as u64, block)
 }
 
-fn key_in<'a>(blocks: &'a [Vec<u8>], e: &Entry) -> &'a [u8] {
-    let o = e.at as u32 as usize;
-    &blocks[(e.at >> 32) as usize][o..o + e.key_len as usize]
+fn key_at(blocks: &[Vec<u8>], at: u64, len: u32) -> &[u8] {
+    let o = at as u32 as usize;
+    &blocks[(at >> 32) as usize][o..o + len as usize]
+}
+
+fn entry_key<'a>(blocks: &'a [Vec<u8>], e: &Entry) -> &'a [u8] {
+    key_at(blocks, e.at, e.key_len)
 }
 
 impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Run({} pairs)", self.entries.len())
+        write!(f, "Run({} pairs)", self.len)
     }
 }
 
@@ -258,7 +364,42 @@ mod tests {
                 assert!(i < 2000);
             }
             assert_eq!(run.check_sorted().is_ok(), run.first_duplicate().is_none());
+            assert_eq!(run.len(), 2000);
         }
+    }
+
+    /// Thousands of pairs in order (read straight from the blocks, across
+    /// several), then one out of order: the entries are made from the
+    /// blocks, and the sort still puts every pair in its place.
+    #[test]
+    fn in_order_then_out_of_order() {
+        let big = vec![7u8; 3000];
+        let mut run = Run::new();
+        for i in 0..3000u32 {
+            run.push(&(i * 2 + 1).to_be_bytes(), &big[..(i as usize % 3000)]);
+        }
+        assert!(run.check_sorted().is_ok());
+        assert_eq!(run.iter().count(), 3000);
+        assert!(run.blocks.len() > 1, "the pairs span blocks");
+        run.push(&2u32.to_be_bytes(), b"late");
+        run.sort();
+        let keys: Vec<u32> = run
+            .iter()
+            .map(|(k, _)| u32::from_be_bytes(k.try_into().unwrap()))
+            .collect();
+        let mut want: Vec<u32> = (0..3000).map(|i| i * 2 + 1).collect();
+        want.push(2);
+        want.sort();
+        assert_eq!(keys, want);
+        let (_, v) = run.iter().find(|(k, _)| *k == 2u32.to_be_bytes()).unwrap();
+        assert_eq!(v, b"late");
+        // Equal keys in a row keep the run "in order", and are caught.
+        let mut dup = Run::new();
+        for k in [b"a", b"b", b"b"] {
+            dup.push(k, b"");
+        }
+        assert!(dup.check_sorted().is_err());
+        assert_eq!(dup.first_duplicate(), Some(&b"b"[..]));
     }
 
     #[test]
@@ -267,8 +408,11 @@ mod tests {
         run.push_parts(&[b"ab", b"c"], b"v");
         run.push(b"abb", b"");
         run.sort();
-        assert_eq!(run.get(0), (&b"abb"[..], &b""[..]));
-        assert_eq!(run.get(1), (&b"abc"[..], &b"v"[..]));
+        let pairs: Vec<_> = run.iter().collect();
+        assert_eq!(
+            pairs,
+            vec![(&b"abb"[..], &b""[..]), (&b"abc"[..], &b"v"[..])]
+        );
         assert!(run.check_sorted().is_ok());
     }
 }

@@ -525,8 +525,8 @@ impl Storage {
                 for (ks, mut run) in others {
                     run.sort();
                     if ks == EDGE_KEYS {
-                        if let Some(i) = run.first_duplicate() {
-                            let key = run.get(i).0[4..].to_vec();
+                        if let Some(key) = run.first_duplicate() {
+                            let key = key[4..].to_vec();
                             *repeated.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
                         }
                     }
@@ -564,8 +564,12 @@ impl Storage {
         if unique.is_empty() {
             return Ok(());
         }
-        for i in 1..entries.len() {
-            let (a, b) = (entries.get(i - 1).0, entries.get(i).0);
+        // Neighbours in the sorted run: equal but for the node id, a clash.
+        let mut prev: Option<&[u8]> = None;
+        for (b, _) in entries.iter() {
+            let Some(a) = prev.replace(b) else {
+                continue;
+            };
             let iid = plexus_common::read_u32(a, 4).unwrap_or(u32::MAX);
             if unique.contains(&iid) && a.len() == b.len() && a[..a.len() - 8] == b[..b.len() - 8] {
                 let node_of = |k: &[u8]| {
@@ -760,15 +764,22 @@ fn stats_runs(
         put(stat_key(g, STAT_TYPE, &t.to_be_bytes()), *n);
     }
     run.sort();
-    let group = |i: usize| adj.get(i).0.first_chunk::<DEGREE_GROUP>();
+    // The split: the first key at or past the middle that starts a group.
+    let groups = || {
+        adj.iter()
+            .filter_map(|(k, _)| k.first_chunk::<DEGREE_GROUP>())
+    };
     let mut mid = adj.len() / 2;
-    while mid > 0 && mid < adj.len() && group(mid) == group(mid - 1) {
-        mid += 1;
+    if mid > 0 {
+        let mut from_middle = groups().skip(mid - 1);
+        if let Some(before) = from_middle.next() {
+            mid += from_middle.take_while(|g| g == &before).count();
+        }
     }
     let mut second = Run::new();
     std::thread::scope(|scope| {
-        scope.spawn(|| count_degrees(adj, mid..adj.len(), &mut second));
-        count_degrees(adj, 0..mid, &mut run);
+        scope.spawn(|| count_degrees(groups().skip(mid), &mut second));
+        count_degrees(groups().take(mid), &mut run);
     });
     [run, second]
 }
@@ -776,9 +787,9 @@ fn stats_runs(
 /// graph (4) | node (8) | direction (1) | type (4), as `degree_key` has it.
 const DEGREE_GROUP: usize = 17;
 
-/// Appends to `run` the degree counters of the adjacency keys `range`,
-/// which starts and ends at group boundaries.
-fn count_degrees(adj: &Run, range: std::ops::Range<usize>, run: &mut Run) {
+/// Appends to `run` the degree counters of adjacency key groups (each
+/// key's first bytes), which start and end at group boundaries.
+fn count_degrees<'a>(mut keys: impl Iterator<Item = &'a [u8; DEGREE_GROUP]>, run: &mut Run) {
     let degree = |run: &mut Run, group: &[u8], n: i64| {
         run.push_parts(
             &[&group[..4], &[STAT_DEGREE], &group[4..]],
@@ -786,7 +797,6 @@ fn count_degrees(adj: &Run, range: std::ops::Range<usize>, run: &mut Run) {
         )
     };
     // Fixed-size groups compare inline, without a `memcmp` call per key.
-    let mut keys = range.filter_map(|i| adj.get(i).0.first_chunk::<DEGREE_GROUP>());
     if let Some(mut group) = keys.next() {
         let mut n = 1i64;
         for k in keys {
