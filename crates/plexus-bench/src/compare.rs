@@ -137,11 +137,22 @@ pub fn snb_suite(sf: f64) -> Result<Vec<Part>, String> {
     }])
 }
 
+/// How often each thing is measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Reps {
+    /// Runs of each workload.
+    pub workloads: usize,
+    /// Imports, each into a fresh database (the last one is queried): a
+    /// single import on a shared machine is at the mercy of what ran
+    /// before it.
+    pub imports: usize,
+}
+
 pub struct CompareOptions {
     pub engines: Vec<String>,
     /// The files peers load: `parquet` or `csv`.
     pub format: String,
-    pub reps: usize,
+    pub reps: Reps,
     pub work: PathBuf,
     pub venv: PathBuf,
 }
@@ -189,7 +200,7 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
         if o.engines.iter().any(|e| e == "plexus-cypher") {
             eprintln!("plexus-cypher: {}", g.name());
             rows.extend(
-                run_plexus_cypher(part, &dir.join("plexus-cypher-db"), o.reps)
+                run_plexus_cypher(part, &dir.join("plexus-cypher-db"), o.reps.workloads)
                     .map_err(|e| format!("plexus-cypher: {e}"))?,
             );
         }
@@ -269,21 +280,30 @@ fn run_plexus(
     part: &Part,
     path: &std::path::Path,
     files: Option<&std::path::Path>,
-    reps: usize,
+    reps: Reps,
 ) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
     let g = &*part.gen;
-    let db = fresh_db(path)?;
     let graph = "bench";
-    let load_s = match files {
-        Some(dir) => engine::load_files(&db, graph, dir, &g.types(), part.filter.0)?,
-        None => engine::load(&db, graph, g, part.filter.0)?,
-    };
+    let mut loads = Vec::with_capacity(reps.imports);
+    let mut db = None;
+    for _ in 0..reps.imports.max(1) {
+        // The previous database is closed before its folder is removed.
+        drop(db.take());
+        let fresh = fresh_db(path)?;
+        loads.push(match files {
+            Some(dir) => engine::load_files(&fresh, graph, dir, &g.types(), part.filter.0)?,
+            None => engine::load(&fresh, graph, g, part.filter.0)?,
+        });
+        db = Some(fresh);
+    }
+    let db = db.expect("at least one import ran");
+    let reps = reps.workloads;
     let mut rows = vec![own_row(
         "plexus",
         part,
         "import",
         Some(g.nodes() + g.edges()),
-        vec![load_s],
+        loads,
         &db,
     )?];
     let r = db.read(graph)?;

@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use plexus::{Backend, Database, Options, Props, Value};
-use plexus_bench::compare::{compare, cross_check, snb_suite, suite, CompareOptions};
+use plexus_bench::compare::{compare, cross_check, snb_suite, suite, CompareOptions, Reps};
 use plexus_bench::{peak_rss_mb, report};
 use serde_json::json;
 use std::io::Write;
@@ -44,6 +44,9 @@ enum Cmd {
         /// Repetitions of each workload (medians and p95 over these).
         #[arg(long, default_value_t = 5)]
         reps: usize,
+        /// Imports per engine, each into a fresh database (median shown).
+        #[arg(long, default_value_t = 1)]
+        import_reps: usize,
         /// JSON lines output; a markdown table and an SVG chart are written beside it.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -128,6 +131,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             format,
             engines,
             reps,
+            import_reps,
             out,
             preset,
             work,
@@ -149,7 +153,10 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             let opts = CompareOptions {
                 engines: engines.clone(),
                 format,
-                reps,
+                reps: Reps {
+                    workloads: reps,
+                    imports: import_reps.max(1),
+                },
                 work: work.clone(),
                 venv: venv.unwrap_or_else(|| home_cache("venv")),
             };

@@ -67,7 +67,7 @@ pub fn run(
     cases: &[Case],
     typed: &[&str],
     filter: (&str, i64),
-    reps: usize,
+    reps: crate::compare::Reps,
 ) -> Result<Vec<Row>, String> {
     let script = data.join("peer.py");
     std::fs::write(&script, PEER_SCRIPT).map_err(|e| e.to_string())?;
@@ -83,7 +83,8 @@ pub fn run(
         "types": g.types(),
         "typed": typed,
         "filter": [filter.0, filter.1],
-        "reps": reps,
+        "reps": reps.workloads,
+        "import_reps": reps.imports,
         "workloads": cases.iter().map(|c| json!({"name": c.name, "kind": c.kind, "seeds": c.seeds})).collect::<Vec<_>>(),
     });
     let mut child = Command::new(python)
