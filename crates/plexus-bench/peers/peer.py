@@ -8,6 +8,7 @@ on stdout: {"workload", "count", "seconds": [...], "engine_version",
 "peak_rss_mb", "disk_mb"} or {"workload", "missing": reason}.
 """
 
+import glob
 import json
 import os
 import shutil
@@ -299,7 +300,12 @@ def main():
             if e is not None:
                 e.close()
                 e = None
-                shutil.rmtree(os.path.join(work, f"db{r - 1}"), ignore_errors=True)
+                # A database is a folder (GestaltDB) or files (Kuzu: db, db.wal).
+                for old in glob.glob(os.path.join(work, f"db{r - 1}*")):
+                    if os.path.isdir(old):
+                        shutil.rmtree(old, ignore_errors=True)
+                    else:
+                        os.remove(old)
             e = make(os.path.join(work, f"db{r}"))
             t = time.perf_counter()
             e.load()
