@@ -88,19 +88,20 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             skip_bad_rows,
             upsert,
             index_mode,
+            memory_limit,
         } => import(
             db,
             g,
             (nodes, edges),
-            *delimiter,
-            *array_delimiter,
+            import_options(
+                *delimiter,
+                *array_delimiter,
+                *index_mode,
+                memory_limit.as_deref(),
+                &cli.db,
+            )?,
             skip_bad_rows.as_deref(),
             *upsert,
-            match index_mode {
-                IndexModeArg::Maintain => plexus::IndexMode::Maintain,
-                IndexModeArg::Defer => plexus::IndexMode::Defer,
-                IndexModeArg::DeferRebuild => plexus::IndexMode::DeferRebuild,
-            },
             out,
         ),
         Command::Node(c) => node(db, g, c, out),
@@ -171,34 +172,85 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
     }
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one function per subcommand, taking its options"
-)]
-pub fn import(
-    db: &Database,
-    g: &str,
-    (nodes, edges): (&[String], &[String]),
+/// The import's options from its flags. A memory limit spills the keys
+/// to a folder inside the database (not the system's temporary folder,
+/// which may itself live in memory).
+fn import_options(
     delimiter: char,
     array_delimiter: char,
-    skip_report: Option<&std::path::Path>,
-    upsert: bool,
-    index_mode: plexus::IndexMode,
-    out: &Out,
-) -> CliResult {
-    use plexus::ingest::{CsvOptions, ImportOptions, Input};
-    use std::io::IsTerminal;
+    index_mode: IndexModeArg,
+    memory_limit: Option<&str>,
+    db: &std::path::Path,
+) -> Result<plexus::ingest::ImportOptions, Box<dyn std::error::Error>> {
+    use plexus::ingest::{CsvOptions, ImportOptions};
     if !delimiter.is_ascii() {
         return Err(format!("the delimiter '{delimiter}' must be a single ASCII character").into());
     }
-    let opts = ImportOptions {
+    let spill = match memory_limit {
+        Some(text) => Some(plexus::SpillLimit {
+            bytes: parse_size(text)?,
+            dir: db.join("import-spill"),
+        }),
+        None => None,
+    };
+    Ok(ImportOptions {
         csv: CsvOptions {
             delimiter: delimiter as u8,
             array_delimiter,
             ..CsvOptions::default()
         },
-        index_mode,
+        index_mode: match index_mode {
+            IndexModeArg::Maintain => plexus::IndexMode::Maintain,
+            IndexModeArg::Defer => plexus::IndexMode::Defer,
+            IndexModeArg::DeferRebuild => plexus::IndexMode::DeferRebuild,
+        },
+        spill,
+    })
+}
+
+/// A size such as `512M`, `2G` or `1500000000` (bytes; K, M, G and T are
+/// powers of 1024).
+fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
     };
+    let shift = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches(['B', 'I'])
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => {
+            return Err(format!(
+                "'{text}' is not a size (say 512M, 2G or a number of bytes)"
+            ))
+        }
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(1usize << shift))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("'{text}' is not a size (say 512M, 2G or a number of bytes)"))
+}
+
+pub fn import(
+    db: &Database,
+    g: &str,
+    (nodes, edges): (&[String], &[String]),
+    opts: plexus::ingest::ImportOptions,
+    skip_report: Option<&std::path::Path>,
+    upsert: bool,
+    out: &Out,
+) -> CliResult {
+    use plexus::ingest::Input;
+    use std::io::IsTerminal;
     let (n, e): (Vec<Input>, Vec<Input>) = (
         nodes.iter().map(|a| Input::parse(a)).collect(),
         edges.iter().map(|a| Input::parse(a)).collect(),
@@ -246,10 +298,15 @@ pub fn import(
         None
     };
     let r = if upsert {
-        db.import_upsert(g, &n, &e, &opts, &mut progress, skipper)?
+        db.import_upsert(g, &n, &e, &opts, &mut progress, skipper)
     } else {
-        db.import(g, &n, &e, &opts, &mut progress, skipper)?
+        db.import(g, &n, &e, &opts, &mut progress, skipper)
     };
+    // The spilled files went with the import; their folder goes too.
+    if let Some(spill) = &opts.spill {
+        let _ = std::fs::remove_dir(&spill.dir);
+    }
+    let r = r?;
     if let Some(e) = write_failed {
         return Err(format!("cannot write the bad-row report: {e}").into());
     }

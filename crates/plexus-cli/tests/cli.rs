@@ -199,6 +199,21 @@ fn paths_bfs_and_samples() {
     assert!(fails(d, &args).contains("no node with id 'nobody'"));
 }
 
+/// Imports `people.csv` (Person) and `knows.csv` (KNOWS) with `extra`
+/// flags; the nodes and edges imported.
+fn import_people(d: &Path, extra: &[&str]) -> (Option<u64>, Option<u64>) {
+    let mut args = vec![
+        "import",
+        "--nodes",
+        "Person=people.csv",
+        "--edges",
+        "KNOWS=knows.csv",
+    ];
+    args.extend_from_slice(extra);
+    let r = json(d, &args);
+    (r["nodes"].as_u64(), r["edges"].as_u64())
+}
+
 #[test]
 fn import_from_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -215,20 +230,7 @@ fn import_from_files() {
     .unwrap();
     std::fs::write(d.join("bad.csv"), "id:ID,age:INT\nx,old\n").unwrap();
     ok(d, &["init"]);
-    let r = json(
-        d,
-        &[
-            "import",
-            "--nodes",
-            "Person=people.csv",
-            "--edges",
-            "KNOWS=knows.csv",
-        ],
-    );
-    assert_eq!(
-        (r["nodes"].as_u64(), r["edges"].as_u64()),
-        (Some(2), Some(1))
-    );
+    assert_eq!(import_people(d, &[]), (Some(2), Some(1)));
     let n = json(d, &["node", "get", "ann"]);
     assert_eq!(n["properties"]["age"], 34);
     assert!(fails(d, &["import", "--nodes", "Person=people.csv"]).contains("needs an empty graph"));
@@ -262,6 +264,33 @@ fn an_import_can_defer_its_indexes() {
     assert!(e.contains("stale"), "{e}");
     ok(d, &["index", "rebuild"]);
     assert!(ok(d, &["index", "lookup", "Person", "age", "41"]).contains("bob"));
+}
+
+#[test]
+fn an_import_can_bound_its_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let people: String = (0..5000).map(|i| format!("p{i},{i}\n")).collect();
+    std::fs::write(d.join("people.csv"), format!("id:ID,age:INT\n{people}")).unwrap();
+    let knows: String = (0..5000)
+        .map(|i| format!("p{i},p{}\n", (i * 7) % 5000))
+        .collect();
+    std::fs::write(d.join("knows.csv"), format!(":START_ID,:END_ID\n{knows}")).unwrap();
+    ok(d, &["init"]);
+    let e = fails(
+        d,
+        &["import", "--nodes", "people.csv", "--memory-limit", "lots"],
+    );
+    assert!(e.contains("'lots' is not a size"), "{e}");
+    assert_eq!(
+        import_people(d, &["--memory-limit", "64K"]),
+        (Some(5000), Some(5000))
+    );
+    assert!(ok(d, &["check"]).contains("consistent"));
+    assert!(
+        !d.join("plexus-data").join("import-spill").exists(),
+        "spill folder removed"
+    );
 }
 
 #[test]

@@ -14,7 +14,9 @@ mod jsonl;
 pub use error::{IngestError, Location};
 pub use header::{Column, ColumnKind, PropType};
 
-use plexus_storage::{BulkEdge, BulkNode, GraphRead, IndexMode, Storage, StorageError};
+use plexus_storage::{
+    BulkEdge, BulkNode, BulkOptions, GraphRead, IndexMode, SpillLimit, Storage, StorageError,
+};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 
@@ -105,8 +107,8 @@ pub fn expected_rows(files: &[Input]) -> Option<u64> {
     files.iter().map(columnar::expected_rows).sum()
 }
 
-/// How an import reads files and treats indexes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How an import reads files and treats indexes and memory.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImportOptions {
     pub csv: CsvOptions,
     /// `Maintain` (the default) fills the graph's indexes as part of the
@@ -115,6 +117,9 @@ pub struct ImportOptions {
     /// import returns (for the bulk path, the same as `Maintain`, which
     /// already fills them with one sorted run).
     pub index_mode: IndexMode,
+    /// At most this much memory for the keys of a bulk import, the rest
+    /// sorted into files and merged as written; unbounded without it.
+    pub spill: Option<SpillLimit>,
 }
 
 /// What an import did.
@@ -274,8 +279,11 @@ pub fn import(
             graph,
             &mut all_nodes,
             &mut all_edges,
-            skipper,
-            opts.index_mode,
+            BulkOptions {
+                skip: skipper,
+                index_mode: opts.index_mode,
+                spill: opts.spill.clone(),
+            },
         );
         // Hang up before waiting for the reader: a failed load leaves it
         // blocked on a full channel otherwise.

@@ -19,7 +19,7 @@ mod run;
 
 pub use batch::{decode_counter, Op, WriteBatch};
 pub use error::{KvError, Result};
-pub use run::{Pairs, Run};
+pub use run::{Pairs, Run, Visitor};
 
 use std::ops::Bound;
 use std::path::Path;
@@ -196,18 +196,21 @@ pub trait KvStore: Send + Sync {
     /// ordinary batch. `runs` may block between runs: a backend that can
     /// writes each as it comes, so a caller overlaps preparing the next run
     /// (sorting it) with writing this one. Runs are shared: the caller may
-    /// go on reading one while it is written.
+    /// go on reading one while it is written. An item that is an error
+    /// stops the write: nothing lands, and that error is returned.
     fn write_sorted(
         &self,
-        runs: &mut dyn Iterator<Item = (Ks, Arc<Run>)>,
+        runs: &mut dyn Iterator<Item = Result<(Ks, Arc<Run>)>>,
         batch: WriteBatch,
     ) -> Result<()> {
         let mut all = WriteBatch::new();
-        for (ks, run) in runs {
+        for item in runs {
+            let (ks, run) = item?;
             run.check_sorted()?;
-            for (k, v) in run.iter() {
+            run.visit(&mut |k, v| {
                 all.put(ks, k.to_vec(), v.to_vec());
-            }
+                Ok(())
+            })?;
         }
         all.ops.extend(batch.ops);
         self.write(all)

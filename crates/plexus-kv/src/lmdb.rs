@@ -209,19 +209,49 @@ impl LmdbStore {
 
     /// Writes one sorted run: in append mode (no searching, full pages) when
     /// every key lies past the keyspace's current last key.
-    fn append_run<'p>(
+    fn append_run(&self, wtxn: &mut heed::RwTxn<'_>, db: Db, run: &Run) -> Result<(), WriteErr> {
+        if !run.spilled() {
+            return self.append_pairs(wtxn, db, &mut run.iter());
+        }
+        // Parts in files are merged as they are read: pairs come to a
+        // callback, and a write error is carried out of it.
+        let append = appends(db.last(wtxn)?.map(|(k, _)| k), run.first_key()?.as_deref());
+        let mut failed: Option<heed::Error> = None;
+        let visited = if append {
+            let mut cursor = db.iter_mut(wtxn)?;
+            run.visit(&mut |k, v| {
+                // SAFETY: as in `append_pairs`.
+                unsafe { cursor.put_current_with_options::<Bytes>(PutFlags::APPEND, k, v) }.map_err(
+                    |e| {
+                        failed = Some(e);
+                        KvError::NotSorted
+                    },
+                )
+            })
+        } else {
+            run.visit(&mut |k, v| {
+                db.put(wtxn, k, v).map_err(|e| {
+                    failed = Some(e);
+                    KvError::NotSorted
+                })
+            })
+        };
+        match failed {
+            Some(e) => Err(WriteErr::Heed(e)),
+            None => visited.map_err(WriteErr::Kv),
+        }
+    }
+
+    /// Writes sorted pairs, appending when they lie past the last key.
+    fn append_pairs<'p>(
         &self,
         wtxn: &mut heed::RwTxn<'_>,
         db: Db,
         pairs: &mut dyn Iterator<Item = (&'p [u8], &'p [u8])>,
     ) -> Result<(), WriteErr> {
-        let last = db.last(wtxn)?.map(|(k, _)| k.to_vec());
         let mut pairs = pairs.peekable();
-        let append = match (&last, pairs.peek()) {
-            (Some(l), Some((first, _))) => *first > l.as_slice(),
-            _ => true,
-        };
-        if !append {
+        let first = pairs.peek().map(|(k, _)| *k);
+        if !appends(db.last(wtxn)?.map(|(k, _)| k), first) {
             for (k, v) in pairs {
                 db.put(wtxn, k, v)?;
             }
@@ -253,6 +283,15 @@ impl LmdbStore {
                 Err(WriteErr::Kv(e)) => return Err(e),
             }
         }
+    }
+}
+
+/// Whether a sorted run starting at `first` can be appended to a keyspace
+/// whose last key is `last`.
+fn appends(last: Option<&[u8]>, first: Option<&[u8]>) -> bool {
+    match (last, first) {
+        (Some(l), Some(f)) => f > l,
+        _ => true,
     }
 }
 
@@ -307,14 +346,14 @@ impl KvStore for LmdbStore {
         }
         self.with_write_txn(&mut |wtxn| {
             let mut it = pairs.iter().map(|(k, v)| (k.as_slice(), v.as_slice()));
-            self.append_run(wtxn, db, &mut it)
+            self.append_pairs(wtxn, db, &mut it)
         })?;
         Ok(pairs.len() as u64)
     }
 
     fn write_sorted(
         &self,
-        runs: &mut dyn Iterator<Item = (Ks, Arc<Run>)>,
+        runs: &mut dyn Iterator<Item = Result<(Ks, Arc<Run>)>>,
         batch: WriteBatch,
     ) -> Result<()> {
         for op in &batch.ops {
@@ -329,19 +368,17 @@ impl KvStore for LmdbStore {
             let mut written = 0;
             loop {
                 if written == arrived.len() {
-                    match runs.next() {
+                    match runs.next().transpose()? {
                         Some((ks, run)) => {
                             run.check_sorted()?;
-                            for (k, _) in run.iter() {
-                                self.check_key(k)?;
-                            }
+                            run.visit(&mut |k, _| self.check_key(k))?;
                             arrived.push((ks, run));
                         }
                         None => break,
                     }
                 }
                 let (ks, run) = &arrived[written];
-                self.append_run(wtxn, self.db(*ks)?, &mut run.iter())?;
+                self.append_run(wtxn, self.db(*ks)?, run)?;
                 written += 1;
             }
             self.apply(wtxn, &batch)

@@ -14,6 +14,9 @@
 
 use crate::{KvError, Result};
 use std::cmp::Ordering;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 /// Where one pair lies in the blocks, with its sort prefix.
 #[derive(Clone, Copy)]
@@ -49,6 +52,27 @@ pub struct Run {
     out_of_order: bool,
     /// Pairs expected, to size the entries if they are made.
     expected: usize,
+    /// Sorted parts written out to files to bound memory (see `spill`).
+    spills: Vec<Spill>,
+}
+
+/// What [`Run::visit`] calls with each pair.
+pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
+/// A sorted part of a run in a file of its own: pairs behind their
+/// headers, as in a block. Removed when the run is dropped.
+struct Spill {
+    path: PathBuf,
+    len: usize,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        for s in &self.spills {
+            // A file left behind is harmless; it lies in a scratch folder.
+            let _ = std::fs::remove_file(&s.path);
+        }
+    }
 }
 
 impl Run {
@@ -121,12 +145,95 @@ impl Run {
         self.expected = pairs;
     }
 
+    /// Pairs held, in memory and in spilled parts.
     pub fn len(&self) -> usize {
-        self.len
+        self.len + self.spills.iter().map(|s| s.len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
+    }
+
+    /// Bytes of memory the run holds (blocks and entries).
+    pub fn memory(&self) -> usize {
+        self.blocks.iter().map(Vec::capacity).sum::<usize>()
+            + self.entries.capacity() * std::mem::size_of::<Entry>()
+    }
+
+    /// Sorts the pairs in memory and writes them to a new file in `dir`,
+    /// freeing their memory; pairs pushed later start a new part. Reading
+    /// the run ([`Run::visit`]) merges the parts in key order.
+    pub fn spill(&mut self, dir: &Path) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.sort();
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = dir.join(format!(
+            "plexus-run-{}-{}.tmp",
+            std::process::id(),
+            NEXT.fetch_add(1, AtomicOrdering::Relaxed)
+        ));
+        let written = (|| -> std::io::Result<()> {
+            let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
+            for b in &self.blocks {
+                out.write_all(b)?;
+            }
+            out.into_inner().map_err(|e| e.into_error())?.sync_data()
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&path);
+            return Err(e.into());
+        }
+        self.spills.push(Spill {
+            path,
+            len: self.len,
+        });
+        self.blocks = Vec::new();
+        self.len = 0;
+        self.last = None;
+        Ok(())
+    }
+
+    /// Calls `f` with every pair in key order once sorted (in the order
+    /// pushed before, if nothing was spilled), merging spilled parts. Stops
+    /// at the first error, of reading or of `f`.
+    pub fn visit(&self, f: &mut Visitor<'_>) -> Result<()> {
+        if self.spills.is_empty() {
+            return self.iter().try_for_each(|(k, v)| f(k, v));
+        }
+        let mut parts: Vec<Part<'_>> = Vec::with_capacity(self.spills.len() + 1);
+        for s in &self.spills {
+            let mut p = Part::File {
+                reader: std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(&s.path)?),
+                pair: Vec::new(),
+                key_len: 0,
+                done: false,
+            };
+            p.advance()?;
+            parts.push(p);
+        }
+        let mut memory = Part::Memory(self.iter(), None);
+        memory.advance()?;
+        parts.push(memory);
+        // A handful of parts: the smallest head is found by a scan.
+        loop {
+            let mut best: Option<usize> = None;
+            for (i, p) in parts.iter().enumerate() {
+                if let Some(k) = p.key() {
+                    if best.is_none_or(|b| parts[b].key().is_some_and(|bk| k < bk)) {
+                        best = Some(i);
+                    }
+                }
+            }
+            let Some(i) = best else {
+                return Ok(());
+            };
+            if let Some((k, v)) = parts[i].pair() {
+                f(k, v)?;
+            }
+            parts[i].advance()?;
+        }
     }
 
     fn pair_of(&self, e: &Entry) -> (&[u8], &[u8]) {
@@ -208,38 +315,78 @@ impl Run {
         self.last = None;
     }
 
+    /// Whether parts of the run lie in files (read them with `visit`).
+    pub fn spilled(&self) -> bool {
+        !self.spills.is_empty()
+    }
+
+    /// The first key `visit` gives.
+    pub fn first_key(&self) -> Result<Option<Vec<u8>>> {
+        let mut first = None;
+        let r = self.visit(&mut |k, _| {
+            first = Some(k.to_vec());
+            // Ends the visit at the first pair; `first` holds it.
+            Err(KvError::NotSorted)
+        });
+        match (r, first) {
+            (_, Some(k)) => Ok(Some(k)),
+            (Err(e), None) => Err(e),
+            (Ok(()), None) => Ok(None),
+        }
+    }
+
     /// Fails unless the keys are strictly ascending (sorted, no duplicates).
     pub fn check_sorted(&self) -> Result<()> {
-        let mut keys = self.iter().map(|(k, _)| k);
-        let mut ascending = true;
-        if let Some(mut prev) = keys.next() {
-            for k in keys {
-                if prev >= k {
-                    ascending = false;
-                    break;
-                }
-                prev = k;
-            }
-        }
-        if ascending {
-            Ok(())
-        } else {
-            Err(KvError::NotSorted)
+        match self.first_out_of_order()? {
+            None => Ok(()),
+            Some(_) => Err(KvError::NotSorted),
         }
     }
 
     /// The first key that appears twice in a row: sorted runs must not hold
     /// duplicates, and callers name the clash.
-    pub fn first_duplicate(&self) -> Option<&[u8]> {
-        let mut keys = self.iter().map(|(k, _)| k);
-        let mut prev = keys.next()?;
-        for k in keys {
-            if k == prev {
-                return Some(k);
+    pub fn first_duplicate(&self) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .first_out_of_order()?
+            .filter(|(prev, k)| prev == k)
+            .map(|(_, k)| k))
+    }
+
+    /// The first two neighbours not strictly ascending.
+    fn first_out_of_order(&self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if self.spills.is_empty() {
+            // In memory: neighbours compared in place, nothing copied.
+            let mut keys = self.iter().map(|(k, _)| k);
+            let Some(mut prev) = keys.next() else {
+                return Ok(None);
+            };
+            for k in keys {
+                if prev >= k {
+                    return Ok(Some((prev.to_vec(), k.to_vec())));
+                }
+                prev = k;
             }
-            prev = k;
+            return Ok(None);
         }
-        None
+        let mut prev: Vec<u8> = Vec::new();
+        let mut first = true;
+        let mut found = None;
+        let r = self.visit(&mut |k, _| {
+            if !first && prev.as_slice() >= k {
+                found = Some((prev.clone(), k.to_vec()));
+                // Ends the visit; `found` says why.
+                return Err(KvError::NotSorted);
+            }
+            first = false;
+            prev.clear();
+            prev.extend_from_slice(k);
+            Ok(())
+        });
+        match (r, found) {
+            (_, Some(f)) => Ok(Some(f)),
+            (Err(e), None) => Err(e),
+            (Ok(()), None) => Ok(None),
+        }
     }
 }
 
@@ -279,6 +426,62 @@ impl<'a> Iterator for Pairs<'a> {
     }
 }
 
+/// One sorted part of a run being merged, with its current pair.
+enum Part<'a> {
+    File {
+        reader: std::io::BufReader<std::fs::File>,
+        pair: Vec<u8>,
+        key_len: usize,
+        done: bool,
+    },
+    Memory(Pairs<'a>, Option<(&'a [u8], &'a [u8])>),
+}
+
+impl Part<'_> {
+    fn advance(&mut self) -> Result<()> {
+        match self {
+            Part::Memory(pairs, head) => *head = pairs.next(),
+            Part::File {
+                reader,
+                pair,
+                key_len,
+                done,
+            } => {
+                let mut h = [0u8; HEADER];
+                match reader.read_exact(&mut h) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                        *done = true;
+                        return Ok(());
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+                let (k, v) = header(&h, 0);
+                pair.resize(k + v, 0);
+                reader.read_exact(pair)?;
+                *key_len = k;
+            }
+        }
+        Ok(())
+    }
+
+    fn pair(&self) -> Option<(&[u8], &[u8])> {
+        match self {
+            Part::Memory(_, head) => *head,
+            Part::File {
+                pair,
+                key_len,
+                done,
+                ..
+            } => (!done).then(|| pair.split_at(*key_len)),
+        }
+    }
+
+    fn key(&self) -> Option<&[u8]> {
+        self.pair().map(|(k, _)| k)
+    }
+}
+
 /// The key and value lengths in the header at `pos`.
 fn header(block: &[u8], pos: usize) -> (usize, usize) {
     let word = |i: usize| {
@@ -311,7 +514,7 @@ fn entry_key<'a>(blocks: &'a [Vec<u8>], e: &Entry) -> &'a [u8] {
 
 impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Run({} pairs)", self.len)
+        write!(f, "Run({} pairs)", self.len())
     }
 }
 
@@ -363,7 +566,10 @@ mod tests {
                 assert!(keys.binary_search(&k.to_vec()).is_ok());
                 assert!(i < 2000);
             }
-            assert_eq!(run.check_sorted().is_ok(), run.first_duplicate().is_none());
+            assert_eq!(
+                run.check_sorted().is_ok(),
+                run.first_duplicate().unwrap().is_none()
+            );
             assert_eq!(run.len(), 2000);
         }
     }
@@ -399,7 +605,55 @@ mod tests {
             dup.push(k, b"");
         }
         assert!(dup.check_sorted().is_err());
-        assert_eq!(dup.first_duplicate(), Some(&b"b"[..]));
+        assert_eq!(dup.first_duplicate().unwrap(), Some(b"b".to_vec()));
+    }
+
+    /// Parts spilled to files at several points, some in order and some
+    /// not, plus a part left in memory: a visit merges them in key order,
+    /// the checks see across parts, and dropping the run removes the files.
+    #[test]
+    fn spilled_parts_merge_in_order() {
+        let dir = std::env::temp_dir().join(format!("plexus-run-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut x = 0x9E3779B97F4A7C15u64;
+        let mut run = Run::new();
+        let mut want = Vec::new();
+        for i in 0..5000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // A stretch in order, then random keys.
+            let k = if i < 1000 { i } else { x % 1_000_000 + 1000 };
+            run.push(&k.to_be_bytes(), &i.to_le_bytes());
+            want.push(k);
+            if i % 1300 == 1299 {
+                run.spill(&dir).unwrap();
+            }
+        }
+        run.sort();
+        want.sort();
+        let mut got = Vec::new();
+        run.visit(&mut |k, v| {
+            assert_eq!(v.len(), 8);
+            got.push(u64::from_be_bytes(k.try_into().unwrap()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, want);
+        assert_eq!(run.len(), 5000);
+        let dup = want.windows(2).any(|w| w[0] == w[1]);
+        assert_eq!(run.check_sorted().is_err(), dup);
+        let files = || std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(files(), 3);
+        // A key repeated across two parts is caught.
+        let mut twice = Run::new();
+        twice.push(b"k", b"");
+        twice.spill(&dir).unwrap();
+        twice.push(b"k", b"");
+        assert_eq!(twice.first_duplicate().unwrap(), Some(b"k".to_vec()));
+        drop((run, twice));
+        assert_eq!(files(), 0, "spill files are removed with their run");
+        std::fs::remove_dir(&dir).unwrap();
     }
 
     #[test]

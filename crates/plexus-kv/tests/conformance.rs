@@ -198,7 +198,7 @@ fn sorted_runs_are_atomic(backend: Backend) {
     let mut batch = WriteBatch::new();
     batch.add(B, b"count".to_vec(), 2);
     s.write_sorted(
-        &mut runs.into_iter().map(|(ks, r)| (ks, Arc::new(r))),
+        &mut runs.into_iter().map(|(ks, r)| Ok((ks, Arc::new(r)))),
         batch,
     )
     .unwrap();
@@ -217,7 +217,7 @@ fn sorted_runs_are_atomic(backend: Backend) {
     ];
     assert!(s
         .write_sorted(
-            &mut bad.into_iter().map(|(ks, r)| (ks, Arc::new(r))),
+            &mut bad.into_iter().map(|(ks, r)| Ok((ks, Arc::new(r)))),
             WriteBatch::new(),
         )
         .is_err());
@@ -321,7 +321,7 @@ fn lmdb_sorted_runs_survive_map_growth() {
     };
     let mut runs = vec![(A, run(3000)), (B, run(3000))]
         .into_iter()
-        .map(|(ks, r)| (ks, Arc::new(r)));
+        .map(|(ks, r)| Ok((ks, Arc::new(r))));
     let mut batch = WriteBatch::new();
     batch.add(B, b"zz-count".to_vec(), 6000);
     s.write_sorted(&mut runs, batch).unwrap();

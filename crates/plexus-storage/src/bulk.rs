@@ -99,6 +99,34 @@ pub struct BulkEdge {
     pub origin: Origin,
 }
 
+/// A bound on the memory a bulk load's keys take: past `bytes`, the load
+/// sorts the keys it holds and writes them to files in `dir`, and merges
+/// the files as it writes them to the store. (The map from user ids to
+/// node ids stays in memory, about 50 bytes a node.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpillLimit {
+    pub bytes: usize,
+    pub dir: std::path::PathBuf,
+}
+
+/// How a bulk load treats bad rows, indexes and memory.
+#[derive(Default)]
+pub struct BulkOptions<'a> {
+    /// With it, a bad row (malformed, empty or duplicate id, dangling edge,
+    /// type or not-null violation) is passed to it and left out instead of
+    /// failing the load. Two rows clashing on a unique constraint still
+    /// fail it.
+    pub skip: Option<&'a mut dyn FnMut(&StorageError)>,
+    /// `Maintain` fills every index from the rows, as one more sorted run
+    /// (a sorted bulk fill, so `DeferRebuild`, which asks for just that,
+    /// is the same here). `Defer` leaves non-unique indexes out and marks
+    /// them stale, to be rebuilt later with `rebuild_indexes`; unique
+    /// indexes are always filled, since they enforce a constraint.
+    pub index_mode: IndexMode,
+    /// Keys held in memory at most; unbounded without it.
+    pub spill: Option<SpillLimit>,
+}
+
 /// What a bulk load wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BulkReport {
@@ -234,23 +262,36 @@ impl Storage {
         edges: &mut dyn Iterator<Item = Result<BulkEdge>>,
         skip: Option<&mut dyn FnMut(&StorageError)>,
     ) -> Result<BulkReport> {
-        self.bulk_load_with(graph, nodes, edges, skip, IndexMode::Maintain)
+        self.bulk_load_with(
+            graph,
+            nodes,
+            edges,
+            BulkOptions {
+                skip,
+                ..BulkOptions::default()
+            },
+        )
     }
 
-    /// As [`Storage::bulk_load_skipping`], with an index mode. `Maintain`
-    /// fills every index from the rows, as one more sorted run (a sorted
-    /// bulk fill, so `DeferRebuild`, which asks for just that, is the same
-    /// here). `Defer` leaves non-unique indexes out and marks them stale,
-    /// to be rebuilt later with `rebuild_indexes`; unique indexes are
-    /// always filled, since they enforce a constraint.
+    /// As [`Storage::bulk_load`], with options for bad rows, indexes and
+    /// memory (see [`BulkOptions`]).
     pub fn bulk_load_with(
         &self,
         graph: &str,
         nodes: &mut dyn Iterator<Item = Result<BulkNode>>,
         edges: &mut dyn Iterator<Item = Result<BulkEdge>>,
-        skip: Option<&mut dyn FnMut(&StorageError)>,
-        index_mode: IndexMode,
+        opts: BulkOptions<'_>,
     ) -> Result<BulkReport> {
+        let BulkOptions {
+            skip,
+            index_mode,
+            spill,
+        } = opts;
+        if let Some(limit) = &spill {
+            std::fs::create_dir_all(&limit.dir).map_err(|e| {
+                StorageError::Invalid(format!("spill folder {}: {e}", limit.dir.display()))
+            })?;
+        }
         let g = self
             .shared
             .catalog
@@ -300,7 +341,10 @@ impl Storage {
             (TYPES, e),
             (ADJ, 2 * e),
         ] {
-            runs[ks.0].reserve(rows);
+            // A bounded load spills long before it holds every row.
+            if spill.is_none() {
+                runs[ks.0].reserve(rows);
+            }
         }
         let mut report = BulkReport::default();
         let mut record = Vec::new();
@@ -402,6 +446,9 @@ impl Storage {
             runs[NODES.0].push_parts(&[&gk, &ib], &record);
             ids.insert(IdKey::new(rec.key), id);
             report.nodes += 1;
+            if report.nodes.is_multiple_of(4096) {
+                spill_if_over(&mut runs, spill.as_ref())?;
+            }
         }
         // Edges are checked and encoded on a thread of their own (endpoint
         // lookups, tokens, records; freeing the rows) while this one gives
@@ -434,7 +481,7 @@ impl Storage {
                 }
                 report.edges += 1;
             }
-            Ok(())
+            spill_if_over(&mut runs, spill.as_ref())
         };
         std::thread::scope(|scope| -> Result<()> {
             let (to_check, checking) = std::sync::mpsc::sync_channel::<Vec<Result<BulkEdge>>>(2);
@@ -514,10 +561,19 @@ impl Storage {
                 adj.sort();
                 // Written while the degrees are counted off it.
                 let adj = Arc::new(adj);
-                let _ = tx.send((ADJ, adj.clone()));
+                let _ = tx.send(Ok((ADJ, adj.clone())));
                 // Both in key order, the second past the first: appended.
-                for stats in stats_runs(g, &report, &label_counts, &type_counts, &adj) {
-                    let _ = tx.send((STATS, Arc::new(stats)));
+                match stats_runs(g, &report, &label_counts, &type_counts, &adj) {
+                    Ok(runs) => {
+                        for stats in runs {
+                            let _ = tx.send(Ok((STATS, Arc::new(stats))));
+                        }
+                    }
+                    // Reading a spilled part failed: the write stops there,
+                    // and nothing of it lands.
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                    }
                 }
             });
             let repeated = &repeated;
@@ -525,17 +581,20 @@ impl Storage {
                 for (ks, mut run) in others {
                     run.sort();
                     if ks == EDGE_KEYS {
-                        if let Some(key) = run.first_duplicate() {
+                        // A read error here is the write's to report.
+                        if let Ok(Some(key)) = run.first_duplicate() {
                             let key = key[4..].to_vec();
                             *repeated.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
                         }
                     }
-                    if tx2.send((ks, Arc::new(run))).is_err() {
+                    if tx2.send(Ok((ks, Arc::new(run)))).is_err() {
                         break;
                     }
                 }
             });
-            let mut ready = rx.into_iter().filter(|(_, run)| !run.is_empty());
+            let mut ready = rx
+                .into_iter()
+                .filter(|r| r.as_ref().map_or(true, |(_, run)| !run.is_empty()));
             kv.write_sorted(&mut ready, batch)
         });
         if let Some(key) = repeated.into_inner().unwrap_or_else(|p| p.into_inner()) {
@@ -565,35 +624,62 @@ impl Storage {
             return Ok(());
         }
         // Neighbours in the sorted run: equal but for the node id, a clash.
-        let mut prev: Option<&[u8]> = None;
-        for (b, _) in entries.iter() {
-            let Some(a) = prev.replace(b) else {
-                continue;
+        let mut prev: Vec<u8> = Vec::new();
+        let mut clash: Option<(Vec<u8>, Vec<u8>, u32)> = None;
+        entries
+            .visit(&mut |b, _| {
+                let a = &prev;
+                let iid = plexus_common::read_u32(a, 4).unwrap_or(u32::MAX);
+                if unique.contains(&iid)
+                    && a.len() == b.len()
+                    && a[..a.len() - 8] == b[..b.len() - 8]
+                {
+                    clash = Some((a.clone(), b.to_vec(), iid));
+                    // Ends the visit; `clash` says why.
+                    return Err(plexus_kv::KvError::NotSorted);
+                }
+                prev.clear();
+                prev.extend_from_slice(b);
+                Ok(())
+            })
+            .or_else(|e| if clash.is_some() { Ok(()) } else { Err(e) })?;
+        if let Some((a, b, iid)) = clash {
+            let node_of = |k: &[u8]| {
+                let id = plexus_common::read_u64(k, k.len() - 8).unwrap_or(0);
+                ids.iter()
+                    .find(|(_, v)| v.0 == id)
+                    .map(|(k, _)| String::from_utf8_lossy(k.as_bytes()).into_owned())
+                    .unwrap_or_default()
             };
-            let iid = plexus_common::read_u32(a, 4).unwrap_or(u32::MAX);
-            if unique.contains(&iid) && a.len() == b.len() && a[..a.len() - 8] == b[..b.len() - 8] {
-                let node_of = |k: &[u8]| {
-                    let id = plexus_common::read_u64(k, k.len() - 8).unwrap_or(0);
-                    ids.iter()
-                        .find(|(_, v)| v.0 == id)
-                        .map(|(k, _)| String::from_utf8_lossy(k.as_bytes()).into_owned())
-                        .unwrap_or_default()
-                };
-                let name = schema
-                    .indexes
-                    .iter()
-                    .find(|d| d.id == iid)
-                    .map(|d| d.name.clone())
-                    .unwrap_or_default();
-                return Err(StorageError::UniqueViolation {
-                    index: name,
-                    value: format!("of node '{}'", node_of(b)),
-                    existing: node_of(a),
-                });
-            }
+            let name = schema
+                .indexes
+                .iter()
+                .find(|d| d.id == iid)
+                .map(|d| d.name.clone())
+                .unwrap_or_default();
+            return Err(StorageError::UniqueViolation {
+                index: name,
+                value: format!("of node '{}'", node_of(&b)),
+                existing: node_of(&a),
+            });
         }
         Ok(())
     }
+}
+
+/// With a limit, writes the runs out to files once they hold more memory
+/// than it allows (each run sorted first; later keys start new parts).
+fn spill_if_over(runs: &mut [Run], limit: Option<&SpillLimit>) -> Result<()> {
+    let Some(limit) = limit else {
+        return Ok(());
+    };
+    if runs.iter().map(Run::memory).sum::<usize>() <= limit.bytes {
+        return Ok(());
+    }
+    for run in runs.iter_mut() {
+        run.spill(&limit.dir)?;
+    }
+    Ok(())
 }
 
 /// How a load finds an edge id given twice.
@@ -748,7 +834,7 @@ fn stats_runs(
     labels: &FxHashMap<u32, i64>,
     types: &FxHashMap<u32, i64>,
     adj: &Run,
-) -> [Run; 2] {
+) -> plexus_kv::Result<[Run; 2]> {
     let mut run = Run::new();
     let mut put = |key: Vec<u8>, n: i64| run.push(&key, &n.to_le_bytes());
     if report.nodes > 0 {
@@ -764,6 +850,19 @@ fn stats_runs(
         put(stat_key(g, STAT_TYPE, &t.to_be_bytes()), *n);
     }
     run.sort();
+    if adj.spilled() {
+        // Parts in files are merged as they are read: one pass, one thread.
+        let mut second = Run::new();
+        let mut counter = DegreeCounter::default();
+        adj.visit(&mut |k, _| {
+            if let Some(group) = k.first_chunk::<DEGREE_GROUP>() {
+                counter.add(group, &mut second);
+            }
+            Ok(())
+        })?;
+        counter.finish(&mut second);
+        return Ok([run, second]);
+    }
     // The split: the first key at or past the middle that starts a group.
     let groups = || {
         adj.iter()
@@ -781,7 +880,7 @@ fn stats_runs(
         scope.spawn(|| count_degrees(groups().skip(mid), &mut second));
         count_degrees(groups().take(mid), &mut run);
     });
-    [run, second]
+    Ok([run, second])
 }
 
 /// graph (4) | node (8) | direction (1) | type (4), as `degree_key` has it.
@@ -789,25 +888,36 @@ const DEGREE_GROUP: usize = 17;
 
 /// Appends to `run` the degree counters of adjacency key groups (each
 /// key's first bytes), which start and end at group boundaries.
-fn count_degrees<'a>(mut keys: impl Iterator<Item = &'a [u8; DEGREE_GROUP]>, run: &mut Run) {
-    let degree = |run: &mut Run, group: &[u8], n: i64| {
-        run.push_parts(
-            &[&group[..4], &[STAT_DEGREE], &group[4..]],
-            &n.to_le_bytes(),
-        )
-    };
-    // Fixed-size groups compare inline, without a `memcmp` call per key.
-    if let Some(mut group) = keys.next() {
-        let mut n = 1i64;
-        for k in keys {
-            if k == group {
-                n += 1;
-            } else {
-                degree(run, group, n);
-                (group, n) = (k, 1);
+fn count_degrees<'a>(keys: impl Iterator<Item = &'a [u8; DEGREE_GROUP]>, run: &mut Run) {
+    let mut counter = DegreeCounter::default();
+    for k in keys {
+        counter.add(k, run);
+    }
+    counter.finish(run);
+}
+
+/// Counts stretches of equal adjacency key groups, appending a degree
+/// counter to a run as each stretch ends. Fixed-size groups compare
+/// inline, without a `memcmp` call per key.
+#[derive(Default)]
+struct DegreeCounter {
+    group: Option<([u8; DEGREE_GROUP], i64)>,
+}
+
+impl DegreeCounter {
+    fn add(&mut self, k: &[u8; DEGREE_GROUP], run: &mut Run) {
+        match &mut self.group {
+            Some((g, n)) if g == k => *n += 1,
+            _ => {
+                self.finish(run);
+                self.group = Some((*k, 1));
             }
         }
-        degree(run, group, n);
     }
-    run.sort();
+
+    fn finish(&mut self, run: &mut Run) {
+        if let Some((g, n)) = self.group.take() {
+            run.push_parts(&[&g[..4], &[STAT_DEGREE], &g[4..]], &n.to_le_bytes());
+        }
+    }
 }

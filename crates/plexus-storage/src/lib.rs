@@ -30,7 +30,7 @@ mod storage;
 mod view;
 mod write;
 
-pub use bulk::{BulkEdge, BulkNode, BulkReport, Origin};
+pub use bulk::{BulkEdge, BulkNode, BulkOptions, BulkReport, Origin, SpillLimit};
 pub use error::{Result, StorageError};
 pub use ids::{Direction, EdgeId, GraphId, NodeId, TypeId};
 pub use integrity::IntegrityReport;

@@ -299,6 +299,43 @@ fn bad_rows_can_be_left_out_instead() {
     assert!(r.find_nodes(Some("Q"), "n", &1.into()).unwrap().is_empty());
 }
 
+/// Creates `graph` with `k` unique among `P` nodes.
+fn unique_graph(s: &Storage, graph: &str) {
+    s.create_graph(graph).unwrap();
+    let mut t = s.write(graph).unwrap();
+    t.create_constraint(ConstraintSpec {
+        name: None,
+        label: "P".into(),
+        key: "k".into(),
+        kind: ConstraintKind::Unique,
+    })
+    .unwrap();
+    t.commit().unwrap();
+}
+
+/// Writes nodes (with `k` = their id) and edges (with `w` = 1, and ids)
+/// into the default graph by transactions, to compare with a bulk load.
+fn by_transactions<'a>(
+    s: &Storage,
+    nodes: impl Iterator<Item = (&'a str, &'a [&'a str])>,
+    edges: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
+) {
+    let mut t = s.write("default").unwrap();
+    for (k, labels) in nodes {
+        let props = Props::from([("k".to_string(), k.into())]);
+        t.create_node(Some(k), labels, &props).unwrap();
+    }
+    for (i, (a, b, ty)) in edges.enumerate() {
+        let (a, b) = (
+            t.node_id(a).unwrap().unwrap(),
+            t.node_id(b).unwrap().unwrap(),
+        );
+        let w = Props::from([("w".to_string(), Value::Int(1))]);
+        t.create_edge(Some(&format!("x{i}")), a, b, ty, &w).unwrap();
+    }
+    t.commit().unwrap();
+}
+
 /// A larger pseudo-random graph with hubs, several labels and types, self
 /// loops and parallel edges: the sorted runs and the degrees counted off
 /// them match what transactions build, and the integrity check (which
@@ -344,24 +381,11 @@ fn a_skewed_random_load_matches_transactions() {
         )
         .unwrap();
     assert_eq!((report.nodes, report.edges), (600, 4000));
-    let mut t = s.write("default").unwrap();
-    for (k, l) in &nodes {
-        t.create_node(
-            Some(k),
-            l,
-            &Props::from([("k".to_string(), k.as_str().into())]),
-        )
-        .unwrap();
-    }
-    for (i, (a, b, ty)) in edges.iter().enumerate() {
-        let (a, b) = (
-            t.node_id(a).unwrap().unwrap(),
-            t.node_id(b).unwrap().unwrap(),
-        );
-        let w = Props::from([("w".to_string(), Value::Int(1))]);
-        t.create_edge(Some(&format!("x{i}")), a, b, ty, &w).unwrap();
-    }
-    t.commit().unwrap();
+    by_transactions(
+        &s,
+        nodes.iter().map(|(k, l)| (k.as_str(), l.as_slice())),
+        edges.iter().map(|(a, b, t)| (a.as_str(), b.as_str(), *t)),
+    );
     assert_eq!(observe(&s, "bulk"), observe(&s, "default"));
     let r = s.read("bulk").unwrap();
     let hub = r.node_id("n0").unwrap().unwrap();
@@ -402,8 +426,10 @@ fn a_deferred_load_leaves_indexes_stale_until_rebuilt() {
             "g",
             &mut nodes.into_iter(),
             &mut std::iter::empty(),
-            None,
-            mode,
+            BulkOptions {
+                index_mode: mode,
+                ..BulkOptions::default()
+            },
         )
         .unwrap();
         let r = s.read("g").unwrap();
@@ -460,4 +486,110 @@ fn long_ids_resolve_and_clash() {
         )
         .unwrap_err();
     assert!(e.to_string().contains("already taken"), "{e}");
+}
+
+/// A load bounded to a few kilobytes of keys spills to files many times
+/// over, and still builds what transactions build; its files are gone
+/// after it, also after a load that fails.
+#[test]
+fn a_bounded_load_spills_and_matches_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let spill = dir.path().join("spill");
+    let s = db(Backend::Lmdb, &dir);
+    let limit = || SpillLimit {
+        bytes: 16 << 10,
+        dir: spill.clone(),
+    };
+    let nodes: Vec<String> = (0..500).map(|i| format!("n{}", (i * 7919) % 500)).collect();
+    let edges: Vec<(String, String, String)> = (0..3000)
+        .map(|i| {
+            (
+                format!("n{}", (i * 31) % 500),
+                format!("n{}", (i * 17 + i / 7) % 500),
+                ["R", "S"][i % 2].to_string(),
+            )
+        })
+        .collect();
+    unique_graph(&s, "bulk");
+    let report = s
+        .bulk_load_with(
+            "bulk",
+            &mut nodes
+                .iter()
+                .map(|k| node(k, &["P"], &[("k", k.as_str().into())])),
+            &mut edges
+                .iter()
+                .enumerate()
+                .map(|(i, (a, b, ty))| edge(Some(&format!("e{i}")), a, b, ty)),
+            BulkOptions {
+                spill: Some(limit()),
+                ..BulkOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!((report.nodes, report.edges), (500, 3000));
+    assert_eq!(
+        std::fs::read_dir(&spill).unwrap().count(),
+        0,
+        "no file left"
+    );
+    by_transactions(
+        &s,
+        nodes.iter().map(|k| (k.as_str(), &["P"][..])),
+        edges
+            .iter()
+            .map(|(a, b, t)| (a.as_str(), b.as_str(), t.as_str())),
+    );
+    assert_eq!(observe(&s, "bulk"), observe(&s, "default"));
+    // Repeats found across spilled parts: an edge id, a unique value.
+    for (g, edges) in [
+        (
+            "h",
+            vec![
+                edge(Some("x"), "a", "b", "R"),
+                edge(Some("x"), "b", "a", "R"),
+            ],
+        ),
+        ("i", vec![]),
+    ] {
+        unique_graph(&s, g);
+        // Over 4,096 nodes, so the load spills while reading them: "b"
+        // lands in a later part than the node it clashes with.
+        let mut rows: Vec<Result<BulkNode>> = (0..9000)
+            .map(|i| node(&format!("m{i}"), &["P"], &[("k", Value::Int(i))]))
+            .collect();
+        rows.push(node("a", &["P"], &[("k", Value::Int(10000))]));
+        rows.push(node(
+            "b",
+            &["P"],
+            &[("k", Value::Int(if g == "i" { 7 } else { 10001 }))],
+        ));
+        let tiny = SpillLimit {
+            bytes: 1 << 10,
+            dir: spill.clone(),
+        };
+        let e = s
+            .bulk_load_with(
+                g,
+                &mut rows.into_iter(),
+                &mut edges.into_iter(),
+                BulkOptions {
+                    spill: Some(tiny),
+                    ..BulkOptions::default()
+                },
+            )
+            .unwrap_err();
+        let want = if g == "h" {
+            "edge id 'x' is already taken"
+        } else {
+            "unique"
+        };
+        assert!(e.to_string().contains(want), "{e}");
+        assert_eq!(s.read(g).unwrap().node_count().unwrap(), 0, "nothing lands");
+        assert_eq!(
+            std::fs::read_dir(&spill).unwrap().count(),
+            0,
+            "no file left"
+        );
+    }
 }

@@ -29,9 +29,9 @@ pub use plexus_ingest as ingest;
 pub use plexus_kv::Backend;
 pub use plexus_query::{Procedures, QueryError, Table};
 pub use plexus_storage::{
-    BulkEdge, BulkNode, BulkReport, ConstraintInfo, ConstraintKind, ConstraintSpec, DeleteMode,
-    Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind, IndexMode, IndexSpec,
-    IntegrityReport, Isolation, Neighbor, Node, NodeId, Origin, Props, ReadTxn, StorageError,
-    TypeId, WriteTxn, DEFAULT_GRAPH,
+    BulkEdge, BulkNode, BulkOptions, BulkReport, ConstraintInfo, ConstraintKind, ConstraintSpec,
+    DeleteMode, Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind, IndexMode, IndexSpec,
+    IntegrityReport, Isolation, Neighbor, Node, NodeId, Origin, Props, ReadTxn, SpillLimit,
+    StorageError, TypeId, WriteTxn, DEFAULT_GRAPH,
 };
 pub use query::Params;
