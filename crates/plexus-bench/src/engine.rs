@@ -116,6 +116,7 @@ pub fn load_files(
         path: dir.join("nodes.parquet"),
         name: None,
         format: Format::Parquet,
+        header: None,
     }];
     let edges: Vec<Input> = types
         .iter()
@@ -123,6 +124,7 @@ pub fn load_files(
             path: dir.join(format!("edges_{t}.parquet")),
             name: Some(t.to_string()),
             format: Format::Parquet,
+            header: None,
         })
         .collect();
     db.import(

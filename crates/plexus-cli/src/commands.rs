@@ -84,6 +84,7 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             nodes,
             edges,
             delimiter,
+            quote,
             array_delimiter,
             skip_bad_rows,
             upsert,
@@ -94,7 +95,7 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             g,
             (nodes, edges),
             import_options(
-                *delimiter,
+                (*delimiter, *quote),
                 *array_delimiter,
                 *index_mode,
                 memory_limit.as_deref(),
@@ -176,15 +177,17 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
 /// to a folder inside the database (not the system's temporary folder,
 /// which may itself live in memory).
 fn import_options(
-    delimiter: char,
+    (delimiter, quote): (char, char),
     array_delimiter: char,
     index_mode: IndexModeArg,
     memory_limit: Option<&str>,
     db: &std::path::Path,
 ) -> Result<plexus::ingest::ImportOptions, Box<dyn std::error::Error>> {
     use plexus::ingest::{CsvOptions, ImportOptions};
-    if !delimiter.is_ascii() {
-        return Err(format!("the delimiter '{delimiter}' must be a single ASCII character").into());
+    for (what, c) in [("delimiter", delimiter), ("quote", quote)] {
+        if !c.is_ascii() {
+            return Err(format!("the {what} '{c}' must be a single ASCII character").into());
+        }
     }
     let spill = match memory_limit {
         Some(text) => Some(plexus::SpillLimit {
@@ -196,8 +199,8 @@ fn import_options(
     Ok(ImportOptions {
         csv: CsvOptions {
             delimiter: delimiter as u8,
+            quote: quote as u8,
             array_delimiter,
-            ..CsvOptions::default()
         },
         index_mode: match index_mode {
             IndexModeArg::Maintain => plexus::IndexMode::Maintain,

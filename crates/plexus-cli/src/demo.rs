@@ -82,6 +82,7 @@ pub fn run(path: &Path, out: &Out) -> CliResult {
         path: path.clone(),
         name: Some(name.clone()),
         format: Format::Csv,
+        header: None,
     };
     let (nodes, edges): (Vec<Input>, Vec<Input>) = (
         files[..2].iter().map(input).collect(),

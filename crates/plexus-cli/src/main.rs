@@ -126,6 +126,9 @@ pub enum Command {
         /// CSV field delimiter.
         #[arg(long, default_value = ",")]
         delimiter: char,
+        /// CSV quote character.
+        #[arg(long, default_value = "\"")]
+        quote: char,
         /// Separates the elements of list columns (tags:STRING[]).
         #[arg(long, default_value = ";")]
         array_delimiter: char,

@@ -267,6 +267,31 @@ fn an_import_can_defer_its_indexes() {
 }
 
 #[test]
+fn an_import_takes_a_quote_character_and_a_header_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("h.csv"), "id:ID|name\n").unwrap();
+    std::fs::write(d.join("p.csv"), "ann|'Ann|A.'\n").unwrap();
+    ok(d, &["init"]);
+    let e = fails(d, &["import", "--nodes", "h.csv,p.csv", "--quote", "é"]);
+    assert!(e.contains("must be a single ASCII character"), "{e}");
+    let args = [
+        "import",
+        "--nodes",
+        "P=h.csv,p.csv",
+        "--delimiter",
+        "|",
+        "--quote",
+        "'",
+    ];
+    assert_eq!(json(d, &args)["nodes"], 1);
+    assert_eq!(
+        json(d, &["node", "get", "ann"])["properties"]["name"],
+        "Ann|A."
+    );
+}
+
+#[test]
 fn an_import_can_bound_its_memory() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

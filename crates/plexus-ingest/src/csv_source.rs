@@ -12,26 +12,39 @@ struct Parsed {
     fields: Vec<String>,
 }
 
-/// Opens `input` and reads its header.
+/// Opens `input` and reads its header: its first line, or the first line
+/// of its header file (then every line of `input` is data, and a bad
+/// header is reported at the header file's line 1).
 fn open(
     input: &Input,
     opts: &CsvOptions,
 ) -> Result<(csv::StringRecordsIntoIter<std::fs::File>, Vec<Column>), IngestError> {
-    let file = std::fs::File::open(&input.path).map_err(|error| IngestError::Io {
-        file: input.path.clone(),
-        error,
-    })?;
-    let mut reader = csv::ReaderBuilder::new()
-        .delimiter(opts.delimiter)
-        .quote(opts.quote)
-        .has_headers(true)
-        .flexible(true)
-        .from_reader(file);
-    let at = |column| input.at(1, column);
-    let header = reader
-        .headers()
-        .map_err(|e| IngestError::bad(at(None), format!("cannot read the header: {e}")))?
-        .clone();
+    let reader = |path: &std::path::Path, headers: bool| {
+        let file = std::fs::File::open(path).map_err(|error| IngestError::Io {
+            file: path.to_path_buf(),
+            error,
+        })?;
+        Ok::<_, IngestError>(
+            csv::ReaderBuilder::new()
+                .delimiter(opts.delimiter)
+                .quote(opts.quote)
+                .has_headers(headers)
+                .flexible(true)
+                .from_reader(file),
+        )
+    };
+    let mut data = reader(&input.path, input.header.is_none())?;
+    let header_file = input.header.as_deref().unwrap_or(&input.path);
+    let at = |column| crate::Location {
+        file: header_file.to_path_buf(),
+        line: 1,
+        column,
+    };
+    let header = match &input.header {
+        None => data.headers().cloned(),
+        Some(path) => reader(path, true)?.headers().cloned(),
+    }
+    .map_err(|e| IngestError::bad(at(None), format!("cannot read the header: {e}")))?;
     if header.is_empty() || (header.len() == 1 && header[0].trim().is_empty()) {
         return Err(IngestError::bad(
             at(None),
@@ -42,7 +55,7 @@ fn open(
     for (i, f) in header.iter().enumerate() {
         cols.push(column(f).map_err(|m| IngestError::bad(at(Some(i + 1)), m))?);
     }
-    Ok((reader.into_records(), cols))
+    Ok((data.into_records(), cols))
 }
 
 fn records(

@@ -49,6 +49,9 @@ pub struct Input {
     pub path: PathBuf,
     pub name: Option<String>,
     pub format: Format,
+    /// A CSV file's header line kept in a file of its own (as
+    /// `neo4j-admin import` allows): then `path` holds data lines only.
+    pub header: Option<PathBuf>,
 }
 
 impl Input {
@@ -66,17 +69,22 @@ impl Input {
         self.path.display().to_string().into()
     }
 
-    /// Parses `LABEL=path` or `path`.
+    /// Parses `LABEL=path` or `path`; a CSV path may be `header.csv,data.csv`
+    /// (a header file, then the data).
     pub fn parse(arg: &str) -> Input {
         let (name, path) = match arg.split_once('=') {
             Some((n, p)) if !n.is_empty() && !n.contains(['/', '.']) => (Some(n.to_string()), p),
             _ => (None, arg),
         };
-        let path = PathBuf::from(path);
+        let (header, path) = match path.split_once(',') {
+            Some((h, p)) => (Some(PathBuf::from(h)), PathBuf::from(p)),
+            None => (None, PathBuf::from(path)),
+        };
         Input {
             format: Format::of(&path),
             path,
             name,
+            header,
         }
     }
 }
@@ -171,6 +179,7 @@ fn batch_source(i: usize, b: BatchInput) -> (Input, columnar::Batches) {
         path: PathBuf::from(format!("batches #{}", i + 1)),
         name: b.name,
         format: Format::Arrow,
+        header: None,
     };
     (input, Box::new(b.batches.into_iter().map(Ok)))
 }

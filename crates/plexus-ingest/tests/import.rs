@@ -198,3 +198,50 @@ fn bad_input_names_its_place_and_changes_nothing() {
     }
     run(&s, &[good_nodes], &[]).unwrap();
 }
+
+/// A header in a file of its own (`header.csv,data.csv`, as neo4j-admin
+/// takes it), and another quote character: data lines are numbered from 1
+/// in the data file, and a bad header is named in the header file.
+#[test]
+fn header_files_and_quotes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let header = write(d, "people-header.csv", "id:ID,name,age:INT\n");
+    let data = write(
+        d,
+        "people-data.csv",
+        "ann,'Ann, the first',34\nbob,Bob,41\n",
+    );
+    let s = db();
+    let opts = ImportOptions {
+        csv: plexus_ingest::CsvOptions {
+            quote: b'\'',
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let load = |s: &Storage, arg: String| {
+        import(
+            s,
+            "default",
+            &[Input::parse(&arg)],
+            &[],
+            &opts,
+            &mut |_| {},
+            None,
+        )
+    };
+    let r = load(&s, format!("Person={header},{data}")).unwrap();
+    assert_eq!(r.nodes, 2);
+    let t = s.read("default").unwrap();
+    let ann = t.node(t.node_id("ann").unwrap().unwrap()).unwrap().unwrap();
+    assert_eq!(ann.props["name"], Value::from("Ann, the first"));
+    assert_eq!(ann.props["age"], Value::Int(34));
+    drop(t);
+    let bad_data = write(d, "bad-data.csv", "cy,Cy,young\n");
+    let e = load(&db(), format!("Person={header},{bad_data}")).unwrap_err();
+    assert!(e.to_string().contains("bad-data.csv:1:3"), "{e}");
+    let bad_header = write(d, "bad-header.csv", "id:ID,x:COLOR\n");
+    let e = load(&db(), format!("Person={bad_header},{data}")).unwrap_err();
+    assert!(e.to_string().contains("bad-header.csv:1:2"), "{e}");
+}
