@@ -207,7 +207,7 @@ pub trait KvStore: Send + Sync {
         for item in runs {
             let (ks, run) = item?;
             run.check_sorted()?;
-            run.visit(&mut |k, v| {
+            run.visit(&mut |k, v| -> Result<()> {
                 all.put(ks, k.to_vec(), v.to_vec());
                 Ok(())
             })?;

@@ -214,31 +214,17 @@ impl LmdbStore {
             return self.append_pairs(wtxn, db, &mut run.iter());
         }
         // Parts in files are merged as they are read: pairs come to a
-        // callback, and a write error is carried out of it.
+        // callback, which reports a write error as the transaction's own.
         let append = appends(db.last(wtxn)?.map(|(k, _)| k), run.first_key()?.as_deref());
-        let mut failed: Option<heed::Error> = None;
-        let visited = if append {
+        if append {
             let mut cursor = db.iter_mut(wtxn)?;
-            run.visit(&mut |k, v| {
+            run.visit(&mut |k, v| -> Result<(), WriteErr> {
                 // SAFETY: as in `append_pairs`.
-                unsafe { cursor.put_current_with_options::<Bytes>(PutFlags::APPEND, k, v) }.map_err(
-                    |e| {
-                        failed = Some(e);
-                        KvError::NotSorted
-                    },
-                )
+                unsafe { cursor.put_current_with_options::<Bytes>(PutFlags::APPEND, k, v)? };
+                Ok(())
             })
         } else {
-            run.visit(&mut |k, v| {
-                db.put(wtxn, k, v).map_err(|e| {
-                    failed = Some(e);
-                    KvError::NotSorted
-                })
-            })
-        };
-        match failed {
-            Some(e) => Err(WriteErr::Heed(e)),
-            None => visited.map_err(WriteErr::Kv),
+            run.visit(&mut |k, v| -> Result<(), WriteErr> { Ok(db.put(wtxn, k, v)?) })
         }
     }
 
@@ -371,7 +357,7 @@ impl KvStore for LmdbStore {
                     match runs.next().transpose()? {
                         Some((ks, run)) => {
                             run.check_sorted()?;
-                            run.visit(&mut |k, _| self.check_key(k))?;
+                            run.visit(&mut |k, _| -> Result<()> { self.check_key(k) })?;
                             arrived.push((ks, run));
                         }
                         None => break,

@@ -56,8 +56,10 @@ pub struct Run {
     spills: Vec<Spill>,
 }
 
-/// What [`Run::visit`] calls with each pair.
-pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+/// What [`Run::visit`] calls with each pair. Its error type is the
+/// caller's (it holds a read error of the run too): `Err(None)` of an
+/// `Option<KvError>`, say, stops a visit that found what it looked for.
+pub type Visitor<'a, E> = dyn FnMut(&[u8], &[u8]) -> std::result::Result<(), E> + 'a;
 
 /// A sorted part of a run in a file of its own: pairs behind their
 /// headers, as in a block. Removed when the run is dropped.
@@ -198,14 +200,15 @@ impl Run {
     /// Calls `f` with every pair in key order once sorted (in the order
     /// pushed before, if nothing was spilled), merging spilled parts. Stops
     /// at the first error, of reading or of `f`.
-    pub fn visit(&self, f: &mut Visitor<'_>) -> Result<()> {
+    pub fn visit<E: From<KvError>>(&self, f: &mut Visitor<'_, E>) -> std::result::Result<(), E> {
         if self.spills.is_empty() {
             return self.iter().try_for_each(|(k, v)| f(k, v));
         }
         let mut parts: Vec<Part<'_>> = Vec::with_capacity(self.spills.len() + 1);
         for s in &self.spills {
+            let file = std::fs::File::open(&s.path).map_err(KvError::from)?;
             let mut p = Part::File {
-                reader: std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(&s.path)?),
+                reader: std::io::BufReader::with_capacity(1 << 16, file),
                 pair: Vec::new(),
                 key_len: 0,
                 done: false,
@@ -323,16 +326,11 @@ impl Run {
     /// The first key `visit` gives.
     pub fn first_key(&self) -> Result<Option<Vec<u8>>> {
         let mut first = None;
-        let r = self.visit(&mut |k, _| {
+        let found = self.visit(&mut |k, _| {
             first = Some(k.to_vec());
-            // Ends the visit at the first pair; `first` holds it.
-            Err(KvError::NotSorted)
+            Err(None)
         });
-        match (r, first) {
-            (_, Some(k)) => Ok(Some(k)),
-            (Err(e), None) => Err(e),
-            (Ok(()), None) => Ok(None),
-        }
+        stopped(found).map(|()| first)
     }
 
     /// Fails unless the keys are strictly ascending (sorted, no duplicates).
@@ -371,22 +369,25 @@ impl Run {
         let mut prev: Vec<u8> = Vec::new();
         let mut first = true;
         let mut found = None;
-        let r = self.visit(&mut |k, _| {
+        let visited = self.visit(&mut |k, _| {
             if !first && prev.as_slice() >= k {
                 found = Some((prev.clone(), k.to_vec()));
-                // Ends the visit; `found` says why.
-                return Err(KvError::NotSorted);
+                return Err(None);
             }
             first = false;
             prev.clear();
             prev.extend_from_slice(k);
             Ok(())
         });
-        match (r, found) {
-            (_, Some(f)) => Ok(Some(f)),
-            (Err(e), None) => Err(e),
-            (Ok(()), None) => Ok(None),
-        }
+        stopped(visited).map(|()| found)
+    }
+}
+
+/// A visit's outcome when `Err(None)` stopped it on purpose: success.
+fn stopped(visited: std::result::Result<(), Option<KvError>>) -> Result<()> {
+    match visited {
+        Ok(()) | Err(None) => Ok(()),
+        Err(Some(e)) => Err(e),
     }
 }
 
@@ -633,7 +634,7 @@ mod tests {
         run.sort();
         want.sort();
         let mut got = Vec::new();
-        run.visit(&mut |k, v| {
+        run.visit(&mut |k, v| -> crate::Result<()> {
             assert_eq!(v.len(), 8);
             got.push(u64::from_be_bytes(k.try_into().unwrap()));
             Ok(())

@@ -623,46 +623,35 @@ impl Storage {
         if unique.is_empty() {
             return Ok(());
         }
+        let node_of = |k: &[u8]| {
+            let id = plexus_common::read_u64(k, k.len() - 8).unwrap_or(0);
+            ids.iter()
+                .find(|(_, v)| v.0 == id)
+                .map(|(k, _)| String::from_utf8_lossy(k.as_bytes()).into_owned())
+                .unwrap_or_default()
+        };
         // Neighbours in the sorted run: equal but for the node id, a clash.
         let mut prev: Vec<u8> = Vec::new();
-        let mut clash: Option<(Vec<u8>, Vec<u8>, u32)> = None;
-        entries
-            .visit(&mut |b, _| {
-                let a = &prev;
-                let iid = plexus_common::read_u32(a, 4).unwrap_or(u32::MAX);
-                if unique.contains(&iid)
-                    && a.len() == b.len()
-                    && a[..a.len() - 8] == b[..b.len() - 8]
-                {
-                    clash = Some((a.clone(), b.to_vec(), iid));
-                    // Ends the visit; `clash` says why.
-                    return Err(plexus_kv::KvError::NotSorted);
-                }
-                prev.clear();
-                prev.extend_from_slice(b);
-                Ok(())
-            })
-            .or_else(|e| if clash.is_some() { Ok(()) } else { Err(e) })?;
-        if let Some((a, b, iid)) = clash {
-            let node_of = |k: &[u8]| {
-                let id = plexus_common::read_u64(k, k.len() - 8).unwrap_or(0);
-                ids.iter()
-                    .find(|(_, v)| v.0 == id)
-                    .map(|(k, _)| String::from_utf8_lossy(k.as_bytes()).into_owned())
-                    .unwrap_or_default()
-            };
-            let name = schema
-                .indexes
-                .iter()
-                .find(|d| d.id == iid)
-                .map(|d| d.name.clone())
-                .unwrap_or_default();
-            return Err(StorageError::UniqueViolation {
-                index: name,
-                value: format!("of node '{}'", node_of(&b)),
-                existing: node_of(&a),
-            });
-        }
+        entries.visit(&mut |b, _| -> Result<()> {
+            let a = &prev;
+            let iid = plexus_common::read_u32(a, 4).unwrap_or(u32::MAX);
+            if unique.contains(&iid) && a.len() == b.len() && a[..a.len() - 8] == b[..b.len() - 8] {
+                let index = schema
+                    .indexes
+                    .iter()
+                    .find(|d| d.id == iid)
+                    .map(|d| d.name.clone())
+                    .unwrap_or_default();
+                return Err(StorageError::UniqueViolation {
+                    index,
+                    value: format!("of node '{}'", node_of(b)),
+                    existing: node_of(a),
+                });
+            }
+            prev.clear();
+            prev.extend_from_slice(b);
+            Ok(())
+        })?;
         Ok(())
     }
 }
@@ -854,7 +843,7 @@ fn stats_runs(
         // Parts in files are merged as they are read: one pass, one thread.
         let mut second = Run::new();
         let mut counter = DegreeCounter::default();
-        adj.visit(&mut |k, _| {
+        adj.visit(&mut |k, _| -> plexus_kv::Result<()> {
             if let Some(group) = k.first_chunk::<DEGREE_GROUP>() {
                 counter.add(group, &mut second);
             }
