@@ -11,7 +11,7 @@
 use crate::batch::add_counter;
 use crate::{
     Backend, KeyRange, Ks, KvError, KvIter, KvOptions, KvPair, KvStore, Op, Result, Run,
-    ScanOptions, Snapshot, SortedCheck, WriteBatch,
+    ScanOptions, Snapshot, WriteBatch,
 };
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, MdbError, PutFlags, RoTxn, WithoutTls};
@@ -208,27 +208,44 @@ impl LmdbStore {
     }
 
     /// Writes one sorted run: in append mode (no searching, full pages) when
-    /// every key lies past the keyspace's current last key.
+    /// every key lies past the keyspace's current last key. Each key is
+    /// checked as it is written (past the one before it, of a size LMDB
+    /// takes): a bad one fails the transaction, so nothing of it lands, and
+    /// the run is read once rather than once more to check it first.
     fn append_run(&self, wtxn: &mut heed::RwTxn<'_>, db: Db, run: &Run) -> Result<(), WriteErr> {
         if !run.spilled() {
             return self.append_pairs(wtxn, db, &mut run.iter());
         }
         // Parts in files are merged as they are read: pairs come to a
-        // callback, which reports a write error as the transaction's own.
+        // callback (valid for the call only, so the previous key is copied),
+        // which reports a write error as the transaction's own.
         let append = appends(db.last(wtxn)?.map(|(k, _)| k), run.first_key()?.as_deref());
+        let mut prev: Option<Vec<u8>> = None;
+        let mut checked = |k: &[u8]| -> Result<(), WriteErr> {
+            self.check_next(prev.as_deref(), k)?;
+            let p = prev.get_or_insert_with(Vec::new);
+            p.clear();
+            p.extend_from_slice(k);
+            Ok(())
+        };
         if append {
             let mut cursor = db.iter_mut(wtxn)?;
             run.visit(&mut |k, v| -> Result<(), WriteErr> {
+                checked(k)?;
                 // SAFETY: as in `append_pairs`.
                 unsafe { cursor.put_current_with_options::<Bytes>(PutFlags::APPEND, k, v)? };
                 Ok(())
             })
         } else {
-            run.visit(&mut |k, v| -> Result<(), WriteErr> { Ok(db.put(wtxn, k, v)?) })
+            run.visit(&mut |k, v| -> Result<(), WriteErr> {
+                checked(k)?;
+                Ok(db.put(wtxn, k, v)?)
+            })
         }
     }
 
-    /// Writes sorted pairs, appending when they lie past the last key.
+    /// Writes sorted pairs, appending when they lie past the last key, and
+    /// checking each key as `append_run` says.
     fn append_pairs<'p>(
         &self,
         wtxn: &mut heed::RwTxn<'_>,
@@ -237,8 +254,10 @@ impl LmdbStore {
     ) -> Result<(), WriteErr> {
         let mut pairs = pairs.peekable();
         let first = pairs.peek().map(|(k, _)| *k);
+        let mut prev: Option<&[u8]> = None;
         if !appends(db.last(wtxn)?.map(|(k, _)| k), first) {
             for (k, v) in pairs {
+                self.check_next(prev.replace(k), k)?;
                 db.put(wtxn, k, v)?;
             }
             return Ok(());
@@ -246,11 +265,21 @@ impl LmdbStore {
         // One cursor for the whole run: `mdb_put` would set one up per pair.
         let mut cursor = db.iter_mut(wtxn)?;
         for (k, v) in pairs {
+            self.check_next(prev.replace(k), k)?;
             // SAFETY: nothing read through this cursor is held while it
             // writes; keys and values come from the caller's run.
             unsafe { cursor.put_current_with_options::<Bytes>(PutFlags::APPEND, k, v)? };
         }
         Ok(())
+    }
+
+    /// Fails unless `key` lies past `prev` (the key before it in a sorted
+    /// run) and has a size LMDB takes.
+    fn check_next(&self, prev: Option<&[u8]>, key: &[u8]) -> Result<()> {
+        if prev.is_some_and(|p| p >= key) {
+            return Err(KvError::NotSorted);
+        }
+        self.check_key(key)
     }
 
     /// Runs `f` in one write transaction, growing the map and retrying when full.
@@ -322,14 +351,8 @@ impl KvStore for LmdbStore {
 
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
         let db = self.db(ks)?;
-        let mut check = SortedCheck::new(pairs);
-        let pairs: Vec<KvPair> = (&mut check).collect();
-        if check.out_of_order {
-            return Err(KvError::NotSorted);
-        }
-        for (k, _) in &pairs {
-            self.check_key(k)?;
-        }
+        // Kept for a retry after the map grows; checked as they are written.
+        let pairs: Vec<KvPair> = pairs.collect();
         self.with_write_txn(&mut |wtxn| {
             let mut it = pairs.iter().map(|(k, v)| (k.as_slice(), v.as_slice()));
             self.append_pairs(wtxn, db, &mut it)
@@ -355,11 +378,7 @@ impl KvStore for LmdbStore {
             loop {
                 if written == arrived.len() {
                     match runs.next().transpose()? {
-                        Some((ks, run)) => {
-                            run.check_sorted()?;
-                            run.visit(&mut |k, _| -> Result<()> { self.check_key(k) })?;
-                            arrived.push((ks, run));
-                        }
+                        Some(run) => arrived.push(run),
                         None => break,
                     }
                 }
