@@ -232,6 +232,7 @@ pub fn fresh_db(path: &std::path::Path) -> plexus::Result<Database> {
         Options {
             backend: None,
             durable: false,
+            ..Default::default()
         },
     )
 }

@@ -336,6 +336,7 @@ fn insert_over_time(
         Options {
             backend: Some(backend),
             durable,
+            ..Default::default()
         },
     )?;
     let tenth = nodes / 10;

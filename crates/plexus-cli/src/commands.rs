@@ -11,11 +11,45 @@ use serde_json::json;
 
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
-fn opts(cli: &Cli, backend: Option<Backend>) -> Options {
-    Options {
+fn opts(cli: &Cli, backend: Option<Backend>) -> Result<Options, String> {
+    let mut o = Options {
         backend,
         durable: !cli.no_sync,
+        ..Options::default()
+    };
+    if let Command::Query { limits, .. } | Command::Shell { limits, .. } = &cli.command {
+        if let Some(t) = &limits.timeout {
+            o.query_timeout = Some(parse_duration(t)?);
+        }
+        if let Some(m) = &limits.memory_limit {
+            o.query_memory_limit = Some(parse_size(m)?);
+        }
     }
+    Ok(o)
+}
+
+/// A duration such as `500ms`, `30s`, `5m`, `1h` or `2.5` (seconds).
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let split = t
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.'))
+        .map_or(t.len(), |(i, _)| i);
+    let (number, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => f64::NAN,
+    };
+    number
+        .parse::<f64>()
+        .ok()
+        .map(|n| n * scale)
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("'{text}' is not a duration (say 500ms, 30s or 5m)"))
 }
 
 fn parse_props(list: &[String]) -> Result<Props, String> {
@@ -57,7 +91,7 @@ pub fn run(cli: &Cli) -> CliResult {
                 BackendArg::Lmdb => Backend::Lmdb,
                 BackendArg::Fjall => Backend::Fjall,
             };
-            let db = Database::create(&cli.db, opts(cli, Some(b)))?;
+            let db = Database::create(&cli.db, opts(cli, Some(b))?)?;
             out.done(
                 json!({"path": cli.db, "backend": db.backend().name(), "graphs": db.graphs()}),
                 &format!(
@@ -70,7 +104,7 @@ pub fn run(cli: &Cli) -> CliResult {
         }
         Command::Demo { path } => crate::demo::run(path, &out),
         other => {
-            let db = Database::open(&cli.db, opts(cli, None))?;
+            let db = Database::open(&cli.db, opts(cli, None)?)?;
             run_on(&db, cli, other, &out)
         }
     }
@@ -164,11 +198,12 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             text,
             params,
             format,
+            ..
         } => {
             let params = crate::cypher::parse_params(params)?;
             crate::cypher::query(db, g, text, &params, pick(cli, *format))
         }
-        Command::Shell { format } => crate::cypher::shell(db, g, pick(cli, *format)),
+        Command::Shell { format, .. } => crate::cypher::shell(db, g, pick(cli, *format)),
         Command::Init { .. } | Command::Demo { .. } => unreachable!("handled before opening"),
     }
 }

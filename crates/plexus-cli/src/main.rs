@@ -18,6 +18,18 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Limits for each query (a query past one fails with a clear error).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct QueryLimitArgs {
+    /// Stop a query after this long: 500ms, 30s, 5m, or seconds.
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// The memory one query may hold (rows, groups, sorts, lists): 256M, 2G
+    /// (default 4G).
+    #[arg(long)]
+    pub memory_limit: Option<String>,
+}
+
 #[derive(Parser)]
 #[command(
     name = "plexus",
@@ -164,11 +176,15 @@ pub enum Command {
         /// Output format (--json means jsonl).
         #[arg(long, value_enum, default_value_t = cypher::Format::Table)]
         format: cypher::Format,
+        #[command(flatten)]
+        limits: QueryLimitArgs,
     },
     /// An interactive Cypher shell: statements end with ';', :help lists commands.
     Shell {
         #[arg(long, value_enum, default_value_t = cypher::Format::Table)]
         format: cypher::Format,
+        #[command(flatten)]
+        limits: QueryLimitArgs,
     },
     /// Build a small sample graph in a folder and show some reads.
     Demo {

@@ -1,6 +1,22 @@
+use crate::limits::Limit;
+use plexus_common::ErrorKind;
 use plexus_cypher::ParseError;
 use plexus_storage::StorageError;
 use std::fmt;
+use std::sync::Arc;
+
+/// A storage error kept whole inside a [`QueryError`] (its kind and cause
+/// survive); shared, since query errors are cloned.
+#[derive(Debug, Clone)]
+pub struct StorageCause(pub Arc<StorageError>);
+
+impl PartialEq for StorageCause {
+    /// Equal when they say the same: storage errors have no equality of
+    /// their own (they may hold I/O errors).
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
 
 /// Why a query failed, in the openCypher error vocabulary.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +72,11 @@ pub enum QueryError {
     },
     /// The storage failed or refused for another reason (a conflict with a
     /// concurrent transaction, a corrupt record, an I/O error).
-    Storage(String),
+    Storage(StorageCause),
+    /// The query reached its timeout or its memory budget.
+    ResourceLimit(Limit),
+    /// The query was cancelled through its [`crate::CancelHandle`].
+    Cancelled,
 }
 
 impl QueryError {
@@ -73,6 +93,8 @@ impl QueryError {
             QueryError::Constraint { .. } => "ConstraintVerificationFailed",
             QueryError::EntityNotFound { .. } => "EntityNotFound",
             QueryError::Storage(_) => "DatabaseError",
+            QueryError::ResourceLimit(_) => "ResourceLimit",
+            QueryError::Cancelled => "Cancelled",
             QueryError::Procedure { .. } => "ProcedureError",
             QueryError::At { error, .. } => error.type_name(),
         }
@@ -90,8 +112,25 @@ impl QueryError {
             | QueryError::EntityNotFound { code, .. }
             | QueryError::Procedure { code, .. } => Some(code),
             QueryError::ParameterMissing(_) => Some("MissingParameter"),
-            QueryError::Arithmetic(_) | QueryError::Unsupported(_) | QueryError::Storage(_) => None,
+            QueryError::Arithmetic(_)
+            | QueryError::Unsupported(_)
+            | QueryError::Storage(_)
+            | QueryError::Cancelled => None,
+            QueryError::ResourceLimit(Limit::Timeout(_)) => Some("Timeout"),
+            QueryError::ResourceLimit(Limit::Memory(_)) => Some("MemoryLimit"),
             QueryError::At { error, .. } => error.detail(),
+        }
+    }
+
+    /// Who is to blame: the storage's own kind for its errors, a resource
+    /// limit for timeouts, budgets and cancellation, else the query.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            QueryError::Storage(c) => c.0.kind(),
+            QueryError::ResourceLimit(_) | QueryError::Cancelled => ErrorKind::ResourceLimit,
+            QueryError::Unsupported(_) => ErrorKind::Unsupported,
+            QueryError::At { error, .. } => error.kind(),
+            _ => ErrorKind::BadInput,
         }
     }
 
@@ -144,7 +183,18 @@ impl fmt::Display for QueryError {
             QueryError::EntityNotFound { code, message } => {
                 write!(f, "EntityNotFound ({code}): {message}")
             }
-            QueryError::Storage(m) => write!(f, "storage: {m}"),
+            QueryError::Storage(c) => write!(f, "{}", c.0),
+            QueryError::ResourceLimit(Limit::Timeout(t)) => write!(
+                f,
+                "ResourceLimit: the query ran longer than its timeout of {}",
+                crate::limits::show_duration(*t)
+            ),
+            QueryError::ResourceLimit(Limit::Memory(m)) => write!(
+                f,
+                "ResourceLimit: the query needs more memory than its budget of {}",
+                crate::limits::show_bytes(*m)
+            ),
+            QueryError::Cancelled => write!(f, "the query was cancelled"),
             QueryError::Procedure { code, message } => {
                 write!(f, "ProcedureError ({code}): {message}")
             }
@@ -153,7 +203,14 @@ impl fmt::Display for QueryError {
     }
 }
 
-impl std::error::Error for QueryError {}
+impl std::error::Error for QueryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            QueryError::Storage(c) => Some(&*c.0),
+            _ => None,
+        }
+    }
+}
 
 impl From<ParseError> for QueryError {
     fn from(e: ParseError) -> Self {
@@ -178,7 +235,7 @@ impl From<StorageError> for QueryError {
                 code: "InvalidPropertyType",
                 message: m,
             },
-            other => QueryError::Storage(other.to_string()),
+            other => QueryError::Storage(StorageCause(Arc::new(other))),
         }
     }
 }

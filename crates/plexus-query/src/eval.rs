@@ -3,6 +3,7 @@
 //! compare numerically, integer overflow is an error.
 
 use crate::error::QueryError;
+use crate::limits::Guard;
 use plexus_common::Value;
 use plexus_cypher::{BinOp, Expr, ExprKind, Quantifier, UnOp};
 use plexus_storage::{GraphRead, NodeId};
@@ -21,15 +22,22 @@ pub struct Ctx<'a> {
     /// Values of aggregate calls already computed for the current group,
     /// by the address of their expression node.
     pub aggregates: Option<&'a HashMap<usize, Value>>,
+    /// The query's limits: every loop over rows, matches or elements checks it.
+    pub guard: &'a Guard,
 }
 
 impl<'a> Ctx<'a> {
     /// Evaluation over a graph, outside aggregation.
-    pub fn with_graph(params: &'a BTreeMap<String, Value>, g: &'a dyn GraphRead) -> Ctx<'a> {
+    pub fn with_graph(
+        params: &'a BTreeMap<String, Value>,
+        g: &'a dyn GraphRead,
+        guard: &'a Guard,
+    ) -> Ctx<'a> {
         Ctx {
             params,
             graph: Some(g),
             aggregates: None,
+            guard,
         }
     }
 }

@@ -2,14 +2,16 @@
 //! after it, reading and writing through the query's transaction.
 
 use crate::error::QueryError;
-use crate::eval::{equals, eval, is_aggregate, order, visit_aggregates, Ctx, Row};
-use crate::mutate::{self, Params};
+use crate::eval::{equals, eval, Ctx, Row};
+mod pipeline;
+
+use crate::limits::Guard;
+use crate::mutate::{self, Env, Params};
 use crate::pattern;
 use crate::procedure::{self, ProcedureFn, Procedures, Signature};
+use crate::project::{has_aggregate, project};
 use plexus_common::Value;
-use plexus_cypher::{
-    Clause, Expr, ExprKind, PathPattern, Projection, Query, SingleQuery, Statement,
-};
+use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Query, SingleQuery, Statement};
 use plexus_storage::{GraphRead, WriteTxn};
 use std::collections::HashMap;
 
@@ -96,18 +98,35 @@ impl Prepared {
 
     /// Runs the query with no graph: MATCH finds nothing, OPTIONAL MATCH
     /// binds nulls, clauses that write are refused.
-    pub fn run_standalone(&self, params: &Params) -> Result<Table, QueryError> {
+    pub fn run_standalone(&self, params: &Params, guard: &Guard) -> Result<Table, QueryError> {
         let (q, mode) = self.query()?;
-        run(q, mode, Access::None, params, None, &self.movable)
+        let env = RunEnv {
+            params,
+            guard,
+            procs: None,
+            movable: &self.movable,
+        };
+        run(q, mode, Access::None, &env)
     }
 
     /// Runs the statement on a snapshot; clauses that write are refused.
-    pub fn run_read(&self, g: &dyn GraphRead, params: &Params) -> Result<Table, QueryError> {
+    pub fn run_read(
+        &self,
+        g: &dyn GraphRead,
+        params: &Params,
+        guard: &Guard,
+    ) -> Result<Table, QueryError> {
         if let Statement::Show { constraints } = &self.statement {
             return crate::schema::show(g, *constraints);
         }
         let (q, mode) = self.query()?;
-        run(q, mode, Access::Read(g), params, None, &self.movable)
+        let env = RunEnv {
+            params,
+            guard,
+            procs: None,
+            movable: &self.movable,
+        };
+        run(q, mode, Access::Read(g), &env)
     }
 
     /// Runs the statement in a write transaction, with procedures it may
@@ -118,44 +137,48 @@ impl Prepared {
         txn: &mut WriteTxn,
         params: &Params,
         procs: Option<&Procedures>,
+        guard: &Guard,
     ) -> Result<Table, QueryError> {
+        let env = RunEnv {
+            params,
+            guard,
+            procs,
+            movable: &self.movable,
+        };
         match &self.statement {
-            Statement::Query(q) => run(
-                q,
-                Mode::Run,
-                Access::Write(txn),
-                params,
-                procs,
-                &self.movable,
-            ),
-            Statement::Explain(q) => run(q, Mode::Explain, Access::Write(txn), params, procs, &[]),
-            Statement::Profile(q) => run(
-                q,
-                Mode::Profile,
-                Access::Write(txn),
-                params,
-                procs,
-                &self.movable,
-            ),
+            Statement::Query(q) => run(q, Mode::Run, Access::Write(txn), &env),
+            Statement::Explain(q) => run(q, Mode::Explain, Access::Write(txn), &env),
+            Statement::Profile(q) => run(q, Mode::Profile, Access::Write(txn), &env),
             Statement::Show { constraints } => crate::schema::show(&*txn, *constraints),
             other => crate::schema::apply(txn, other),
         }
     }
 }
 
-/// Runs a query that needs no graph (see [`Prepared::run_standalone`]).
+/// Runs a query that needs no graph (see [`Prepared::run_standalone`]),
+/// without limits.
 pub fn run_standalone(text: &str, params: &Params) -> Result<Table, QueryError> {
-    Prepared::new(text)?.run_standalone(params)
+    Prepared::new(text)?.run_standalone(params, &Guard::unlimited())
 }
 
-/// Runs a read-only query on a snapshot (see [`Prepared::run_read`]).
+/// Runs a read-only query on a snapshot (see [`Prepared::run_read`]),
+/// without limits.
 pub fn run_read(g: &dyn GraphRead, text: &str, params: &Params) -> Result<Table, QueryError> {
-    Prepared::new(text)?.run_read(g, params)
+    Prepared::new(text)?.run_read(g, params, &Guard::unlimited())
 }
 
-/// Runs a query in a write transaction (see [`Prepared::run_write`]).
+/// Runs a query in a write transaction (see [`Prepared::run_write`]),
+/// without limits.
 pub fn run_write(txn: &mut WriteTxn, text: &str, params: &Params) -> Result<Table, QueryError> {
-    Prepared::new(text)?.run_write(txn, params, None)
+    Prepared::new(text)?.run_write(txn, params, None, &Guard::unlimited())
+}
+
+/// What a run needs besides the query and the graph.
+struct RunEnv<'a> {
+    params: &'a Params,
+    guard: &'a Guard,
+    procs: Option<&'a Procedures>,
+    movable: &'a [(usize, usize)],
 }
 
 fn parts(q: &Query) -> impl Iterator<Item = &SingleQuery> {
@@ -175,20 +198,17 @@ fn writes(c: &Clause) -> bool {
     }
 }
 
-fn run(
-    q: &Query,
-    mode: Mode,
-    access: Access<'_>,
-    params: &Params,
-    procs: Option<&Procedures>,
-    movable: &[(usize, usize)],
-) -> Result<Table, QueryError> {
+fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Table, QueryError> {
     let no_procs = Procedures::new();
-    let procs = procs.unwrap_or(&no_procs);
+    let procs = env.procs.unwrap_or(&no_procs);
     procedure::check(q, procs)?;
-    let mut ex = Exec::new(access, params, procs, 0);
+    let mut ex = Exec::new(access, env.params, env.guard, procs, 0);
     ex.profile = (mode == Mode::Profile).then(Vec::new);
-    ex.movable = movable;
+    ex.movable = if mode == Mode::Explain {
+        &[]
+    } else {
+        env.movable
+    };
     if mode == Mode::Explain {
         return Ok(plan_table(
             &crate::plan::explain(q, ex.graph(), &ex.ctx()),
@@ -240,7 +260,7 @@ pub(crate) fn subquery_rows(
         return Ok(0);
     };
     let procs = Procedures::new();
-    let mut ex = Exec::new(Access::Read(g), ctx.params, &procs, 1);
+    let mut ex = Exec::new(Access::Read(g), ctx.params, ctx.guard, &procs, 1);
     let mut total = 0;
     for part in parts(q) {
         if part.clauses.iter().any(|c| matches!(c, Clause::Return(_))) {
@@ -312,7 +332,7 @@ fn same_row(a: &[Value], b: &[Value]) -> bool {
 /// `same_row` inside a bucket, so the semantics are exactly `same_row`'s
 /// (the encoding only narrows the candidates) at linear cost.
 #[derive(Default)]
-struct RowSet {
+pub(crate) struct RowSet {
     buckets: HashMap<Vec<u8>, Vec<usize>>,
 }
 
@@ -337,7 +357,7 @@ impl RowSet {
     }
 
     /// The index (among `seen`) of a row equal to `vals`, if any.
-    fn find(&self, vals: &[Value], seen: &dyn Fn(usize) -> Vec<Value>) -> Option<usize> {
+    pub(crate) fn find(&self, vals: &[Value], seen: &dyn Fn(usize) -> Vec<Value>) -> Option<usize> {
         self.buckets
             .get(&Self::bucket(vals))?
             .iter()
@@ -345,7 +365,7 @@ impl RowSet {
             .find(|i| same_row(&seen(*i), vals))
     }
 
-    fn add(&mut self, vals: &[Value], index: usize) {
+    pub(crate) fn add(&mut self, vals: &[Value], index: usize) {
         self.buckets
             .entry(Self::bucket(vals))
             .or_default()
@@ -368,6 +388,7 @@ fn dedupe(rows: &mut Vec<Vec<Value>>) {
 struct Exec<'t, 'p> {
     access: Access<'t>,
     params: &'p Params,
+    guard: &'p Guard,
     procs: &'p Procedures,
     /// The columns the last CALL yielded: a standalone CALL's result.
     call_columns: Vec<String>,
@@ -382,10 +403,17 @@ struct Exec<'t, 'p> {
 }
 
 impl<'t, 'p> Exec<'t, 'p> {
-    fn new(access: Access<'t>, params: &'p Params, procs: &'p Procedures, nesting: usize) -> Self {
+    fn new(
+        access: Access<'t>,
+        params: &'p Params,
+        guard: &'p Guard,
+        procs: &'p Procedures,
+        nesting: usize,
+    ) -> Self {
         Exec {
             access,
             params,
+            guard,
             procs,
             call_columns: vec![],
             profile: None,
@@ -419,6 +447,7 @@ impl Exec<'_, '_> {
             params: self.params,
             graph: self.graph(),
             aggregates: None,
+            guard: self.guard,
         }
     }
 
@@ -438,6 +467,9 @@ impl Exec<'_, '_> {
         if self.profile.is_none() {
             if let Some(t) = self.count_only(q, &rows)? {
                 return Ok(t);
+            }
+            if pipeline::streamable(q) {
+                return self.stream_part(q, rows);
             }
         }
         for (ci, clause) in q.clauses.iter().enumerate() {
@@ -515,6 +547,10 @@ impl Exec<'_, '_> {
 
     fn clause(&mut self, clause: &Clause, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
         let params = self.params;
+        let env = Env {
+            params,
+            guard: self.guard,
+        };
         Ok(match clause {
             Clause::Unwind { expr, alias, .. } => {
                 let ctx = self.ctx();
@@ -549,7 +585,7 @@ impl Exec<'_, '_> {
                 let txn = self.txn(clause)?;
                 let mut out = Vec::with_capacity(rows.len());
                 for mut r in rows {
-                    mutate::create(txn, params, patterns, &mut r)?;
+                    mutate::create(txn, &env, patterns, &mut r)?;
                     out.push(r);
                 }
                 out
@@ -566,7 +602,7 @@ impl Exec<'_, '_> {
                     let mut found = Vec::new();
                     pattern::match_all(
                         &*txn,
-                        &Ctx::with_graph(params, &*txn),
+                        &Ctx::with_graph(params, &*txn, env.guard),
                         std::slice::from_ref(pattern),
                         None,
                         &r,
@@ -577,12 +613,12 @@ impl Exec<'_, '_> {
                     )?;
                     if found.is_empty() {
                         let mut r = r;
-                        mutate::create(txn, params, std::slice::from_ref(pattern), &mut r)?;
-                        mutate::set(txn, params, on_create, &r)?;
+                        mutate::create(txn, &env, std::slice::from_ref(pattern), &mut r)?;
+                        mutate::set(txn, &env, on_create, &r)?;
                         out.push(r);
                     } else {
                         for m in found {
-                            mutate::set(txn, params, on_match, &m)?;
+                            mutate::set(txn, &env, on_match, &m)?;
                             out.push(m);
                         }
                     }
@@ -592,20 +628,20 @@ impl Exec<'_, '_> {
             Clause::Set { items, .. } => {
                 let txn = self.txn(clause)?;
                 for r in &rows {
-                    mutate::set(txn, params, items, r)?;
+                    mutate::set(txn, &env, items, r)?;
                 }
                 rows
             }
             Clause::Remove { items, .. } => {
                 let txn = self.txn(clause)?;
                 for r in &rows {
-                    mutate::remove(txn, params, items, r)?;
+                    mutate::remove(txn, &env, items, r)?;
                 }
                 rows
             }
             Clause::Delete { detach, exprs, .. } => {
                 let txn = self.txn(clause)?;
-                mutate::delete(txn, params, exprs, *detach, &rows)?;
+                mutate::delete(txn, &env, exprs, *detach, &rows)?;
                 rows
             }
             Clause::Foreach {
@@ -1031,335 +1067,4 @@ pub(crate) fn pattern_vars(p: &plexus_cypher::PathPattern) -> Vec<String> {
         out.extend(n.var.clone());
     }
     out
-}
-
-fn has_aggregate(e: &Expr) -> bool {
-    let mut found = false;
-    visit_aggregates(e, &mut |_| found = true);
-    found
-}
-
-/// Projects rows through WITH/RETURN: items, aggregation, DISTINCT, ORDER BY, SKIP, LIMIT.
-fn project(
-    rows: &[Row],
-    p: &Projection,
-    ctx: &Ctx<'_>,
-) -> Result<(Vec<String>, Vec<Row>), QueryError> {
-    let mut columns: Vec<String> = Vec::new();
-    if p.star {
-        let mut names: Vec<String> = rows
-            .first()
-            .map(|r| r.keys().cloned().collect())
-            .unwrap_or_default();
-        names.sort();
-        columns.extend(names);
-    }
-    let names: Vec<String> = p
-        .items
-        .iter()
-        .map(|i| i.alias.clone().unwrap_or_else(|| i.text.clone()))
-        .collect();
-    for n in &names {
-        if columns.contains(n) && !p.star {
-            return Err(QueryError::Semantic {
-                code: "ColumnNameConflict",
-                message: format!("column `{n}` appears twice"),
-            });
-        }
-        columns.push(n.clone());
-    }
-    let aggregating = p.items.iter().any(|i| has_aggregate(&i.expr));
-    // Each output row with the input row it came from (for ORDER BY and
-    // WITH ... WHERE on variables that were not projected); `None` after
-    // aggregation, where no single input row stands behind an output.
-    let mut out: Vec<(Row, Option<&Row>)> = Vec::new();
-    if !aggregating {
-        for r in rows {
-            let mut o = Row::new();
-            if p.star {
-                o.extend(r.clone());
-            }
-            for (item, name) in p.items.iter().zip(&names) {
-                o.insert(name.clone(), eval(&item.expr, r, ctx)?);
-            }
-            out.push((o, Some(r)));
-        }
-    } else {
-        let keys: Vec<usize> = (0..p.items.len())
-            .filter(|i| !has_aggregate(&p.items[*i].expr))
-            .collect();
-        let mut groups: Vec<(Vec<Value>, Vec<&Row>)> = Vec::new();
-        let mut set = RowSet::default();
-        for r in rows {
-            let k = keys
-                .iter()
-                .map(|i| eval(&p.items[*i].expr, r, ctx))
-                .collect::<Result<Vec<_>, _>>()?;
-            match set.find(&k, &|i| groups[i].0.clone()) {
-                Some(i) => groups[i].1.push(r),
-                None => {
-                    set.add(&k, groups.len());
-                    groups.push((k, vec![r]));
-                }
-            }
-        }
-        if groups.is_empty() && keys.is_empty() {
-            groups.push((vec![], vec![]));
-        }
-        for (k, members) in groups {
-            let mut aggs = HashMap::new();
-            for item in &p.items {
-                let mut calls = Vec::new();
-                visit_aggregates(&item.expr, &mut |e| calls.push(e));
-                for c in calls {
-                    aggs.insert(c as *const Expr as usize, aggregate(c, &members, ctx)?);
-                }
-            }
-            let first = members.first().map(|r| (*r).clone()).unwrap_or_default();
-            let actx = Ctx {
-                params: ctx.params,
-                graph: ctx.graph,
-                aggregates: Some(&aggs),
-            };
-            let mut o = Row::new();
-            let mut ki = k.into_iter();
-            for (i, (item, name)) in p.items.iter().zip(&names).enumerate() {
-                let v = if keys.contains(&i) {
-                    ki.next().unwrap_or(Value::Null)
-                } else {
-                    eval(&item.expr, &first, &actx)?
-                };
-                o.insert(name.clone(), v);
-            }
-            out.push((o, None));
-        }
-    }
-    if p.distinct {
-        let mut kept: Vec<(Row, Option<&Row>)> = Vec::new();
-        let mut kept_vals: Vec<Vec<Value>> = Vec::new();
-        let mut set = RowSet::default();
-        for (o, r) in out {
-            let vals: Vec<Value> = columns
-                .iter()
-                .map(|c| o.get(c).cloned().unwrap_or(Value::Null))
-                .collect();
-            if set.find(&vals, &|i| kept_vals[i].clone()).is_none() {
-                set.add(&vals, kept.len());
-                kept_vals.push(vals);
-                kept.push((o, r));
-            }
-        }
-        out = kept;
-    }
-    if !p.order_by.is_empty() {
-        let mut keyed = Vec::with_capacity(out.len());
-        for (o, r) in out {
-            let mut scope = match r {
-                Some(r) if !p.distinct => r.clone(),
-                _ => Row::new(),
-            };
-            scope.extend(o.clone());
-            let keys = p
-                .order_by
-                .iter()
-                .map(|s| eval(&s.expr, &scope, ctx))
-                .collect::<Result<Vec<_>, _>>()?;
-            keyed.push((keys, o, r));
-        }
-        keyed.sort_by(|a, b| {
-            for (i, s) in p.order_by.iter().enumerate() {
-                let o = order(&a.0[i], &b.0[i]);
-                let o = if s.descending { o.reverse() } else { o };
-                if o != std::cmp::Ordering::Equal {
-                    return o;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
-        out = keyed.into_iter().map(|(_, o, r)| (o, r)).collect();
-    }
-    let bound = |e: &Option<Expr>, what: &str| -> Result<Option<usize>, QueryError> {
-        match e {
-            None => Ok(None),
-            Some(x) => match eval(x, &Row::new(), ctx)? {
-                Value::Int(i) if i >= 0 => Ok(Some(i as usize)),
-                Value::Int(_) => Err(QueryError::Argument {
-                    code: "NegativeIntegerArgument",
-                    message: format!("{what} must not be negative"),
-                }),
-                v => Err(QueryError::Argument {
-                    code: "InvalidArgumentType",
-                    message: format!("{what} takes an integer, not {}", v.value_type()),
-                }),
-            },
-        }
-    };
-    let skip = bound(&p.skip, "SKIP")?.unwrap_or(0);
-    let limit = bound(&p.limit, "LIMIT")?.unwrap_or(usize::MAX);
-    let mut rows = Vec::new();
-    for (o, r) in out.into_iter().skip(skip).take(limit) {
-        // WITH ... WHERE sees the incoming variables too, unless the
-        // projection aggregates or is DISTINCT.
-        if let Some(w) = &p.where_ {
-            let mut scope = match r {
-                Some(r) if !p.distinct => r.clone(),
-                _ => Row::new(),
-            };
-            scope.extend(o.clone());
-            if eval(w, &scope, ctx)? != Value::Bool(true) {
-                continue;
-            }
-        }
-        rows.push(o);
-    }
-    Ok((columns, rows))
-}
-
-fn aggregate(call: &Expr, rows: &[&Row], ctx: &Ctx<'_>) -> Result<Value, QueryError> {
-    let (name, distinct, args) = match &call.kind {
-        ExprKind::CountStar => return Ok(Value::Int(rows.len() as i64)),
-        ExprKind::Call {
-            name,
-            distinct,
-            args,
-        } => (name.to_ascii_lowercase(), *distinct, args),
-        _ => unreachable!("only aggregate calls are passed"),
-    };
-    debug_assert!(is_aggregate(call));
-    let arg = args.first().ok_or_else(|| QueryError::Semantic {
-        code: "InvalidNumberOfArguments",
-        message: format!("{name}() needs an argument"),
-    })?;
-    let mut vals = Vec::new();
-    for r in rows {
-        let v = eval(arg, r, ctx)?;
-        if !v.is_null() {
-            vals.push(v);
-        }
-    }
-    if distinct {
-        let mut d: Vec<Value> = Vec::new();
-        let mut set = RowSet::default();
-        for v in vals {
-            let one = std::slice::from_ref(&v);
-            if set.find(one, &|i| vec![d[i].clone()]).is_none() {
-                set.add(one, d.len());
-                d.push(v);
-            }
-        }
-        vals = d;
-    }
-    let numbers = |vals: &[Value]| -> Result<Vec<f64>, QueryError> {
-        vals.iter()
-            .map(|v| match v {
-                Value::Int(i) => Ok(*i as f64),
-                Value::Float(f) => Ok(*f),
-                other => Err(QueryError::type_error(format!(
-                    "{name}() takes numbers, not {}",
-                    other.value_type()
-                ))),
-            })
-            .collect()
-    };
-    Ok(match name.as_str() {
-        "count" => Value::Int(vals.len() as i64),
-        "collect" => Value::List(vals),
-        "sum" => {
-            if vals.iter().all(|v| matches!(v, Value::Int(_))) {
-                let mut s = 0i64;
-                for v in &vals {
-                    s = s
-                        .checked_add(v.as_int().unwrap_or(0))
-                        .ok_or_else(|| QueryError::Arithmetic("integer overflow".into()))?;
-                }
-                Value::Int(s)
-            } else {
-                Value::Float(numbers(&vals)?.iter().sum())
-            }
-        }
-        "avg" => {
-            let n = numbers(&vals)?;
-            if n.is_empty() {
-                Value::Null
-            } else {
-                Value::Float(n.iter().sum::<f64>() / n.len() as f64)
-            }
-        }
-        "min" | "max" => {
-            let mut best: Option<Value> = None;
-            for v in vals {
-                best = Some(match best {
-                    None => v,
-                    Some(b) => {
-                        let o = order(&v, &b);
-                        let take = if name == "min" {
-                            o == std::cmp::Ordering::Less
-                        } else {
-                            o == std::cmp::Ordering::Greater
-                        };
-                        if take {
-                            v
-                        } else {
-                            b
-                        }
-                    }
-                });
-            }
-            best.unwrap_or(Value::Null)
-        }
-        "stdev" | "stdevp" => {
-            let n = numbers(&vals)?;
-            let k = n.len() as f64;
-            if n.len() < 2 && name == "stdev" || n.is_empty() {
-                Value::Float(0.0)
-            } else {
-                let mean = n.iter().sum::<f64>() / k;
-                let ss: f64 = n.iter().map(|x| (x - mean).powi(2)).sum();
-                Value::Float((ss / if name == "stdev" { k - 1.0 } else { k }).sqrt())
-            }
-        }
-        "percentilecont" | "percentiledisc" => {
-            let pe = args.get(1).ok_or_else(|| QueryError::Semantic {
-                code: "InvalidNumberOfArguments",
-                message: format!("{name}() takes a value and a percentile"),
-            })?;
-            let scope = rows.first().map(|r| (*r).clone()).unwrap_or_default();
-            let p = match eval(pe, &scope, ctx)? {
-                Value::Int(i) => i as f64,
-                Value::Float(f) => f,
-                other => {
-                    return Err(QueryError::type_error(format!(
-                        "the percentile must be a number, not {}",
-                        other.value_type()
-                    )))
-                }
-            };
-            if !(0.0..=1.0).contains(&p) {
-                return Err(QueryError::Argument {
-                    code: "NumberOutOfRange",
-                    message: format!("the percentile must be between 0.0 and 1.0, not {p}"),
-                });
-            }
-            let mut n = numbers(&vals)?;
-            if n.is_empty() {
-                return Ok(Value::Null);
-            }
-            let mut order_idx: Vec<usize> = (0..n.len()).collect();
-            order_idx.sort_by(|a, b| n[*a].total_cmp(&n[*b]));
-            if name == "percentiledisc" {
-                let k = if p == 0.0 {
-                    0
-                } else {
-                    ((p * n.len() as f64).ceil() as usize).saturating_sub(1)
-                };
-                vals[order_idx[k.min(n.len() - 1)]].clone()
-            } else {
-                n.sort_by(f64::total_cmp);
-                let pos = p * (n.len() - 1) as f64;
-                let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-                Value::Float(n[lo] + (n[hi] - n[lo]) * (pos - lo as f64))
-            }
-        }
-        _ => return Err(QueryError::Unsupported(format!("aggregation {name}()"))),
-    })
 }

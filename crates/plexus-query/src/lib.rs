@@ -13,13 +13,16 @@ mod error;
 mod eval;
 mod exec;
 mod graph;
+mod limits;
 mod mutate;
 mod pattern;
 mod plan;
 mod procedure;
+mod project;
 mod schema;
 mod temporal;
 
-pub use error::QueryError;
+pub use error::{QueryError, StorageCause};
 pub use exec::{run_read, run_standalone, run_write, Prepared, Table};
+pub use limits::{CancelHandle, Guard, Limit, QueryLimits};
 pub use procedure::{ArgType, ProcedureFn, Procedures, Signature};

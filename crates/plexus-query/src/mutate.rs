@@ -16,25 +16,32 @@ use std::collections::BTreeMap;
 type Res<T> = Result<T, QueryError>;
 pub type Params = BTreeMap<String, Value>;
 
-fn eval_in(txn: &WriteTxn, params: &Params, e: &Expr, row: &Row) -> Res<Value> {
-    eval(e, row, &Ctx::with_graph(params, txn))
+/// What a write clause evaluates its expressions with.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    pub params: &'a Params,
+    pub guard: &'a crate::limits::Guard,
+}
+
+fn eval_in(txn: &WriteTxn, env: &Env<'_>, e: &Expr, row: &Row) -> Res<Value> {
+    eval(e, row, &Ctx::with_graph(env.params, txn, env.guard))
 }
 
 /// A pattern's inline property map, evaluated; nulls are dropped (a null
 /// property does not exist).
-fn props_of(txn: &WriteTxn, params: &Params, e: &Option<Box<Expr>>, row: &Row) -> Res<Props> {
+fn props_of(txn: &WriteTxn, env: &Env<'_>, e: &Option<Box<Expr>>, row: &Row) -> Res<Props> {
     let mut out = Props::new();
     if let Some(e) = e {
         if let ExprKind::Map(entries) = &e.kind {
             for (k, x) in entries {
-                let v = eval_in(txn, params, x, row)?;
+                let v = eval_in(txn, env, x, row)?;
                 check_storable(&v)?;
                 if !v.is_null() {
                     out.insert(k.clone(), v);
                 }
             }
         } else {
-            match eval_in(txn, params, e, row)? {
+            match eval_in(txn, env, e, row)? {
                 Value::Map(m) => {
                     for (k, v) in m {
                         check_storable(&v)?;
@@ -91,17 +98,17 @@ fn label_names(e: &Option<LabelExpr>) -> Res<Vec<&str>> {
 /// the new variables in `row`.
 pub fn create(
     txn: &mut WriteTxn,
-    params: &Params,
+    env: &Env<'_>,
     patterns: &[PathPattern],
     row: &mut Row,
 ) -> Res<()> {
     for p in patterns {
         let el = &p.element;
-        let mut nodes = vec![create_node(txn, params, &el.start, row)?];
+        let mut nodes = vec![create_node(txn, env, &el.start, row)?];
         let mut rels = Vec::new();
         for (rp, np) in &el.chain {
             let from = *nodes.last().unwrap_or(&NodeId(0));
-            let to = create_node(txn, params, np, row)?;
+            let to = create_node(txn, env, np, row)?;
             let rel_type = match &rp.types {
                 Some(LabelExpr::Name(t)) => t.clone(),
                 _ => {
@@ -121,7 +128,7 @@ pub fn create(
                     })
                 }
             };
-            let props = props_of(txn, params, &rp.props, row)?;
+            let props = props_of(txn, env, &rp.props, row)?;
             let id = txn.create_edge(None, s, e, &rel_type, &props)?;
             let r = graph::rel_value(id, s, e);
             if let Some(var) = &rp.var {
@@ -143,7 +150,7 @@ pub fn create(
 
 fn create_node(
     txn: &mut WriteTxn,
-    params: &Params,
+    env: &Env<'_>,
     np: &plexus_cypher::NodePattern,
     row: &mut Row,
 ) -> Res<NodeId> {
@@ -166,7 +173,7 @@ fn create_node(
         }
     }
     let labels = label_names(&np.labels)?;
-    let props = props_of(txn, params, &np.props, row)?;
+    let props = props_of(txn, env, &np.props, row)?;
     let id = txn.create_node(None, &labels, &props)?;
     if let Some(var) = &np.var {
         row.insert(var.clone(), graph::node(id));
@@ -207,7 +214,7 @@ fn all_props(txn: &WriteTxn, e: &Entity) -> Res<Props> {
 }
 
 /// SET items, in order, for one row.
-pub fn set(txn: &mut WriteTxn, params: &Params, items: &[SetItem], row: &Row) -> Res<()> {
+pub fn set(txn: &mut WriteTxn, env: &Env<'_>, items: &[SetItem], row: &Row) -> Res<()> {
     for item in items {
         match item {
             SetItem::Property { target, value } => {
@@ -217,8 +224,8 @@ pub fn set(txn: &mut WriteTxn, params: &Params, items: &[SetItem], row: &Row) ->
                         message: "SET takes `x.key = value`".into(),
                     });
                 };
-                let b = eval_in(txn, params, base, row)?;
-                let v = eval_in(txn, params, value, row)?;
+                let b = eval_in(txn, env, base, row)?;
+                let v = eval_in(txn, env, value, row)?;
                 if let Some(e) = entity(&b)? {
                     if !v.is_null() {
                         check_storable(&v)?;
@@ -230,7 +237,7 @@ pub fn set(txn: &mut WriteTxn, params: &Params, items: &[SetItem], row: &Row) ->
                 let Some(target) = entity(row.get(var).unwrap_or(&Value::Null))? else {
                     continue;
                 };
-                let new: Props = match eval_in(txn, params, value, row)? {
+                let new: Props = match eval_in(txn, env, value, row)? {
                     Value::Map(m) => m.into_iter().collect(),
                     v @ (Value::Node(_) | Value::Relationship(_)) => match entity(&v)? {
                         Some(src) => all_props(txn, &src)?,
@@ -271,14 +278,14 @@ pub fn set(txn: &mut WriteTxn, params: &Params, items: &[SetItem], row: &Row) ->
 }
 
 /// REMOVE items for one row.
-pub fn remove(txn: &mut WriteTxn, params: &Params, items: &[RemoveItem], row: &Row) -> Res<()> {
+pub fn remove(txn: &mut WriteTxn, env: &Env<'_>, items: &[RemoveItem], row: &Row) -> Res<()> {
     for item in items {
         match item {
             RemoveItem::Property(target) => {
                 let ExprKind::Property(base, key) = &target.kind else {
                     continue;
                 };
-                if let Some(e) = entity(&eval_in(txn, params, base, row)?)? {
+                if let Some(e) = entity(&eval_in(txn, env, base, row)?)? {
                     set_prop(txn, &e, key, Value::Null)?;
                 }
             }
@@ -298,7 +305,7 @@ pub fn remove(txn: &mut WriteTxn, params: &Params, items: &[RemoveItem], row: &R
 /// so `DELETE n, r` works whatever the order written.
 pub fn delete(
     txn: &mut WriteTxn,
-    params: &Params,
+    env: &Env<'_>,
     exprs: &[Expr],
     detach: bool,
     rows: &[Row],
@@ -307,7 +314,7 @@ pub fn delete(
     let mut rels = Vec::new();
     for row in rows {
         for e in exprs {
-            collect_deletes(eval_in(txn, params, e, row)?, &mut nodes, &mut rels)?;
+            collect_deletes(eval_in(txn, env, e, row)?, &mut nodes, &mut rels)?;
         }
     }
     for r in rels {

@@ -569,7 +569,12 @@ fn execute(
     let mut txn = db
         .write(DEFAULT_GRAPH)
         .map_err(plexus_query::QueryError::from)?;
-    let t = plexus_query::Prepared::new(q)?.run_write(&mut txn, params, Some(procs))?;
+    let t = plexus_query::Prepared::new(q)?.run_write(
+        &mut txn,
+        params,
+        Some(procs),
+        &plexus_query::Guard::unlimited(),
+    )?;
     txn.commit().map_err(plexus_query::QueryError::from)?;
     Ok(t)
 }

@@ -31,13 +31,25 @@ pub struct Options {
     pub backend: Option<Backend>,
     /// Sync each commit to disk before acknowledging it (default true).
     pub durable: bool,
+    /// How long a query may run unless it says otherwise (default: no limit).
+    pub query_timeout: Option<std::time::Duration>,
+    /// The bytes one query may hold in rows, groups, sort buffers and lists
+    /// unless it says otherwise (default: [`DEFAULT_QUERY_MEMORY`]).
+    pub query_memory_limit: Option<usize>,
 }
+
+/// The default memory budget of one query: 4 GiB. Large enough for any
+/// interactive query, small enough that a runaway one fails with a clear
+/// error instead of taking the process down.
+pub const DEFAULT_QUERY_MEMORY: usize = 4 << 30;
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             backend: None,
             durable: true,
+            query_timeout: None,
+            query_memory_limit: Some(DEFAULT_QUERY_MEMORY),
         }
     }
 }
@@ -59,6 +71,14 @@ pub struct Database {
     path: Option<PathBuf>,
     _lock: Option<std::sync::Arc<File>>,
     plans: std::sync::Arc<crate::query::PlanCache>,
+    limits: plexus_query::QueryLimits,
+}
+
+fn limits_of(opts: &Options) -> plexus_query::QueryLimits {
+    plexus_query::QueryLimits {
+        timeout: opts.query_timeout,
+        memory: opts.query_memory_limit,
+    }
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
@@ -187,11 +207,17 @@ impl Database {
 
     /// A database that lives in memory only.
     pub fn in_memory() -> Result<Database> {
+        Self::in_memory_with(Options::default())
+    }
+
+    /// A database in memory, with `opts`' query limits.
+    pub fn in_memory_with(opts: Options) -> Result<Database> {
         Ok(Database {
             storage: Storage::in_memory()?,
             path: None,
             _lock: None,
             plans: Default::default(),
+            limits: limits_of(&opts),
         })
     }
 
@@ -216,11 +242,23 @@ impl Database {
             path: Some(path.to_path_buf()),
             _lock: Some(std::sync::Arc::new(lock)),
             plans: Default::default(),
+            limits: limits_of(opts),
         })
     }
 
     pub(crate) fn plans(&self) -> &crate::query::PlanCache {
         &self.plans
+    }
+
+    /// The limits a query gets unless it sets its own.
+    pub fn query_defaults(&self) -> plexus_query::QueryLimits {
+        self.limits
+    }
+
+    /// A session on `graph`: auto-commit queries, explicit transactions and
+    /// result cursors (see [`crate::Session`]).
+    pub fn session(&self, graph: &str) -> Result<crate::Session> {
+        crate::Session::new(self.clone(), graph)
     }
 
     /// The folder of the database (`None` in memory).

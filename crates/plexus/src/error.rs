@@ -24,6 +24,11 @@ pub enum Error {
         path: PathBuf,
         error: std::io::Error,
     },
+    /// A query failed earlier in this explicit transaction; it can only be
+    /// rolled back.
+    TransactionFailed(String),
+    /// The transaction was committed or rolled back already.
+    TransactionClosed,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -32,8 +37,8 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Storage(e) => e.kind(),
-            Error::Query(plexus_query::QueryError::Storage(_)) => ErrorKind::Io,
-            Error::Query(_) => ErrorKind::BadInput,
+            Error::Query(e) => e.kind(),
+            Error::TransactionFailed(_) | Error::TransactionClosed => ErrorKind::BadInput,
             Error::NotADatabase { .. } | Error::Missing(_) | Error::Exists(_) => {
                 ErrorKind::BadInput
             }
@@ -62,11 +67,25 @@ impl fmt::Display for Error {
                 p.display()
             ),
             Error::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Error::TransactionFailed(why) => write!(
+                f,
+                "the transaction can only be rolled back: a query in it failed ({why})"
+            ),
+            Error::TransactionClosed => f.write_str("the transaction is closed"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Storage(e) => Some(e),
+            Error::Query(e) => Some(e),
+            Error::Io { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 impl From<StorageError> for Error {
     fn from(e: StorageError) -> Self {

@@ -16,8 +16,9 @@
 mod database;
 mod error;
 mod query;
+mod session;
 
-pub use database::{Database, GraphStats, Options, MANIFEST_FILE};
+pub use database::{Database, GraphStats, Options, DEFAULT_QUERY_MEMORY, MANIFEST_FILE};
 pub use error::{Error, Result};
 /// Traversals, shortest paths, sampling and CSR snapshots.
 pub use plexus_algo as algo;
@@ -27,7 +28,7 @@ pub use plexus_common::{
 /// Importing CSV and JSON-lines files.
 pub use plexus_ingest as ingest;
 pub use plexus_kv::Backend;
-pub use plexus_query::{Procedures, QueryError, Table};
+pub use plexus_query::{CancelHandle, Limit, Procedures, QueryError, QueryLimits, Table};
 pub use plexus_storage::{
     BulkEdge, BulkNode, BulkOptions, BulkReport, ConstraintInfo, ConstraintKind, ConstraintSpec,
     DeleteMode, Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind, IndexMode, IndexSpec,
@@ -35,3 +36,4 @@ pub use plexus_storage::{
     StorageError, TypeId, WriteTxn, DEFAULT_GRAPH,
 };
 pub use query::Params;
+pub use session::{Cursor, QueryKind, QueryOptions, Session, Summary, Transaction};

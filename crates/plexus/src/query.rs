@@ -3,6 +3,7 @@
 
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::session::QueryOptions;
 use plexus_query::{Prepared, Table};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -21,12 +22,16 @@ pub(crate) struct PlanCache {
 }
 
 impl PlanCache {
-    fn get(&self, text: &str) -> Result<Arc<Prepared>> {
-        let mut plans = self.plans.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(p) = plans.get(text) {
+    /// The prepared query for `text`. The lock is held only to look up and
+    /// to insert, never while parsing and checking: a slow or hostile query
+    /// text does not hold up other queries. Two threads preparing the same
+    /// new text at once both prepare it; the second insert wins, harmlessly.
+    pub(crate) fn get(&self, text: &str) -> Result<Arc<Prepared>> {
+        if let Some(p) = self.lock().get(text) {
             return Ok(p.clone());
         }
         let p = Arc::new(Prepared::new(text).map_err(Error::Query)?);
+        let mut plans = self.lock();
         if plans.len() >= PLAN_CACHE_SIZE {
             plans.clear();
         }
@@ -34,8 +39,12 @@ impl PlanCache {
         Ok(p)
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Prepared>>> {
+        self.plans.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub(crate) fn len(&self) -> usize {
-        self.plans.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.lock().len()
     }
 }
 
@@ -52,17 +61,40 @@ impl Database {
     /// assert_eq!(t.rows, vec![vec![Value::from("Bob")]]);
     /// ```
     pub fn query(&self, graph: &str, text: &str, params: &Params) -> Result<Table> {
+        self.query_with(graph, text, params, &QueryOptions::default())
+    }
+
+    /// [`Database::query`] with a timeout, a memory budget or a
+    /// cancellation handle; a query that reaches a limit fails with
+    /// [`plexus_query::QueryError::ResourceLimit`] naming it, and a write
+    /// query that fails commits nothing.
+    ///
+    /// ```
+    /// use plexus::{Database, Params, QueryOptions};
+    /// let db = Database::in_memory().unwrap();
+    /// let opts = QueryOptions { memory_limit: Some(1 << 20), ..Default::default() };
+    /// let e = db.query_with("default", "RETURN size(range(1, 10000000)) AS n", &Params::new(), &opts);
+    /// assert_eq!(e.unwrap_err().kind(), plexus::ErrorKind::ResourceLimit);
+    /// ```
+    pub fn query_with(
+        &self,
+        graph: &str,
+        text: &str,
+        params: &Params,
+        opts: &QueryOptions,
+    ) -> Result<Table> {
         let plan = self.plans().get(text)?;
+        let guard = opts.guard(self);
         if plan.is_write() {
             let mut txn = self.write(graph)?;
             let t = plan
-                .run_write(&mut txn, params, None)
+                .run_write(&mut txn, params, None, &guard)
                 .map_err(Error::Query)?;
             txn.commit()?;
             Ok(t)
         } else {
             let snap = self.read(graph)?;
-            plan.run_read(&snap, params).map_err(Error::Query)
+            plan.run_read(&snap, params, &guard).map_err(Error::Query)
         }
     }
 

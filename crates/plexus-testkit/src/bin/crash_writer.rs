@@ -18,6 +18,7 @@ fn main() {
         Options {
             backend: Some(backend),
             durable: true,
+            ..Default::default()
         },
     )
     .expect("open");

@@ -1,0 +1,342 @@
+//! Streaming execution of a query part that only reads: rows are pushed
+//! one at a time through UNWIND, MATCH and the projections that can pass a
+//! row on its own, and collected only where a projection must see them all
+//! (aggregation, DISTINCT, ORDER BY) — so a count over millions of matches
+//! or of a long `range()` holds one row and one counter, and a LIMIT stops
+//! the clauses before it as soon as it has its rows.
+//!
+//! Parts that write stay on the clause-at-a-time path in `exec.rs`: a
+//! write must see every row of the clause before it (openCypher's eager
+//! semantics), and a MATCH after a CREATE must see all of its writes.
+
+use super::{Exec, Table};
+use crate::error::QueryError;
+use crate::eval::{eval, Ctx, Row};
+use crate::pattern;
+use crate::project::{self, Projector};
+use plexus_common::Value;
+use plexus_cypher::{Clause, Expr, ExprKind, Projection, SingleQuery};
+use std::cell::Cell;
+
+/// Whether the rows before a stage are still wanted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    More,
+    Stop,
+}
+
+type Sink<'s> = dyn FnMut(&Row) -> Result<Flow, QueryError> + 's;
+
+/// Whether a part can run as a pipeline: only clauses that read, and it
+/// ends in RETURN.
+pub(super) fn streamable(q: &SingleQuery) -> bool {
+    matches!(q.clauses.last(), Some(Clause::Return(_)))
+        && q.clauses.iter().all(|c| {
+            matches!(
+                c,
+                Clause::Unwind { .. } | Clause::Match { .. } | Clause::With(_) | Clause::Return(_)
+            )
+        })
+}
+
+/// A projection that must see all its rows before it yields any.
+fn breaks(c: &Clause) -> bool {
+    match c {
+        Clause::With(p) | Clause::Return(p) => !project::streams(p),
+        _ => false,
+    }
+}
+
+/// The SKIP and LIMIT of a streamed projection, counted as rows pass.
+struct Window {
+    skip: usize,
+    limit: usize,
+    seen: Cell<usize>,
+    passed: Cell<usize>,
+}
+
+impl Exec<'_, '_> {
+    /// Runs a streamable part (see [`streamable`]) from `input`.
+    pub(super) fn stream_part(
+        &self,
+        q: &SingleQuery,
+        input: Vec<Row>,
+    ) -> Result<Table, QueryError> {
+        let clauses = &q.clauses;
+        let ctx = self.ctx();
+        let mut rows = input;
+        let mut start = 0;
+        loop {
+            let end = (start..clauses.len())
+                .find(|i| breaks(&clauses[*i]))
+                .unwrap_or(clauses.len());
+            let windows = self.windows(&clauses[start..end], &ctx)?;
+            let stage = Stage {
+                clauses: &clauses[start..end],
+                windows: &windows,
+            };
+            let Some(breaker) = clauses.get(end) else {
+                // No breaker left: the last clause is a streamed RETURN.
+                let Some(Clause::Return(p)) = clauses.last() else {
+                    return Ok(Table {
+                        columns: vec![],
+                        rows: vec![],
+                    });
+                };
+                return self.stream_to_table(&stage, rows, p, &ctx);
+            };
+            let (Clause::With(p) | Clause::Return(p)) = breaker else {
+                unreachable!("only projections break a pipeline");
+            };
+            let mut pr = Projector::new(p);
+            for r in &rows {
+                let flow = self.push(&stage, 0, r, &ctx, &mut |row| {
+                    pr.add(row, &ctx)?;
+                    Ok(Flow::More)
+                })?;
+                if flow == Flow::Stop {
+                    break;
+                }
+            }
+            let (columns, out) = pr.finish(&ctx)?;
+            if let Clause::Return(_) = breaker {
+                let rows = out
+                    .into_iter()
+                    .map(|mut r| {
+                        columns
+                            .iter()
+                            .map(|c| r.remove(c).unwrap_or(Value::Null))
+                            .collect()
+                    })
+                    .collect();
+                return Ok(Table { columns, rows });
+            }
+            rows = out;
+            start = end + 1;
+        }
+    }
+
+    /// The last stretch of a part: rows pushed through to the final,
+    /// streamed RETURN and into the result table.
+    fn stream_to_table(
+        &self,
+        stage: &Stage<'_>,
+        rows: Vec<Row>,
+        p: &Projection,
+        ctx: &Ctx<'_>,
+    ) -> Result<Table, QueryError> {
+        let mut columns: Option<Vec<String>> = None;
+        let mut out: Vec<Vec<Value>> = Vec::new();
+        for r in &rows {
+            let flow = self.push(stage, 0, r, ctx, &mut |row| {
+                let cols = match &columns {
+                    Some(c) => c,
+                    None => {
+                        columns.insert(project::columns(p, &project::item_names(p), Some(row))?)
+                    }
+                };
+                let vals: Vec<Value> = cols
+                    .iter()
+                    .map(|c| row.get(c).cloned().unwrap_or(Value::Null))
+                    .collect();
+                ctx.guard
+                    .charge(vals.iter().map(crate::limits::value_size).sum())?;
+                out.push(vals);
+                Ok(Flow::More)
+            })?;
+            if flow == Flow::Stop {
+                break;
+            }
+        }
+        let columns = match columns {
+            Some(c) => c,
+            None => project::columns(p, &project::item_names(p), None)?,
+        };
+        Ok(Table { columns, rows: out })
+    }
+
+    fn windows(
+        &self,
+        clauses: &[Clause],
+        ctx: &Ctx<'_>,
+    ) -> Result<Vec<Option<Window>>, QueryError> {
+        clauses
+            .iter()
+            .map(|c| match c {
+                Clause::With(p) | Clause::Return(p) => Ok(Some(Window {
+                    skip: project::bound(&p.skip, "SKIP", ctx)?.unwrap_or(0),
+                    limit: project::bound(&p.limit, "LIMIT", ctx)?.unwrap_or(usize::MAX),
+                    seen: Cell::new(0),
+                    passed: Cell::new(0),
+                })),
+                _ => Ok(None),
+            })
+            .collect()
+    }
+
+    /// Pushes one row into clause `i` of a stage; what comes out goes on
+    /// to the next clause, and past the last one to `sink`.
+    fn push(
+        &self,
+        stage: &Stage<'_>,
+        i: usize,
+        row: &Row,
+        ctx: &Ctx<'_>,
+        sink: &mut Sink<'_>,
+    ) -> Result<Flow, QueryError> {
+        ctx.guard.check()?;
+        let Some(clause) = stage.clauses.get(i) else {
+            return sink(row);
+        };
+        match clause {
+            Clause::Unwind { expr, alias, .. } => {
+                self.unwind(stage, i, expr, alias, row, ctx, sink)
+            }
+            Clause::Match {
+                optional,
+                patterns,
+                where_,
+                ..
+            } => {
+                let mut found = false;
+                let mut flow = Flow::More;
+                if let Some(g) = ctx.graph {
+                    pattern::match_all(g, ctx, patterns, where_.as_ref(), row, &mut |m, times| {
+                        found = true;
+                        for _ in 0..times {
+                            if self.push(stage, i + 1, m, ctx, sink)? == Flow::Stop {
+                                flow = Flow::Stop;
+                                return Ok(true);
+                            }
+                        }
+                        Ok(false)
+                    })?;
+                }
+                if *optional && !found {
+                    let mut n = row.clone();
+                    for p in patterns {
+                        for v in super::pattern_vars(p) {
+                            n.entry(v).or_insert(Value::Null);
+                        }
+                    }
+                    return self.push(stage, i + 1, &n, ctx, sink);
+                }
+                Ok(flow)
+            }
+            Clause::With(p) | Clause::Return(p) => {
+                let Some(w) = &stage.windows[i] else {
+                    return Ok(Flow::More);
+                };
+                if w.passed.get() >= w.limit {
+                    return Ok(Flow::Stop);
+                }
+                let o = project::project_row(p, &project::item_names(p), row, ctx)?;
+                // SKIP and LIMIT count rows before WITH's WHERE filters them,
+                // as the projection body comes before WHERE in the grammar.
+                let seen = w.seen.get();
+                w.seen.set(seen + 1);
+                if seen < w.skip {
+                    return Ok(Flow::More);
+                }
+                w.passed.set(w.passed.get() + 1);
+                let flow = if project::where_holds(p, &o, Some(row), ctx)? {
+                    self.push(stage, i + 1, &o, ctx, sink)?
+                } else {
+                    Flow::More
+                };
+                Ok(if w.passed.get() >= w.limit {
+                    Flow::Stop
+                } else {
+                    flow
+                })
+            }
+            _ => Err(QueryError::Unsupported(
+                "a clause that cannot stream in a streamed part".into(),
+            )),
+        }
+    }
+
+    /// UNWIND: each element in turn, in one row whose alias is overwritten;
+    /// `range(…)` is walked without building the list.
+    #[allow(clippy::too_many_arguments)]
+    fn unwind(
+        &self,
+        stage: &Stage<'_>,
+        i: usize,
+        expr: &Expr,
+        alias: &str,
+        row: &Row,
+        ctx: &Ctx<'_>,
+        sink: &mut Sink<'_>,
+    ) -> Result<Flow, QueryError> {
+        let mut n = row.clone();
+        let mut emit = |v: Value| -> Result<Flow, QueryError> {
+            match n.get_mut(alias) {
+                Some(slot) => *slot = v,
+                None => {
+                    n.insert(alias.to_string(), v);
+                }
+            }
+            self.push(stage, i + 1, &n, ctx, sink)
+        };
+        if let Some((from, to, step)) = lazy_range(expr, row, ctx)? {
+            let mut x = from;
+            while (step > 0 && x <= to) || (step < 0 && x >= to) {
+                if emit(Value::Int(x))? == Flow::Stop {
+                    return Ok(Flow::Stop);
+                }
+                match x.checked_add(step) {
+                    Some(next) => x = next,
+                    None => break,
+                }
+            }
+            return Ok(Flow::More);
+        }
+        match eval(expr, row, ctx)? {
+            Value::Null => Ok(Flow::More),
+            Value::List(items) => {
+                for it in items {
+                    if emit(it)? == Flow::Stop {
+                        return Ok(Flow::Stop);
+                    }
+                }
+                Ok(Flow::More)
+            }
+            v => emit(v),
+        }
+    }
+}
+
+/// The clauses between two breakers, with their SKIP/LIMIT counters.
+struct Stage<'a> {
+    clauses: &'a [Clause],
+    windows: &'a [Option<Window>],
+}
+
+/// `range(from, to[, step])` with integer arguments, as bounds to walk;
+/// `None` for any other expression (or arguments `range` would refuse,
+/// which its evaluation then reports).
+fn lazy_range(
+    expr: &Expr,
+    row: &Row,
+    ctx: &Ctx<'_>,
+) -> Result<Option<(i64, i64, i64)>, QueryError> {
+    let ExprKind::Call { name, args, .. } = &expr.kind else {
+        return Ok(None);
+    };
+    if !name.eq_ignore_ascii_case("range") || !(2..=3).contains(&args.len()) {
+        return Ok(None);
+    }
+    let mut ints = Vec::with_capacity(3);
+    for a in args {
+        match eval(a, row, ctx)? {
+            Value::Int(i) => ints.push(i),
+            _ => return Ok(None),
+        }
+    }
+    let step = ints.get(2).copied().unwrap_or(1);
+    if step == 0 {
+        return Ok(None);
+    }
+    Ok(Some((ints[0], ints[1], step)))
+}

@@ -1,0 +1,607 @@
+//! The projection operator of WITH and RETURN: items, grouping and
+//! aggregation, DISTINCT, ORDER BY, SKIP, LIMIT and WITH's WHERE.
+//!
+//! Rows are added one at a time. Aggregates fold as rows arrive, so a group
+//! holds its running state (a count, a sum, the best value so far), not its
+//! rows; only `collect`, the percentiles and the deviations keep values.
+//! A projection that neither aggregates, deduplicates nor sorts never holds
+//! a row: the pipeline calls [`project_row`] on each row as it passes.
+
+use crate::error::QueryError;
+use crate::eval::{eval, is_aggregate, order, visit_aggregates, Ctx, Row};
+use crate::exec::RowSet;
+use crate::limits::{row_size, value_size};
+use plexus_common::Value;
+use plexus_cypher::{Expr, ExprKind, Projection};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+pub(crate) fn has_aggregate(e: &Expr) -> bool {
+    let mut found = false;
+    visit_aggregates(e, &mut |_| found = true);
+    found
+}
+
+/// Whether rows can pass this projection one by one (SKIP and LIMIT are
+/// counted by the pipeline).
+pub(crate) fn streams(p: &Projection) -> bool {
+    !p.distinct && p.order_by.is_empty() && !p.items.iter().any(|i| has_aggregate(&i.expr))
+}
+
+/// The names of a projection's items.
+pub(crate) fn item_names(p: &Projection) -> Vec<String> {
+    p.items
+        .iter()
+        .map(|i| i.alias.clone().unwrap_or_else(|| i.text.clone()))
+        .collect()
+}
+
+/// The output columns: with `*`, the variables of the first row (sorted),
+/// then the items.
+pub(crate) fn columns(
+    p: &Projection,
+    names: &[String],
+    first: Option<&Row>,
+) -> Result<Vec<String>, QueryError> {
+    let mut columns: Vec<String> = Vec::new();
+    if p.star {
+        let mut vars: Vec<String> = first
+            .map(|r| r.keys().cloned().collect())
+            .unwrap_or_default();
+        vars.sort();
+        columns.extend(vars);
+    }
+    for n in names {
+        if columns.contains(n) && !p.star {
+            return Err(QueryError::Semantic {
+                code: "ColumnNameConflict",
+                message: format!("column `{n}` appears twice"),
+            });
+        }
+        columns.push(n.clone());
+    }
+    Ok(columns)
+}
+
+/// One row through a projection that does not aggregate: its items (and
+/// with `*` its variables).
+pub(crate) fn project_row(
+    p: &Projection,
+    names: &[String],
+    row: &Row,
+    ctx: &Ctx<'_>,
+) -> Result<Row, QueryError> {
+    let mut o = if p.star { row.clone() } else { Row::new() };
+    for (item, name) in p.items.iter().zip(names) {
+        o.insert(name.clone(), eval(&item.expr, row, ctx)?);
+    }
+    Ok(o)
+}
+
+/// WITH ... WHERE: sees the incoming variables too, unless the projection
+/// aggregates or is DISTINCT (then `input` is `None`).
+pub(crate) fn where_holds(
+    p: &Projection,
+    out: &Row,
+    input: Option<&Row>,
+    ctx: &Ctx<'_>,
+) -> Result<bool, QueryError> {
+    let Some(w) = &p.where_ else {
+        return Ok(true);
+    };
+    let v = match input {
+        Some(r) if !p.distinct => {
+            let mut scope = r.clone();
+            scope.extend(out.iter().map(|(k, v)| (k.clone(), v.clone())));
+            eval(w, &scope, ctx)?
+        }
+        _ => eval(w, out, ctx)?,
+    };
+    Ok(v == Value::Bool(true))
+}
+
+/// SKIP or LIMIT's count, evaluated once.
+pub(crate) fn bound(
+    e: &Option<Expr>,
+    what: &str,
+    ctx: &Ctx<'_>,
+) -> Result<Option<usize>, QueryError> {
+    match e {
+        None => Ok(None),
+        Some(x) => match eval(x, &Row::new(), ctx)? {
+            Value::Int(i) if i >= 0 => Ok(Some(usize::try_from(i).unwrap_or(usize::MAX))),
+            Value::Int(_) => Err(QueryError::Argument {
+                code: "NegativeIntegerArgument",
+                message: format!("{what} must not be negative"),
+            }),
+            v => Err(QueryError::Argument {
+                code: "InvalidArgumentType",
+                message: format!("{what} takes an integer, not {}", v.value_type()),
+            }),
+        },
+    }
+}
+
+/// A group of an aggregating projection.
+struct Group<'p> {
+    key: Vec<Value>,
+    /// The group's first row: non-aggregate parts of an item that mixes
+    /// both are evaluated on it.
+    first: Row,
+    states: Vec<Agg<'p>>,
+}
+
+/// Collects the rows of a projection that must see them all (aggregation,
+/// DISTINCT, ORDER BY) and produces its output at the end.
+pub(crate) struct Projector<'p> {
+    p: &'p Projection,
+    names: Vec<String>,
+    columns: Option<Vec<String>>,
+    /// Indexes of the items without aggregates: the grouping key.
+    keys: Vec<usize>,
+    /// Every aggregate call of the items, in order.
+    calls: Vec<&'p Expr>,
+    aggregating: bool,
+    groups: Vec<Group<'p>>,
+    group_set: RowSet,
+    /// Without aggregation: each output row, with its input row when ORDER
+    /// BY or WHERE may read it.
+    rows: Vec<(Row, Option<Row>)>,
+    keep_input: bool,
+    /// Bytes taken from the query's memory budget.
+    charged: usize,
+}
+
+impl<'p> Projector<'p> {
+    pub(crate) fn new(p: &'p Projection) -> Projector<'p> {
+        let mut calls = Vec::new();
+        for item in &p.items {
+            visit_aggregates(&item.expr, &mut |e| calls.push(e));
+        }
+        Projector {
+            p,
+            names: item_names(p),
+            columns: None,
+            keys: (0..p.items.len())
+                .filter(|i| !has_aggregate(&p.items[*i].expr))
+                .collect(),
+            aggregating: !calls.is_empty(),
+            calls,
+            groups: Vec::new(),
+            group_set: RowSet::default(),
+            rows: Vec::new(),
+            keep_input: !p.order_by.is_empty() || p.where_.is_some(),
+            charged: 0,
+        }
+    }
+
+    fn charge(&mut self, bytes: usize, ctx: &Ctx<'_>) -> Result<(), QueryError> {
+        self.charged = self.charged.saturating_add(bytes);
+        ctx.guard.charge(bytes)
+    }
+
+    pub(crate) fn add(&mut self, row: &Row, ctx: &Ctx<'_>) -> Result<(), QueryError> {
+        if self.columns.is_none() {
+            self.columns = Some(columns(self.p, &self.names, Some(row))?);
+        }
+        if !self.aggregating {
+            let o = project_row(self.p, &self.names, row, ctx)?;
+            let input = self.keep_input.then(|| row.clone());
+            let bytes = row_size(&o) + input.as_ref().map_or(0, row_size);
+            self.rows.push((o, input));
+            return self.charge(bytes, ctx);
+        }
+        let key = self
+            .keys
+            .iter()
+            .map(|i| eval(&self.p.items[*i].expr, row, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        let groups = &self.groups;
+        let g = match self.group_set.find(&key, &|i| groups[i].key.clone()) {
+            Some(g) => g,
+            None => {
+                let bytes = key.iter().map(value_size).sum::<usize>() + row_size(row);
+                self.group_set.add(&key, self.groups.len());
+                self.groups.push(Group {
+                    key,
+                    first: row.clone(),
+                    states: self.calls.iter().map(|c| Agg::new(c)).collect(),
+                });
+                self.charge(bytes, ctx)?;
+                self.groups.len() - 1
+            }
+        };
+        let mut grew = 0;
+        for s in &mut self.groups[g].states {
+            grew += s.add(row, ctx)?;
+        }
+        self.charge(grew, ctx)
+    }
+
+    /// The projection's columns and rows, after every row was added.
+    pub(crate) fn finish(mut self, ctx: &Ctx<'_>) -> Result<(Vec<String>, Vec<Row>), QueryError> {
+        let columns = match self.columns.take() {
+            Some(c) => c,
+            None => columns(self.p, &self.names, None)?,
+        };
+        let p = self.p;
+        let mut out = std::mem::take(&mut self.rows);
+        if self.aggregating {
+            if self.groups.is_empty() && self.keys.is_empty() {
+                self.groups.push(Group {
+                    key: vec![],
+                    first: Row::new(),
+                    states: self.calls.iter().map(|c| Agg::new(c)).collect(),
+                });
+            }
+            for g in std::mem::take(&mut self.groups) {
+                out.push((self.group_row(g, ctx)?, None));
+            }
+        }
+        if p.distinct {
+            out = distinct(out, &columns);
+        }
+        if !p.order_by.is_empty() {
+            out = sort(out, p, ctx)?;
+        }
+        let skip = bound(&p.skip, "SKIP", ctx)?.unwrap_or(0);
+        let limit = bound(&p.limit, "LIMIT", ctx)?.unwrap_or(usize::MAX);
+        let mut rows = Vec::new();
+        for (o, r) in out.into_iter().skip(skip).take(limit) {
+            ctx.guard.check()?;
+            if where_holds(p, &o, r.as_ref(), ctx)? {
+                rows.push(o);
+            }
+        }
+        ctx.guard.release(self.charged);
+        Ok((columns, rows))
+    }
+
+    /// The output row of one group: its key values and the aggregates'
+    /// results, with items that mix both evaluated on the group's first row.
+    fn group_row(&self, g: Group<'_>, ctx: &Ctx<'_>) -> Result<Row, QueryError> {
+        let mut aggs = HashMap::new();
+        for (call, state) in self.calls.iter().zip(g.states) {
+            aggs.insert(*call as *const Expr as usize, state.finish(&g.first, ctx)?);
+        }
+        let actx = Ctx {
+            params: ctx.params,
+            graph: ctx.graph,
+            aggregates: Some(&aggs),
+            guard: ctx.guard,
+        };
+        let mut o = Row::new();
+        let mut key = g.key.into_iter();
+        for (i, (item, name)) in self.p.items.iter().zip(&self.names).enumerate() {
+            let v = if self.keys.contains(&i) {
+                key.next().unwrap_or(Value::Null)
+            } else {
+                eval(&item.expr, &g.first, &actx)?
+            };
+            o.insert(name.clone(), v);
+        }
+        Ok(o)
+    }
+}
+
+fn distinct(out: Vec<(Row, Option<Row>)>, columns: &[String]) -> Vec<(Row, Option<Row>)> {
+    let mut kept: Vec<(Row, Option<Row>)> = Vec::new();
+    let mut kept_vals: Vec<Vec<Value>> = Vec::new();
+    let mut set = RowSet::default();
+    for (o, r) in out {
+        let vals: Vec<Value> = columns
+            .iter()
+            .map(|c| o.get(c).cloned().unwrap_or(Value::Null))
+            .collect();
+        if set.find(&vals, &|i| kept_vals[i].clone()).is_none() {
+            set.add(&vals, kept.len());
+            kept_vals.push(vals);
+            kept.push((o, r));
+        }
+    }
+    kept
+}
+
+/// ORDER BY: keys evaluated once per row, over the output row and (unless
+/// DISTINCT) the input row it came from.
+fn sort(
+    out: Vec<(Row, Option<Row>)>,
+    p: &Projection,
+    ctx: &Ctx<'_>,
+) -> Result<Vec<(Row, Option<Row>)>, QueryError> {
+    let mut keyed = Vec::with_capacity(out.len());
+    for (o, r) in out {
+        ctx.guard.check()?;
+        let mut scope = match &r {
+            Some(r) if !p.distinct => r.clone(),
+            _ => Row::new(),
+        };
+        scope.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let keys = p
+            .order_by
+            .iter()
+            .map(|s| eval(&s.expr, &scope, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        keyed.push((keys, o, r));
+    }
+    keyed.sort_by(|a, b| {
+        for (i, s) in p.order_by.iter().enumerate() {
+            let o = order(&a.0[i], &b.0[i]);
+            let o = if s.descending { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
+    Ok(keyed.into_iter().map(|(_, o, r)| (o, r)).collect())
+}
+
+/// Projects materialised rows (the path of queries that write).
+pub(crate) fn project(
+    rows: &[Row],
+    p: &Projection,
+    ctx: &Ctx<'_>,
+) -> Result<(Vec<String>, Vec<Row>), QueryError> {
+    let mut pr = Projector::new(p);
+    for r in rows {
+        pr.add(r, ctx)?;
+    }
+    pr.finish(ctx)
+}
+
+/// The running state of one aggregate call in one group.
+enum Fold {
+    Count(i64),
+    /// Integers are summed exactly (i128 cannot overflow from i64 terms in
+    /// any feasible count); a float makes the sum a float.
+    Sum {
+        ints: bool,
+        int: i128,
+        float: f64,
+    },
+    Avg {
+        sum: f64,
+        n: u64,
+    },
+    Best(Option<Value>),
+    /// `collect`, the percentiles and the deviations need every value.
+    Values(Vec<Value>),
+}
+
+struct Agg<'p> {
+    call: &'p Expr,
+    name: String,
+    /// `None` for `count(*)`.
+    arg: Option<&'p Expr>,
+    /// For DISTINCT: the values seen.
+    seen: Option<(RowSet, Vec<Value>)>,
+    fold: Fold,
+}
+
+impl<'p> Agg<'p> {
+    fn new(call: &'p Expr) -> Agg<'p> {
+        let (name, distinct, arg) = match &call.kind {
+            ExprKind::Call {
+                name,
+                distinct,
+                args,
+            } => (name.to_ascii_lowercase(), *distinct, args.first()),
+            _ => ("count".to_string(), false, None),
+        };
+        debug_assert!(is_aggregate(call));
+        let fold = match name.as_str() {
+            "count" => Fold::Count(0),
+            "sum" => Fold::Sum {
+                ints: true,
+                int: 0,
+                float: 0.0,
+            },
+            "avg" => Fold::Avg { sum: 0.0, n: 0 },
+            "min" | "max" => Fold::Best(None),
+            _ => Fold::Values(Vec::new()),
+        };
+        Agg {
+            call,
+            name,
+            arg,
+            seen: distinct.then(|| (RowSet::default(), Vec::new())),
+            fold,
+        }
+    }
+
+    /// Folds one row in; returns the bytes the state grew by.
+    fn add(&mut self, row: &Row, ctx: &Ctx<'_>) -> Result<usize, QueryError> {
+        let v = match self.arg {
+            None => {
+                if matches!(self.call.kind, ExprKind::CountStar) {
+                    if let Fold::Count(n) = &mut self.fold {
+                        *n += 1;
+                    }
+                    return Ok(0);
+                }
+                return Err(QueryError::Semantic {
+                    code: "InvalidNumberOfArguments",
+                    message: format!("{}() needs an argument", self.name),
+                });
+            }
+            Some(arg) => eval(arg, row, ctx)?,
+        };
+        if v.is_null() {
+            return Ok(0);
+        }
+        let mut grew = 0;
+        if let Some((set, vals)) = &mut self.seen {
+            let one = std::slice::from_ref(&v);
+            if set.find(one, &|i| vec![vals[i].clone()]).is_some() {
+                return Ok(0);
+            }
+            set.add(one, vals.len());
+            grew += value_size(&v);
+            vals.push(v.clone());
+        }
+        let number = |v: &Value| match v {
+            Value::Int(i) => Ok(*i as f64),
+            Value::Float(f) => Ok(*f),
+            other => Err(QueryError::type_error(format!(
+                "{}() takes numbers, not {}",
+                self.name,
+                other.value_type()
+            ))),
+        };
+        match &mut self.fold {
+            Fold::Count(n) => *n += 1,
+            Fold::Sum { ints, int, float } => {
+                *float += number(&v)?;
+                match v {
+                    Value::Int(i) => *int += i128::from(i),
+                    _ => *ints = false,
+                }
+            }
+            Fold::Avg { sum, n } => {
+                *sum += number(&v)?;
+                *n += 1;
+            }
+            Fold::Best(best) => {
+                let take = match best {
+                    None => true,
+                    Some(b) => {
+                        let o = order(&v, b);
+                        if self.name == "min" {
+                            o == Ordering::Less
+                        } else {
+                            o == Ordering::Greater
+                        }
+                    }
+                };
+                if take {
+                    *best = Some(v);
+                }
+            }
+            Fold::Values(vals) => {
+                grew += value_size(&v);
+                vals.push(v);
+            }
+        }
+        Ok(grew)
+    }
+
+    fn finish(self, first: &Row, ctx: &Ctx<'_>) -> Result<Value, QueryError> {
+        Ok(match self.fold {
+            Fold::Count(n) => Value::Int(n),
+            Fold::Sum {
+                ints: true, int, ..
+            } => Value::Int(
+                i64::try_from(int)
+                    .map_err(|_| QueryError::Arithmetic("integer overflow".into()))?,
+            ),
+            Fold::Sum { float, .. } => Value::Float(float),
+            Fold::Avg { n: 0, .. } => Value::Null,
+            Fold::Avg { sum, n } => Value::Float(sum / n as f64),
+            Fold::Best(b) => b.unwrap_or(Value::Null),
+            Fold::Values(vals) => reduce(&self.name, self.call, vals, first, ctx)?,
+        })
+    }
+}
+
+/// The aggregates that need all their values: `collect`, `stdev`,
+/// `stdevp`, `percentileCont` and `percentileDisc`.
+fn reduce(
+    name: &str,
+    call: &Expr,
+    vals: Vec<Value>,
+    first: &Row,
+    ctx: &Ctx<'_>,
+) -> Result<Value, QueryError> {
+    let numbers = |vals: &[Value]| -> Result<Vec<f64>, QueryError> {
+        vals.iter()
+            .map(|v| match v {
+                Value::Int(i) => Ok(*i as f64),
+                Value::Float(f) => Ok(*f),
+                other => Err(QueryError::type_error(format!(
+                    "{name}() takes numbers, not {}",
+                    other.value_type()
+                ))),
+            })
+            .collect()
+    };
+    Ok(match name {
+        "collect" => Value::List(vals),
+        "stdev" | "stdevp" => {
+            let n = numbers(&vals)?;
+            let k = n.len() as f64;
+            if n.len() < 2 && name == "stdev" || n.is_empty() {
+                Value::Float(0.0)
+            } else {
+                let mean = n.iter().sum::<f64>() / k;
+                let ss: f64 = n.iter().map(|x| (x - mean).powi(2)).sum();
+                Value::Float((ss / if name == "stdev" { k - 1.0 } else { k }).sqrt())
+            }
+        }
+        "percentilecont" | "percentiledisc" => percentile(name, call, vals, first, ctx)?,
+        _ => return Err(QueryError::Unsupported(format!("aggregation {name}()"))),
+    })
+}
+
+fn percentile(
+    name: &str,
+    call: &Expr,
+    vals: Vec<Value>,
+    first: &Row,
+    ctx: &Ctx<'_>,
+) -> Result<Value, QueryError> {
+    let ExprKind::Call { args, .. } = &call.kind else {
+        return Ok(Value::Null);
+    };
+    let pe = args.get(1).ok_or_else(|| QueryError::Semantic {
+        code: "InvalidNumberOfArguments",
+        message: format!("{name}() takes a value and a percentile"),
+    })?;
+    let p = match eval(pe, first, ctx)? {
+        Value::Int(i) => i as f64,
+        Value::Float(f) => f,
+        other => {
+            return Err(QueryError::type_error(format!(
+                "the percentile must be a number, not {}",
+                other.value_type()
+            )))
+        }
+    };
+    if !(0.0..=1.0).contains(&p) {
+        return Err(QueryError::Argument {
+            code: "NumberOutOfRange",
+            message: format!("the percentile must be between 0.0 and 1.0, not {p}"),
+        });
+    }
+    let mut n = Vec::with_capacity(vals.len());
+    for v in &vals {
+        n.push(match v {
+            Value::Int(i) => *i as f64,
+            Value::Float(f) => *f,
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "{name}() takes numbers, not {}",
+                    other.value_type()
+                )))
+            }
+        });
+    }
+    if n.is_empty() {
+        return Ok(Value::Null);
+    }
+    let mut order_idx: Vec<usize> = (0..n.len()).collect();
+    order_idx.sort_by(|a, b| n[*a].total_cmp(&n[*b]));
+    Ok(if name == "percentiledisc" {
+        let k = if p == 0.0 {
+            0
+        } else {
+            ((p * n.len() as f64).ceil() as usize).saturating_sub(1)
+        };
+        vals[order_idx[k.min(n.len() - 1)]].clone()
+    } else {
+        n.sort_by(f64::total_cmp);
+        let pos = p * (n.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        Value::Float(n[lo] + (n[hi] - n[lo]) * (pos - lo as f64))
+    })
+}
