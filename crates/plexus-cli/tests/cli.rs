@@ -529,3 +529,68 @@ fn import_upserts_into_a_graph_with_data() {
     );
     assert_eq!(n, "n\n3\n");
 }
+
+#[test]
+fn hostile_queries_get_clear_errors_and_the_process_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(d, &["init"]);
+    let nested = format!("RETURN {}1{} AS v", "({k:".repeat(24), "})".repeat(24));
+    assert!(ok(d, &["query", &nested, "--format", "csv"]).contains("k"));
+    let minus = format!("RETURN {}1", "-".repeat(60_000));
+    assert!(fails(d, &["query", &minus]).contains("NestingTooDeep"));
+    let plus = format!("RETURN {}", vec!["1"; 30_000].join("+"));
+    assert!(fails(d, &["query", &plus]).contains("nested more than"));
+    let count = "UNWIND range(1, 3000000) AS x RETURN count(x) AS n";
+    assert_eq!(
+        ok(
+            d,
+            &["query", count, "--memory-limit", "1M", "--format", "csv"]
+        ),
+        "n\n3000000\n"
+    );
+    let e = fails(d, &["query", "RETURN size(range(0, 9223372036854775807))"]);
+    assert!(e.contains("memory") && e.contains("4 GiB"), "{e}");
+    let e = fails(
+        d,
+        &[
+            "query",
+            "UNWIND range(1, 9000000000) AS x RETURN count(x)",
+            "--timeout",
+            "100ms",
+        ],
+    );
+    assert!(e.contains("timeout of 100 ms"), "{e}");
+    assert!(fails(d, &["query", "RETURN 1", "--timeout", "soon"]).contains("not a duration"));
+    let sorted = ok(
+        d,
+        &[
+            "query",
+            "UNWIND [9007199254740993, 9007199254740992] AS x RETURN x ORDER BY x",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(sorted, "x\n9007199254740992\n9007199254740993\n");
+    let f = ok(
+        d,
+        &[
+            "query",
+            "RETURN 'ab' =~ 'a.' AS r, timestamp() > 0 AS t, isEmpty([]) AS e, atan2(0, 1) AS a",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(f, "r,t,e,a\ntrue,true,true,0.0\n");
+    ok(d, &["node", "put", "ann", "-l", "Person"]);
+    let id = ok(
+        d,
+        &[
+            "query",
+            "MATCH (n:Person) RETURN elementId(n) AS id",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(id, "id\nann\n");
+}

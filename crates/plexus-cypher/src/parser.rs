@@ -10,7 +10,7 @@ use crate::lexer::{lex, Spanned, Tok};
 /// Parses one statement.
 pub fn parse(src: &str) -> Result<Query, ParseError> {
     let toks = lex(src)?;
-    let mut p = Parser { src, toks, pos: 0 };
+    let mut p = Parser::new(src, toks);
     let q = p.query()?;
     p.eat(&Tok::Semi);
     if let Some(t) = p.peek() {
@@ -28,7 +28,7 @@ pub fn parse(src: &str) -> Result<Query, ParseError> {
 /// schema command (`CREATE INDEX`, `CREATE CONSTRAINT`, `DROP`, `SHOW`).
 pub fn parse_statement(src: &str) -> Result<Statement, ParseError> {
     let toks = lex(src)?;
-    let mut p = Parser { src, toks, pos: 0 };
+    let mut p = Parser::new(src, toks);
     let schema = (p.is_kw("CREATE") && (p.is_kw_at(1, "INDEX") || p.is_kw_at(1, "CONSTRAINT")))
         || p.is_kw("DROP")
         || p.is_kw("SHOW");
@@ -60,7 +60,7 @@ pub fn parse_statement(src: &str) -> Result<Statement, ParseError> {
 /// Parses a standalone expression (used by tools and tests).
 pub fn parse_expression(src: &str) -> Result<Expr, ParseError> {
     let toks = lex(src)?;
-    let mut p = Parser { src, toks, pos: 0 };
+    let mut p = Parser::new(src, toks);
     let e = p.expr()?;
     if let Some(t) = p.peek() {
         return Err(p.error_at(
@@ -168,11 +168,57 @@ struct Parser<'a> {
     src: &'a str,
     toks: Vec<Spanned>,
     pos: usize,
+    /// How deeply the expression being parsed is nested.
+    depth: usize,
+    /// Token positions where a `(` was tried as a pattern and is not one:
+    /// each is tried once, so nested parentheses parse in polynomial time
+    /// instead of twice per level.
+    not_patterns: std::collections::HashSet<usize>,
 }
+
+/// How deeply expressions may nest (parentheses, operators, chains of
+/// operators, property accesses): every later phase walks the tree
+/// recursively, and this keeps every walk far from a stack overflow.
+pub const MAX_NESTING: usize = 500;
 
 type R<T> = Result<T, ParseError>;
 
 impl<'a> Parser<'a> {
+    fn new(src: &'a str, toks: Vec<Spanned>) -> Parser<'a> {
+        Parser {
+            src,
+            toks,
+            pos: 0,
+            depth: 0,
+            not_patterns: Default::default(),
+        }
+    }
+
+    /// Parses one nesting level deeper, refusing past [`MAX_NESTING`].
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.deep_enough(0)?;
+        self.depth += 1;
+        // Each level of nesting takes several frames of the descent; the
+        // stack grows on the heap when less than 128 KiB is left.
+        let r = stacker::maybe_grow(128 << 10, 4 << 20, || f(self));
+        self.depth -= 1;
+        r
+    }
+
+    /// Refuses an expression whose nesting, with `links` more levels from
+    /// a chain of operators, would pass [`MAX_NESTING`].
+    fn deep_enough(&self, links: usize) -> R<()> {
+        if self.depth.saturating_add(links) >= MAX_NESTING {
+            return Err(self.error_at(
+                self.here(),
+                "NestingTooDeep",
+                format!("the expression is nested more than {MAX_NESTING} levels deep"),
+                "split it, or pass the value as a parameter",
+            ));
+        }
+        Ok(())
+    }
+
     fn peek(&self) -> Option<&Spanned> {
         self.toks.get(self.pos)
     }
@@ -1041,7 +1087,7 @@ impl<'a> Parser<'a> {
     // ---- expressions ----
 
     fn expr(&mut self) -> R<Expr> {
-        self.binary_level(0)
+        self.nested(|p| p.binary_level(0))
     }
 
     /// Levels: 0 OR, 1 XOR, 2 AND; then NOT, comparison, predicates, arithmetic.
@@ -1053,7 +1099,10 @@ impl<'a> Parser<'a> {
         }
         let mut lhs = self.binary_level(level + 1)?;
         let (kw, op) = KWS[level];
+        let mut links = 0;
         while self.eat_kw(kw) {
+            links += 1;
+            self.deep_enough(links)?;
             let rhs = self.binary_level(level + 1)?;
             lhs = bin(op, lhs, rhs);
         }
@@ -1063,7 +1112,7 @@ impl<'a> Parser<'a> {
     fn not_expr(&mut self) -> R<Expr> {
         let start = self.here().start;
         if self.eat_kw("NOT") {
-            let e = self.not_expr()?;
+            let e = self.nested(Self::not_expr)?;
             return Ok(Expr {
                 kind: ExprKind::Unary(UnOp::Not, Box::new(e)),
                 span: self.span_from(start),
@@ -1086,6 +1135,7 @@ impl<'a> Parser<'a> {
                 _ => break,
             };
             self.pos += 1;
+            self.deep_enough(2 * pairs.len() + 2)?;
             pairs.push((op, self.predicate()?));
         }
         // a < b < c means a < b AND b < c.
@@ -1104,7 +1154,10 @@ impl<'a> Parser<'a> {
 
     fn predicate(&mut self) -> R<Expr> {
         let mut e = self.additive()?;
+        let mut links = 0;
         loop {
+            links += 1;
+            self.deep_enough(links)?;
             let start = e.span.start;
             if self.is_kw("IS") {
                 self.pos += 1;
@@ -1140,7 +1193,10 @@ impl<'a> Parser<'a> {
     /// One left-associative level: `next (op next)*` for the operators given.
     fn left_assoc(&mut self, ops: &[(Tok, BinOp)], next: fn(&mut Self) -> R<Expr>) -> R<Expr> {
         let mut e = next(self)?;
+        let mut links = 0;
         while let Some(op) = ops.iter().find(|(t, _)| self.at(t)).map(|(_, op)| *op) {
+            links += 1;
+            self.deep_enough(links)?;
             self.pos += 1;
             let r = next(self)?;
             e = bin(op, e, r);
@@ -1195,7 +1251,7 @@ impl<'a> Parser<'a> {
                 });
             }
         }
-        let e = self.unary()?;
+        let e = self.nested(Self::unary)?;
         Ok(Expr {
             kind: ExprKind::Unary(op, Box::new(e)),
             span: self.span_from(start),
@@ -1204,7 +1260,10 @@ impl<'a> Parser<'a> {
 
     fn postfix_expr(&mut self) -> R<Expr> {
         let mut e = self.atom()?;
+        let mut links = 0;
         loop {
+            links += 1;
+            self.deep_enough(links)?;
             let start = e.span.start;
             if self.at(&Tok::Dot) {
                 self.pos += 1;
@@ -1378,15 +1437,19 @@ impl<'a> Parser<'a> {
             Tok::LBrace => self.map_literal(),
             Tok::LBracket => self.list_like(),
             Tok::LParen => {
-                if let Some(pattern) = self.attempt(|p| {
-                    let e = p.pattern_element()?;
-                    Ok((!e.chain.is_empty()).then_some(e))
-                }) {
-                    let span = pattern.span;
-                    return Ok(Expr {
-                        kind: ExprKind::Pattern(pattern),
-                        span,
-                    });
+                if !self.not_patterns.contains(&self.pos) {
+                    let at = self.pos;
+                    if let Some(pattern) = self.attempt(|p| {
+                        let e = p.pattern_element()?;
+                        Ok((!e.chain.is_empty()).then_some(e))
+                    }) {
+                        let span = pattern.span;
+                        return Ok(Expr {
+                            kind: ExprKind::Pattern(pattern),
+                            span,
+                        });
+                    }
+                    self.not_patterns.insert(at);
                 }
                 self.pos += 1;
                 let e = self.expr()?;

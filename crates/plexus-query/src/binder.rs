@@ -94,7 +94,6 @@ const FUNCTIONS: &[&str] = &[
     "percentilecont",
     "percentiledisc",
     "pi",
-    "point",
     "properties",
     "radians",
     "rand",
@@ -127,7 +126,6 @@ const FUNCTIONS: &[&str] = &[
     "toupper",
     "trim",
     "type",
-    "distance",
     "tobooleanlist",
     "tofloatlist",
     "tointegerlist",
@@ -140,7 +138,6 @@ const FUNCTIONS: &[&str] = &[
     "valuetype",
     "char_length",
     "character_length",
-    "normalize",
 ];
 
 pub fn check(q: &Query) -> Result<(), QueryError> {
@@ -601,6 +598,10 @@ fn contains_aggregate(e: &Expr) -> bool {
 /// Checks an expression: variables in scope, functions known, aggregates
 /// only where `allow_aggregates` and never nested.
 fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryError> {
+    crate::deep(|| expr_checked(e, scope, allow_aggregates))
+}
+
+fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryError> {
     if is_aggregate(e) {
         if !allow_aggregates {
             return Err(err(

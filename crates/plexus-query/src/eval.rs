@@ -116,6 +116,41 @@ fn num(v: &Value) -> Option<f64> {
     }
 }
 
+/// Compares two numbers exactly: integers as integers at any size, and an
+/// integer with a float without rounding the integer to a float first
+/// (2^53 + 1 is greater than 2^53 as a float). `None` with a NaN.
+fn num_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        (Value::Int(i), Value::Float(f)) => int_float_cmp(*i, *f),
+        (Value::Float(f), Value::Int(i)) => int_float_cmp(*i, *f).map(Ordering::reverse),
+        _ => None,
+    }
+}
+
+fn int_float_cmp(i: i64, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return None;
+    }
+    // Every i64 lies in (-2^63 - 1, 2^63]; beyond that the float decides.
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if f >= TWO_63 {
+        return Some(Ordering::Less);
+    }
+    if f < -TWO_63 {
+        return Some(Ordering::Greater);
+    }
+    // Here f's integer part fits in i128 exactly; compare integer parts,
+    // then the fraction.
+    let whole = f.trunc();
+    let fi = whole as i128;
+    match i128::from(i).cmp(&fi) {
+        Ordering::Equal => 0.0f64.partial_cmp(&(f - whole)),
+        o => Some(o),
+    }
+}
+
 /// Cypher equality over paired elements: false as soon as one pair differs,
 /// null when none differs but some pair is unknown, else true.
 fn all_equal<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> Option<bool> {
@@ -166,10 +201,7 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
 pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => None,
-        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            num(a)?.partial_cmp(&num(b)?)
-        }
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => num_cmp(a, b),
         (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
         (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
         (Value::List(x), Value::List(y)) => {
@@ -212,13 +244,12 @@ pub fn order(a: &Value, b: &Value) -> Ordering {
     }
     match (a, b) {
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            let (x, y) = (num(a).unwrap_or(0.0), num(b).unwrap_or(0.0));
-            match (x.is_nan(), y.is_nan()) {
+            let nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
+            match (nan(a), nan(b)) {
                 (true, true) => Ordering::Equal,
                 (true, false) => Ordering::Greater,
                 (false, true) => Ordering::Less,
-                _ => x
-                    .partial_cmp(&y)
+                _ => num_cmp(a, b)
                     .unwrap_or(Ordering::Equal)
                     .then_with(|| matches!(a, Value::Float(_)).cmp(&matches!(b, Value::Float(_)))),
             }
@@ -352,6 +383,10 @@ fn slice_bound(len: usize, v: Value) -> Result<Option<usize>, QueryError> {
 
 /// Evaluates `e` in `row`.
 pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
+    crate::deep(|| eval_here(e, row, ctx))
+}
+
+fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     if let Some(aggs) = ctx.aggregates {
         if let Some(v) = aggs.get(&(e as *const Expr as usize)) {
             return Ok(v.clone());
@@ -504,6 +539,9 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 });
             }
             let vals = args.iter().map(ev).collect::<Result<Vec<_>, _>>()?;
+            if name.eq_ignore_ascii_case("range") {
+                range_fits(&vals, ctx)?;
+            }
             if name.eq_ignore_ascii_case("exists") && vals.len() == 1 {
                 return Ok(Value::Bool(!vals[0].is_null()));
             }
@@ -531,6 +569,7 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 let mut out = Vec::new();
                 let mut inner = row.clone();
                 for it in items {
+                    ctx.guard.check()?;
                     inner.insert(var.clone(), it.clone());
                     if let Some(f) = filter {
                         if truth(&eval(f, &inner, ctx)?)? != Some(true) {
@@ -562,6 +601,7 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 let (mut t, mut n, mut f) = (0usize, 0usize, 0usize);
                 let mut inner = row.clone();
                 for it in items {
+                    ctx.guard.check()?;
                     inner.insert(var.clone(), it);
                     let r = match filter {
                         Some(p) => truth(&eval(p, &inner, ctx)?)?,
@@ -800,9 +840,32 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             }),
             _ => Value::Null,
         },
-        BinOp::RegexMatch => return Err(QueryError::Unsupported("regular expressions".into())),
+        BinOp::RegexMatch => match (&x, &y) {
+            (Value::String(s), Value::String(pattern)) => {
+                Value::Bool(crate::regex::matches(pattern, s)?)
+            }
+            _ => Value::Null,
+        },
         _ => arith(x, y, op)?,
     })
+}
+
+/// Refuses a `range()` whose list would not fit the query's memory budget
+/// before any of it is built.
+fn range_fits(args: &[Value], ctx: &Ctx<'_>) -> Result<(), QueryError> {
+    let ints: Vec<i64> = args.iter().filter_map(Value::as_int).collect();
+    let (start, end, step) = match ints.as_slice() {
+        [s, e] => (*s, *e, 1),
+        [s, e, st] if *st != 0 => (*s, *e, *st),
+        _ => return Ok(()),
+    };
+    let span = (i128::from(end) - i128::from(start)) / i128::from(step);
+    let count = if span < 0 { 0 } else { span + 1 };
+    let bytes = usize::try_from(count)
+        .ok()
+        .and_then(|c| c.checked_mul(std::mem::size_of::<Value>()))
+        .unwrap_or(usize::MAX);
+    ctx.guard.fits(bytes)
 }
 
 /// A uniform float in [0, 1): SplitMix64 per thread, seeded by the
@@ -839,6 +902,37 @@ fn temporal_from(name: &str, v: Value) -> R {
             v.value_type()
         )))
     })
+}
+
+/// Cypher's name of a value's type, as `valueType()` reports it.
+fn value_type_name(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Bool(_) => "BOOLEAN NOT NULL".into(),
+        Value::Int(_) => "INTEGER NOT NULL".into(),
+        Value::Float(_) => "FLOAT NOT NULL".into(),
+        Value::String(_) => "STRING NOT NULL".into(),
+        Value::Bytes(_) => "BYTES NOT NULL".into(),
+        Value::List(items) => {
+            let mut inner: Vec<String> = items.iter().map(value_type_name).collect();
+            inner.sort();
+            inner.dedup();
+            match inner.as_slice() {
+                [one] => format!("LIST<{one}> NOT NULL"),
+                _ => "LIST<ANY> NOT NULL".into(),
+            }
+        }
+        Value::Map(_) => "MAP NOT NULL".into(),
+        Value::Date(_) => "DATE NOT NULL".into(),
+        Value::LocalTime(_) => "LOCAL TIME NOT NULL".into(),
+        Value::Time(_) => "ZONED TIME NOT NULL".into(),
+        Value::LocalDateTime(_) => "LOCAL DATETIME NOT NULL".into(),
+        Value::DateTime(_) => "ZONED DATETIME NOT NULL".into(),
+        Value::Duration(_) => "DURATION NOT NULL".into(),
+        Value::Node(_) => "NODE NOT NULL".into(),
+        Value::Relationship(_) => "RELATIONSHIP NOT NULL".into(),
+        Value::Path(_) => "PATH NOT NULL".into(),
+    }
 }
 
 /// A scalar function by name (case-insensitive).
@@ -1057,6 +1151,78 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                         _ => x.to_radians(),
                     })
                 }
+                v => return Err(arg_error(name, &v)),
+            }
+        }
+        "atan2" => {
+            arity(2)?;
+            match (&args[0], &args[1]) {
+                (a, b) if a.is_null() || b.is_null() => Value::Null,
+                (y, x) => match (num(y), num(x)) {
+                    (Some(y), Some(x)) => Value::Float(y.atan2(x)),
+                    _ => return Err(arg_error(name, if num(y).is_none() { y } else { x })),
+                },
+            }
+        }
+        "cot" | "haversin" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                v => {
+                    let x = num(&v).ok_or_else(|| arg_error(name, &v))?;
+                    Value::Float(if lname == "cot" {
+                        1.0 / x.tan()
+                    } else {
+                        (1.0 - x.cos()) / 2.0
+                    })
+                }
+            }
+        }
+        "isempty" => {
+            arity(1)?;
+            match &a0 {
+                Value::Null => Value::Null,
+                Value::List(l) => Value::Bool(l.is_empty()),
+                Value::Map(m) => Value::Bool(m.is_empty()),
+                Value::String(s) => Value::Bool(s.is_empty()),
+                v => return Err(arg_error(name, v)),
+            }
+        }
+        "timestamp" => {
+            arity(0)?;
+            let ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis());
+            Value::Int(i64::try_from(ms).unwrap_or(i64::MAX))
+        }
+        "char_length" | "character_length" => {
+            arity(1)?;
+            match &a0 {
+                Value::Null => Value::Null,
+                Value::String(s) => Value::Int(s.chars().count() as i64),
+                v => return Err(arg_error(name, v)),
+            }
+        }
+        "valuetype" => {
+            arity(1)?;
+            Value::String(value_type_name(&a0))
+        }
+        "tobooleanornull" | "tofloatornull" | "tointegerornull" | "tostringornull" => {
+            arity(1)?;
+            let base = lname.trim_end_matches("ornull");
+            call(base, vec![a0]).unwrap_or(Value::Null)
+        }
+        "tobooleanlist" | "tofloatlist" | "tointegerlist" | "tostringlist" => {
+            arity(1)?;
+            let base = lname.trim_end_matches("list");
+            match a0 {
+                Value::Null => Value::Null,
+                Value::List(items) => Value::List(
+                    items
+                        .into_iter()
+                        .map(|v| call(base, vec![v]).unwrap_or(Value::Null))
+                        .collect(),
+                ),
                 v => return Err(arg_error(name, &v)),
             }
         }

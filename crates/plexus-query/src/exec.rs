@@ -5,7 +5,7 @@ use crate::error::QueryError;
 use crate::eval::{equals, eval, Ctx, Row};
 mod pipeline;
 
-use crate::limits::Guard;
+use crate::limits::{row_size, Guard};
 use crate::mutate::{self, Env, Params};
 use crate::pattern;
 use crate::procedure::{self, ProcedureFn, Procedures, Signature};
@@ -472,7 +472,9 @@ impl Exec<'_, '_> {
                 return self.stream_part(q, rows);
             }
         }
+        let mut charged = 0;
         for (ci, clause) in q.clauses.iter().enumerate() {
+            let before = self.guard.held();
             if let Clause::Return(p) = clause {
                 let (columns, projected) = project(&rows, p, &self.ctx())?;
                 let rows = projected
@@ -518,8 +520,14 @@ impl Exec<'_, '_> {
                 ) => self.match_(*optional, patterns, where_.as_ref(), rows, Some(cap))?,
                 _ => self.clause(clause, rows)?,
             };
+            // The rows a clause materialised count against the budget until
+            // the next clause has replaced them.
+            let held = self.guard.held();
+            self.guard.release(charged);
+            charged = held.saturating_sub(before);
             self.record(ci, rows.len());
         }
+        self.guard.release(charged);
         if let Some(Clause::Call { .. }) = q.clauses.last() {
             let columns = std::mem::take(&mut self.call_columns);
             if columns.is_empty() {
@@ -562,6 +570,7 @@ impl Exec<'_, '_> {
                             for it in items {
                                 let mut n = r.clone();
                                 n.insert(alias.clone(), it);
+                                ctx.guard.charge(row_size(&n))?;
                                 next.push(n);
                             }
                         }
@@ -781,6 +790,8 @@ impl Exec<'_, '_> {
             let before = out.len();
             if let Some(g) = ctx.graph {
                 pattern::match_all(g, &ctx, patterns, where_, &r, &mut |m, times| {
+                    let bytes = row_size(m).saturating_mul(times as usize);
+                    ctx.guard.charge(bytes)?;
                     out.extend(std::iter::repeat_n(m, times as usize).cloned());
                     Ok(out.len() >= cap)
                 })?;

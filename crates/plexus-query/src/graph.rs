@@ -122,8 +122,19 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
     Ok(Some(match (lname.as_str(), a) {
         ("id", Value::Node(n)) => Value::Int(n.id as i64),
         ("id", Value::Relationship(r)) => Value::Int(r.id as i64),
-        ("elementid", Value::Node(n)) => Value::String(format!("n{}", n.id)),
-        ("elementid", Value::Relationship(r)) => Value::String(format!("r{}", r.id)),
+        // The user's id: what `plexus node put ann`, an import's `:ID` or
+        // `create_node(Some("ann"))` gave, so Cypher can reach it. An edge
+        // loaded without an id has none; it shows its internal one as `#N`.
+        ("elementid", Value::Node(n)) => g
+            .node(NodeId(n.id))?
+            .map_or(Value::Null, |n| Value::String(n.key)),
+        ("elementid", Value::Relationship(r)) => g.edge(EdgeId(r.id))?.map_or(Value::Null, |e| {
+            Value::String(if e.key.is_empty() {
+                format!("#{}", r.id)
+            } else {
+                e.key
+            })
+        }),
         ("labels", Value::Node(n)) => Value::List(
             g.node(NodeId(n.id))?
                 .map(|n| n.labels.into_iter().map(Value::String).collect())

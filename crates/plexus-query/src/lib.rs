@@ -19,6 +19,7 @@ mod pattern;
 mod plan;
 mod procedure;
 mod project;
+mod regex;
 mod schema;
 mod temporal;
 
@@ -26,3 +27,11 @@ pub use error::{QueryError, StorageCause};
 pub use exec::{run_read, run_standalone, run_write, Prepared, Table};
 pub use limits::{CancelHandle, Guard, Limit, QueryLimits};
 pub use procedure::{ArgType, ProcedureFn, Procedures, Signature};
+
+/// Runs a step of a recursive phase (binder, evaluator, variable-length
+/// matching) with at least 128 KiB of stack, growing it on the heap when
+/// less is left: how deep a query or a graph makes these phases recurse
+/// never overflows the thread's stack.
+pub(crate) fn deep<T>(f: impl FnOnce() -> T) -> T {
+    stacker::maybe_grow(128 << 10, 4 << 20, f)
+}

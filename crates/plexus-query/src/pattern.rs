@@ -453,6 +453,7 @@ impl Matcher<'_, '_> {
     /// Whether node `id` satisfies the node pattern's labels, properties and
     /// inline WHERE (its variable is bound in `row` already).
     fn node_ok(&self, np: &NodePattern, id: NodeId, row: &Row) -> Res<bool> {
+        self.ctx.guard.check()?;
         self.node_ok_but(np, id, row, None)
     }
 
@@ -556,6 +557,7 @@ impl Matcher<'_, '_> {
 
     /// The relationships leaving `from` that a hop may follow.
     fn steps(&self, hop: &Hop<'_>, from: NodeId) -> Res<Vec<Neighbor>> {
+        self.ctx.guard.check()?;
         let dir = self.direction(hop);
         let mut out = Vec::new();
         match hop.rel.types.as_ref().and_then(type_names) {
@@ -644,8 +646,9 @@ impl Matcher<'_, '_> {
         let mut stop = false;
         if ok && self.node_ok(hop.node, to, row)? {
             let mark = (trail.nodes.len(), trail.rels.len());
+            // Only a path variable reads the trail.
             let mut at = from;
-            for n in edges {
+            for n in edges.iter().filter(|_| self.trail_needed) {
                 let (s, e) = rel_of(at, n);
                 trail.rels.push(rel_value(n.edge, s, e));
                 trail.nodes.push(node_value(n.node));
@@ -675,7 +678,13 @@ impl Matcher<'_, '_> {
         trail: &mut Trail,
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
-        if stack.len() >= min {
+        if stack.len() >= min && hop.rel.var.is_none() {
+            // Nothing binds the relationships: no list to build (building
+            // it at every depth would cost the square of the path length).
+            if self.arrive(hop, rest, start, stack, row, trail, done)? {
+                return Ok(true);
+            }
+        } else if stack.len() >= min {
             let mut from = start;
             let rels: Vec<Value> = stack
                 .iter()
@@ -706,8 +715,9 @@ impl Matcher<'_, '_> {
             }
             self.used.push(Used::of(at, &n));
             stack.push(n);
-            let stop =
-                self.var_length(hop, rest, start, n.node, min, max, stack, row, trail, done)?;
+            let stop = crate::deep(|| {
+                self.var_length(hop, rest, start, n.node, min, max, stack, row, trail, done)
+            })?;
             stack.pop();
             self.used.pop();
             if stop {

@@ -197,7 +197,13 @@ impl<'p> Projector<'p> {
             .map(|i| eval(&self.p.items[*i].expr, row, ctx))
             .collect::<Result<Vec<_>, _>>()?;
         let groups = &self.groups;
-        let g = match self.group_set.find(&key, &|i| groups[i].key.clone()) {
+        // Without grouping keys there is one group: no lookup per row.
+        let found = if key.is_empty() && !groups.is_empty() {
+            Some(0)
+        } else {
+            self.group_set.find(&key, &|i| groups[i].key.clone())
+        };
+        let g = match found {
             Some(g) => g,
             None => {
                 let bytes = key.iter().map(value_size).sum::<usize>() + row_size(row);

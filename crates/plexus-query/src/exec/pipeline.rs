@@ -47,8 +47,10 @@ fn breaks(c: &Clause) -> bool {
     }
 }
 
-/// The SKIP and LIMIT of a streamed projection, counted as rows pass.
+/// A streamed projection's item names and its SKIP and LIMIT, counted as
+/// rows pass.
 struct Window {
+    names: Vec<String>,
     skip: usize,
     limit: usize,
     seen: Cell<usize>,
@@ -164,6 +166,7 @@ impl Exec<'_, '_> {
             .iter()
             .map(|c| match c {
                 Clause::With(p) | Clause::Return(p) => Ok(Some(Window {
+                    names: project::item_names(p),
                     skip: project::bound(&p.skip, "SKIP", ctx)?.unwrap_or(0),
                     limit: project::bound(&p.limit, "LIMIT", ctx)?.unwrap_or(usize::MAX),
                     seen: Cell::new(0),
@@ -230,7 +233,7 @@ impl Exec<'_, '_> {
                 if w.passed.get() >= w.limit {
                     return Ok(Flow::Stop);
                 }
-                let o = project::project_row(p, &project::item_names(p), row, ctx)?;
+                let o = project::project_row(p, &w.names, row, ctx)?;
                 // SKIP and LIMIT count rows before WITH's WHERE filters them,
                 // as the projection body comes before WHERE in the grammar.
                 let seen = w.seen.get();

@@ -1,0 +1,343 @@
+//! Sessions, explicit transactions, cursors and per-query limits through
+//! the facade, on LMDB and in memory.
+
+use plexus::{
+    Backend, CancelHandle, Database, Error, ErrorKind, Limit, Options, Params, QueryError,
+    QueryKind, QueryOptions, Value,
+};
+use std::time::Duration;
+
+fn databases() -> Vec<(tempfile::TempDir, Database)> {
+    let mut out = Vec::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(
+        dir.path().join("db"),
+        Options {
+            backend: Some(Backend::Lmdb),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    out.push((dir, db));
+    out.push((tempfile::tempdir().unwrap(), Database::in_memory().unwrap()));
+    out
+}
+
+fn p() -> Params {
+    Params::new()
+}
+
+fn count(db: &Database, q: &str) -> i64 {
+    let t = db.query("default", q, &p()).unwrap();
+    t.rows[0][0].as_int().unwrap()
+}
+
+#[test]
+fn explicit_transactions_see_their_writes_and_commit_atomically() {
+    for (_d, db) in databases() {
+        let s = db.session("default").unwrap();
+        let mut tx = s.begin().unwrap();
+        tx.run("CREATE (:P {n: 1})", &p()).unwrap();
+        tx.run("CREATE (:P {n: 2})", &p()).unwrap();
+        let t = tx.query("MATCH (x:P) RETURN sum(x.n) AS s", &p()).unwrap();
+        assert_eq!(t.rows, vec![vec![Value::Int(3)]]);
+        assert_eq!(
+            count(&db, "MATCH (x:P) RETURN count(x)"),
+            0,
+            "not visible before commit"
+        );
+        tx.commit().unwrap();
+        assert_eq!(count(&db, "MATCH (x:P) RETURN count(x)"), 2);
+
+        let mut tx = s.begin().unwrap();
+        tx.run("MATCH (x:P) DETACH DELETE x", &p()).unwrap();
+        tx.rollback();
+        assert_eq!(count(&db, "MATCH (x:P) RETURN count(x)"), 2, "rolled back");
+
+        // Dropping an open transaction rolls it back.
+        {
+            let mut tx = s.begin().unwrap();
+            tx.run("CREATE (:P {n: 3})", &p()).unwrap();
+        }
+        assert_eq!(count(&db, "MATCH (x:P) RETURN count(x)"), 2);
+    }
+}
+
+#[test]
+fn a_failed_query_leaves_its_transaction_only_to_roll_back() {
+    for (_d, db) in databases() {
+        let s = db.session("default").unwrap();
+        let mut tx = s.begin().unwrap();
+        tx.run("CREATE (:P {n: 1})", &p()).unwrap();
+        // A read that fails wrote nothing: the transaction goes on.
+        assert!(tx.run("RETURN 1 / 0", &p()).is_err());
+        assert!(!tx.is_failed());
+        // A write that fails half-way may have written: only rollback remains.
+        let e = tx
+            .run("UNWIND [1, 0] AS d CREATE (:P {n: 1 / d})", &p())
+            .unwrap_err();
+        assert!(matches!(e, Error::Query(QueryError::Arithmetic(_))), "{e}");
+        assert!(tx.is_failed());
+        assert!(matches!(
+            tx.run("RETURN 1", &p()),
+            Err(Error::TransactionFailed(_))
+        ));
+        assert!(matches!(tx.commit(), Err(Error::TransactionFailed(_))));
+        assert_eq!(count(&db, "MATCH (x:P) RETURN count(x)"), 0);
+    }
+}
+
+#[test]
+fn cursors_give_columns_first_then_rows_in_pulls() {
+    let db = Database::in_memory().unwrap();
+    let s = db.session("default").unwrap();
+    let mut c = s
+        .run("UNWIND range(1, 10) AS x RETURN x, x * x AS sq", &p())
+        .unwrap();
+    assert_eq!(c.columns(), ["x", "sq"]);
+    assert_eq!(c.summary().kind, QueryKind::Read);
+    let first = c.fetch(3);
+    assert_eq!(first.len(), 3);
+    assert_eq!(first[2], vec![Value::Int(3), Value::Int(9)]);
+    assert!(c.has_more());
+    assert_eq!(c.next(), Some(vec![Value::Int(4), Value::Int(16)]));
+    assert_eq!(c.fetch(100).len(), 6);
+    assert!(!c.has_more());
+    assert_eq!(c.consume().rows, 10);
+
+    let c = s.run("CREATE (:Q)", &p()).unwrap();
+    assert_eq!(c.summary().kind, QueryKind::Write);
+    assert!(c.columns().is_empty());
+    assert!(s
+        .clone()
+        .run("MATCH (q:Q) RETURN q", &p())
+        .unwrap()
+        .has_more());
+    assert!(matches!(
+        db.session("no-such-graph"),
+        Err(Error::Storage(_))
+    ));
+}
+
+fn limited(memory: Option<usize>, timeout: Option<Duration>) -> QueryOptions {
+    QueryOptions {
+        timeout,
+        memory_limit: memory,
+        cancel: None,
+    }
+}
+
+#[test]
+fn a_count_over_a_long_range_streams_within_a_small_budget() {
+    let db = Database::in_memory().unwrap();
+    let opts = limited(Some(1 << 20), None);
+    let t = db
+        .query_with(
+            "default",
+            "UNWIND range(1, 3000000) AS x RETURN count(x) AS n, sum(x) AS s",
+            &p(),
+            &opts,
+        )
+        .unwrap();
+    assert_eq!(
+        t.rows,
+        vec![vec![Value::Int(3_000_000), Value::Int(4_500_001_500_000)]]
+    );
+    // Building the list itself does not fit, and says so before allocating.
+    let e = db
+        .query_with(
+            "default",
+            "RETURN size(range(0, 9223372036854775807))",
+            &p(),
+            &opts,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ResourceLimit);
+    assert!(matches!(
+        e,
+        Error::Query(QueryError::ResourceLimit(Limit::Memory(_)))
+    ));
+    assert!(e.to_string().contains("1 MiB"), "{e}");
+    // Collecting what the count did not hold does not fit either.
+    let e = db
+        .query_with(
+            "default",
+            "UNWIND range(1, 3000000) AS x RETURN collect(x) AS all",
+            &p(),
+            &opts,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ResourceLimit);
+}
+
+#[test]
+fn a_count_over_many_matches_never_builds_the_rows() {
+    for (_d, db) in databases() {
+        // A hub with 300 neighbours, each with 300 more: 90,000 two-hop
+        // matches, counted through an aggregation the count shortcut does
+        // not take.
+        db.query(
+            "default",
+            "CREATE (h:Hub) WITH h UNWIND range(1, 300) AS i CREATE (h)-[:R]->(m:Mid {i: i}) \
+             WITH m UNWIND range(1, 300) AS j CREATE (m)-[:R]->(:Leaf)",
+            &p(),
+        )
+        .unwrap();
+        let opts = limited(Some(256 << 10), None);
+        let t = db
+            .query_with(
+                "default",
+                "MATCH (h:Hub)-->(m)-->(l) RETURN count(l) AS n, max(m.i) AS top",
+                &p(),
+                &opts,
+            )
+            .unwrap();
+        assert_eq!(t.rows, vec![vec![Value::Int(90_000), Value::Int(300)]]);
+        // The same matches as rows do not fit in 256 KiB.
+        let e = db
+            .query_with(
+                "default",
+                "MATCH (h:Hub)-->(m)-->(l) RETURN l ORDER BY id(l)",
+                &p(),
+                &opts,
+            )
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ResourceLimit, "{e}");
+        // LIMIT stops the match early: no budget needed.
+        let t = db
+            .query_with(
+                "default",
+                "MATCH (h:Hub)-->(m)-->(l) RETURN l LIMIT 3",
+                &p(),
+                &opts,
+            )
+            .unwrap();
+        assert_eq!(t.rows.len(), 3);
+    }
+}
+
+/// A query that would run for minutes.
+const ENDLESS: &str = "UNWIND range(1, 9000000000) AS x RETURN count(x)";
+
+#[test]
+fn timeouts_and_cancellation_stop_a_query() {
+    let db = Database::in_memory().unwrap();
+    let opts = limited(None, Some(Duration::from_millis(50)));
+    let e = db.query_with("default", ENDLESS, &p(), &opts).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Query(QueryError::ResourceLimit(Limit::Timeout(_)))
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("50 ms"), "{e}");
+
+    let cancel = CancelHandle::new();
+    let opts = QueryOptions {
+        cancel: Some(cancel.clone()),
+        ..Default::default()
+    };
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        cancel.cancel();
+    });
+    let e = db.query_with("default", ENDLESS, &p(), &opts).unwrap_err();
+    stopper.join().unwrap();
+    assert!(matches!(e, Error::Query(QueryError::Cancelled)), "{e}");
+
+    // A write query that times out commits nothing.
+    let opts = limited(None, Some(Duration::from_millis(50)));
+    let e = db
+        .query_with(
+            "default",
+            "UNWIND range(1, 100000000) AS x CREATE (:T {x: x})",
+            &p(),
+            &opts,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ResourceLimit);
+    assert_eq!(count(&db, "MATCH (t:T) RETURN count(t)"), 0);
+}
+
+#[test]
+fn database_defaults_apply_unless_a_query_sets_its_own() {
+    let db = Database::in_memory_with(Options {
+        query_memory_limit: Some(64 << 10),
+        ..Default::default()
+    })
+    .unwrap();
+    let q = "UNWIND range(1, 100000) AS x RETURN collect(x) AS c";
+    let e = db.query("default", q, &p()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ResourceLimit);
+    let opts = limited(Some(64 << 20), None);
+    assert!(db.query_with("default", q, &p(), &opts).is_ok());
+}
+
+#[test]
+fn hostile_query_texts_get_clear_errors_fast() {
+    let db = Database::in_memory().unwrap();
+    let started = std::time::Instant::now();
+    // 24 levels of maps in parentheses: each level used to be parsed twice.
+    let nested = format!("RETURN {}1{} AS v", "({k:".repeat(24), "})".repeat(24));
+    let t = db.query("default", &nested, &p()).unwrap();
+    assert_eq!(t.rows.len(), 1);
+    for text in [
+        format!("RETURN {}1", "-".repeat(100_000)),
+        format!("RETURN {}", vec!["1"; 100_000].join(" + ")),
+        format!("RETURN {}1{}", "[".repeat(100_000), "]".repeat(100_000)),
+        format!("RETURN {}", vec!["true"; 100_000].join(" AND ")),
+        format!("RETURN {{a: 1}}{}", ".a".repeat(100_000)),
+    ] {
+        let e = db.query("default", &text, &p()).unwrap_err();
+        assert!(e.to_string().contains("NestingTooDeep"), "{e}");
+    }
+    // Within the limit, deep expressions evaluate on a test thread's stack.
+    let deep = format!("RETURN {}1 AS v", "-".repeat(plexus_cypher_limit() - 10));
+    let t = db.query("default", &deep, &p()).unwrap();
+    assert_eq!(t.rows[0][0], Value::Int(1));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+fn plexus_cypher_limit() -> usize {
+    // The parser's nesting limit, as its error message states it.
+    let db = Database::in_memory().unwrap();
+    let e = db
+        .query("default", &format!("RETURN {}1", "-".repeat(10_000)), &p())
+        .unwrap_err()
+        .to_string();
+    let digits: String = e
+        .split("more than ")
+        .nth(1)
+        .unwrap_or("")
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().unwrap()
+}
+
+#[test]
+fn a_variable_length_match_down_a_long_chain_does_not_overflow() {
+    let db = Database::in_memory().unwrap();
+    let n = 20_000;
+    let mut t = db.write("default").unwrap();
+    let mut prev = None;
+    for i in 0..=n {
+        let props = plexus::Props::from([("i".into(), Value::Int(i))]);
+        let id = t.create_node(None, &["C"], &props).unwrap();
+        if let Some(p) = prev {
+            t.create_edge(None, p, id, "NEXT", &plexus::Props::new())
+                .unwrap();
+        }
+        prev = Some(id);
+    }
+    t.commit().unwrap();
+    let t = db
+        .query(
+            "default",
+            "MATCH (a:C {i: 0})-[:NEXT*]->(b) RETURN count(b) AS n, max(b.i) AS last",
+            &p(),
+        )
+        .unwrap();
+    assert_eq!(t.rows, vec![vec![Value::Int(n), Value::Int(n)]]);
+}
