@@ -701,6 +701,15 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
                     "length" => matches!(k, Kind::Node | Kind::Rel),
                     "type" => k == Kind::Node,
                     "labels" => matches!(k, Kind::Rel | Kind::Path),
+                    // A literal that is not a map, node or relationship.
+                    "properties" => matches!(
+                        a.kind,
+                        ExprKind::Int(_)
+                            | ExprKind::Float(_)
+                            | ExprKind::String(_)
+                            | ExprKind::Bool(_)
+                            | ExprKind::List(_)
+                    ),
                     _ => false,
                 };
                 if wrong {

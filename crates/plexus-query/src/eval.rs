@@ -454,6 +454,23 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 list_index(l.len(), i).map_or(Value::Null, |i| l[i].clone())
             }
             (Value::Map(m), Value::String(k)) => m.get(&k).cloned().unwrap_or(Value::Null),
+            (Value::Map(_), i) => {
+                return Err(QueryError::Type {
+                    code: "MapElementAccessByNonString",
+                    message: format!("a map is indexed by a string, not {}", i.value_type()),
+                })
+            }
+            (entity @ (Value::Node(_) | Value::Relationship(_)), Value::String(k))
+                if ctx.graph.is_some() =>
+            {
+                match ctx
+                    .graph
+                    .and_then(|g| crate::graph::property(g, &entity, &k))
+                {
+                    Some(v) => v?,
+                    None => Value::Null,
+                }
+            }
             (b, i) => {
                 return Err(QueryError::type_error(format!(
                     "cannot index {} with {}",
@@ -889,6 +906,15 @@ fn arg_error(name: &str, v: &Value) -> QueryError {
     QueryError::type_error(format!("{name}() does not take a {}", v.value_type()))
 }
 
+/// A conversion or graph function given a value of a type it cannot take
+/// at run time: openCypher calls that an invalid value.
+fn value_error(name: &str, v: &Value) -> QueryError {
+    QueryError::Type {
+        code: "InvalidArgumentValue",
+        message: format!("{name}() does not take a {}", v.value_type()),
+    }
+}
+
 /// `date('2015-07-21')` and its siblings: a temporal value from its ISO
 /// string, or the value itself when it already has that type. Map arguments
 /// and the zero-argument "now" forms are not supported yet.
@@ -1064,7 +1090,7 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                 | Value::Duration(_)) => {
                     Value::String(v.to_string().trim_matches('\'').to_string())
                 }
-                v => return Err(arg_error(name, &v)),
+                v => return Err(value_error(name, &v)),
             }
         }
         "tointeger" => {
@@ -1084,7 +1110,7 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                         .filter(|f| f.is_finite())
                         .map_or(Value::Null, |f| Value::Int(f.trunc() as i64)),
                 },
-                v => return Err(arg_error(name, &v)),
+                v => return Err(value_error(name, &v)),
             }
         }
         "tofloat" => {
@@ -1094,7 +1120,7 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                 Value::Int(i) => Value::Float(i as f64),
                 Value::Float(f) => Value::Float(f),
                 Value::String(s) => s.trim().parse::<f64>().map_or(Value::Null, Value::Float),
-                v => return Err(arg_error(name, &v)),
+                v => return Err(value_error(name, &v)),
             }
         }
         "toboolean" => {
@@ -1108,7 +1134,7 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                     _ => Value::Null,
                 },
                 Value::Int(i) => Value::Bool(i != 0),
-                v => return Err(arg_error(name, &v)),
+                v => return Err(value_error(name, &v)),
             }
         }
         "abs" | "sign" | "ceil" | "floor" | "round" | "sqrt" | "exp" | "log" | "log10" | "sin"
@@ -1224,6 +1250,24 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                         .collect(),
                 ),
                 v => return Err(arg_error(name, &v)),
+            }
+        }
+        // The graph functions, reached here when their argument is not an
+        // entity (the graph answered otherwise).
+        "type" | "labels" | "startnode" | "endnode" | "nodes" | "relationships" | "id"
+        | "elementid" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                v => return Err(value_error(name, &v)),
+            }
+        }
+        "properties" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                m @ Value::Map(_) => m,
+                v => return Err(value_error(name, &v)),
             }
         }
         "pi" => Value::Float(std::f64::consts::PI),

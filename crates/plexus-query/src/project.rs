@@ -110,11 +110,13 @@ pub(crate) fn bound(
         None => Ok(None),
         Some(x) => match eval(x, &Row::new(), ctx)? {
             Value::Int(i) if i >= 0 => Ok(Some(usize::try_from(i).unwrap_or(usize::MAX))),
-            Value::Int(_) => Err(QueryError::Argument {
+            // openCypher files a bad SKIP or LIMIT under SyntaxError even
+            // when a parameter brings it at run time.
+            Value::Int(_) => Err(QueryError::Compile {
                 code: "NegativeIntegerArgument",
                 message: format!("{what} must not be negative"),
             }),
-            v => Err(QueryError::Argument {
+            v => Err(QueryError::Compile {
                 code: "InvalidArgumentType",
                 message: format!("{what} takes an integer, not {}", v.value_type()),
             }),

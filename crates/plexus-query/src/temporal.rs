@@ -1219,6 +1219,25 @@ fn truncate(kind: &str, unit: &str, v: &Value, overrides: Option<&BTreeMap<Strin
     let mut base = build_for(kind, &q)?;
     if let Some(m) = overrides {
         let mut m = m.clone();
+        let has =
+            |m: &BTreeMap<String, Value>, k: &str| m.keys().any(|x| x.eq_ignore_ascii_case(k));
+        // A smaller sub-second unit adds to what the truncation kept:
+        // truncated to milliseconds, `{nanosecond: 2}` is .645000002.
+        if (has(&m, "nanosecond") || has(&m, "microsecond")) && !has(&m, "millisecond") {
+            let sub = q.nanos.unwrap_or(0) % NANOS as u64;
+            m.insert("millisecond".into(), Value::Int((sub / 1_000_000) as i64));
+            if !has(&m, "microsecond") {
+                m.insert("microsecond".into(), Value::Int((sub / 1000 % 1000) as i64));
+            }
+        }
+        // A new time zone takes the truncated wall-clock time, not the instant.
+        if has(&m, "timezone") {
+            match kind {
+                "datetime" => base = build("localdatetime", &q)?,
+                "time" => base = build("localtime", &q)?,
+                _ => {}
+            }
+        }
         let key = if matches!(kind, "date") {
             "date"
         } else if matches!(kind, "time" | "localtime") {
