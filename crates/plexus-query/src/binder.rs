@@ -183,6 +183,18 @@ fn bind_pattern(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<()
                 format!("path variable `{v}` is already bound"),
             ));
         }
+        // A path variable named again inside its own pattern is bound twice.
+        if crate::exec::pattern_vars(&PathPattern {
+            var: None,
+            ..p.clone()
+        })
+        .contains(v)
+        {
+            return Err(err(
+                "VariableAlreadyBound",
+                format!("path variable `{v}` is used inside its own pattern"),
+            ));
+        }
         bind(scope, v, Kind::Path)?;
     }
     if creating && p.element.chain.is_empty() {
@@ -662,6 +674,18 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
         | ExprKind::Unary(_, b)
         | ExprKind::IsNull(b, _)
         | ExprKind::HasLabels(b, _) => sub(b),
+        ExprKind::Binary(BinOp::In, _, b)
+            if matches!(
+                b.kind,
+                ExprKind::Bool(_)
+                    | ExprKind::Int(_)
+                    | ExprKind::Float(_)
+                    | ExprKind::String(_)
+                    | ExprKind::Map(_)
+            ) =>
+        {
+            Err(err("InvalidArgumentType", "IN takes a list on its right"))
+        }
         ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
             sub(a)?;
             sub(b)

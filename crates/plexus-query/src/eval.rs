@@ -129,6 +129,11 @@ fn num_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+fn nan_against_number(a: &Value, b: &Value) -> bool {
+    let nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
+    num(a).is_some() && num(b).is_some() && (nan(a) || nan(b))
+}
+
 fn int_float_cmp(i: i64, f: f64) -> Option<Ordering> {
     if f.is_nan() {
         return None;
@@ -821,6 +826,10 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     Ok(match op {
         BinOp::Eq => tri(equals(&x, &y)),
         BinOp::Neq => tri(equals(&x, &y).map(|b| !b)),
+        // NaN is not less, greater or equal to any number: false, not null.
+        BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge if nan_against_number(&x, &y) => {
+            Value::Bool(false)
+        }
         BinOp::Lt => tri(compare(&x, &y).map(|o| o == Ordering::Less)),
         BinOp::Gt => tri(compare(&x, &y).map(|o| o == Ordering::Greater)),
         BinOp::Le => tri(compare(&x, &y).map(|o| o != Ordering::Greater)),
