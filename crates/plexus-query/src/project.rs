@@ -160,6 +160,13 @@ impl<'p> Projector<'p> {
         for item in &p.items {
             visit_aggregates(&item.expr, &mut |e| calls.push(e));
         }
+        // ORDER BY may aggregate too, when the items do: `RETURN n.division,
+        // max(n.age) ORDER BY max(n.age)` folds its own aggregates per group.
+        if !calls.is_empty() {
+            for s in &p.order_by {
+                visit_aggregates(&s.expr, &mut |e| calls.push(e));
+            }
+        }
         Projector {
             p,
             names: item_names(p),
@@ -242,15 +249,25 @@ impl<'p> Projector<'p> {
                     states: self.calls.iter().map(|c| Agg::new(c)).collect(),
                 });
             }
+            let mut keyed = Vec::new();
             for g in std::mem::take(&mut self.groups) {
-                out.push((self.group_row(g, ctx)?, None));
+                let (o, keys) = self.group_row(g, ctx)?;
+                keyed.push((keys, o));
             }
-        }
-        if p.distinct {
-            out = distinct(out, &columns);
-        }
-        if !p.order_by.is_empty() {
-            out = sort(out, p, ctx)?;
+            if p.distinct {
+                keyed = distinct_keyed(keyed, &columns);
+            }
+            if !p.order_by.is_empty() {
+                sort_keyed(&mut keyed, p);
+            }
+            out = keyed.into_iter().map(|(_, o)| (o, None)).collect();
+        } else {
+            if p.distinct {
+                out = distinct(out, &columns);
+            }
+            if !p.order_by.is_empty() {
+                out = sort(out, p, ctx)?;
+            }
         }
         let skip = bound(&p.skip, "SKIP", ctx)?.unwrap_or(0);
         let limit = bound(&p.limit, "LIMIT", ctx)?.unwrap_or(usize::MAX);
@@ -265,9 +282,12 @@ impl<'p> Projector<'p> {
         Ok((columns, rows))
     }
 
-    /// The output row of one group: its key values and the aggregates'
-    /// results, with items that mix both evaluated on the group's first row.
-    fn group_row(&self, g: Group<'_>, ctx: &Ctx<'_>) -> Result<Row, QueryError> {
+    /// The output row of one group — its key values and the aggregates'
+    /// results, with items that mix both evaluated on the group's first row —
+    /// and its ORDER BY keys, evaluated over the output row, the group's
+    /// first row (grouping keys are the same on every row of a group) and
+    /// the group's aggregates.
+    fn group_row(&self, g: Group<'_>, ctx: &Ctx<'_>) -> Result<(Row, Vec<Value>), QueryError> {
         let mut aggs = HashMap::new();
         for (call, state) in self.calls.iter().zip(g.states) {
             aggs.insert(*call as *const Expr as usize, state.finish(&g.first, ctx)?);
@@ -288,8 +308,53 @@ impl<'p> Projector<'p> {
             };
             o.insert(name.clone(), v);
         }
-        Ok(o)
+        let mut keys = Vec::with_capacity(self.p.order_by.len());
+        if !self.p.order_by.is_empty() {
+            let mut scope = if self.p.distinct {
+                Row::new()
+            } else {
+                g.first.clone()
+            };
+            scope.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
+            for s in &self.p.order_by {
+                keys.push(eval(&s.expr, &scope, &actx)?);
+            }
+        }
+        Ok((o, keys))
     }
+}
+
+/// DISTINCT over rows that carry their ORDER BY keys.
+fn distinct_keyed(rows: Vec<(Vec<Value>, Row)>, columns: &[String]) -> Vec<(Vec<Value>, Row)> {
+    let mut kept = Vec::new();
+    let mut kept_vals: Vec<Vec<Value>> = Vec::new();
+    let mut set = RowSet::default();
+    for (keys, o) in rows {
+        let vals: Vec<Value> = columns
+            .iter()
+            .map(|c| o.get(c).cloned().unwrap_or(Value::Null))
+            .collect();
+        if set.find(&vals, &|i| kept_vals[i].clone()).is_none() {
+            set.add(&vals, kept.len());
+            kept_vals.push(vals);
+            kept.push((keys, o));
+        }
+    }
+    kept
+}
+
+/// Sorts rows by keys evaluated beforehand, in ORDER BY's directions.
+fn sort_keyed<T>(rows: &mut [(Vec<Value>, T)], p: &Projection) {
+    rows.sort_by(|a, b| {
+        for (i, s) in p.order_by.iter().enumerate() {
+            let o = order(&a.0[i], &b.0[i]);
+            let o = if s.descending { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
 }
 
 fn distinct(out: Vec<(Row, Option<Row>)>, columns: &[String]) -> Vec<(Row, Option<Row>)> {
@@ -330,19 +395,10 @@ fn sort(
             .iter()
             .map(|s| eval(&s.expr, &scope, ctx))
             .collect::<Result<Vec<_>, _>>()?;
-        keyed.push((keys, o, r));
+        keyed.push((keys, (o, r)));
     }
-    keyed.sort_by(|a, b| {
-        for (i, s) in p.order_by.iter().enumerate() {
-            let o = order(&a.0[i], &b.0[i]);
-            let o = if s.descending { o.reverse() } else { o };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
-    });
-    Ok(keyed.into_iter().map(|(_, o, r)| (o, r)).collect())
+    sort_keyed(&mut keyed, p);
+    Ok(keyed.into_iter().map(|(_, out)| out).collect())
 }
 
 /// Projects materialised rows (the path of queries that write).
