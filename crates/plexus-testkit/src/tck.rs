@@ -579,8 +579,56 @@ fn execute(
     Ok(t)
 }
 
-/// Runs one scenario.
+/// Where a scenario's graph lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    Memory,
+    /// A fresh LMDB environment in a temporary folder (without syncs).
+    Lmdb,
+}
+
+impl Store {
+    pub fn parse(name: &str) -> Option<Store> {
+        match name {
+            "memory" => Some(Store::Memory),
+            "lmdb" => Some(Store::Lmdb),
+            _ => None,
+        }
+    }
+
+    /// A store, and the folder that must outlive it.
+    fn open(self) -> Result<(Storage, Option<tempfile::TempDir>), String> {
+        match self {
+            Store::Memory => Storage::in_memory()
+                .map(|s| (s, None))
+                .map_err(|e| e.to_string()),
+            Store::Lmdb => {
+                let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+                let opts = plexus_kv::KvOptions {
+                    durable: false,
+                    ..Default::default()
+                };
+                let kv = plexus_kv::open(
+                    plexus_kv::Backend::Lmdb,
+                    dir.path(),
+                    plexus_storage::KEYSPACE_NAMES,
+                    &opts,
+                )
+                .map_err(|e| e.to_string())?;
+                let s = Storage::open(kv).map_err(|e| e.to_string())?;
+                Ok((s, Some(dir)))
+            }
+        }
+    }
+}
+
+/// Runs one scenario in memory.
 pub fn run(s: &Scenario) -> Outcome {
+    run_on(s, Store::Memory)
+}
+
+/// Runs one scenario on a fresh store of the given kind.
+pub fn run_on(s: &Scenario, store: Store) -> Outcome {
     let lines: Vec<&str> = s.text.lines().collect();
     let mut params = BTreeMap::new();
     let mut query: Option<String> = None;
@@ -607,7 +655,7 @@ pub fn run(s: &Scenario) -> Outcome {
         rows
     };
     let mut result: Option<Result<plexus_query::Table, plexus_query::QueryError>> = None;
-    let db = match Storage::in_memory() {
+    let (db, _dir) = match store.open() {
         Ok(db) => db,
         Err(e) => return Outcome::Failed(format!("cannot open a store: {e}")),
     };
@@ -801,10 +849,15 @@ pub struct Summary {
 
 /// Runs every scenario, keeping each with its outcome.
 pub fn run_all(scenarios: Vec<Scenario>) -> Vec<(Scenario, Outcome)> {
+    run_all_on(scenarios, Store::Memory)
+}
+
+/// Runs every scenario, each on a fresh store of the given kind.
+pub fn run_all_on(scenarios: Vec<Scenario>, store: Store) -> Vec<(Scenario, Outcome)> {
     scenarios
         .into_iter()
         .map(|s| {
-            let o = run(&s);
+            let o = run_on(&s, store);
             (s, o)
         })
         .collect()

@@ -1,6 +1,6 @@
 //! Runs the openCypher TCK and reports pass counts per area.
 //!
-//! Usage: tck [--tck-dir DIR] [--summary-json FILE] [--write-md FILE] [--failures]
+//! Usage: tck [--tck-dir DIR] [--store memory|lmdb] [--summary-json FILE] [--write-md FILE] [--failures]
 
 use plexus_testkit::tck;
 use std::collections::BTreeMap;
@@ -9,12 +9,20 @@ use std::path::PathBuf;
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut dir, mut json, mut md, mut show) = (tck::default_dir(), None, None, false);
+    let mut store = tck::Store::Memory;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--tck-dir" => dir = PathBuf::from(args.next().expect("--tck-dir takes a folder")),
             "--summary-json" => json = args.next().map(PathBuf::from),
             "--write-md" => md = args.next().map(PathBuf::from),
             "--failures" => show = true,
+            "--store" => {
+                let name = args.next().unwrap_or_default();
+                store = tck::Store::parse(&name).unwrap_or_else(|| {
+                    eprintln!("error: --store takes memory or lmdb, not '{name}'");
+                    std::process::exit(2);
+                });
+            }
             "--list" => {
                 for s in tck::load(&dir).expect("read the TCK") {
                     println!("{}", s.file);
@@ -22,7 +30,7 @@ fn main() {
                 return;
             }
             other => {
-                eprintln!("unknown option {other}; usage: tck [--tck-dir DIR] [--summary-json FILE] [--write-md FILE] [--failures] [--list]");
+                eprintln!("unknown option {other}; usage: tck [--tck-dir DIR] [--summary-json FILE] [--write-md FILE] [--failures] [--list] [--store memory|lmdb]");
                 std::process::exit(2);
             }
         }
@@ -37,7 +45,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let results = tck::run_all(scenarios);
+    let results = tck::run_all_on(scenarios, store);
     let summary = tck::summarize(&results);
     let mut reasons = BTreeMap::new();
     for (s, o) in &results {
