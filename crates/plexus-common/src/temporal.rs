@@ -61,9 +61,10 @@ impl Date {
         if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
             return None;
         }
-        Some(Date {
-            days: days_from_civil(year as i64, month, day) as i32,
-        })
+        // Days since 1970 are an i32: about ±5.8 million years. A date
+        // beyond is refused, never wrapped into another one.
+        let days = i32::try_from(days_from_civil(year as i64, month, day)).ok()?;
+        Some(Date { days })
     }
 
     /// The (year, month, day) of this date.

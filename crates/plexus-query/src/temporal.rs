@@ -458,6 +458,11 @@ pub fn construct(kind: &str, m: &BTreeMap<String, Value>) -> R {
 /// forms, named zones in brackets.
 pub fn parse(kind: &str, s: &str) -> Option<Value> {
     let s = s.trim();
+    // Every ISO form (and every zone name) is ASCII; refusing anything else
+    // here lets the parsers below slice by byte safely.
+    if !s.is_ascii() {
+        return None;
+    }
     let (dt_part, zone) = match s.find('[') {
         Some(i) if s.ends_with(']') => (&s[..i], Some(&s[i + 1..s.len() - 1])),
         _ => (s, None),
@@ -595,11 +600,12 @@ fn parse_clock(s: &str) -> Option<u64> {
 
 // ---- durations ----
 
-fn dur_from_nanos(months: i64, days: i64, nanos: i128) -> Result<Duration, QueryError> {
+fn dur_from_nanos(months: i128, days: i128, nanos: i128) -> Result<Duration, QueryError> {
     let secs = nanos.div_euclid(NANOS as i128);
+    let out_of_range = |_| QueryError::Arithmetic("the duration is out of range".into());
     Ok(Duration {
-        months,
-        days,
+        months: i64::try_from(months).map_err(out_of_range)?,
+        days: i64::try_from(days).map_err(out_of_range)?,
         secs: i64::try_from(secs).map_err(|_| bad("duration out of range"))?,
         nanos: nanos.rem_euclid(NANOS as i128) as i32,
     })
@@ -614,24 +620,26 @@ fn dur_nanos(d: &Duration) -> i128 {
 /// the average month, a fraction of a day becomes seconds.
 fn duration_of(
     months: f64,
-    whole_months: i64,
+    whole_months: i128,
     days: f64,
-    whole_days: i64,
+    whole_days: i128,
     nanos: i128,
 ) -> Result<Duration, QueryError> {
+    // i128 holds any sum of i64 components times their units; the result
+    // is checked when it becomes a Duration (float casts saturate).
     let mut nanos = nanos;
     let mut days_i = whole_days;
     let frac_m = months - months.trunc();
-    let months_i = whole_months + months.trunc() as i64;
+    let months_i = whole_months.saturating_add(months.trunc() as i128);
     if frac_m != 0.0 {
         let n = (frac_m * MONTH_SECS as f64 * NANOS as f64).round() as i128;
-        days_i += (n / DAY_NANOS) as i64;
-        nanos += n % DAY_NANOS;
+        days_i = days_i.saturating_add(n / DAY_NANOS);
+        nanos = nanos.saturating_add(n % DAY_NANOS);
     }
-    days_i += days.trunc() as i64;
+    days_i = days_i.saturating_add(days.trunc() as i128);
     let frac_d = days - days.trunc();
     if frac_d != 0.0 {
-        nanos += (frac_d * DAY_NANOS as f64).round() as i128;
+        nanos = nanos.saturating_add((frac_d * DAY_NANOS as f64).round() as i128);
     }
     dur_from_nanos(months_i, days_i, nanos)
 }
@@ -639,7 +647,7 @@ fn duration_of(
 fn duration_from_map(m: &BTreeMap<String, Value>) -> Result<Duration, QueryError> {
     let f = Fields::new(m);
     let (mut months_f, mut months_i, mut days_f, mut days_i, mut nanos) =
-        (0.0, 0i64, 0.0, 0i64, 0i128);
+        (0.0, 0i128, 0.0, 0i128, 0i128);
     for (k, v) in &f.0 {
         let (int, float) = match v {
             Value::Int(i) => (Some(*i), *i as f64),
@@ -660,7 +668,7 @@ fn duration_from_map(m: &BTreeMap<String, Value>) -> Result<Duration, QueryError
                     _ => 1,
                 };
                 match int {
-                    Some(i) => months_i += i * per,
+                    Some(i) => months_i += i128::from(i) * per,
                     None => months_f += float * per as f64,
                 }
                 continue;
@@ -668,7 +676,7 @@ fn duration_from_map(m: &BTreeMap<String, Value>) -> Result<Duration, QueryError
             "weeks" | "days" => {
                 let per = if k == "weeks" { 7 } else { 1 };
                 match int {
-                    Some(i) => days_i += i * per,
+                    Some(i) => days_i += i128::from(i) * per,
                     None => days_f += float * per as f64,
                 }
                 continue;
@@ -681,10 +689,10 @@ fn duration_from_map(m: &BTreeMap<String, Value>) -> Result<Duration, QueryError
             "nanoseconds" => 1,
             other => return Err(bad(format!("unknown duration component `{other}`"))),
         };
-        nanos += match int {
-            Some(i) => i as i128 * unit_nanos,
+        nanos = nanos.saturating_add(match int {
+            Some(i) => i128::from(i) * unit_nanos,
             None => (float * unit_nanos as f64).round() as i128,
-        };
+        });
     }
     duration_of(months_f, months_i, days_f, days_i, nanos)
 }
@@ -692,6 +700,9 @@ fn duration_from_map(m: &BTreeMap<String, Value>) -> Result<Duration, QueryError
 /// `P[nY][nM][nW][nD][T[nH][nM][nS]]` with optional fractions and signs,
 /// or the alternative `PYYYY-MM-DDTHH:MM:SS`.
 fn parse_duration(s: &str) -> Option<Duration> {
+    if !s.is_ascii() {
+        return None;
+    }
     let (neg, body) = match s.strip_prefix('-') {
         Some(b) => (true, b),
         None => (false, s),
@@ -702,12 +713,7 @@ fn parse_duration(s: &str) -> Option<Duration> {
         let mut dp = d.split('-');
         let (y, mo, da) = (num(dp.next()?)?, num(dp.next()?)?, num(dp.next()?)?);
         let clock = parse_clock(t)? as i128;
-        let d = Duration {
-            months: y as i64 * 12 + mo as i64,
-            days: da as i64,
-            ..Duration::default()
-        };
-        let d = dur_from_nanos(d.months, d.days, clock).ok()?;
+        let d = dur_from_nanos(i128::from(y) * 12 + i128::from(mo), i128::from(da), clock).ok()?;
         return Some(if neg { negate(d) } else { d });
     }
     let (date_part, time_part) = match body.split_once('T') {
@@ -896,7 +902,7 @@ fn duration_component(d: &Duration, key: &str) -> R {
 
 fn add_months(d: Date, months: i64) -> Option<Date> {
     let (y, m, day) = d.ymd();
-    let total = y as i64 * 12 + (m as i64 - 1) + months;
+    let total = (y as i64 * 12 + (m as i64 - 1)).checked_add(months)?;
     let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
     let ny = i32::try_from(ny).ok()?;
     let mut dd = day;
@@ -907,8 +913,8 @@ fn add_months(d: Date, months: i64) -> Option<Date> {
 }
 
 fn shift(v: &Value, d: &Duration, sign: i64) -> Option<Value> {
-    let months = d.months * sign;
-    let days = d.days * sign;
+    let months = d.months.checked_mul(sign)?;
+    let days = d.days.checked_mul(sign)?;
     let nanos = dur_nanos(d) * sign as i128;
     let shift_dt = |date: Date, time: u64| -> Option<(Date, u64)> {
         let date = add_months(date, months)?;
@@ -928,7 +934,8 @@ fn shift(v: &Value, d: &Duration, sign: i64) -> Option<Value> {
             let date = add_months(*date, months)?;
             let extra = (nanos / DAY_NANOS) as i64;
             Value::Date(Date {
-                days: i32::try_from(date.days as i64 + days + extra).ok()?,
+                days: i32::try_from(i64::from(date.days).checked_add(days)?.checked_add(extra)?)
+                    .ok()?,
             })
         }
         Value::LocalTime(t) => Value::LocalTime(LocalTime {
@@ -977,8 +984,8 @@ pub fn arith(op: BinOp, a: &Value, b: &Value) -> Option<R> {
         (BinOp::Add | BinOp::Sub, Value::Duration(x), Value::Duration(y)) => {
             let s: i128 = if op == BinOp::Add { 1 } else { -1 };
             dur_from_nanos(
-                x.months + s as i64 * y.months,
-                x.days + s as i64 * y.days,
+                i128::from(x.months) + s * i128::from(y.months),
+                i128::from(x.days) + s * i128::from(y.days),
                 dur_nanos(x) + s * dur_nanos(y),
             )
             .map(Value::Duration)
@@ -1132,7 +1139,7 @@ fn between(f: &str, a: &Value, b: &Value) -> R {
     let total = (db.days as i128 - da.days as i128) * DAY_NANOS + tb - ta;
     let d = match f {
         "inseconds" => dur_from_nanos(0, 0, total)?,
-        "indays" => dur_from_nanos(0, (total / DAY_NANOS) as i64, 0)?,
+        "indays" => dur_from_nanos(0, total / DAY_NANOS, 0)?,
         _ => {
             // Whole months first (not overshooting b), then days, then time.
             let (ya, ma, _) = da.ymd();
@@ -1148,11 +1155,11 @@ fn between(f: &str, a: &Value, b: &Value) -> R {
                 months += 1;
             }
             if f == "inmonths" {
-                dur_from_nanos(months, 0, 0)?
+                dur_from_nanos(months.into(), 0, 0)?
             } else {
                 let rest = end - at(months);
                 let days = rest / DAY_NANOS;
-                dur_from_nanos(months, days as i64, rest - days * DAY_NANOS)?
+                dur_from_nanos(months.into(), days, rest - days * DAY_NANOS)?
             }
         }
     };

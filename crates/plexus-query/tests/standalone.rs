@@ -139,3 +139,34 @@ fn temporal_values_from_iso_strings() {
         Err(QueryError::Type { .. })
     ));
 }
+
+#[test]
+fn hostile_temporal_input_is_an_error_not_a_panic() {
+    for q in [
+        "RETURN date('123é')",
+        "RETURN localtime('1é')",
+        "RETURN datetime('2015W1é')",
+        "RETURN duration('P1Yé')",
+        "RETURN duration({years: 9223372036854775807})",
+        "RETURN duration('P9223372036854775807Y')",
+        "RETURN duration({days: 9223372036854775807}) + duration({days: 1})",
+        "RETURN date('2015-01-01') - duration({months: -9223372036854775808})",
+        "RETURN localdatetime({year: 999999999, month: 12, day: 31})",
+    ] {
+        let e = run(q).expect_err(q);
+        assert!(
+            matches!(
+                e.type_name(),
+                "ArgumentError" | "ArithmeticError" | "TypeError"
+            ),
+            "{q}: {e}"
+        );
+    }
+    // Within range, the checked paths give the plain answers.
+    assert_eq!(
+        run("RETURN toString(duration({years: 1, months: 2})) AS d")
+            .unwrap()
+            .rows[0][0],
+        Value::from("P1Y2M")
+    );
+}
