@@ -4,9 +4,11 @@
 //! over the storage's adjacency and indexes, and the updating clauses.
 //!
 //! A query is prepared once ([`Prepared`]: parsed and checked) and run with
-//! parameters against a snapshot or a write transaction. Clauses run one
-//! after another over materialised rows; a planner with lazily pulled,
-//! batched operators is the next step.
+//! parameters against a snapshot or a write transaction, under a [`Guard`]
+//! that enforces its timeout, memory budget and cancellation. Parts that
+//! only read stream row by row through a push pipeline; parts that write
+//! run clause after clause over materialised rows. A planner with slot rows
+//! and batched operators is the next step.
 
 mod binder;
 mod error;
