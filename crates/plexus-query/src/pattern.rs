@@ -38,9 +38,11 @@ pub fn match_all(
 ) -> Res<bool> {
     let mut hints = Vec::new();
     let mut ranges = Vec::new();
+    let mut ids = Vec::new();
     if let Some(w) = where_ {
         equality_hints(w, &mut hints);
         range_hints(w, &mut ranges);
+        element_id_hints(w, &mut ids);
     }
     let mut m = Matcher {
         g,
@@ -52,6 +54,7 @@ pub fn match_all(
         trail_needed: patterns.iter().any(|p| p.var.is_some()),
         hints,
         ranges,
+        ids,
     };
     let mut row = row.clone();
     m.patterns(patterns, &mut row, sink)
@@ -87,6 +90,9 @@ struct Matcher<'a, 'c> {
     /// `var.key < expr` (and `<=`, `>`, `>=`) conjuncts: range seeks when
     /// no equality serves; the WHERE is still evaluated on every match.
     ranges: Vec<RangeHint<'a>>,
+    /// `elementId(var) = expr` conjuncts: the node by its user id, one
+    /// point lookup; the WHERE is still evaluated on the match.
+    ids: Vec<(&'a str, &'a Expr)>,
 }
 
 /// One bound on a property, from a comparison in WHERE.
@@ -134,6 +140,30 @@ pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
 }
 
 /// Collects the `var.key = expr` conjuncts of a predicate.
+/// `elementId(var) = expr` (either way round) among the conjuncts of `e`.
+pub(crate) fn element_id_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e Expr)>) {
+    use plexus_cypher::BinOp;
+    match &e.kind {
+        ExprKind::Binary(BinOp::And, a, b) => {
+            element_id_hints(a, out);
+            element_id_hints(b, out);
+        }
+        ExprKind::Binary(BinOp::Eq, a, b) => {
+            for (call, v) in [(a, b), (b, a)] {
+                if let ExprKind::Call { name, args, .. } = &call.kind {
+                    if let ([arg], true) = (args.as_slice(), name.eq_ignore_ascii_case("elementid"))
+                    {
+                        if let ExprKind::Var(var) = &arg.kind {
+                            out.push((var, v));
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 pub(crate) fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
     use plexus_cypher::BinOp;
     match &e.kind {
@@ -326,6 +356,20 @@ impl Matcher<'_, '_> {
     fn seek(&self, np: &NodePattern, row: &Row) -> Res<(Vec<NodeId>, Option<String>)> {
         if let Some(b) = bound_node(row, &np.var) {
             return Ok((b.into_iter().collect(), None));
+        }
+        for (_, e) in self
+            .ids
+            .iter()
+            .filter(|(v, _)| np.var.as_deref() == Some(*v))
+        {
+            // The value may read a variable bound only later: skip it then.
+            match self.eval(e, row) {
+                Ok(Value::String(key)) => {
+                    return Ok((self.g.node_id(&key)?.into_iter().collect(), None))
+                }
+                Ok(_) => return Ok((vec![], None)),
+                Err(_) => {}
+            }
         }
         let labels = np.labels.as_ref().map(required_labels).unwrap_or_default();
         // An index seek on an inline property equality or a WHERE equality

@@ -71,6 +71,17 @@ fn start(
             Some(1.0),
         );
     }
+    if let (Some(w), Some(v)) = (where_, &np.var) {
+        let mut ids = Vec::new();
+        crate::pattern::element_id_hints(w, &mut ids);
+        if ids.iter().any(|(x, _)| x == v) {
+            return (
+                "NodeByElementIdSeek".into(),
+                format!("({}) by its user id", var(np)),
+                Some(1.0),
+            );
+        }
+    }
     let label = label_of(np);
     let mut keys: Vec<(&str, &Expr)> = Vec::new();
     if let Some(ExprKind::Map(entries)) = np.props.as_deref().map(|e| &e.kind) {

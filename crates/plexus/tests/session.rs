@@ -341,3 +341,33 @@ fn a_variable_length_match_down_a_long_chain_does_not_overflow() {
         .unwrap();
     assert_eq!(t.rows, vec![vec![Value::Int(n), Value::Int(n)]]);
 }
+
+#[test]
+fn element_id_is_the_user_id_and_a_point_lookup() {
+    for (_d, db) in databases() {
+        let mut t = db.write("default").unwrap();
+        for i in 0..500 {
+            let props = plexus::Props::from([("i".into(), Value::Int(i))]);
+            t.create_node(Some(&format!("user-{i}")), &["U"], &props)
+                .unwrap();
+        }
+        t.commit().unwrap();
+        let params = Params::from([("id".into(), Value::from("user-417"))]);
+        let q = "MATCH (n) WHERE elementId(n) = $id RETURN n.i AS i, elementId(n) AS e";
+        let t = db.query("default", q, &params).unwrap();
+        assert_eq!(t.rows, vec![vec![Value::Int(417), Value::from("user-417")]]);
+        // The rest of the WHERE still applies to the node found.
+        let q = "MATCH (n:U) WHERE $id = elementId(n) AND n.i > 500 RETURN n";
+        assert!(db.query("default", q, &params).unwrap().rows.is_empty());
+        let none = Params::from([("id".into(), Value::from("nobody"))]);
+        let q = "MATCH (n) WHERE elementId(n) = $id RETURN n";
+        assert!(db.query("default", q, &none).unwrap().rows.is_empty());
+        // The plan says so: one lookup, not a scan.
+        let plan = db.query("default", &format!("EXPLAIN {q}"), &none).unwrap();
+        let ops: Vec<String> = plan.rows.iter().map(|r| r[1].to_string()).collect();
+        assert!(
+            ops.iter().any(|o| o.contains("NodeByElementIdSeek")),
+            "{ops:?}"
+        );
+    }
+}
