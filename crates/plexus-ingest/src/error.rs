@@ -35,6 +35,9 @@ pub enum IngestError {
     Bad { at: Location, message: String },
     /// The storage refused the rows (duplicate id, dangling edge, constraint, …).
     Storage(StorageError),
+    /// A bug: the thread reading the files failed (its panic message). The
+    /// import was stopped and nothing was written.
+    Internal(String),
 }
 
 impl IngestError {
@@ -43,6 +46,7 @@ impl IngestError {
             IngestError::Io { .. } => ErrorKind::Io,
             IngestError::Bad { .. } => ErrorKind::BadInput,
             IngestError::Storage(e) => e.kind(),
+            IngestError::Internal(_) => ErrorKind::Internal,
         }
     }
 
@@ -68,6 +72,10 @@ impl fmt::Display for IngestError {
             IngestError::Io { file, error } => write!(f, "{}: {error}", file.display()),
             IngestError::Bad { at, message } => write!(f, "{at}: {message}"),
             IngestError::Storage(e) => write!(f, "{e}"),
+            IngestError::Internal(m) => write!(
+                f,
+                "internal error: the import stopped with nothing written ({m})"
+            ),
         }
     }
 }

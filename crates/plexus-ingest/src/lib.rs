@@ -246,16 +246,20 @@ pub fn import(
         let reader = scope.spawn(move || {
             let mut counts = Vec::with_capacity(nodes.len() + edges.len());
             let node_files = nodes.iter().map(|i| node_rows(i, &opts.csv));
-            if !send_files(node_files, &node_tx, &mut counts, fatal) {
+            if !guarded(&node_tx, fatal, || {
+                send_files(node_files, &node_tx, &mut counts, fatal)
+            }) {
                 return counts;
             }
             drop(node_tx);
-            send_files(
-                edges.iter().map(|i| edge_rows(i, &opts.csv)),
-                &edge_tx,
-                &mut counts,
-                fatal,
-            );
+            guarded(&edge_tx, fatal, || {
+                send_files(
+                    edges.iter().map(|i| edge_rows(i, &opts.csv)),
+                    &edge_tx,
+                    &mut counts,
+                    fatal,
+                )
+            });
             counts
         });
         let total = std::cell::Cell::new(0u64);
@@ -343,6 +347,32 @@ impl<I: Iterator> Iterator for Expected<I> {
 type Chunk<T> = Vec<Result<T, StorageError>>;
 const CHUNK_ROWS: usize = 4096;
 const CHUNKS_AHEAD: usize = 4;
+
+/// Runs a reading step so that a panic in it (a bug in a parser) cannot pass
+/// for the end of the files: it is recorded as `fatal` and the load is
+/// stopped by an error row it cannot skip, so nothing is written. Without
+/// this, the channel closing as the thread unwinds would look like the last
+/// row, and the rows read so far would be committed as a whole import.
+fn guarded<T>(
+    tx: &mpsc::SyncSender<Chunk<T>>,
+    fatal: &Mutex<Option<IngestError>>,
+    step: impl FnOnce() -> bool,
+) -> bool {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)) {
+        Ok(more) => more,
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "the reading thread panicked".into());
+            *fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(IngestError::Internal(why));
+            let stop = StorageError::Unsupported("the import stopped".into());
+            let _ = tx.send(vec![Err(stop)]);
+            false
+        }
+    }
+}
 
 /// Reads files and sends their rows in chunks, counting them per file.
 /// A file that cannot be opened is `fatal`: it is recorded, and the load is
@@ -498,5 +528,33 @@ fn take<T>(
     match row {
         Ok(r) => Ok(Some(r)),
         Err(e) => bad(e).map(|_| None),
+    }
+}
+
+#[cfg(test)]
+mod reader_tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_reader_stops_the_load_instead_of_ending_it() {
+        let (tx, rx) = mpsc::sync_channel::<Chunk<BulkNode>>(CHUNKS_AHEAD);
+        let fatal = Mutex::new(None);
+        let more = guarded(&tx, &fatal, || panic!("parser bug"));
+        assert!(!more);
+        drop(tx);
+        let rows: Vec<_> = rx.into_iter().flatten().collect();
+        assert_eq!(rows.len(), 1, "one error row, not a clean end");
+        assert!(rows[0].is_err());
+        let e = fatal.into_inner().unwrap().unwrap();
+        assert_eq!(e.kind(), plexus_common::ErrorKind::Internal);
+        assert!(e.to_string().contains("parser bug"), "{e}");
+    }
+
+    #[test]
+    fn a_reader_that_finishes_passes_its_answer_through() {
+        let (tx, _rx) = mpsc::sync_channel::<Chunk<BulkNode>>(CHUNKS_AHEAD);
+        let fatal = Mutex::new(None);
+        assert!(guarded(&tx, &fatal, || true));
+        assert!(fatal.into_inner().unwrap().is_none());
     }
 }

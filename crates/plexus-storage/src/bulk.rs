@@ -329,9 +329,14 @@ impl Storage {
         // attacks their own import with colliding ids.
         let mut ids: FxHashMap<IdKey, NodeId> = FxHashMap::default();
         // Room for the rows the inputs expect (a growing array copies what
-        // it holds and touches fresh memory at every doubling).
-        let expect = |hint: (usize, Option<usize>)| hint.1.unwrap_or(hint.0).min(1 << 31);
-        let (n, e) = (expect(nodes.size_hint()), expect(edges.size_hint()));
+        // it holds and touches fresh memory at every doubling). The count
+        // is a file's own claim (a Parquet footer), so it reserves at most
+        // MAX_RESERVED_ROWS: a crafted footer cannot ask for 100 GB, and a
+        // larger real load grows its arrays as its rows arrive.
+        let (n, e) = (
+            reserved_rows(nodes.size_hint()),
+            reserved_rows(edges.size_hint()),
+        );
         ids.reserve(n);
         for (ks, rows) in [
             (NODES, n),
@@ -734,6 +739,15 @@ impl EdgeIds {
 }
 
 /// Edges handed to the checking thread at a time.
+/// The most rows a bulk load reserves room for up front from its inputs'
+/// claims (about 0.4 GB of id map and keys); past it, arrays grow.
+const MAX_RESERVED_ROWS: usize = 1 << 23;
+
+/// How many rows to reserve room for, from an input's size hint.
+fn reserved_rows(hint: (usize, Option<usize>)) -> usize {
+    hint.1.unwrap_or(hint.0).min(MAX_RESERVED_ROWS)
+}
+
 const EDGE_CHUNK: usize = 1024;
 
 /// A chunk of edges, checked and encoded: their records and ids back to
@@ -908,5 +922,17 @@ impl DegreeCounter {
         if let Some((g, n)) = self.group.take() {
             run.push_parts(&[&g[..4], &[STAT_DEGREE], &g[4..]], &n.to_le_bytes());
         }
+    }
+}
+
+#[cfg(test)]
+mod reserve_tests {
+    #[test]
+    fn a_claimed_row_count_reserves_a_bounded_amount() {
+        assert_eq!(super::reserved_rows((1000, None)), 1000);
+        assert_eq!(
+            super::reserved_rows((0, Some(usize::MAX))),
+            super::MAX_RESERVED_ROWS
+        );
     }
 }
