@@ -21,6 +21,9 @@ pub enum KvError {
     Unsupported(String),
     /// A keyspace handle that the store was not opened with.
     NoSuchKeyspace(usize),
+    /// What fed a write failed (a bug in a thread producing its keys); the
+    /// write was stopped and nothing of it landed.
+    Aborted(String),
 }
 
 pub type Result<T, E = KvError> = std::result::Result<T, E>;
@@ -33,7 +36,7 @@ impl KvError {
             KvError::KeyTooLong { .. } | KvError::Full(_) => ErrorKind::ResourceLimit,
             KvError::NotSorted => ErrorKind::BadInput,
             KvError::Unsupported(_) => ErrorKind::Unsupported,
-            KvError::NoSuchKeyspace(_) => ErrorKind::Internal,
+            KvError::NoSuchKeyspace(_) | KvError::Aborted(_) => ErrorKind::Internal,
         }
     }
 }
@@ -53,6 +56,7 @@ impl fmt::Display for KvError {
             KvError::Full(m) => write!(f, "store is full: {m}"),
             KvError::Unsupported(m) => f.write_str(m),
             KvError::NoSuchKeyspace(i) => write!(f, "keyspace #{i} was not opened"),
+            KvError::Aborted(why) => write!(f, "the write was stopped, nothing was written: {why}"),
         }
     }
 }

@@ -493,14 +493,19 @@ impl Storage {
             let (to_take, checked) = std::sync::mpsc::channel::<Resolved>();
             let (ids, tokens, edge_ids) = (&ids, &mut tokens, &mut edge_ids);
             scope.spawn(move || {
-                for chunk in checking {
-                    if to_take.send(resolve(chunk, ids, tokens, edge_ids)).is_err() {
-                        break;
+                // A panic ends this thread quietly; the chunks it did not
+                // hand back tell the loading thread (below).
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    for chunk in checking {
+                        if to_take.send(resolve(chunk, ids, tokens, edge_ids)).is_err() {
+                            break;
+                        }
                     }
-                }
+                }));
             });
             // The checker's output is unbounded, so it never waits on this
             // thread while this one waits to hand it a chunk.
+            let (mut sent, mut taken) = (0usize, 0usize);
             let mut chunk = Vec::with_capacity(EDGE_CHUNK);
             for edge in edges {
                 chunk.push(edge);
@@ -509,16 +514,29 @@ impl Storage {
                     if to_check.send(full).is_err() {
                         break;
                     }
+                    sent += 1;
                     while let Ok(done) = checked.try_recv() {
+                        taken += 1;
                         take(done)?;
                     }
                 }
             }
-            if !chunk.is_empty() {
-                let _ = to_check.send(chunk);
+            if !chunk.is_empty() && to_check.send(chunk).is_ok() {
+                sent += 1;
             }
             drop(to_check);
-            checked.into_iter().try_for_each(&mut take)
+            for done in checked {
+                taken += 1;
+                take(done)?;
+            }
+            // Fewer chunks back than handed over: the checker died, and what
+            // it dropped must not pass for the end of the edges.
+            if taken < sent {
+                return Err(StorageError::Internal(
+                    "the thread checking edges stopped before the last of them".into(),
+                ));
+            }
+            Ok(())
         })?;
         runs[PROP_INDEX.0].sort();
         self.check_unique(&schema, &runs[PROP_INDEX.0], &ids)?;
@@ -558,49 +576,32 @@ impl Storage {
         // backend then refuses that run, and the whole write).
         let repeated: std::sync::Mutex<Option<Vec<u8>>> = Default::default();
         let written = std::thread::scope(|scope| {
-            let (tx, rx) = std::sync::mpsc::channel();
+            let (tx, rx) = std::sync::mpsc::channel::<Sorted>();
             let tx2 = tx.clone();
             // A send fails only when the writer stopped (its error wins).
+            // Each sorting thread ends with `Done`; one that dies first (a
+            // panic, caught so the scope does not raise it again) leaves
+            // the channel closed without it, and the write stops on an
+            // error instead of taking the runs so far for all of them.
+            let (label_counts, type_counts, report) = (&label_counts, &type_counts, &report);
             scope.spawn(move || {
-                let mut adj = adj;
-                adj.sort();
-                // Written while the degrees are counted off it.
-                let adj = Arc::new(adj);
-                let _ = tx.send(Ok((ADJ, adj.clone())));
-                // Both in key order, the second past the first: appended.
-                match stats_runs(g, &report, &label_counts, &type_counts, &adj) {
-                    Ok(runs) => {
-                        for stats in runs {
-                            let _ = tx.send(Ok((STATS, Arc::new(stats))));
-                        }
-                    }
-                    // Reading a spilled part failed: the write stops there,
-                    // and nothing of it lands.
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                    }
+                let sorted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    sort_adjacency(adj, g, report, label_counts, type_counts, &tx)
+                }));
+                if sorted.is_ok() {
+                    let _ = tx.send(Sorted::Done);
                 }
             });
             let repeated = &repeated;
             scope.spawn(move || {
-                for (ks, mut run) in others {
-                    run.sort();
-                    if ks == EDGE_KEYS {
-                        // A read error here is the write's to report.
-                        if let Ok(Some(key)) = run.first_duplicate() {
-                            let key = key[4..].to_vec();
-                            *repeated.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
-                        }
-                    }
-                    if tx2.send(Ok((ks, Arc::new(run)))).is_err() {
-                        break;
-                    }
+                let sorted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    sort_others(others, repeated, &tx2)
+                }));
+                if sorted.is_ok() {
+                    let _ = tx2.send(Sorted::Done);
                 }
             });
-            let mut ready = rx
-                .into_iter()
-                .filter(|r| r.as_ref().map_or(true, |(_, run)| !run.is_empty()));
-            kv.write_sorted(&mut ready, batch)
+            kv.write_sorted(&mut until_done(rx, 2), batch)
         });
         if let Some(key) = repeated.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(edge_ids.repeated(&key));
@@ -738,7 +739,91 @@ impl EdgeIds {
     }
 }
 
-/// Edges handed to the checking thread at a time.
+/// What a thread sorting a bulk load's runs hands the writing thread.
+enum Sorted {
+    Run(std::result::Result<(Ks, Arc<Run>), plexus_kv::KvError>),
+    /// The thread sent all it had.
+    Done,
+}
+
+/// The runs sent on `rx` (empty ones left out) until every one of
+/// `senders` threads said `Done`; if the channel closes before, an error
+/// item that stops the write, so that nothing of it lands.
+fn until_done(
+    rx: std::sync::mpsc::Receiver<Sorted>,
+    senders: usize,
+) -> impl Iterator<Item = std::result::Result<(Ks, Arc<Run>), plexus_kv::KvError>> {
+    let mut done = 0;
+    let mut failed = false;
+    std::iter::from_fn(move || loop {
+        if failed {
+            return None;
+        }
+        match rx.recv() {
+            Ok(Sorted::Done) => done += 1,
+            Ok(Sorted::Run(Ok((_, run)))) if run.is_empty() => {}
+            Ok(Sorted::Run(r)) => return Some(r),
+            Err(_) if done == senders => return None,
+            Err(_) => {
+                failed = true;
+                return Some(Err(plexus_kv::KvError::Aborted(
+                    "a thread sorting the load's keys stopped".into(),
+                )));
+            }
+        }
+    })
+}
+
+/// Sorts the adjacency run and hands it over, then counts the degrees off
+/// it while it is written and hands those runs over too.
+fn sort_adjacency(
+    mut adj: Run,
+    g: GraphId,
+    report: &BulkReport,
+    label_counts: &FxHashMap<u32, i64>,
+    type_counts: &FxHashMap<u32, i64>,
+    tx: &std::sync::mpsc::Sender<Sorted>,
+) {
+    adj.sort();
+    let adj = Arc::new(adj);
+    let _ = tx.send(Sorted::Run(Ok((ADJ, adj.clone()))));
+    // Both in key order, the second past the first: appended.
+    match stats_runs(g, report, label_counts, type_counts, &adj) {
+        Ok(runs) => {
+            for stats in runs {
+                let _ = tx.send(Sorted::Run(Ok((STATS, Arc::new(stats)))));
+            }
+        }
+        // Reading a spilled part failed: the write stops there, and nothing
+        // of it lands.
+        Err(e) => {
+            let _ = tx.send(Sorted::Run(Err(e)));
+        }
+    }
+}
+
+/// Sorts the other runs one by one and hands each over; notes an edge id
+/// given twice, as the sorted edge-id run shows it.
+fn sort_others(
+    others: Vec<(Ks, Run)>,
+    repeated: &std::sync::Mutex<Option<Vec<u8>>>,
+    tx: &std::sync::mpsc::Sender<Sorted>,
+) {
+    for (ks, mut run) in others {
+        run.sort();
+        if ks == EDGE_KEYS {
+            // A read error here is the write's to report.
+            if let Ok(Some(key)) = run.first_duplicate() {
+                let key = key[4..].to_vec();
+                *repeated.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
+            }
+        }
+        if tx.send(Sorted::Run(Ok((ks, Arc::new(run))))).is_err() {
+            break;
+        }
+    }
+}
+
 /// The most rows a bulk load reserves room for up front from its inputs'
 /// claims (about 0.4 GB of id map and keys); past it, arrays grow.
 const MAX_RESERVED_ROWS: usize = 1 << 23;
@@ -748,6 +833,7 @@ fn reserved_rows(hint: (usize, Option<usize>)) -> usize {
     hint.1.unwrap_or(hint.0).min(MAX_RESERVED_ROWS)
 }
 
+/// Edges handed to the checking thread at a time.
 const EDGE_CHUNK: usize = 1024;
 
 /// A chunk of edges, checked and encoded: their records and ids back to
@@ -922,6 +1008,46 @@ impl DegreeCounter {
         if let Some((g, n)) = self.group.take() {
             run.push_parts(&[&g[..4], &[STAT_DEGREE], &g[4..]], &n.to_le_bytes());
         }
+    }
+}
+
+#[cfg(test)]
+mod thread_tests {
+    use super::*;
+
+    fn run_of(key: &[u8]) -> Arc<Run> {
+        let mut r = Run::new();
+        r.push(key, b"v");
+        Arc::new(r)
+    }
+
+    #[test]
+    fn a_sorting_thread_that_dies_stops_the_write() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let tx2 = tx.clone();
+        tx.send(Sorted::Run(Ok((ADJ, run_of(b"a"))))).unwrap();
+        tx.send(Sorted::Done).unwrap();
+        tx2.send(Sorted::Run(Ok((NODES, run_of(b"b"))))).unwrap();
+        // The second thread goes away without saying Done.
+        drop((tx, tx2));
+        let items: Vec<_> = until_done(rx, 2).collect();
+        assert_eq!(items.len(), 3);
+        assert!(items[..2].iter().all(|i| i.is_ok()));
+        assert!(matches!(items[2], Err(plexus_kv::KvError::Aborted(_))));
+    }
+
+    #[test]
+    fn runs_end_when_every_thread_is_done() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        tx.send(Sorted::Run(Ok((ADJ, run_of(b"a"))))).unwrap();
+        tx.send(Sorted::Run(Ok((NODES, Arc::new(Run::new())))))
+            .unwrap();
+        tx.send(Sorted::Done).unwrap();
+        tx.send(Sorted::Done).unwrap();
+        drop(tx);
+        let items: Vec<_> = until_done(rx, 2).collect();
+        assert_eq!(items.len(), 1, "the empty run is left out");
+        assert!(items[0].is_ok());
     }
 }
 

@@ -58,6 +58,9 @@ pub enum StorageError {
     Unsupported(String),
     /// Input that its reader found malformed (a bulk-load row, a file).
     Invalid(String),
+    /// A bug: a worker thread failed (its panic message); the operation
+    /// was stopped with nothing written.
+    Internal(String),
     /// An error about one row of a bulk load, with where the row came from.
     InRow {
         origin: String,
@@ -75,6 +78,7 @@ impl StorageError {
             Corrupt(_) => ErrorKind::Corruption,
             Conflict(_) => ErrorKind::Conflict,
             Unsupported(_) => ErrorKind::Unsupported,
+            Internal(_) => ErrorKind::Internal,
             InRow { error, .. } => error.kind(),
             Invalid(_) => ErrorKind::BadInput,
             UnknownGraph(_)
@@ -117,6 +121,7 @@ impl fmt::Display for StorageError {
             Unsupported(m) => f.write_str(m),
             InRow { origin, error } => write!(f, "{origin}: {error}"),
             Invalid(m) => f.write_str(m),
+            Internal(m) => write!(f, "internal error, nothing was written: {m}"),
         }
     }
 }

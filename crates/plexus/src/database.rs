@@ -88,6 +88,14 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
+/// Writes a file and syncs it to disk before returning.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut f = File::create(path).map_err(io(path))?;
+    f.write_all(bytes).map_err(io(path))?;
+    f.sync_all().map_err(io(path))
+}
+
 fn read_manifest(path: &Path) -> Result<Backend> {
     let file = path.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&file).map_err(io(&file))?;
@@ -154,8 +162,12 @@ impl Database {
         let lock = Self::lock(path)?;
         let db = Self::open_backend(path, backend, &opts, lock)?;
         let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
-        std::fs::write(&tmp, manifest).map_err(io(&tmp))?;
+        write_synced(&tmp, manifest.as_bytes())?;
         std::fs::rename(&tmp, path.join(MANIFEST_FILE)).map_err(io(path))?;
+        // The rename is durable only once the folder is synced.
+        File::open(path)
+            .and_then(|d| d.sync_all())
+            .map_err(io(path))?;
         Ok(db)
     }
 
