@@ -57,6 +57,10 @@ def timed(fn, reps):
 KUZU_TYPES = {"string": "STRING", "int": "INT64", "float": "DOUBLE"}
 
 
+# The filter of `filter_count_unindexed`: a property no engine indexes
+# (plexus-bench's engine.rs names the same, UNINDEXED_FILTER).
+UNINDEXED = ("kind", "delta")
+
 class Cypher:
     """Kuzu and LadybugDB: the same embedded Cypher engine family."""
 
@@ -117,6 +121,7 @@ class Cypher:
             ),
             "lookup": lambda: self.per_seed("MATCH (a:Node {id: $id}) RETURN count(*)"),
             "filter_count": lambda: self.one(f"MATCH (n:Node) WHERE n.{self.job['filter'][0]} = {self.job['filter'][1]} RETURN count(*)"),
+            "filter_count_unindexed": lambda: self.one(f"MATCH (n:Node) WHERE n.{UNINDEXED[0]} = '{UNINDEXED[1]}' RETURN count(*)"),
             "sample5": lambda: sum(
                 self.rows(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->(b) RETURN b.id LIMIT 5", {"id": s}) for s in self.seeds
             ),

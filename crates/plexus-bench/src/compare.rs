@@ -97,6 +97,7 @@ pub fn suite(graph: &str, nodes: u64, edges: Option<u64>) -> Result<Vec<Part>, S
                     "shortest_path",
                     "lookup",
                     "filter_count",
+                    "filter_count_unindexed",
                 ]
                 .into_iter()
                 .map(|k| case(k, k, &seeds))

@@ -234,6 +234,11 @@ pub fn run(
                 .find_nodes(None, filter.0, &plexus::Value::Int(filter.1))?
                 .len() as u64
         }
+        "filter_count_unindexed" => {
+            let (key, value) = UNINDEXED_FILTER;
+            let want = plexus::Value::from(value);
+            total = r.nodes_where(None, key, &mut |v| *v == want)?.len() as u64
+        }
         "sample5" => {
             let f = typed_hop(0).filter;
             let mut rng = Rng::new(42);
@@ -266,6 +271,10 @@ pub fn run(
 /// The Cypher a workload runs as, with `$id` (or `$a`, `$b`) bound per
 /// seed: the peers' queries in standard Cypher (trail semantics, so there
 /// is no Cypher form of the walk count `count_paths3`).
+/// The filter of `filter_count_unindexed`: a property no engine indexes
+/// (the skewed graph's `kind`; `peers/peer.py` names the same).
+pub const UNINDEXED_FILTER: (&str, &str) = ("kind", "delta");
+
 pub fn cypher_text(case: &Case, typed: &[&str], filter: (&str, i64)) -> Option<String> {
     let t = |k: usize| typed.get(k).copied().unwrap_or("");
     Some(match case.kind {
@@ -292,6 +301,10 @@ pub fn cypher_text(case: &Case, typed: &[&str], filter: (&str, i64)) -> Option<S
             "MATCH p = shortestPath((a {id: $a})-[*1..30]->(b {id: $b})) RETURN length(p)".into()
         }
         "lookup" => "MATCH (a {id: $id}) RETURN count(*)".into(),
+        "filter_count_unindexed" => format!(
+            "MATCH (n) WHERE n.{} = '{}' RETURN count(*)",
+            UNINDEXED_FILTER.0, UNINDEXED_FILTER.1
+        ),
         "filter_count" => format!(
             "MATCH (n) WHERE n.{} = {} RETURN count(*)",
             filter.0, filter.1
@@ -331,7 +344,9 @@ pub fn run_cypher(
     };
     let mut total = 0;
     match case.kind {
-        "filter_count" => total = count(db.query(graph, text, &plexus::Params::new())?),
+        "filter_count" | "filter_count_unindexed" => {
+            total = count(db.query(graph, text, &plexus::Params::new())?)
+        }
         "star" => total = count(db.query(graph, text, &id(&case.seeds[0]))?),
         "sample5" => {
             for s in &case.seeds {

@@ -386,6 +386,9 @@ impl Matcher<'_, '_> {
             .iter()
             .filter(|(v, _, _)| np.var.as_deref() == Some(*v))
             .map(|(_, k, e)| (*k, *e, false));
+        // An equality no index serves: a filter for one pass over the
+        // records when no better start is found.
+        let mut unindexed: Option<(&str, Value)> = None;
         for (key, e, is_inline) in inline.chain(from_where) {
             {
                 // A hint may name variables bound only later: skip it then.
@@ -403,6 +406,9 @@ impl Matcher<'_, '_> {
                 // The index's equality is Cypher's for these types (floats
                 // differ on NaN; lists and maps are rechecked).
                 let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
+                if unindexed.is_none() {
+                    unindexed = Some((key, v.clone()));
+                }
                 for l in labels.iter().map(|l| Some(*l)).chain([None]) {
                     match self.g.find_nodes(l, key, &v) {
                         Ok(ids) => {
@@ -425,6 +431,21 @@ impl Matcher<'_, '_> {
             let n = self.g.label_count(l)?;
             if best.is_none_or(|(_, b)| n < b) {
                 best = Some((l, n));
+            }
+        }
+        if let Some((key, v)) = unindexed {
+            // One sequential pass over the records beats a lookup per
+            // member unless the label holds a small share of the nodes
+            // (a lookup costs about what reading eight records in order does).
+            let scan = match best {
+                None => true,
+                Some((_, n)) => n.saturating_mul(8) >= self.g.node_count()?,
+            };
+            if scan {
+                let ids = self.g.nodes_where(best.map(|(l, _)| l), key, &mut |x| {
+                    equals(x, &v) == Some(true)
+                })?;
+                return Ok((ids, None));
             }
         }
         let ids = match best {

@@ -245,6 +245,46 @@ pub trait GraphRead {
         self.core().shared.catalog.names(Token::PropKey)
     }
 
+    /// The nodes (with `label`, when given) whose property `key` passes
+    /// `keep`, in id order: one sequential pass over the node records that
+    /// builds only that property's values, where reading the property of
+    /// each node by id would search the records' tree once per node. For
+    /// filters no index answers (`MATCH (n) WHERE n.grp = 7`).
+    fn nodes_where(
+        &self,
+        label: Option<&str>,
+        key: &str,
+        keep: &mut dyn FnMut(&Value) -> bool,
+    ) -> Result<Vec<NodeId>> {
+        let c = self.core();
+        let Some(k) = c.shared.catalog.lookup(Token::PropKey, key) else {
+            return Ok(vec![]);
+        };
+        let l = match label {
+            Some(name) => match c.shared.catalog.lookup(Token::Label, name) {
+                Some(l) => Some(l),
+                None => return Ok(vec![]),
+            },
+            None => None,
+        };
+        c.read(Subject::AllNodes(c.g.0));
+        let prefix = graph_prefix(c.g);
+        let mut out = Vec::new();
+        for pair in c.scan(NODES, &KeyRange::prefix(&prefix), ScanOptions::default()) {
+            let (key_bytes, record) = pair?;
+            if let Some(v) = crate::record::node_label_prop(&record, l, k)? {
+                if keep(&v) {
+                    out.push(id_at(
+                        &key_bytes,
+                        key_bytes.len().saturating_sub(8),
+                        NodeId,
+                    )?);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// One property of a node, without decoding names or other properties.
     fn node_property(&self, node: NodeId, key: &str) -> Result<Option<Value>> {
         let c = self.core();

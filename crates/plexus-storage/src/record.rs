@@ -112,6 +112,22 @@ pub(crate) fn node_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
     find_prop(&mut r, key)
 }
 
+/// Whether an encoded node record has the label (when given) and, if so,
+/// its property `key`: one pass over the record's labels and properties,
+/// building only the value asked for.
+pub(crate) fn node_label_prop(b: &[u8], label: Option<u32>, key: u32) -> Result<Option<Value>> {
+    let mut r = Reader::new(b);
+    skip_header(&mut r, "node")?;
+    let mut labelled = label.is_none();
+    for _ in 0..r.len()? {
+        labelled |= Some(token(&mut r)?) == label;
+    }
+    if !labelled {
+        return Ok(None);
+    }
+    find_prop(&mut r, key)
+}
+
 /// One property of an encoded edge record.
 pub(crate) fn edge_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
     let mut r = Reader::new(b);

@@ -535,3 +535,50 @@ fn many_writer_threads_make_progress() {
     assert_eq!(r.degree(a, Direction::Out, Some("MADE")).unwrap(), 200);
     assert!(db.check_integrity("default").unwrap().is_ok());
 }
+
+#[test]
+fn nodes_where_filters_one_property_in_one_pass() {
+    let db = mem();
+    let mut t = db.write(DEFAULT_GRAPH).unwrap();
+    for i in 0..50i64 {
+        let label = if i % 2 == 0 { "Even" } else { "Odd" };
+        let mut p = props(&[("grp", Value::Int(i % 5))]);
+        if i % 7 == 0 {
+            p.remove("grp");
+        }
+        t.create_node(Some(&format!("n{i}")), &[label], &p).unwrap();
+    }
+    t.commit().unwrap();
+    // The same answer as reading the property of each node.
+    let r = db.read(DEFAULT_GRAPH).unwrap();
+    let slow = |label: Option<&str>| -> Vec<NodeId> {
+        let ids: Vec<NodeId> = match label {
+            Some(l) => r.nodes_with_label(l).map(|x| x.unwrap()).collect(),
+            None => r.nodes().map(|x| x.unwrap()).collect(),
+        };
+        ids.into_iter()
+            .filter(|n| r.node_property(*n, "grp").unwrap() == Some(Value::Int(3)))
+            .collect()
+    };
+    let fast = |label: Option<&str>| {
+        r.nodes_where(label, "grp", &mut |v| *v == Value::Int(3))
+            .unwrap()
+    };
+    assert_eq!(fast(None), slow(None));
+    assert_eq!(fast(Some("Odd")), slow(Some("Odd")));
+    assert!(!fast(None).is_empty() && fast(Some("Odd")).len() < fast(None).len());
+    assert!(fast(Some("NoSuchLabel")).is_empty());
+    assert!(r
+        .nodes_where(None, "no_such_key", &mut |_| true)
+        .unwrap()
+        .is_empty());
+    // A write transaction sees its own writes.
+    let mut t = db.write(DEFAULT_GRAPH).unwrap();
+    let n = t
+        .create_node(Some("new"), &["Odd"], &props(&[("grp", Value::Int(3))]))
+        .unwrap();
+    let seen = t
+        .nodes_where(Some("Odd"), "grp", &mut |v| *v == Value::Int(3))
+        .unwrap();
+    assert!(seen.contains(&n));
+}
