@@ -236,8 +236,7 @@ pub fn run(
         }
         "filter_count_unindexed" => {
             let (key, value) = UNINDEXED_FILTER;
-            let want = plexus::Value::from(value);
-            total = r.nodes_where(None, key, &mut |v| *v == want)?.len() as u64
+            total = r.nodes_equal(None, key, &plexus::Value::from(value))?.len() as u64
         }
         "sample5" => {
             let f = typed_hop(0).filter;

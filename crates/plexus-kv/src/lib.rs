@@ -137,6 +137,25 @@ pub trait Snapshot: Send {
 
     /// The pairs whose keys lie in `range`, in key order (or reversed).
     fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_>;
+
+    /// Hands `f` each pair in `range`, in key order, borrowed where the
+    /// backend can lend it (LMDB: straight from its pages, nothing copied);
+    /// `f` returns false to stop. For passes over many values that keep
+    /// little of each.
+    fn visit(
+        &self,
+        ks: Ks,
+        range: &KeyRange,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        for pair in self.scan(ks, range, ScanOptions::default()) {
+            let (k, v) = pair?;
+            if !f(&k, &v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Which backend stores the data.

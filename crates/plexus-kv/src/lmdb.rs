@@ -423,6 +423,28 @@ impl Snapshot for LmdbSnapshot {
         Ok(v.map(<[u8]>::to_vec))
     }
 
+    fn visit(
+        &self,
+        ks: Ks,
+        range: &KeyRange,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let db = self.db(ks)?;
+        if range.is_empty() {
+            return Ok(());
+        }
+        for pair in db
+            .range(&self.txn, &range.as_slices())
+            .map_err(backend_err)?
+        {
+            let (k, v) = pair.map_err(backend_err)?;
+            if !f(k, v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
         let db = match self.db(ks) {
             Ok(db) => db,

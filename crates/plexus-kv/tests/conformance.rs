@@ -89,6 +89,45 @@ fn scans(backend: Backend) {
     assert!(keys(&*s, B, KeyRange::all(), all).is_empty());
 }
 
+fn visits_lend_what_scans_give(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    put_all(&*s, A, &[b"a1", b"a2", b"a3", b"b1"]);
+    let snap = s.snapshot().unwrap();
+    for range in [
+        KeyRange::prefix(b"a"),
+        KeyRange::all(),
+        KeyRange {
+            start: Bound::Excluded(b"a1".to_vec()),
+            end: Bound::Included(b"b1".to_vec()),
+        },
+        KeyRange {
+            start: Bound::Included(b"z".to_vec()),
+            end: Bound::Excluded(b"a".to_vec()),
+        },
+    ] {
+        let scanned: Vec<(Vec<u8>, Vec<u8>)> = snap
+            .scan(A, &range, ScanOptions::default())
+            .map(|p| p.unwrap())
+            .collect();
+        let mut visited = Vec::new();
+        snap.visit(A, &range, &mut |k, v| {
+            visited.push((k.to_vec(), v.to_vec()));
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(visited, scanned, "{range:?}");
+    }
+    // Returning false stops the visit.
+    let mut seen = 0;
+    snap.visit(A, &KeyRange::all(), &mut |_, _| {
+        seen += 1;
+        Ok(seen < 2)
+    })
+    .unwrap();
+    assert_eq!(seen, 2);
+}
+
 fn snapshots_are_isolated(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
     let s = store(backend, &dir);
@@ -245,7 +284,7 @@ fn survives_reopen(backend: Backend) {
 macro_rules! suite {
     ($module:ident, $backend:expr $(, $extra:ident)*) => {
         mod $module {
-            suite!(@tests $backend, basic_ops, scans, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append, sorted_runs_are_atomic $(, $extra)*);
+            suite!(@tests $backend, basic_ops, scans, visits_lend_what_scans_give, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append, sorted_runs_are_atomic $(, $extra)*);
         }
     };
     (@tests $backend:expr $(, $test:ident)*) => {

@@ -406,7 +406,13 @@ impl Matcher<'_, '_> {
                 // The index's equality is Cypher's for these types (floats
                 // differ on NaN; lists and maps are rechecked).
                 let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
-                if unindexed.is_none() {
+                // Scalars only: the pass compares stored encodings, which
+                // for lists and maps would miss `[1] = [1.0]`.
+                let scalar = matches!(
+                    v,
+                    Value::Int(_) | Value::Float(_) | Value::String(_) | Value::Bool(_)
+                );
+                if unindexed.is_none() && scalar {
                     unindexed = Some((key, v.clone()));
                 }
                 for l in labels.iter().map(|l| Some(*l)).chain([None]) {
@@ -442,9 +448,7 @@ impl Matcher<'_, '_> {
                 Some((_, n)) => n.saturating_mul(8) >= self.g.node_count()?,
             };
             if scan {
-                let ids = self.g.nodes_where(best.map(|(l, _)| l), key, &mut |x| {
-                    equals(x, &v) == Some(true)
-                })?;
+                let ids = self.g.nodes_equal(best.map(|(l, _)| l), key, &v)?;
                 return Ok((ids, None));
             }
         }

@@ -59,6 +59,19 @@ fn id_at<T>(key: &[u8], at: usize, f: fn(u64) -> T) -> Result<T> {
         .ok_or_else(|| StorageError::Corrupt(format!("short key {key:?}")))
 }
 
+/// Whether two values are equal numbers (an integer and a float equal
+/// when the float is that integer exactly).
+fn numbers_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => {
+            f.fract() == 0.0 && *f == *i as f64 && (*f as i64) == *i
+        }
+        _ => false,
+    }
+}
+
 fn counter_u64(v: i64) -> u64 {
     v.max(0) as u64
 }
@@ -245,17 +258,14 @@ pub trait GraphRead {
         self.core().shared.catalog.names(Token::PropKey)
     }
 
-    /// The nodes (with `label`, when given) whose property `key` passes
-    /// `keep`, in id order: one sequential pass over the node records that
-    /// builds only that property's values, where reading the property of
-    /// each node by id would search the records' tree once per node. For
-    /// filters no index answers (`MATCH (n) WHERE n.grp = 7`).
-    fn nodes_where(
-        &self,
-        label: Option<&str>,
-        key: &str,
-        keep: &mut dyn FnMut(&Value) -> bool,
-    ) -> Result<Vec<NodeId>> {
+    /// The nodes (with `label`, when given) whose property `key` equals
+    /// `value` — exactly for strings and booleans, numerically for numbers
+    /// (`1 = 1.0`) — in id order: one sequential pass over the node records
+    /// that compares encoded bytes and builds no value, where reading the
+    /// property of each node by id would search the records' tree once per
+    /// node. For filters no index answers (`MATCH (n) WHERE n.grp = 7`).
+    /// Lists and maps compare as stored values (no numeric folding inside).
+    fn nodes_equal(&self, label: Option<&str>, key: &str, value: &Value) -> Result<Vec<NodeId>> {
         let c = self.core();
         let Some(k) = c.shared.catalog.lookup(Token::PropKey, key) else {
             return Ok(vec![]);
@@ -268,21 +278,51 @@ pub trait GraphRead {
             None => None,
         };
         c.read(Subject::AllNodes(c.g.0));
-        let prefix = graph_prefix(c.g);
+        let mut want = Vec::new();
+        plexus_common::encode_value(value, &mut want);
+        let numeric = matches!(value, Value::Int(_) | Value::Float(_));
         let mut out = Vec::new();
-        for pair in c.scan(NODES, &KeyRange::prefix(&prefix), ScanOptions::default()) {
-            let (key_bytes, record) = pair?;
-            if let Some(v) = crate::record::node_label_prop(&record, l, k)? {
-                if keep(&v) {
-                    out.push(id_at(
-                        &key_bytes,
-                        key_bytes.len().saturating_sub(8),
-                        NodeId,
-                    )?);
+        let mut bad: Option<StorageError> = None;
+        c.visit(
+            NODES,
+            &KeyRange::prefix(&graph_prefix(c.g)),
+            &mut |key_bytes, record| {
+                let hit = match crate::record::node_label_prop_raw(record, l, k) {
+                    Ok(Some(raw)) if raw == want.as_slice() => true,
+                    // Another encoding of an equal number (an integer against a
+                    // float): decode just those.
+                    Ok(Some(raw)) if numeric && raw.first() != want.first() => {
+                        let mut r = plexus_common::Reader::new(raw);
+                        match plexus_common::decode_value(&mut r) {
+                            Ok(v) => numbers_equal(&v, value),
+                            Err(e) => {
+                                bad = Some(e.into());
+                                return Ok(false);
+                            }
+                        }
+                    }
+                    Ok(_) => false,
+                    Err(e) => {
+                        bad = Some(e);
+                        return Ok(false);
+                    }
+                };
+                if hit {
+                    match id_at(key_bytes, key_bytes.len().saturating_sub(8), NodeId) {
+                        Ok(id) => out.push(id),
+                        Err(e) => {
+                            bad = Some(e);
+                            return Ok(false);
+                        }
+                    }
                 }
-            }
+                Ok(true)
+            },
+        )?;
+        match bad {
+            Some(e) => Err(e),
+            None => Ok(out),
         }
-        Ok(out)
     }
 
     /// One property of a node, without decoding names or other properties.

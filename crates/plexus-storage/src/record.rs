@@ -112,10 +112,10 @@ pub(crate) fn node_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
     find_prop(&mut r, key)
 }
 
-/// Whether an encoded node record has the label (when given) and, if so,
-/// its property `key`: one pass over the record's labels and properties,
-/// building only the value asked for.
-pub(crate) fn node_label_prop(b: &[u8], label: Option<u32>, key: u32) -> Result<Option<Value>> {
+/// The encoded bytes of property `key` of a node record, when the record
+/// has the label (if one is given): one pass over its labels and
+/// properties, building no value.
+pub(crate) fn node_label_prop_raw(b: &[u8], label: Option<u32>, key: u32) -> Result<Option<&[u8]>> {
     let mut r = Reader::new(b);
     skip_header(&mut r, "node")?;
     let mut labelled = label.is_none();
@@ -125,7 +125,15 @@ pub(crate) fn node_label_prop(b: &[u8], label: Option<u32>, key: u32) -> Result<
     if !labelled {
         return Ok(None);
     }
-    find_prop(&mut r, key)
+    for _ in 0..r.len()? {
+        let k = token(&mut r)?;
+        let start = b.len() - r.remaining();
+        plexus_common::skip_value(&mut r)?;
+        if k == key {
+            return Ok(b.get(start..b.len() - r.remaining()));
+        }
+    }
+    Ok(None)
 }
 
 /// One property of an encoded edge record.

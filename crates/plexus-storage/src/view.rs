@@ -206,6 +206,34 @@ impl TxnCore {
         Ok(out.into_iter().filter(|(_, v)| *v != 0).collect())
     }
 
+    /// [`plexus_kv::Snapshot::visit`] through the overlay: borrowed from
+    /// the snapshot when this transaction wrote nothing in the range, else
+    /// over the merged scan.
+    pub(crate) fn visit(
+        &self,
+        ks: Ks,
+        range: &KeyRange,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool, plexus_kv::KvError>,
+    ) -> Result<(), plexus_kv::KvError> {
+        let pending = self.overlay.as_ref().is_some_and(|o| {
+            !range.is_empty()
+                && o.maps[ks.0]
+                    .range::<[u8], _>(range.as_slices())
+                    .next()
+                    .is_some()
+        });
+        if !pending {
+            return self.snap.visit(ks, range, f);
+        }
+        for pair in self.scan(ks, range, ScanOptions::default()) {
+            let (k, v) = pair?;
+            if !f(&k, &v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
         let pending: Vec<Pending> = match &self.overlay {
             Some(o) if !range.is_empty() => o.maps[ks.0]
