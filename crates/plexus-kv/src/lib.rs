@@ -35,6 +35,9 @@ pub type KvPair = (Vec<u8>, Vec<u8>);
 /// A lazy scan over a snapshot.
 pub type KvIter<'a> = Box<dyn Iterator<Item = Result<KvPair>> + 'a>;
 
+/// What [`Snapshot::visit`] hands each pair to: true to go on.
+pub type PairVisitor<'f> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'f;
+
 /// A range of keys, each bound inclusive, exclusive or open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRange {
@@ -142,12 +145,7 @@ pub trait Snapshot: Send {
     /// backend can lend it (LMDB: straight from its pages, nothing copied);
     /// `f` returns false to stop. For passes over many values that keep
     /// little of each.
-    fn visit(
-        &self,
-        ks: Ks,
-        range: &KeyRange,
-        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool>,
-    ) -> Result<()> {
+    fn visit(&self, ks: Ks, range: &KeyRange, f: &mut PairVisitor<'_>) -> Result<()> {
         for pair in self.scan(ks, range, ScanOptions::default()) {
             let (k, v) = pair?;
             if !f(&k, &v)? {

@@ -423,12 +423,7 @@ impl Snapshot for LmdbSnapshot {
         Ok(v.map(<[u8]>::to_vec))
     }
 
-    fn visit(
-        &self,
-        ks: Ks,
-        range: &KeyRange,
-        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool>,
-    ) -> Result<()> {
+    fn visit(&self, ks: Ks, range: &KeyRange, f: &mut crate::PairVisitor<'_>) -> Result<()> {
         let db = self.db(ks)?;
         if range.is_empty() {
             return Ok(());

@@ -213,7 +213,7 @@ impl TxnCore {
         &self,
         ks: Ks,
         range: &KeyRange,
-        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool, plexus_kv::KvError>,
+        f: &mut plexus_kv::PairVisitor<'_>,
     ) -> Result<(), plexus_kv::KvError> {
         let pending = self.overlay.as_ref().is_some_and(|o| {
             !range.is_empty()
