@@ -388,7 +388,7 @@ impl Matcher<'_, '_> {
             .map(|(_, k, e)| (*k, *e, false));
         // An equality no index serves: a filter for one pass over the
         // records when no better start is found.
-        let mut unindexed: Option<(&str, Value)> = None;
+        let mut unindexed: Option<(&str, Value, bool)> = None;
         for (key, e, is_inline) in inline.chain(from_where) {
             {
                 // A hint may name variables bound only later: skip it then.
@@ -413,7 +413,7 @@ impl Matcher<'_, '_> {
                     Value::Int(_) | Value::Float(_) | Value::String(_) | Value::Bool(_)
                 );
                 if unindexed.is_none() && scalar {
-                    unindexed = Some((key, v.clone()));
+                    unindexed = Some((key, v.clone(), is_inline));
                 }
                 for l in labels.iter().map(|l| Some(*l)).chain([None]) {
                     match self.g.find_nodes(l, key, &v) {
@@ -439,7 +439,7 @@ impl Matcher<'_, '_> {
                 best = Some((l, n));
             }
         }
-        if let Some((key, v)) = unindexed {
+        if let Some((key, v, is_inline)) = unindexed {
             // One sequential pass over the records beats a lookup per
             // member unless the label holds a small share of the nodes
             // (a lookup costs about what reading eight records in order does).
@@ -449,7 +449,13 @@ impl Matcher<'_, '_> {
             };
             if scan {
                 let ids = self.g.nodes_equal(best.map(|(l, _)| l), key, &v)?;
-                return Ok((ids, None));
+                // The pass applies Cypher's equality, as an index seek does:
+                // what it answers exactly need not be checked again.
+                let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
+                if exact && !is_inline && self.answers_where(np, key) {
+                    self.where_answered.set(true);
+                }
+                return Ok((ids, (exact && is_inline).then(|| key.to_string())));
             }
         }
         let ids = match best {
