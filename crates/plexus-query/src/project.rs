@@ -255,7 +255,7 @@ impl<'p> Projector<'p> {
                 keyed.push((keys, o));
             }
             if p.distinct {
-                keyed = distinct_keyed(keyed, &columns);
+                keyed = distinct_by(keyed, &columns, |(_, o)| o);
             }
             if !p.order_by.is_empty() {
                 sort_keyed(&mut keyed, p);
@@ -263,7 +263,7 @@ impl<'p> Projector<'p> {
             out = keyed.into_iter().map(|(_, o)| (o, None)).collect();
         } else {
             if p.distinct {
-                out = distinct(out, &columns);
+                out = distinct_by(out, &columns, |(o, _)| o);
             }
             if !p.order_by.is_empty() {
                 out = sort(out, p, ctx)?;
@@ -324,12 +324,14 @@ impl<'p> Projector<'p> {
     }
 }
 
-/// DISTINCT over rows that carry their ORDER BY keys.
-fn distinct_keyed(rows: Vec<(Vec<Value>, Row)>, columns: &[String]) -> Vec<(Vec<Value>, Row)> {
+/// DISTINCT: the first of each set of rows equal on `columns`; `row` finds
+/// the output row in what is kept alongside it.
+fn distinct_by<T>(items: Vec<T>, columns: &[String], row: impl Fn(&T) -> &Row) -> Vec<T> {
     let mut kept = Vec::new();
     let mut kept_vals: Vec<Vec<Value>> = Vec::new();
     let mut set = RowSet::default();
-    for (keys, o) in rows {
+    for item in items {
+        let o = row(&item);
         let vals: Vec<Value> = columns
             .iter()
             .map(|c| o.get(c).cloned().unwrap_or(Value::Null))
@@ -337,7 +339,7 @@ fn distinct_keyed(rows: Vec<(Vec<Value>, Row)>, columns: &[String]) -> Vec<(Vec<
         if set.find(&vals, &|i| kept_vals[i].clone()).is_none() {
             set.add(&vals, kept.len());
             kept_vals.push(vals);
-            kept.push((keys, o));
+            kept.push(item);
         }
     }
     kept
@@ -355,24 +357,6 @@ fn sort_keyed<T>(rows: &mut [(Vec<Value>, T)], p: &Projection) {
         }
         Ordering::Equal
     });
-}
-
-fn distinct(out: Vec<(Row, Option<Row>)>, columns: &[String]) -> Vec<(Row, Option<Row>)> {
-    let mut kept: Vec<(Row, Option<Row>)> = Vec::new();
-    let mut kept_vals: Vec<Vec<Value>> = Vec::new();
-    let mut set = RowSet::default();
-    for (o, r) in out {
-        let vals: Vec<Value> = columns
-            .iter()
-            .map(|c| o.get(c).cloned().unwrap_or(Value::Null))
-            .collect();
-        if set.find(&vals, &|i| kept_vals[i].clone()).is_none() {
-            set.add(&vals, kept.len());
-            kept_vals.push(vals);
-            kept.push((o, r));
-        }
-    }
-    kept
 }
 
 /// ORDER BY: keys evaluated once per row, over the output row and (unless
