@@ -15,6 +15,14 @@ use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Query, SingleQuery, Sta
 use plexus_storage::{GraphRead, WriteTxn};
 use std::collections::HashMap;
 
+/// Where a streamed result goes: the columns once, before the first row,
+/// then each row (entities filled in) as it is produced. An error from the
+/// sink (say, its reader went away) stops the query.
+pub trait RowSink {
+    fn columns(&mut self, columns: &[String]) -> Result<(), QueryError>;
+    fn row(&mut self, row: Vec<Value>) -> Result<(), QueryError>;
+}
+
 /// A query's result: column names and rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
@@ -127,6 +135,29 @@ impl Prepared {
             movable: &self.movable,
         };
         run(q, mode, Access::Read(g), &env)
+    }
+
+    /// [`Prepared::run_read`], handing the result to `sink` as it is
+    /// produced: a count or a LIMIT over a huge match streams in constant
+    /// memory, and the first rows reach the sink before the last exist.
+    pub fn run_read_into(
+        &self,
+        g: &dyn GraphRead,
+        params: &Params,
+        guard: &Guard,
+        sink: &mut dyn RowSink,
+    ) -> Result<(), QueryError> {
+        if let Statement::Show { constraints } = &self.statement {
+            return feed(crate::schema::show(g, *constraints)?, sink);
+        }
+        let (q, mode) = self.query()?;
+        let env = RunEnv {
+            params,
+            guard,
+            procs: None,
+            movable: &self.movable,
+        };
+        run_into(q, mode, Access::Read(g), &env, sink)
     }
 
     /// Runs the statement in a write transaction, with procedures it may
@@ -245,6 +276,46 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
         }
     }
     Ok(table)
+}
+
+/// Runs a query, handing its result to `sink`: row by row as the pipeline
+/// produces them for a single streamable part, else from the finished
+/// table (UNION, EXPLAIN, PROFILE, aggregation and sorting at the end, parts
+/// that write).
+fn run_into(
+    q: &Query,
+    mode: Mode,
+    access: Access<'_>,
+    env: &RunEnv<'_>,
+    sink: &mut dyn RowSink,
+) -> Result<(), QueryError> {
+    if mode != Mode::Run || !q.unions.is_empty() {
+        return feed(run(q, mode, access, env)?, sink);
+    }
+    let no_procs = Procedures::new();
+    let procs = env.procs.unwrap_or(&no_procs);
+    procedure::check(q, procs)?;
+    let mut ex = Exec::new(access, env.params, env.guard, procs, 0);
+    ex.movable = env.movable;
+    let mut table = ex.single_into(&q.first, vec![Row::new()], Some(&mut *sink))?;
+    if ex.streamed.get() {
+        return Ok(());
+    }
+    if let Some(g) = ex.graph() {
+        for v in table.rows.iter_mut().flatten() {
+            crate::graph::hydrate(g, v)?;
+        }
+    }
+    feed(table, sink)
+}
+
+/// A finished table into a sink.
+fn feed(table: Table, sink: &mut dyn RowSink) -> Result<(), QueryError> {
+    sink.columns(&table.columns)?;
+    for row in table.rows {
+        sink.row(row)?;
+    }
+    Ok(())
 }
 
 /// The rows an `EXISTS { … }` or `COUNT { … }` subquery produces for
@@ -400,6 +471,8 @@ struct Exec<'t, 'p> {
     nesting: usize,
     /// Top-level UNWINDs whose list may be moved (see [`Prepared`]).
     movable: &'p [(usize, usize)],
+    /// Set when the result rows went to a [`RowSink`] as they came.
+    streamed: std::cell::Cell<bool>,
 }
 
 impl<'t, 'p> Exec<'t, 'p> {
@@ -420,6 +493,7 @@ impl<'t, 'p> Exec<'t, 'p> {
             part: 0,
             nesting,
             movable: &[],
+            streamed: std::cell::Cell::new(false),
         }
     }
 }
@@ -463,13 +537,25 @@ impl Exec<'_, '_> {
 
     /// Runs one part of a query from `rows`; the table RETURN makes (or
     /// an empty one for a query that ends in an update).
-    fn single(&mut self, q: &SingleQuery, mut rows: Vec<Row>) -> Result<Table, QueryError> {
+    fn single(&mut self, q: &SingleQuery, rows: Vec<Row>) -> Result<Table, QueryError> {
+        self.single_into(q, rows, None)
+    }
+
+    /// [`Exec::single`], handing a streamed part's result rows to `out` as
+    /// they are produced (then the table returned is empty and
+    /// `self.streamed` is set).
+    fn single_into(
+        &mut self,
+        q: &SingleQuery,
+        mut rows: Vec<Row>,
+        out: Option<&mut dyn RowSink>,
+    ) -> Result<Table, QueryError> {
         if self.profile.is_none() {
             if let Some(t) = self.count_only(q, &rows)? {
                 return Ok(t);
             }
             if pipeline::streamable(q) {
-                return self.stream_part(q, rows);
+                return self.stream_part(q, rows, out);
             }
         }
         let mut charged = 0;

@@ -26,7 +26,7 @@ mod schema;
 mod temporal;
 
 pub use error::{QueryError, StorageCause};
-pub use exec::{run_read, run_standalone, run_write, Prepared, Table};
+pub use exec::{run_read, run_standalone, run_write, Prepared, RowSink, Table};
 pub use limits::{CancelHandle, Guard, Limit, QueryLimits};
 pub use procedure::{ArgType, ProcedureFn, Procedures, Signature};
 

@@ -20,6 +20,7 @@ use crate::query::Params;
 use plexus_common::Value;
 use plexus_query::{CancelHandle, Guard, QueryLimits, Table};
 use plexus_storage::{Isolation, WriteTxn};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Limits and cancellation for one query; unset fields take the
@@ -67,22 +68,88 @@ pub struct Summary {
 
 /// The result of a query: columns first, then rows as they are pulled.
 ///
+/// A cursor from [`Session::run`] or [`Transaction::run`] holds the rows
+/// the query produced; one from [`Session::stream`] is fed while the query
+/// runs on a thread of its own, a few batches ahead of the reader, so a
+/// huge result never sits in memory and its first rows arrive before its
+/// last are computed. Dropping a streaming cursor (or [`Cursor::consume`])
+/// cancels the query.
+///
 /// ```
 /// use plexus::{Database, Params};
 /// let db = Database::in_memory().unwrap();
 /// let session = db.session("default").unwrap();
 /// let mut c = session.run("UNWIND range(1, 5) AS x RETURN x * 10 AS y", &Params::new()).unwrap();
 /// assert_eq!(c.columns(), ["y"]);
-/// assert_eq!(c.fetch(2).len(), 2);
-/// assert_eq!(c.next().map(|r| r[0].clone()), Some(plexus::Value::Int(30)));
-/// let summary = c.consume(); // the rest is discarded
+/// assert_eq!(c.fetch(2).unwrap().len(), 2);
+/// assert_eq!(c.next_row().unwrap().map(|r| r[0].clone()), Some(plexus::Value::Int(30)));
+/// let summary = c.consume().unwrap(); // the rest is discarded
 /// assert_eq!(summary.rows, 5);
 /// ```
-#[derive(Debug)]
 pub struct Cursor {
     columns: Vec<String>,
-    rows: std::vec::IntoIter<Vec<Value>>,
+    source: Source,
     summary: Summary,
+    started: Instant,
+}
+
+enum Source {
+    Rows(std::vec::IntoIter<Vec<Value>>),
+    Stream(Stream),
+}
+
+/// The reading end of a query running on a worker thread.
+struct Stream {
+    rx: mpsc::Receiver<Msg>,
+    batch: std::vec::IntoIter<Vec<Value>>,
+    done: bool,
+    cancel: CancelHandle,
+}
+
+/// What a streaming query's thread sends: its columns once, then batches
+/// of rows, then how it ended.
+enum Msg {
+    Columns(Vec<String>),
+    Rows(Vec<Vec<Value>>),
+    Done(Result<()>),
+}
+
+/// Rows per message from a streaming query's thread, and messages it may
+/// run ahead of its reader.
+const STREAM_BATCH: usize = 256;
+const STREAM_AHEAD: usize = 4;
+
+impl Stream {
+    /// The next row; `None` at the end, an error when the query failed.
+    fn next(&mut self) -> Result<Option<Vec<Value>>> {
+        loop {
+            if let Some(row) = self.batch.next() {
+                return Ok(Some(row));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            match self.rx.recv() {
+                Ok(Msg::Rows(rows)) => self.batch = rows.into_iter(),
+                Ok(Msg::Done(r)) => {
+                    self.done = true;
+                    r?;
+                }
+                Ok(Msg::Columns(_)) => {}
+                Err(_) => {
+                    self.done = true;
+                    return Err(Error::Query(plexus_query::QueryError::Cancelled));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // The worker stops at its next check, or at its next send.
+        self.cancel.cancel();
+    }
 }
 
 impl Cursor {
@@ -94,8 +161,9 @@ impl Cursor {
         };
         Cursor {
             columns: table.columns,
-            rows: table.rows.into_iter(),
+            source: Source::Rows(table.rows.into_iter()),
             summary,
+            started,
         }
     }
 
@@ -104,19 +172,66 @@ impl Cursor {
         &self.columns
     }
 
+    /// The next row, `None` at the end; an error when a streaming query
+    /// failed after its first rows.
+    pub fn next_row(&mut self) -> Result<Option<Vec<Value>>> {
+        match &mut self.source {
+            Source::Rows(rows) => Ok(rows.next()),
+            Source::Stream(s) => {
+                let row = s.next()?;
+                match &row {
+                    Some(_) => self.summary.rows += 1,
+                    None => self.summary.elapsed = self.started.elapsed(),
+                }
+                Ok(row)
+            }
+        }
+    }
+
     /// Up to `n` more rows (fewer at the end).
-    pub fn fetch(&mut self, n: usize) -> Vec<Vec<Value>> {
-        self.rows.by_ref().take(n).collect()
+    pub fn fetch(&mut self, n: usize) -> Result<Vec<Vec<Value>>> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            match self.next_row()? {
+                Some(row) => out.push(row),
+                None => break,
+            }
+        }
+        Ok(out)
     }
 
-    /// Whether rows remain to be pulled.
-    pub fn has_more(&self) -> bool {
-        self.rows.len() > 0
+    /// Whether rows remain to be pulled (a streaming cursor may wait for
+    /// the query to produce the next one).
+    pub fn has_more(&mut self) -> Result<bool> {
+        match &mut self.source {
+            Source::Rows(rows) => Ok(rows.len() > 0),
+            Source::Stream(s) => {
+                if s.batch.len() > 0 {
+                    return Ok(true);
+                }
+                match s.next()? {
+                    Some(row) => {
+                        // Put the row back in front of the rest of its batch.
+                        let rest: Vec<Vec<Value>> =
+                            std::iter::once(row).chain(s.batch.by_ref()).collect();
+                        s.batch = rest.into_iter();
+                        Ok(true)
+                    }
+                    None => Ok(false),
+                }
+            }
+        }
     }
 
-    /// Discards the rows not pulled yet and returns the summary.
-    pub fn consume(self) -> Summary {
-        self.summary
+    /// Discards the rows not pulled yet (a streaming query is cancelled)
+    /// and returns the summary; for a streaming cursor its `rows` counts
+    /// the rows pulled.
+    pub fn consume(mut self) -> Result<Summary> {
+        if let Source::Stream(s) = &self.source {
+            s.cancel.cancel();
+            self.summary.elapsed = self.started.elapsed();
+        }
+        Ok(self.summary.clone())
     }
 
     pub fn summary(&self) -> &Summary {
@@ -124,19 +239,70 @@ impl Cursor {
     }
 
     /// The rest of the result as a table.
-    pub fn into_table(self) -> Table {
-        Table {
-            columns: self.columns,
-            rows: self.rows.collect(),
+    pub fn into_table(mut self) -> Result<Table> {
+        let mut rows = Vec::new();
+        while let Some(row) = self.next_row()? {
+            rows.push(row);
         }
+        Ok(Table {
+            columns: std::mem::take(&mut self.columns),
+            rows,
+        })
+    }
+}
+
+impl std::fmt::Debug for Cursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cursor")
+            .field("columns", &self.columns)
+            .field("streaming", &matches!(self.source, Source::Stream(_)))
+            .field("summary", &self.summary)
+            .finish()
     }
 }
 
 impl Iterator for Cursor {
-    type Item = Vec<Value>;
+    type Item = Result<Vec<Value>>;
 
-    fn next(&mut self) -> Option<Vec<Value>> {
-        self.rows.next()
+    fn next(&mut self) -> Option<Result<Vec<Value>>> {
+        self.next_row().transpose()
+    }
+}
+
+/// The sink a streaming query's thread runs into: rows batched onto the
+/// channel; a closed channel (the cursor went away) stops the query.
+struct ChannelSink {
+    tx: mpsc::SyncSender<Msg>,
+    batch: Vec<Vec<Value>>,
+}
+
+impl ChannelSink {
+    fn send(&self, msg: Msg) -> std::result::Result<(), plexus_query::QueryError> {
+        self.tx
+            .send(msg)
+            .map_err(|_| plexus_query::QueryError::Cancelled)
+    }
+
+    fn flush(&mut self) -> std::result::Result<(), plexus_query::QueryError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let rows = std::mem::replace(&mut self.batch, Vec::with_capacity(STREAM_BATCH));
+        self.send(Msg::Rows(rows))
+    }
+}
+
+impl plexus_query::RowSink for ChannelSink {
+    fn columns(&mut self, columns: &[String]) -> std::result::Result<(), plexus_query::QueryError> {
+        self.send(Msg::Columns(columns.to_vec()))
+    }
+
+    fn row(&mut self, row: Vec<Value>) -> std::result::Result<(), plexus_query::QueryError> {
+        self.batch.push(row);
+        if self.batch.len() >= STREAM_BATCH {
+            self.flush()?;
+        }
+        Ok(())
     }
 }
 
@@ -177,6 +343,74 @@ impl Session {
         };
         let table = self.db.query_with(&self.graph, text, params, opts)?;
         Ok(Cursor::new(table, kind, started))
+    }
+
+    /// Runs an auto-commit query whose rows are produced while they are
+    /// pulled: a query that only reads runs on a thread of its own, on a
+    /// snapshot, a few batches ahead of the reader (one that writes runs
+    /// as [`Session::run`] does). Errors found before the first row come
+    /// here; later ones from the cursor.
+    pub fn stream(&self, text: &str, params: &Params, opts: &QueryOptions) -> Result<Cursor> {
+        let started = Instant::now();
+        let plan = self.db.plans().get(text)?;
+        if plan.is_write() {
+            return self.run_with(text, params, opts);
+        }
+        let cancel = opts.cancel.clone().unwrap_or_default();
+        let opts = QueryOptions {
+            cancel: Some(cancel.clone()),
+            ..opts.clone()
+        };
+        let (tx, rx) = mpsc::sync_channel(STREAM_AHEAD);
+        let (db, graph, params) = (self.db.clone(), self.graph.clone(), params.clone());
+        std::thread::Builder::new()
+            .name("plexus-query".into())
+            .spawn(move || {
+                let mut sink = ChannelSink {
+                    tx,
+                    batch: Vec::with_capacity(STREAM_BATCH),
+                };
+                let ran = db.read(&graph).and_then(|snap| {
+                    let guard = opts.guard(&db);
+                    plan.run_read_into(&snap, &params, &guard, &mut sink)
+                        .and_then(|()| sink.flush())
+                        .map_err(Error::Query)
+                });
+                let _ = sink.tx.send(Msg::Done(ran));
+            })
+            .map_err(|e| Error::Io {
+                path: std::path::PathBuf::from("<query thread>"),
+                error: e,
+            })?;
+        let mut stream = Stream {
+            rx,
+            batch: Vec::new().into_iter(),
+            done: false,
+            cancel,
+        };
+        // The columns come first; a query that fails before them fails here.
+        let columns = loop {
+            match stream.rx.recv() {
+                Ok(Msg::Columns(c)) => break c,
+                Ok(Msg::Done(r)) => {
+                    stream.done = true;
+                    r?;
+                    break vec![];
+                }
+                Ok(Msg::Rows(rows)) => stream.batch = rows.into_iter(),
+                Err(_) => return Err(Error::Query(plexus_query::QueryError::Cancelled)),
+            }
+        };
+        Ok(Cursor {
+            columns,
+            source: Source::Stream(stream),
+            summary: Summary {
+                kind: QueryKind::Read,
+                rows: 0,
+                elapsed: Duration::ZERO,
+            },
+            started,
+        })
     }
 
     /// Opens an explicit transaction (snapshot isolation).
@@ -237,7 +471,7 @@ impl Transaction {
 
     /// Runs a query and returns its whole result.
     pub fn query(&mut self, text: &str, params: &Params) -> Result<Table> {
-        Ok(self.run(text, params)?.into_table())
+        self.run(text, params)?.into_table()
     }
 
     /// Commits every write of the transaction atomically; `Conflict` when a

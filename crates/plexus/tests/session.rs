@@ -96,14 +96,17 @@ fn cursors_give_columns_first_then_rows_in_pulls() {
         .unwrap();
     assert_eq!(c.columns(), ["x", "sq"]);
     assert_eq!(c.summary().kind, QueryKind::Read);
-    let first = c.fetch(3);
+    let first = c.fetch(3).unwrap();
     assert_eq!(first.len(), 3);
     assert_eq!(first[2], vec![Value::Int(3), Value::Int(9)]);
-    assert!(c.has_more());
-    assert_eq!(c.next(), Some(vec![Value::Int(4), Value::Int(16)]));
-    assert_eq!(c.fetch(100).len(), 6);
-    assert!(!c.has_more());
-    assert_eq!(c.consume().rows, 10);
+    assert!(c.has_more().unwrap());
+    assert_eq!(
+        c.next_row().unwrap(),
+        Some(vec![Value::Int(4), Value::Int(16)])
+    );
+    assert_eq!(c.fetch(100).unwrap().len(), 6);
+    assert!(!c.has_more().unwrap());
+    assert_eq!(c.consume().unwrap().rows, 10);
 
     let c = s.run("CREATE (:Q)", &p()).unwrap();
     assert_eq!(c.summary().kind, QueryKind::Write);
@@ -112,7 +115,8 @@ fn cursors_give_columns_first_then_rows_in_pulls() {
         .clone()
         .run("MATCH (q:Q) RETURN q", &p())
         .unwrap()
-        .has_more());
+        .has_more()
+        .unwrap());
     assert!(matches!(
         db.session("no-such-graph"),
         Err(Error::Storage(_))
@@ -371,3 +375,103 @@ fn element_id_is_the_user_id_and_a_point_lookup() {
         );
     }
 }
+
+#[test]
+fn a_streaming_cursor_holds_a_few_batches_not_the_result() {
+    for (_d, db) in databases() {
+        let s = db.session("default").unwrap();
+        let huge = "UNWIND range(1, 5000000) AS x RETURN x, x * 2 AS y";
+        // Held whole, the result does not fit in 1 MiB.
+        let small = limited(Some(1 << 20), None);
+        let e = s.run_with(huge, &p(), &small).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ResourceLimit);
+        // Streamed, it does: rows leave as they are made.
+        let mut c = s.stream(huge, &p(), &small).unwrap();
+        assert_eq!(c.columns(), ["x", "y"]);
+        let first = c.fetch(1000).unwrap();
+        assert_eq!(first[999], vec![Value::Int(1000), Value::Int(2000)]);
+        let mut last = 1000;
+        while let Some(row) = c.next_row().unwrap() {
+            last = row[0].as_int().unwrap();
+            if last == 20_000 {
+                break;
+            }
+        }
+        assert_eq!(last, 20_000);
+        // Asking whether more come (which may wait for the next batch)
+        // loses none of them.
+        for expect in 20_001..=20_600 {
+            assert!(c.has_more().unwrap());
+            assert!(c.has_more().unwrap());
+            assert_eq!(c.next_row().unwrap().unwrap()[0], Value::Int(expect));
+        }
+        let summary = c.consume().unwrap();
+        assert_eq!(summary.rows, 20_600);
+        assert_eq!(summary.kind, QueryKind::Read);
+        // Entities come filled in, and a count streams as one row.
+        db.query("default", "CREATE (:S {n: 1})", &p()).unwrap();
+        let mut c = s
+            .stream(
+                "MATCH (n:S) RETURN n, n.n AS v",
+                &p(),
+                &QueryOptions::default(),
+            )
+            .unwrap();
+        let row = c.next_row().unwrap().unwrap();
+        assert!(
+            matches!(&row[0], Value::Node(n) if n.labels == ["S"]),
+            "{row:?}"
+        );
+        assert_eq!(row[1], Value::Int(1));
+        assert_eq!(c.next_row().unwrap(), None);
+    }
+}
+
+#[test]
+fn a_streaming_query_reports_errors_and_stops_when_dropped() {
+    let db = Database::in_memory().unwrap();
+    let s = db.session("default").unwrap();
+    // Found before the first row: from stream() itself.
+    assert!(s
+        .stream("RETURN 1 / 0 AS x", &p(), &QueryOptions::default())
+        .is_err());
+    // Found later: from the cursor, after the rows before it.
+    let mut c = s
+        .stream(
+            "UNWIND range(1000, -1, -1) AS x RETURN 10 / x AS y",
+            &p(),
+            &QueryOptions::default(),
+        )
+        .unwrap();
+    let mut failed = false;
+    for row in c.by_ref() {
+        if row.is_err() {
+            failed = true;
+            break;
+        }
+    }
+    assert!(failed, "division by zero surfaces from the cursor");
+    // Dropping the cursor cancels the query still running.
+    let cancel = CancelHandle::new();
+    let opts = QueryOptions {
+        cancel: Some(cancel.clone()),
+        ..Default::default()
+    };
+    let mut c = s.stream(ENDLESS_ROWS, &p(), &opts).unwrap();
+    assert_eq!(c.fetch(5).unwrap().len(), 5);
+    drop(c);
+    assert!(cancel.is_cancelled());
+    // A write streams as run does: whole, then committed.
+    let c = s
+        .stream(
+            "CREATE (:W) RETURN 1 AS one",
+            &p(),
+            &QueryOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(c.summary().kind, QueryKind::Write);
+    assert_eq!(count(&db, "MATCH (w:W) RETURN count(w)"), 1);
+}
+
+/// Rows for minutes.
+const ENDLESS_ROWS: &str = "UNWIND range(1, 9000000000) AS x RETURN x";

@@ -9,7 +9,7 @@
 //! write must see every row of the clause before it (openCypher's eager
 //! semantics), and a MATCH after a CREATE must see all of its writes.
 
-use super::{Exec, Table};
+use super::{Exec, RowSink, Table};
 use crate::error::QueryError;
 use crate::eval::{eval, Ctx, Row};
 use crate::pattern;
@@ -63,6 +63,7 @@ impl Exec<'_, '_> {
         &self,
         q: &SingleQuery,
         input: Vec<Row>,
+        out: Option<&mut dyn RowSink>,
     ) -> Result<Table, QueryError> {
         let clauses = &q.clauses;
         let ctx = self.ctx();
@@ -85,7 +86,10 @@ impl Exec<'_, '_> {
                         rows: vec![],
                     });
                 };
-                return self.stream_to_table(&stage, rows, p, &ctx);
+                return match out {
+                    Some(sink) => self.stream_to_sink(&stage, rows, p, &ctx, sink),
+                    None => self.stream_to_table(&stage, rows, p, &ctx),
+                };
             };
             let (Clause::With(p) | Clause::Return(p)) = breaker else {
                 unreachable!("only projections break a pipeline");
@@ -155,6 +159,59 @@ impl Exec<'_, '_> {
             None => project::columns(p, &project::item_names(p), None)?,
         };
         Ok(Table { columns, rows: out })
+    }
+
+    /// The last stretch of a top-level part, into a [`RowSink`]: each row
+    /// with its entities filled in, as it passes the final RETURN.
+    fn stream_to_sink(
+        &self,
+        stage: &Stage<'_>,
+        rows: Vec<Row>,
+        p: &Projection,
+        ctx: &Ctx<'_>,
+        sink: &mut dyn RowSink,
+    ) -> Result<Table, QueryError> {
+        let names = project::item_names(p);
+        let mut columns: Option<Vec<String>> = None;
+        for r in &rows {
+            let flow = self.push(stage, 0, r, ctx, &mut |row| {
+                let cols = match &columns {
+                    Some(c) => c,
+                    None => {
+                        let c = columns.insert(project::columns(p, &names, Some(row))?);
+                        sink.columns(c)?;
+                        c
+                    }
+                };
+                let mut vals: Vec<Value> = cols
+                    .iter()
+                    .map(|c| row.get(c).cloned().unwrap_or(Value::Null))
+                    .collect();
+                if let Some(g) = ctx.graph {
+                    for v in &mut vals {
+                        crate::graph::hydrate(g, v)?;
+                    }
+                }
+                sink.row(vals)?;
+                Ok(Flow::More)
+            })?;
+            if flow == Flow::Stop {
+                break;
+            }
+        }
+        let columns = match columns {
+            Some(c) => c,
+            None => {
+                let c = project::columns(p, &names, None)?;
+                sink.columns(&c)?;
+                c
+            }
+        };
+        self.streamed.set(true);
+        Ok(Table {
+            columns,
+            rows: vec![],
+        })
     }
 
     fn windows(
