@@ -104,17 +104,25 @@ impl Prepared {
         }
     }
 
+    fn env<'a>(
+        &'a self,
+        params: &'a Params,
+        guard: &'a Guard,
+        procs: Option<&'a Procedures>,
+    ) -> RunEnv<'a> {
+        RunEnv {
+            params,
+            guard,
+            procs,
+            movable: &self.movable,
+        }
+    }
+
     /// Runs the query with no graph: MATCH finds nothing, OPTIONAL MATCH
     /// binds nulls, clauses that write are refused.
     pub fn run_standalone(&self, params: &Params, guard: &Guard) -> Result<Table, QueryError> {
         let (q, mode) = self.query()?;
-        let env = RunEnv {
-            params,
-            guard,
-            procs: None,
-            movable: &self.movable,
-        };
-        run(q, mode, Access::None, &env)
+        run(q, mode, Access::None, &self.env(params, guard, None))
     }
 
     /// Runs the statement on a snapshot; clauses that write are refused.
@@ -128,13 +136,7 @@ impl Prepared {
             return crate::schema::show(g, *constraints);
         }
         let (q, mode) = self.query()?;
-        let env = RunEnv {
-            params,
-            guard,
-            procs: None,
-            movable: &self.movable,
-        };
-        run(q, mode, Access::Read(g), &env)
+        run(q, mode, Access::Read(g), &self.env(params, guard, None))
     }
 
     /// [`Prepared::run_read`], handing the result to `sink` as it is
@@ -151,13 +153,13 @@ impl Prepared {
             return feed(crate::schema::show(g, *constraints)?, sink);
         }
         let (q, mode) = self.query()?;
-        let env = RunEnv {
-            params,
-            guard,
-            procs: None,
-            movable: &self.movable,
-        };
-        run_into(q, mode, Access::Read(g), &env, sink)
+        run_into(
+            q,
+            mode,
+            Access::Read(g),
+            &self.env(params, guard, None),
+            sink,
+        )
     }
 
     /// Runs the statement in a write transaction, with procedures it may
@@ -170,12 +172,7 @@ impl Prepared {
         procs: Option<&Procedures>,
         guard: &Guard,
     ) -> Result<Table, QueryError> {
-        let env = RunEnv {
-            params,
-            guard,
-            procs,
-            movable: &self.movable,
-        };
+        let env = self.env(params, guard, procs);
         match &self.statement {
             Statement::Query(q) => run(q, Mode::Run, Access::Write(txn), &env),
             Statement::Explain(q) => run(q, Mode::Explain, Access::Write(txn), &env),

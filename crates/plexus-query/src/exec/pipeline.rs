@@ -131,34 +131,15 @@ impl Exec<'_, '_> {
         p: &Projection,
         ctx: &Ctx<'_>,
     ) -> Result<Table, QueryError> {
-        let mut columns: Option<Vec<String>> = None;
-        let mut out: Vec<Vec<Value>> = Vec::new();
-        for r in &rows {
-            let flow = self.push(stage, 0, r, ctx, &mut |row| {
-                let cols = match &columns {
-                    Some(c) => c,
-                    None => {
-                        columns.insert(project::columns(p, &project::item_names(p), Some(row))?)
-                    }
-                };
-                let vals: Vec<Value> = cols
-                    .iter()
-                    .map(|c| row.get(c).cloned().unwrap_or(Value::Null))
-                    .collect();
-                ctx.guard
-                    .charge(vals.iter().map(crate::limits::value_size).sum())?;
-                out.push(vals);
-                Ok(Flow::More)
-            })?;
-            if flow == Flow::Stop {
-                break;
-            }
-        }
-        let columns = match columns {
-            Some(c) => c,
-            None => project::columns(p, &project::item_names(p), None)?,
+        let mut table = Collect {
+            table: Table {
+                columns: vec![],
+                rows: vec![],
+            },
+            guard: ctx.guard,
         };
-        Ok(Table { columns, rows: out })
+        self.stream_rows(stage, rows, p, ctx, &mut table, false)?;
+        Ok(table.table)
     }
 
     /// The last stretch of a top-level part, into a [`RowSink`]: each row
@@ -171,6 +152,26 @@ impl Exec<'_, '_> {
         ctx: &Ctx<'_>,
         sink: &mut dyn RowSink,
     ) -> Result<Table, QueryError> {
+        let columns = self.stream_rows(stage, rows, p, ctx, sink, true)?;
+        self.streamed.set(true);
+        Ok(Table {
+            columns,
+            rows: vec![],
+        })
+    }
+
+    /// Pushes `rows` through a stage ending in the final RETURN `p`, each
+    /// result row to `sink` (its columns first, once); `hydrate` fills in
+    /// entities on the way. Returns the columns.
+    fn stream_rows(
+        &self,
+        stage: &Stage<'_>,
+        rows: Vec<Row>,
+        p: &Projection,
+        ctx: &Ctx<'_>,
+        sink: &mut dyn RowSink,
+        hydrate: bool,
+    ) -> Result<Vec<String>, QueryError> {
         let names = project::item_names(p);
         let mut columns: Option<Vec<String>> = None;
         for r in &rows {
@@ -187,7 +188,7 @@ impl Exec<'_, '_> {
                     .iter()
                     .map(|c| row.get(c).cloned().unwrap_or(Value::Null))
                     .collect();
-                if let Some(g) = ctx.graph {
+                if let (true, Some(g)) = (hydrate, ctx.graph) {
                     for v in &mut vals {
                         crate::graph::hydrate(g, v)?;
                     }
@@ -199,19 +200,14 @@ impl Exec<'_, '_> {
                 break;
             }
         }
-        let columns = match columns {
-            Some(c) => c,
+        match columns {
+            Some(c) => Ok(c),
             None => {
                 let c = project::columns(p, &names, None)?;
                 sink.columns(&c)?;
-                c
+                Ok(c)
             }
-        };
-        self.streamed.set(true);
-        Ok(Table {
-            columns,
-            rows: vec![],
-        })
+        }
     }
 
     fn windows(
@@ -364,6 +360,27 @@ impl Exec<'_, '_> {
             }
             v => emit(v),
         }
+    }
+}
+
+/// A sink that keeps the result as a table, charging the query's memory
+/// budget for each row.
+struct Collect<'g> {
+    table: Table,
+    guard: &'g crate::limits::Guard,
+}
+
+impl RowSink for Collect<'_> {
+    fn columns(&mut self, columns: &[String]) -> Result<(), QueryError> {
+        self.table.columns = columns.to_vec();
+        Ok(())
+    }
+
+    fn row(&mut self, row: Vec<Value>) -> Result<(), QueryError> {
+        self.guard
+            .charge(row.iter().map(crate::limits::value_size).sum())?;
+        self.table.rows.push(row);
+        Ok(())
     }
 }
 
