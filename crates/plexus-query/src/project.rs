@@ -561,22 +561,10 @@ fn reduce(
     first: &Row,
     ctx: &Ctx<'_>,
 ) -> Result<Value, QueryError> {
-    let numbers = |vals: &[Value]| -> Result<Vec<f64>, QueryError> {
-        vals.iter()
-            .map(|v| match v {
-                Value::Int(i) => Ok(*i as f64),
-                Value::Float(f) => Ok(*f),
-                other => Err(QueryError::type_error(format!(
-                    "{name}() takes numbers, not {}",
-                    other.value_type()
-                ))),
-            })
-            .collect()
-    };
     Ok(match name {
         "collect" => Value::List(vals),
         "stdev" | "stdevp" => {
-            let n = numbers(&vals)?;
+            let n = numbers(name, &vals)?;
             let k = n.len() as f64;
             if n.len() < 2 && name == "stdev" || n.is_empty() {
                 Value::Float(0.0)
@@ -589,6 +577,20 @@ fn reduce(
         "percentilecont" | "percentiledisc" => percentile(name, call, vals, first, ctx)?,
         _ => return Err(QueryError::Unsupported(format!("aggregation {name}()"))),
     })
+}
+
+/// The values of a numeric aggregate as floats; anything else is a type error.
+fn numbers(name: &str, vals: &[Value]) -> Result<Vec<f64>, QueryError> {
+    vals.iter()
+        .map(|v| match v {
+            Value::Int(i) => Ok(*i as f64),
+            Value::Float(f) => Ok(*f),
+            other => Err(QueryError::type_error(format!(
+                "{name}() takes numbers, not {}",
+                other.value_type()
+            ))),
+        })
+        .collect()
 }
 
 fn percentile(
@@ -621,19 +623,7 @@ fn percentile(
             message: format!("the percentile must be between 0.0 and 1.0, not {p}"),
         });
     }
-    let mut n = Vec::with_capacity(vals.len());
-    for v in &vals {
-        n.push(match v {
-            Value::Int(i) => *i as f64,
-            Value::Float(f) => *f,
-            other => {
-                return Err(QueryError::type_error(format!(
-                    "{name}() takes numbers, not {}",
-                    other.value_type()
-                )))
-            }
-        });
-    }
+    let mut n = numbers(name, &vals)?;
     if n.is_empty() {
         return Ok(Value::Null);
     }
@@ -652,4 +642,118 @@ fn percentile(
         let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
         Value::Float(n[lo] + (n[hi] - n[lo]) * (pos - lo as f64))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::{CancelHandle, Guard, QueryLimits};
+    use plexus_cypher::{parse, Clause};
+
+    /// The RETURN of `RETURN …` text, projected over rows with `x` bound.
+    fn project_xs(ret: &str, xs: &[Value], guard: &Guard) -> Result<Vec<Row>, QueryError> {
+        let q = parse(&format!("WITH 1 AS x {ret}")).unwrap();
+        let Some(Clause::Return(p)) = q.first.clauses.last() else {
+            panic!("no RETURN");
+        };
+        let params = Default::default();
+        let ctx = Ctx {
+            params: &params,
+            graph: None,
+            aggregates: None,
+            guard,
+        };
+        let mut pr = Projector::new(p);
+        for x in xs {
+            pr.add(&Row::from([("x".to_string(), x.clone())]), &ctx)?;
+        }
+        Ok(pr.finish(&ctx)?.1)
+    }
+
+    fn ints(v: &[i64]) -> Vec<Value> {
+        v.iter().map(|i| Value::Int(*i)).collect()
+    }
+
+    #[test]
+    fn aggregates_fold_as_rows_arrive() {
+        let g = Guard::unlimited();
+        let xs = ints(&[3, 1, 2, 3]);
+        let r = project_xs(
+            "RETURN count(x) AS c, sum(x) AS s, min(x) AS lo, max(x) AS hi, \
+             count(DISTINCT x) AS d, collect(x) AS all",
+            &xs,
+            &g,
+        )
+        .unwrap();
+        assert_eq!(r.len(), 1);
+        let row = &r[0];
+        assert_eq!(row["c"], Value::Int(4));
+        assert_eq!(row["s"], Value::Int(9));
+        assert_eq!(row["lo"], Value::Int(1));
+        assert_eq!(row["hi"], Value::Int(3));
+        assert_eq!(row["d"], Value::Int(3));
+        assert_eq!(row["all"], Value::List(xs));
+    }
+
+    #[test]
+    fn sums_are_exact_until_they_leave_the_integers() {
+        let g = Guard::unlimited();
+        let big = ints(&[i64::MAX, 1, -1]);
+        let r = project_xs("RETURN sum(x) AS s", &big, &g).unwrap();
+        assert_eq!(r[0]["s"], Value::Int(i64::MAX), "no overflow on the way");
+        let over = ints(&[i64::MAX, 1]);
+        assert!(matches!(
+            project_xs("RETURN sum(x) AS s", &over, &g),
+            Err(QueryError::Arithmetic(_))
+        ));
+        let mixed = vec![Value::Int(1), Value::Float(0.5)];
+        let r = project_xs("RETURN sum(x) AS s, avg(x) AS a", &mixed, &g).unwrap();
+        assert_eq!(r[0]["s"], Value::Float(1.5));
+        assert_eq!(r[0]["a"], Value::Float(0.75));
+    }
+
+    #[test]
+    fn groups_sort_by_their_aggregates() {
+        let g = Guard::unlimited();
+        let xs = ints(&[1, 2, 2, 3, 3, 3]);
+        let r = project_xs(
+            "RETURN x, count(*) AS n ORDER BY count(*) DESC LIMIT 2",
+            &xs,
+            &g,
+        )
+        .unwrap();
+        let got: Vec<(Value, Value)> = r.iter().map(|r| (r["x"].clone(), r["n"].clone())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (Value::Int(3), Value::Int(3)),
+                (Value::Int(2), Value::Int(2))
+            ]
+        );
+    }
+
+    #[test]
+    fn what_a_projection_holds_counts_against_the_budget() {
+        let tight = Guard::new(
+            QueryLimits {
+                timeout: None,
+                memory: Some(4096),
+            },
+            CancelHandle::new(),
+        );
+        let xs = ints(&(0..1000).collect::<Vec<_>>());
+        // A count holds one number, whatever it counts, and gives it back.
+        assert!(project_xs("RETURN count(x) AS c", &xs, &tight).is_ok());
+        assert!(project_xs("RETURN x ORDER BY x LIMIT 3", &xs[..10], &tight).is_ok());
+        assert_eq!(
+            tight.held(),
+            0,
+            "a finished projection gives its budget back"
+        );
+        // Sorting holds every row (a failed query drops its guard whole).
+        assert!(matches!(
+            project_xs("RETURN x ORDER BY x", &xs, &tight),
+            Err(QueryError::ResourceLimit(_))
+        ));
+    }
 }

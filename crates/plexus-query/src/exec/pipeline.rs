@@ -417,3 +417,34 @@ fn lazy_range(
     }
     Ok(Some((ints[0], ints[1], step)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(text: &str) -> SingleQuery {
+        plexus_cypher::parse(text).unwrap().first
+    }
+
+    #[test]
+    fn only_reading_parts_that_return_stream() {
+        assert!(streamable(&part(
+            "MATCH (n) WITH n.x AS x RETURN x LIMIT 3"
+        )));
+        assert!(streamable(&part("UNWIND [1, 2] AS x RETURN count(x)")));
+        assert!(!streamable(&part("MATCH (n) SET n.x = 1 RETURN n")));
+        assert!(!streamable(&part("CREATE (n) RETURN n")));
+        assert!(!streamable(&part(
+            "MATCH (n) CALL { WITH n RETURN 1 AS one } RETURN one"
+        )));
+    }
+
+    #[test]
+    fn projections_that_need_every_row_break_the_pipeline() {
+        let q = part(
+            "MATCH (n) WITH n LIMIT 5 WITH DISTINCT n.x AS x WITH x ORDER BY x RETURN count(*)",
+        );
+        let breaks: Vec<bool> = q.clauses.iter().map(breaks).collect();
+        assert_eq!(breaks, [false, false, true, true, true]);
+    }
+}
