@@ -564,6 +564,10 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             if name.eq_ignore_ascii_case("range") {
                 range_fits(&vals, ctx)?;
             }
+            let lname = name.to_ascii_lowercase();
+            if crate::temporal::reads_statement_clock(&lname, vals.len()) {
+                return crate::temporal::now_at(&lname, &vals, ctx.guard.started_at());
+            }
             if name.eq_ignore_ascii_case("exists") && vals.len() == 1 {
                 return Ok(Value::Bool(!vals[0].is_null()));
             }

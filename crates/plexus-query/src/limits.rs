@@ -65,6 +65,9 @@ pub struct Guard {
     cancel: CancelHandle,
     ticks: Cell<u32>,
     held: Cell<usize>,
+    /// When the query started, by the wall clock: the time every
+    /// `datetime()` of the query reads.
+    started: std::time::SystemTime,
 }
 
 impl Default for Guard {
@@ -82,7 +85,13 @@ impl Guard {
             cancel,
             ticks: Cell::new(0),
             held: Cell::new(0),
+            started: std::time::SystemTime::now(),
         }
+    }
+
+    /// The statement's clock: when the query started.
+    pub fn started_at(&self) -> std::time::SystemTime {
+        self.started
     }
 
     /// An unlimited guard, for callers that set no limits.

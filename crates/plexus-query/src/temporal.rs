@@ -1072,10 +1072,33 @@ fn epoch(nanos: i128) -> R {
 
 /// The current instant, as `kind`, in UTC or the zone given.
 pub fn now(kind: &str, args: &[Value]) -> R {
+    now_at(kind, args, std::time::SystemTime::now())
+}
+
+/// The temporal constructors that read the clock, without arguments or
+/// with a time zone: `date()`, `datetime.transaction('Europe/Paris')`, …
+/// but not the `.realtime` forms, which read the clock at each call.
+/// `name` is lower case.
+pub fn reads_statement_clock(name: &str, args: usize) -> bool {
+    let (kind, form) = name.split_once('.').unwrap_or((name, ""));
+    matches!(
+        kind,
+        "date" | "time" | "localtime" | "datetime" | "localdatetime"
+    ) && match form {
+        "" => args == 0,
+        "transaction" | "statement" => args <= 1,
+        _ => false,
+    }
+}
+
+/// [`now`] at a given instant: the statement's clock, so that every
+/// `datetime()` of one query reads the same time, as openCypher requires.
+pub fn now_at(kind: &str, args: &[Value], at: std::time::SystemTime) -> R {
+    let kind = kind.split_once('.').map_or(kind, |(k, _)| k);
     if matches!(args.first(), Some(Value::Null)) {
         return Ok(Value::Null);
     }
-    let d = std::time::SystemTime::now()
+    let d = at
         .duration_since(std::time::UNIX_EPOCH)
         .map_err(|_| bad("the clock is before 1970"))?;
     let zone = match args.first() {
@@ -1098,6 +1121,19 @@ pub fn now(kind: &str, args: &[Value]) -> R {
 }
 
 /// `duration.between(a, b)` and its month, day and second forms.
+/// The offset a local value (`local`, with no offset) has in the named zone
+/// of `zoned`, at its own wall-clock time (on `zoned`'s date when it has
+/// none); `None` when either is not so.
+fn offset_in_zone_of(local: &Parts, zoned: &Parts) -> Option<i32> {
+    if local.offset.is_some() {
+        return None;
+    }
+    let zone = parse_zone(zoned.zone.as_deref()?).ok()?;
+    let date = local.date.or(zoned.date)?;
+    let (secs, _) = local_secs(date, local.nanos.unwrap_or(0));
+    zone.offset_at_local(secs).ok()
+}
+
 fn between(f: &str, a: &Value, b: &Value) -> R {
     let (pa, pb) = match (parts(a), parts(b)) {
         (Some(x), Some(y)) => (x, y),
@@ -1107,8 +1143,16 @@ fn between(f: &str, a: &Value, b: &Value) -> R {
             ))
         }
     };
+    // A local value against one in a named zone is read in that zone, at
+    // its own wall-clock time (so a day with a daylight-saving change
+    // counts its real hours).
+    let (mut pa, mut pb) = (pa, pb);
+    if let Some(off) = offset_in_zone_of(&pb, &pa) {
+        pb.offset = Some(off);
+    } else if let Some(off) = offset_in_zone_of(&pa, &pb) {
+        pa.offset = Some(off);
+    }
     // Times with offsets compare as instants: move b into a's offset.
-    let mut pb = pb;
     if let (Some(oa), Some(ob)) = (pa.offset, pb.offset) {
         if oa != ob {
             let (secs, n) = pb.local();
