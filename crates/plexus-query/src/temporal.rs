@@ -1175,11 +1175,7 @@ fn between(f: &str, a: &Value, b: &Value) -> R {
         .nanos
         .map(|n| n as i128)
         .unwrap_or(if pb.date.is_none() { ta } else { 0 });
-    let ta = if pa.nanos.is_none() && pb.date.is_none() {
-        tb
-    } else {
-        ta
-    };
+    // A date against a time compares the time with midnight.
     let total = (db.days as i128 - da.days as i128) * DAY_NANOS + tb - ta;
     let d = match f {
         "inseconds" => dur_from_nanos(0, 0, total)?,
