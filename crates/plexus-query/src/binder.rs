@@ -530,10 +530,12 @@ fn projection(
     scope: &Scope,
     is_with: bool,
 ) -> Result<(Vec<String>, Scope), QueryError> {
-    if p.star && scope.is_empty() {
+    // `WITH *` with nothing in scope passes nothing on (openCypher allows
+    // it between updating clauses); `RETURN *` would return no column.
+    if p.star && scope.is_empty() && !is_with {
         return Err(err(
             "NoVariablesInScope",
-            "RETURN * or WITH * needs variables in scope",
+            "RETURN * needs variables in scope",
         ));
     }
     let mut out = if p.star { scope.clone() } else { Scope::new() };
