@@ -564,8 +564,8 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             if name.eq_ignore_ascii_case("range") {
                 range_fits(&vals, ctx)?;
             }
-            let lname = name.to_ascii_lowercase();
-            if crate::temporal::reads_statement_clock(&lname, vals.len()) {
+            if crate::temporal::reads_statement_clock(name, vals.len()) {
+                let lname = name.to_ascii_lowercase();
                 return crate::temporal::now_at(&lname, &vals, ctx.guard.started_at());
             }
             if name.eq_ignore_ascii_case("exists") && vals.len() == 1 {

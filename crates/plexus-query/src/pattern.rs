@@ -108,25 +108,20 @@ pub(crate) struct RangeHint<'e> {
 /// Collects the `var.key <op> expr` conjuncts of a predicate.
 pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
     use plexus_cypher::BinOp;
-    let ExprKind::Binary(op, a, b) = &e.kind else {
-        return;
-    };
-    if *op == BinOp::And {
-        range_hints(a, out);
-        range_hints(b, out);
-        return;
-    }
-    let (lower, inclusive) = match op {
-        BinOp::Gt => (true, false),
-        BinOp::Ge => (true, true),
-        BinOp::Lt => (false, false),
-        BinOp::Le => (false, true),
-        _ => return,
-    };
-    // `n.k > v` bounds from below; `v > n.k` from above.
-    for (p, v, lower) in [(a, b, lower), (b, a, !lower)] {
-        if let ExprKind::Property(base, key) = &p.kind {
-            if let ExprKind::Var(var) = &base.kind {
+    for c in conjuncts(e) {
+        let ExprKind::Binary(op, a, b) = &c.kind else {
+            continue;
+        };
+        let (lower, inclusive) = match op {
+            BinOp::Gt => (true, false),
+            BinOp::Ge => (true, true),
+            BinOp::Lt => (false, false),
+            BinOp::Le => (false, true),
+            _ => continue,
+        };
+        // `n.k > v` bounds from below; `v > n.k` from above.
+        for (p, v, lower) in [(a, b, lower), (b, a, !lower)] {
+            if let Some((var, key)) = var_property(p) {
                 out.push(RangeHint {
                     var,
                     key,
@@ -142,45 +137,60 @@ pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
 /// Collects the `var.key = expr` conjuncts of a predicate.
 /// `elementId(var) = expr` (either way round) among the conjuncts of `e`.
 pub(crate) fn element_id_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e Expr)>) {
-    use plexus_cypher::BinOp;
-    match &e.kind {
-        ExprKind::Binary(BinOp::And, a, b) => {
-            element_id_hints(a, out);
-            element_id_hints(b, out);
-        }
-        ExprKind::Binary(BinOp::Eq, a, b) => {
-            for (call, v) in [(a, b), (b, a)] {
-                if let ExprKind::Call { name, args, .. } = &call.kind {
-                    if let ([arg], true) = (args.as_slice(), name.eq_ignore_ascii_case("elementid"))
-                    {
-                        if let ExprKind::Var(var) = &arg.kind {
-                            out.push((var, v));
-                        }
-                    }
+    for (call, v) in equalities(e) {
+        if let ExprKind::Call { name, args, .. } = &call.kind {
+            if let ([arg], true) = (args.as_slice(), name.eq_ignore_ascii_case("elementid")) {
+                if let ExprKind::Var(var) = &arg.kind {
+                    out.push((var, v));
                 }
             }
         }
-        _ => {}
     }
 }
 
 pub(crate) fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
-    use plexus_cypher::BinOp;
-    match &e.kind {
-        ExprKind::Binary(BinOp::And, a, b) => {
-            equality_hints(a, out);
-            equality_hints(b, out);
+    for (p, v) in equalities(e) {
+        if let Some((var, key)) = var_property(p) {
+            out.push((var, key, v));
         }
-        ExprKind::Binary(BinOp::Eq, a, b) => {
-            for (p, v) in [(a, b), (b, a)] {
-                if let ExprKind::Property(base, key) = &p.kind {
-                    if let ExprKind::Var(var) = &base.kind {
-                        out.push((var, key, v));
-                    }
-                }
+    }
+}
+
+/// The conjuncts of a WHERE: `a AND (b AND c)` gives a, b, c (walked with
+/// a stack of its own: AND chains can be long).
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    let mut todo = vec![e];
+    while let Some(x) = todo.pop() {
+        match &x.kind {
+            ExprKind::Binary(plexus_cypher::BinOp::And, a, b) => {
+                todo.push(b);
+                todo.push(a);
             }
+            _ => out.push(x),
         }
-        _ => {}
+    }
+    out
+}
+
+/// Each `x = y` conjunct, both ways round: (x, y) and (y, x).
+fn equalities(e: &Expr) -> impl Iterator<Item = (&Expr, &Expr)> {
+    conjuncts(e).into_iter().flat_map(|c| match &c.kind {
+        ExprKind::Binary(plexus_cypher::BinOp::Eq, a, b) => {
+            vec![(&**a, &**b), (&**b, &**a)]
+        }
+        _ => vec![],
+    })
+}
+
+/// `var.key`, as (var, key).
+fn var_property(e: &Expr) -> Option<(&str, &str)> {
+    match &e.kind {
+        ExprKind::Property(base, key) => match &base.kind {
+            ExprKind::Var(var) => Some((var.as_str(), key.as_str())),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -230,6 +230,10 @@ impl<'p> Projector<'p> {
         for s in &mut self.groups[g].states {
             grew += s.add(row, ctx)?;
         }
+        // The pipeline checked the guard for this row already.
+        if grew == 0 {
+            return Ok(());
+        }
         self.charge(grew, ctx)
     }
 
@@ -393,6 +397,7 @@ pub(crate) fn project(
 ) -> Result<(Vec<String>, Vec<Row>), QueryError> {
     let mut pr = Projector::new(p);
     for r in rows {
+        ctx.guard.check()?;
         pr.add(r, ctx)?;
     }
     pr.finish(ctx)
@@ -488,15 +493,7 @@ impl<'p> Agg<'p> {
             grew += value_size(&v);
             vals.push(v.clone());
         }
-        let number = |v: &Value| match v {
-            Value::Int(i) => Ok(*i as f64),
-            Value::Float(f) => Ok(*f),
-            other => Err(QueryError::type_error(format!(
-                "{}() takes numbers, not {}",
-                self.name,
-                other.value_type()
-            ))),
-        };
+        let number = |v: &Value| number(&self.name, v);
         match &mut self.fold {
             Fold::Count(n) => *n += 1,
             Fold::Sum { ints, int, float } => {
@@ -579,18 +576,20 @@ fn reduce(
     })
 }
 
-/// The values of a numeric aggregate as floats; anything else is a type error.
+/// A value of a numeric aggregate as a float; anything else is a type error.
+fn number(name: &str, v: &Value) -> Result<f64, QueryError> {
+    match v {
+        Value::Int(i) => Ok(*i as f64),
+        Value::Float(f) => Ok(*f),
+        other => Err(QueryError::type_error(format!(
+            "{name}() takes numbers, not {}",
+            other.value_type()
+        ))),
+    }
+}
+
 fn numbers(name: &str, vals: &[Value]) -> Result<Vec<f64>, QueryError> {
-    vals.iter()
-        .map(|v| match v {
-            Value::Int(i) => Ok(*i as f64),
-            Value::Float(f) => Ok(*f),
-            other => Err(QueryError::type_error(format!(
-                "{name}() takes numbers, not {}",
-                other.value_type()
-            ))),
-        })
-        .collect()
+    vals.iter().map(|v| number(name, v)).collect()
 }
 
 fn percentile(

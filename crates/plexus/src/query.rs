@@ -84,6 +84,17 @@ impl Database {
         opts: &QueryOptions,
     ) -> Result<Table> {
         let plan = self.plans().get(text)?;
+        self.run_prepared(graph, &plan, params, opts)
+    }
+
+    /// Runs a prepared query as [`Database::query_with`] does.
+    pub(crate) fn run_prepared(
+        &self,
+        graph: &str,
+        plan: &Prepared,
+        params: &Params,
+        opts: &QueryOptions,
+    ) -> Result<Table> {
         let guard = opts.guard(self);
         if plan.is_write() {
             let mut txn = self.write(graph)?;

@@ -341,7 +341,7 @@ impl Session {
         } else {
             QueryKind::Read
         };
-        let table = self.db.query_with(&self.graph, text, params, opts)?;
+        let table = self.db.run_prepared(&self.graph, &plan, params, opts)?;
         Ok(Cursor::new(table, kind, started))
     }
 
