@@ -29,6 +29,8 @@ pub enum Error {
     TransactionFailed(String),
     /// The transaction was committed or rolled back already.
     TransactionClosed,
+    /// The operating system refused a thread for a streaming query.
+    Thread(std::io::Error),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -42,7 +44,7 @@ impl Error {
             Error::NotADatabase { .. } | Error::Missing(_) | Error::Exists(_) => {
                 ErrorKind::BadInput
             }
-            Error::Locked(_) | Error::Io { .. } => ErrorKind::Io,
+            Error::Locked(_) | Error::Io { .. } | Error::Thread(_) => ErrorKind::Io,
         }
     }
 }
@@ -72,6 +74,7 @@ impl fmt::Display for Error {
                 "the transaction can only be rolled back: a query in it failed ({why})"
             ),
             Error::TransactionClosed => f.write_str("the transaction is closed"),
+            Error::Thread(e) => write!(f, "cannot start a thread for the query: {e}"),
         }
     }
 }
@@ -81,7 +84,7 @@ impl std::error::Error for Error {
         match self {
             Error::Storage(e) => Some(e),
             Error::Query(e) => Some(e),
-            Error::Io { error, .. } => Some(error),
+            Error::Io { error, .. } | Error::Thread(error) => Some(error),
             _ => None,
         }
     }

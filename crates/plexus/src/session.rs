@@ -378,10 +378,7 @@ impl Session {
                 });
                 let _ = sink.tx.send(Msg::Done(ran));
             })
-            .map_err(|e| Error::Io {
-                path: std::path::PathBuf::from("<query thread>"),
-                error: e,
-            })?;
+            .map_err(Error::Thread)?;
         let mut stream = Stream {
             rx,
             batch: Vec::new().into_iter(),
