@@ -17,7 +17,10 @@ fn opts(cli: &Cli, backend: Option<Backend>) -> Result<Options, String> {
         durable: !cli.no_sync,
         ..Options::default()
     };
-    if let Command::Query { limits, .. } | Command::Shell { limits, .. } = &cli.command {
+    if let Command::Query { limits, .. }
+    | Command::Shell { limits, .. }
+    | Command::Serve { limits, .. } = &cli.command
+    {
         if let Some(t) = &limits.timeout {
             o.query_timeout = Some(parse_duration(t)?);
         }
@@ -103,6 +106,23 @@ pub fn run(cli: &Cli) -> CliResult {
             Ok(())
         }
         Command::Demo { path } => crate::demo::run(path, &out),
+        Command::User(cmd) => crate::serve::user(cli, cmd, &out),
+        Command::Serve {
+            listen,
+            advertised_address,
+            auth,
+            max_connections,
+            ..
+        } => {
+            let db = Database::open(&cli.db, opts(cli, None)?)?;
+            let args = crate::serve::ServeArgs {
+                listen,
+                advertised: advertised_address.as_ref(),
+                auth: *auth,
+                max_connections: *max_connections,
+            };
+            crate::serve::serve(db, cli, args)
+        }
         other => {
             let db = Database::open(&cli.db, opts(cli, None)?)?;
             run_on(&db, cli, other, &out)
@@ -204,7 +224,9 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             crate::cypher::query(db, g, text, &params, pick(cli, *format))
         }
         Command::Shell { format, .. } => crate::cypher::shell(db, g, pick(cli, *format)),
-        Command::Init { .. } | Command::Demo { .. } => unreachable!("handled before opening"),
+        Command::Init { .. } | Command::Demo { .. } | Command::Serve { .. } | Command::User(_) => {
+            unreachable!("handled before opening")
+        }
     }
 }
 

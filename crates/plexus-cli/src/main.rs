@@ -11,6 +11,7 @@ mod commands;
 mod cypher;
 mod demo;
 mod output;
+mod serve;
 mod traverse;
 mod values;
 
@@ -186,6 +187,28 @@ pub enum Command {
         #[command(flatten)]
         limits: QueryLimitArgs,
     },
+    /// Serve the database to Neo4j drivers over Bolt (bolt:// and neo4j:// URIs).
+    Serve {
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1:7687")]
+        listen: String,
+        /// The host:port clients reach the server at, for routing tables
+        /// (default: the listen address).
+        #[arg(long)]
+        advertised_address: Option<String>,
+        /// `users`: clients log on as a user of `plexus user add`; `none`:
+        /// everyone may do everything (only on a loopback address).
+        #[arg(long, value_enum, default_value_t = AuthArg::Users)]
+        auth: AuthArg,
+        /// Connections served at once.
+        #[arg(long, default_value_t = 256)]
+        max_connections: usize,
+        #[command(flatten)]
+        limits: QueryLimitArgs,
+    },
+    /// Manage the users the server lets in.
+    #[command(subcommand)]
+    User(UserCmd),
     /// Build a small sample graph in a folder and show some reads.
     Demo {
         /// Where to build the sample database.
@@ -377,6 +400,30 @@ pub enum IndexModeArg {
 pub enum BackendArg {
     Lmdb,
     Fjall,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum AuthArg {
+    Users,
+    None,
+}
+
+#[derive(Subcommand)]
+pub enum UserCmd {
+    /// Add a user; the password is read from standard input.
+    Add {
+        name: String,
+        /// admin (also manages databases), read-write or read-only.
+        #[arg(long, default_value = "read-write")]
+        role: String,
+        /// Replace the password and role of an existing user.
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Remove a user.
+    Remove { name: String },
+    /// List the users and their roles.
+    List,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

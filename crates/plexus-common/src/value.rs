@@ -37,6 +37,8 @@ pub enum Value {
 #[derive(Debug, Clone, Default)]
 pub struct NodeValue {
     pub id: u64,
+    /// The node's user id (its element id), set in results.
+    pub key: String,
     pub labels: Vec<String>,
     pub props: BTreeMap<String, Value>,
 }
@@ -48,6 +50,11 @@ pub struct RelValue {
     pub id: u64,
     pub start: u64,
     pub end: u64,
+    /// The element ids of the relationship and of its endpoints, set in
+    /// results (a relationship loaded without an id shows `#<id>`).
+    pub key: String,
+    pub start_key: String,
+    pub end_key: String,
     pub rel_type: String,
     pub props: BTreeMap<String, Value>,
 }

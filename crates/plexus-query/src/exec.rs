@@ -24,7 +24,7 @@ pub trait RowSink {
 }
 
 /// A query's result: column names and rows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Table {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Value>>,

@@ -128,13 +128,9 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
         ("elementid", Value::Node(n)) => g
             .node(NodeId(n.id))?
             .map_or(Value::Null, |n| Value::String(n.key)),
-        ("elementid", Value::Relationship(r)) => g.edge(EdgeId(r.id))?.map_or(Value::Null, |e| {
-            Value::String(if e.key.is_empty() {
-                format!("#{}", r.id)
-            } else {
-                e.key
-            })
-        }),
+        ("elementid", Value::Relationship(r)) => g
+            .edge(EdgeId(r.id))?
+            .map_or(Value::Null, |e| Value::String(edge_element_id(r.id, e.key))),
         ("labels", Value::Node(n)) => Value::List(
             g.node(NodeId(n.id))?
                 .map(|n| n.labels.into_iter().map(Value::String).collect())
@@ -181,8 +177,18 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
     }))
 }
 
+/// An edge's element id: its user id, or `#<id>` for one loaded without.
+fn edge_element_id(id: u64, key: String) -> String {
+    if key.is_empty() {
+        format!("#{id}")
+    } else {
+        key
+    }
+}
+
 fn fill_node(g: &dyn GraphRead, n: &mut NodeValue) -> Result<(), QueryError> {
     if let Some(full) = g.node(NodeId(n.id))? {
+        n.key = full.key;
         n.labels = full.labels;
         n.props = full.props;
     }
@@ -191,9 +197,15 @@ fn fill_node(g: &dyn GraphRead, n: &mut NodeValue) -> Result<(), QueryError> {
 
 fn fill_rel(g: &dyn GraphRead, r: &mut RelValue) -> Result<(), QueryError> {
     if let Some(full) = g.edge(EdgeId(r.id))? {
+        r.key = edge_element_id(r.id, full.key);
         r.rel_type = full.rel_type;
         r.props = full.props;
     }
+    let key_of = |id: u64| -> Result<String, QueryError> {
+        Ok(g.node(NodeId(id))?.map(|n| n.key).unwrap_or_default())
+    };
+    r.start_key = key_of(r.start)?;
+    r.end_key = key_of(r.end)?;
     Ok(())
 }
 

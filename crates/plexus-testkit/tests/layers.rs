@@ -36,9 +36,11 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
     let mut facade = below_query.to_vec();
     facade.push("plexus-query");
     m.insert("plexus", facade);
-    for top in ["plexus-cli", "plexus-server", "plexus-py"] {
+    for top in ["plexus-server", "plexus-py"] {
         m.insert(top, vec!["plexus"]);
     }
+    // The `plexus` binary hosts the server (`plexus serve`).
+    m.insert("plexus-cli", vec!["plexus", "plexus-server"]);
     m
 }
 

@@ -23,7 +23,8 @@ pub use error::{Error, Result};
 /// Traversals, shortest paths, sampling and CSR snapshots.
 pub use plexus_algo as algo;
 pub use plexus_common::{
-    Date, DateTime, Duration, ErrorKind, LocalDateTime, LocalTime, Time, Value, ValueType,
+    Date, DateTime, Duration, ErrorKind, LocalDateTime, LocalTime, NodeValue, PathValue, RelValue,
+    Time, Value, ValueType,
 };
 /// Importing CSV and JSON-lines files.
 pub use plexus_ingest as ingest;

@@ -167,6 +167,11 @@ impl Cursor {
         }
     }
 
+    /// A cursor over rows computed elsewhere (a server's own commands).
+    pub fn from_table(table: Table, kind: QueryKind) -> Cursor {
+        Cursor::new(table, kind, Instant::now())
+    }
+
     /// The column names, in order.
     pub fn columns(&self) -> &[String] {
         &self.columns
@@ -325,6 +330,16 @@ impl Session {
 
     pub fn graph(&self) -> &str {
         &self.graph
+    }
+
+    /// Whether `text` writes, from its cached plan (parsed once); the
+    /// parse error when it is not a valid query.
+    pub fn kind_of(&self, text: &str) -> Result<QueryKind> {
+        Ok(if self.db.plans().get(text)?.is_write() {
+            QueryKind::Write
+        } else {
+            QueryKind::Read
+        })
     }
 
     /// Runs one auto-commit query (see [`Database::query`]).

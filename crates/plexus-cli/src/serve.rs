@@ -1,0 +1,103 @@
+//! `plexus serve` and `plexus user`: the Bolt server and its users.
+
+use crate::commands::CliResult;
+use crate::output::Out;
+use crate::{AuthArg, Cli, UserCmd};
+use plexus::Database;
+use plexus_server::{Auth, Config, Role, Users};
+use serde_json::json;
+use std::io::BufRead;
+use std::net::SocketAddr;
+
+pub struct ServeArgs<'a> {
+    pub listen: &'a str,
+    pub advertised: Option<&'a String>,
+    pub auth: AuthArg,
+    pub max_connections: usize,
+}
+
+pub fn serve(db: Database, cli: &Cli, args: ServeArgs<'_>) -> CliResult {
+    let listen: SocketAddr = args.listen.parse().map_err(|_| {
+        format!(
+            "'{}' is not an address to listen on (say 127.0.0.1:7687)",
+            args.listen
+        )
+    })?;
+    let auth = match args.auth {
+        AuthArg::None => Auth::None,
+        AuthArg::Users => {
+            let users = Users::load(&cli.db)?;
+            if users.is_empty() {
+                return Err(format!(
+                    "the database at {} has no users: add one with `plexus user add NAME`, \
+                     or serve without authentication on loopback with `--auth none`",
+                    cli.db.display()
+                )
+                .into());
+            }
+            Auth::Users(users)
+        }
+    };
+    let mut config = Config::new(listen);
+    config.auth = auth;
+    config.advertised = args.advertised.cloned();
+    config.default_graph = cli.graph.clone();
+    config.max_connections = args.max_connections;
+    plexus_server::serve_blocking(db, config, true, |addr, _| {
+        eprintln!("plexus: serving bolt://{addr} (Ctrl-C stops)");
+    })
+    .map_err(|e| e.to_string())?;
+    eprintln!("plexus: stopped");
+    Ok(())
+}
+
+/// The password: the first line of standard input (so it is in no shell
+/// history and no process list).
+fn read_password() -> Result<String, String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the password from standard input: {e}"))?;
+    let pw = line.trim_end_matches(['\n', '\r']).to_string();
+    if pw.is_empty() {
+        return Err("an empty password: give it on standard input".into());
+    }
+    Ok(pw)
+}
+
+pub fn user(cli: &Cli, cmd: &UserCmd, out: &Out) -> CliResult {
+    // The users file sits in the database's folder: make sure it is one.
+    drop(Database::open(&cli.db, plexus::Options::default())?);
+    let mut users = Users::load(&cli.db)?;
+    match cmd {
+        UserCmd::Add {
+            name,
+            role,
+            replace,
+        } => {
+            let role = Role::parse(role).ok_or_else(|| {
+                format!("'{role}' is not a role (admin, read-write or read-only)")
+            })?;
+            users.add(name, &read_password()?, role, *replace)?;
+            out.done(
+                json!({"user": name, "role": role.name()}),
+                &format!("user '{name}' ({})", role.name()),
+            );
+        }
+        UserCmd::Remove { name } => {
+            users.remove(name)?;
+            out.done(json!({"removed": name}), &format!("removed user '{name}'"));
+        }
+        UserCmd::List => {
+            for (name, role) in users.list() {
+                if out.json {
+                    say!("{}", json!({"user": name, "role": role.name()}));
+                } else {
+                    say!("{name}\t{}", role.name());
+                }
+            }
+        }
+    }
+    Ok(())
+}
