@@ -64,7 +64,10 @@ impl Client {
         c.s.write_all(&[0, 8, 8, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
             .unwrap();
         assert_eq!(c.read_n(4), [0, 0, 8, 5]);
-        c.send(0x01, vec![Pack::map([("user_agent", Pack::string("test/1"))])]);
+        c.send(
+            0x01,
+            vec![Pack::map([("user_agent", Pack::string("test/1"))])],
+        );
         assert_eq!(c.recv().0, 0x70);
         c.send(0x6A, vec![Pack::map([("scheme", Pack::string("none"))])]);
         assert_eq!(c.recv().0, 0x70);
@@ -145,7 +148,10 @@ fn a_query_runs_and_streams_in_batches() {
     c.run("UNWIND range(1, 5) AS x RETURN x");
     let (t, meta, _) = c.summary();
     assert_eq!(t, 0x70);
-    assert_eq!(meta.get("fields"), Some(&Pack::List(vec![Pack::string("x")])));
+    assert_eq!(
+        meta.get("fields"),
+        Some(&Pack::List(vec![Pack::string("x")]))
+    );
     c.pull(2);
     let (t, meta, n) = c.summary();
     assert_eq!((t, n), (0x70, 2));
@@ -165,7 +171,10 @@ fn after_a_failure_requests_are_ignored_until_reset() {
     c.pull(-1);
     c.run("RETURN 1");
     let (t, meta, _) = c.summary();
-    assert_eq!((t, code(&meta)), (0x7F, "Neo.ClientError.Statement.SyntaxError"));
+    assert_eq!(
+        (t, code(&meta)),
+        (0x7F, "Neo.ClientError.Statement.SyntaxError")
+    );
     // 5.7+ also sends the GQL fields.
     assert_eq!(meta.get("gql_status").and_then(Pack::as_str), Some("42001"));
     assert_eq!(c.summary().0, 0x7E);
@@ -197,7 +206,10 @@ fn reset_interrupts_a_long_query() {
         // (a FAILURE, or IGNORED once the interrupt is seen), RESET succeeds.
         let tags: Vec<u8> = (0..3).map(|_| c.summary().0).collect();
         assert_eq!(tags[2], 0x70, "{q}: {tags:x?}");
-        assert!(tags[..2].iter().any(|t| *t == 0x7F || *t == 0x7E), "{q}: {tags:x?}");
+        assert!(
+            tags[..2].iter().any(|t| *t == 0x7F || *t == 0x7E),
+            "{q}: {tags:x?}"
+        );
         assert!(t0.elapsed() < Duration::from_secs(10), "{q}");
         c.run("RETURN 1 AS one");
         c.pull(-1);
