@@ -112,6 +112,8 @@ pub fn run(cli: &Cli) -> CliResult {
             advertised_address,
             auth,
             max_connections,
+            tls_cert,
+            tls_key,
             ..
         } => {
             let db = Database::open(&cli.db, opts(cli, None)?)?;
@@ -120,6 +122,7 @@ pub fn run(cli: &Cli) -> CliResult {
                 advertised: advertised_address.as_ref(),
                 auth: *auth,
                 max_connections: *max_connections,
+                tls: tls_cert.as_deref().zip(tls_key.as_deref()),
             };
             crate::serve::serve(db, cli, args)
         }

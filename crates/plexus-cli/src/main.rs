@@ -203,6 +203,12 @@ pub enum Command {
         /// Connections served at once.
         #[arg(long, default_value_t = 256)]
         max_connections: usize,
+        /// Serve TLS (bolt+s://, neo4j+s://) with this PEM certificate chain.
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The PEM private key of --tls-cert.
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
         #[command(flatten)]
         limits: QueryLimitArgs,
     },

@@ -14,6 +14,8 @@ pub struct ServeArgs<'a> {
     pub advertised: Option<&'a String>,
     pub auth: AuthArg,
     pub max_connections: usize,
+    /// The certificate and key files for TLS.
+    pub tls: Option<(&'a std::path::Path, &'a std::path::Path)>,
 }
 
 pub fn serve(db: Database, cli: &Cli, args: ServeArgs<'_>) -> CliResult {
@@ -43,8 +45,16 @@ pub fn serve(db: Database, cli: &Cli, args: ServeArgs<'_>) -> CliResult {
     config.advertised = args.advertised.cloned();
     config.default_graph = cli.graph.clone();
     config.max_connections = args.max_connections;
+    if let Some((cert, key)) = args.tls {
+        config.tls = Some(plexus_server::Tls(plexus_server::tls::acceptor(cert, key)?));
+    }
+    let scheme = if config.tls.is_some() {
+        "bolt+s"
+    } else {
+        "bolt"
+    };
     plexus_server::serve_blocking(db, config, true, |addr, _| {
-        eprintln!("plexus: serving bolt://{addr} (Ctrl-C stops)");
+        eprintln!("plexus: serving {scheme}://{addr} (Ctrl-C stops)");
     })
     .map_err(|e| e.to_string())?;
     eprintln!("plexus: stopped");

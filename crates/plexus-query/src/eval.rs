@@ -989,6 +989,34 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
     };
     let a0 = args.first().cloned().unwrap_or(Value::Null);
     Ok(match lname.as_str() {
+        // APOC's list de-duplication, which cognee sends on every node write:
+        // the first of equal elements kept, in order.
+        "apoc.coll.toset" => {
+            arity(1)?;
+            match a0 {
+                Value::Null => Value::Null,
+                Value::List(items) => {
+                    // Keyed by the grouping encoding: linear, whatever the list.
+                    let mut seen = std::collections::HashSet::with_capacity(items.len());
+                    let mut key = Vec::new();
+                    let mut out = Vec::with_capacity(items.len());
+                    for x in items {
+                        key.clear();
+                        plexus_common::encode_key_value(&x, &mut key);
+                        if seen.insert(key.clone()) {
+                            out.push(x);
+                        }
+                    }
+                    Value::List(out)
+                }
+                other => {
+                    return Err(QueryError::type_error(format!(
+                        "apoc.coll.toSet() takes a list, not {}",
+                        other.value_type()
+                    )))
+                }
+            }
+        }
         "coalesce" => args
             .into_iter()
             .find(|v| !v.is_null())

@@ -5,10 +5,11 @@ use crate::error::QueryError;
 use crate::eval::{equals, eval, Ctx, Row};
 mod pipeline;
 
+use crate::builtin;
 use crate::limits::{row_size, Guard};
 use crate::mutate::{self, Env, Params};
 use crate::pattern;
-use crate::procedure::{self, ProcedureFn, Procedures, Signature};
+use crate::procedure::{self, Procedures};
 use crate::project::{has_aggregate, project};
 use plexus_common::Value;
 use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Query, SingleQuery, Statement};
@@ -222,7 +223,34 @@ fn writes(c: &Clause) -> bool {
         | Clause::Delete { .. }
         | Clause::Foreach { .. } => true,
         Clause::Subquery { query, .. } => parts(query).any(|p| p.clauses.iter().any(writes)),
+        Clause::Call { procedure, .. } => builtin::get(procedure).is_some_and(|b| b.writes),
         _ => false,
+    }
+}
+
+/// The outputs a CALL binds, as (output index, name in the row): the
+/// YIELDed ones under their aliases, or all of them.
+fn bind_yields(
+    name: &str,
+    outputs: &[String],
+    yields: Option<&plexus_cypher::Yield>,
+) -> Result<Vec<(usize, String)>, QueryError> {
+    match yields {
+        Some(y) if !y.star => {
+            y.items
+                .iter()
+                .map(|(item, alias)| {
+                    let i = outputs.iter().position(|o| o == item).ok_or_else(|| {
+                        QueryError::Compile {
+                            code: "UndefinedVariable",
+                            message: format!("{name} yields no `{item}`"),
+                        }
+                    })?;
+                    Ok((i, alias.clone().unwrap_or_else(|| item.clone())))
+                })
+                .collect()
+        }
+        _ => Ok(outputs.iter().cloned().enumerate().collect()),
     }
 }
 
@@ -795,16 +823,7 @@ impl Exec<'_, '_> {
                 args,
                 yields,
                 ..
-            } => match self.procs.get(procedure) {
-                Some((sig, body)) => self.call_registered(
-                    sig,
-                    body.as_ref(),
-                    args.as_deref(),
-                    yields.as_ref(),
-                    rows,
-                )?,
-                None => self.procedure(procedure, yields.as_ref(), rows)?,
-            },
+            } => self.call(clause, procedure, args.as_deref(), yields.as_ref(), rows)?,
         })
     }
 
@@ -892,58 +911,58 @@ impl Exec<'_, '_> {
         Ok(out)
     }
 
-    /// A registered procedure, once per row; its records joined to the row
-    /// under the yielded names.
-    fn call_registered(
+    /// A procedure, once per row: a registered one, or a built-in one
+    /// (which sees the graph, and may write); its records joined to the
+    /// row under the yielded names.
+    fn call(
         &mut self,
-        sig: &Signature,
-        body: &ProcedureFn,
+        clause: &Clause,
+        procedure: &str,
         args: Option<&[Expr]>,
         yields: Option<&plexus_cypher::Yield>,
         rows: Vec<Row>,
     ) -> Result<Vec<Row>, QueryError> {
-        // (output index, name bound in the row)
-        let mut bound: Vec<(usize, String)> = Vec::new();
-        match yields {
-            Some(y) if !y.star => {
-                for (name, alias) in &y.items {
-                    let Some(i) = sig.outputs.iter().position(|o| o == name) else {
-                        return Err(QueryError::Compile {
-                            code: "UndefinedVariable",
-                            message: format!("{} yields no `{name}`", sig.name),
-                        });
-                    };
-                    bound.push((i, alias.clone().unwrap_or_else(|| name.clone())));
+        let procs = self.procs;
+        let (name, inputs, outputs): (&str, Vec<String>, Vec<String>) =
+            match (procs.get(procedure), builtin::get(procedure)) {
+                (Some((sig, _)), _) => (
+                    &sig.name,
+                    sig.inputs.iter().map(|(n, _)| n.clone()).collect(),
+                    sig.outputs.clone(),
+                ),
+                (None, Some(b)) => (
+                    b.name,
+                    b.inputs.iter().map(|(n, _)| n.to_string()).collect(),
+                    b.outputs.iter().map(|o| o.to_string()).collect(),
+                ),
+                (None, None) => {
+                    return Err(QueryError::Semantic {
+                        code: "ProcedureNotFound",
+                        message: format!("there is no procedure {procedure}()"),
+                    })
                 }
-            }
-            _ => bound.extend(sig.outputs.iter().cloned().enumerate()),
-        }
+            };
+        let bound = bind_yields(name, &outputs, yields)?;
         self.call_columns = bound.iter().map(|(_, n)| n.clone()).collect();
         let mut out = Vec::new();
         for r in rows {
-            let ctx = self.ctx();
-            let values = match args {
-                Some(a) => a
-                    .iter()
-                    .map(|e| eval(e, &r, &ctx))
-                    .collect::<Result<Vec<_>, _>>()?,
-                None => sig
-                    .inputs
-                    .iter()
-                    .map(|(n, _)| {
-                        self.params
-                            .get(n)
-                            .cloned()
-                            .ok_or_else(|| QueryError::ParameterMissing(n.clone()))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
+            let values = self.call_args(&inputs, args, &r)?;
+            let records = match procs.get(procedure) {
+                Some((sig, body)) => procedure::call(sig, body.as_ref(), values)?,
+                None => match builtin::get(procedure) {
+                    Some(b) => {
+                        let mut g = self.builtin_graph(clause, b.writes)?;
+                        b.call(&mut g, values)?
+                    }
+                    None => vec![],
+                },
             };
-            if sig.outputs.is_empty() {
-                procedure::call(sig, body, values)?;
+            if outputs.is_empty() {
                 out.push(r);
                 continue;
             }
-            for record in procedure::call(sig, body, values)? {
+            let ctx = self.ctx();
+            for record in records {
                 let mut n = r.clone();
                 for (i, name) in &bound {
                     n.insert(name.clone(), record.get(*i).cloned().unwrap_or_default());
@@ -960,57 +979,42 @@ impl Exec<'_, '_> {
         Ok(out)
     }
 
-    /// The built-in procedures: `db.labels()`, `db.relationshipTypes()`,
-    /// `db.propertyKeys()`.
-    fn procedure(
-        &mut self,
-        name: &str,
-        yields: Option<&plexus_cypher::Yield>,
-        rows: Vec<Row>,
-    ) -> Result<Vec<Row>, QueryError> {
-        let g = self.graph();
-        let (column, values): (&str, Vec<String>) = match (name.to_ascii_lowercase().as_str(), g) {
-            ("db.labels", Some(g)) => (
-                "label",
-                g.label_counts()?
-                    .into_iter()
-                    .filter(|(_, n)| *n > 0)
-                    .map(|(l, _)| l)
-                    .collect(),
-            ),
-            ("db.relationshiptypes", Some(g)) => (
-                "relationshipType",
-                g.type_counts()?
-                    .into_iter()
-                    .filter(|(_, n)| *n > 0)
-                    .map(|(t, _)| t)
-                    .collect(),
-            ),
-            ("db.propertykeys", Some(g)) => ("propertyKey", g.property_keys()),
-            ("db.labels", None) => ("label", vec![]),
-            ("db.relationshiptypes", None) => ("relationshipType", vec![]),
-            ("db.propertykeys", None) => ("propertyKey", vec![]),
-            _ => {
-                return Err(QueryError::Semantic {
-                    code: "ProcedureNotFound",
-                    message: format!("there is no procedure {name}()"),
+    /// A call's arguments: evaluated in the row, or (a standalone CALL
+    /// without parentheses) taken from the parameters of the same names.
+    fn call_args(
+        &self,
+        inputs: &[String],
+        args: Option<&[Expr]>,
+        r: &Row,
+    ) -> Result<Vec<Value>, QueryError> {
+        let ctx = self.ctx();
+        match args {
+            Some(a) => a.iter().map(|e| eval(e, r, &ctx)).collect(),
+            None => inputs
+                .iter()
+                .map(|n| {
+                    self.params
+                        .get(n)
+                        .cloned()
+                        .ok_or_else(|| QueryError::ParameterMissing(n.clone()))
                 })
-            }
-        };
-        let alias = yields
-            .and_then(|y| y.items.iter().find(|(c, _)| c == column))
-            .map(|(c, a)| a.clone().unwrap_or_else(|| c.clone()))
-            .unwrap_or_else(|| column.to_string());
-        self.call_columns = vec![alias.clone()];
-        let mut out = Vec::new();
-        for r in rows {
-            for v in &values {
-                let mut n = r.clone();
-                n.insert(alias.clone(), Value::String(v.clone()));
-                out.push(n);
-            }
+                .collect(),
         }
-        Ok(out)
+    }
+
+    /// The graph a built-in procedure sees: the transaction when it writes.
+    fn builtin_graph(
+        &mut self,
+        clause: &Clause,
+        writes: bool,
+    ) -> Result<builtin::Graph<'_>, QueryError> {
+        if writes {
+            return Ok(builtin::Graph::Write(self.txn(clause)?));
+        }
+        Ok(match self.graph() {
+            Some(g) => builtin::Graph::Read(g),
+            None => builtin::Graph::None,
+        })
     }
 }
 

@@ -11,6 +11,7 @@
 //! and batched operators is the next step.
 
 mod binder;
+mod builtin;
 mod error;
 mod eval;
 mod exec;

@@ -115,8 +115,11 @@ pub fn check(q: &Query, procs: &Procedures) -> Result<(), QueryError> {
             else {
                 continue;
             };
-            if is_builtin(procedure) {
-                continue;
+            if procs.get(procedure).is_none() {
+                if let Some(b) = crate::builtin::get(procedure) {
+                    check_builtin_arity(b, procedure, args.as_deref())?;
+                    continue;
+                }
             }
             let Some((sig, _)) = procs.get(procedure) else {
                 return Err(QueryError::Procedure {
@@ -160,11 +163,26 @@ pub fn check(q: &Query, procs: &Procedures) -> Result<(), QueryError> {
     Ok(())
 }
 
-pub(crate) fn is_builtin(name: &str) -> bool {
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "db.labels" | "db.relationshiptypes" | "db.propertykeys"
-    )
+/// A built-in procedure takes its required arguments and at most its
+/// optional ones.
+fn check_builtin_arity(
+    b: &crate::builtin::Builtin,
+    procedure: &str,
+    args: Option<&[Expr]>,
+) -> Result<(), QueryError> {
+    let Some(a) = args else { return Ok(()) };
+    if a.len() < b.required || a.len() > b.inputs.len() {
+        let takes = if b.required == b.inputs.len() {
+            b.required.to_string()
+        } else {
+            format!("{} to {}", b.required, b.inputs.len())
+        };
+        return Err(QueryError::Compile {
+            code: "InvalidNumberOfArguments",
+            message: format!("{procedure} takes {takes} argument(s), not {}", a.len()),
+        });
+    }
+    Ok(())
 }
 
 /// Calls a registered procedure with evaluated arguments.

@@ -16,10 +16,11 @@ pub mod message;
 pub mod packstream;
 pub mod server;
 pub mod status;
+pub mod tls;
 pub mod values;
 
 pub use auth::{Auth, Role, User, Users};
-pub use server::{Config, Handle, Server, ServerError};
+pub use server::{Config, Handle, Server, ServerError, Tls};
 
 /// A Bolt protocol version, major then minor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -50,6 +50,18 @@ pub struct Config {
     pub max_message: usize,
     /// A client must finish its handshake within this time.
     pub handshake_timeout: Duration,
+    /// TLS (`bolt+s://`): every connection must negotiate it.
+    pub tls: Option<Tls>,
+}
+
+/// A TLS acceptor ([`crate::tls::acceptor`]).
+#[derive(Clone)]
+pub struct Tls(pub tokio_rustls::TlsAcceptor);
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tls")
+    }
 }
 
 impl Config {
@@ -62,6 +74,7 @@ impl Config {
             max_connections: 256,
             max_message: 64 << 20,
             handshake_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
@@ -257,7 +270,25 @@ async fn manifest<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 async fn serve_connection(
-    mut stream: TcpStream,
+    stream: TcpStream,
+    shared: Arc<Shared>,
+    config: &Config,
+    stop: watch::Receiver<bool>,
+) {
+    match &config.tls {
+        None => run_connection(stream, shared, config, stop).await,
+        Some(tls) => {
+            let accepted =
+                tokio::time::timeout(config.handshake_timeout, tls.0.accept(stream)).await;
+            if let Ok(Ok(stream)) = accepted {
+                run_connection(stream, shared, config, stop).await;
+            }
+        }
+    }
+}
+
+async fn run_connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    mut stream: S,
     shared: Arc<Shared>,
     config: &Config,
     mut stop: watch::Receiver<bool>,
@@ -267,7 +298,7 @@ async fn serve_connection(
         Ok(Ok(Some(v))) => v,
         _ => return, // no common version, a timeout or a broken peer
     };
-    let (mut rd, mut wr) = stream.into_split();
+    let (mut rd, mut wr) = tokio::io::split(stream);
     let control = Arc::new(Control::default());
     let (req_tx, req_rx) = mpsc::channel(64);
     let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(8);

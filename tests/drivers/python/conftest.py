@@ -14,17 +14,26 @@ BIN = os.environ.get("PLEXUS_BIN", "plexus")
 
 
 class Server:
-    def __init__(self, auth: str):
+    def __init__(self, auth: str, tls: bool = False):
         self.dir = tempfile.TemporaryDirectory(prefix="plexus-bolt-")
         self.db = os.path.join(self.dir.name, "db")
         self.plexus("init")
+        extra = []
+        if tls:
+            cert, key = (os.path.join(self.dir.name, f) for f in ("cert.pem", "key.pem"))
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                 "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
+                check=True, capture_output=True,
+            )
+            extra = ["--tls-cert", cert, "--tls-key", key]
         if auth == "users":
             self.plexus("user", "add", "admin", "--role", "admin", stdin="admin-pw\n")
             self.plexus("user", "add", "writer", "--role", "read-write", stdin="writer-pw\n")
             self.plexus("user", "add", "reader", "--role", "read-only", stdin="reader-pw\n")
         self.log = open(os.path.join(self.dir.name, "log"), "w+")
         self.proc = subprocess.Popen(
-            [BIN, "--db", self.db, "serve", "--listen", "127.0.0.1:0", "--auth", auth],
+            [BIN, "--db", self.db, "serve", "--listen", "127.0.0.1:0", "--auth", auth, *extra],
             stdout=self.log,
             stderr=self.log,
         )
@@ -37,7 +46,7 @@ class Server:
         deadline = time.time() + 30
         while time.time() < deadline:
             self.log.seek(0)
-            m = re.search(r"serving bolt://([0-9.]+:[0-9]+)", self.log.read())
+            m = re.search(r"serving bolt(?:\+s)?://([0-9.]+:[0-9]+)", self.log.read())
             if m:
                 return m.group(1)
             if self.proc.poll() is not None:
@@ -59,6 +68,13 @@ class Server:
 @pytest.fixture(scope="session")
 def open_server():
     s = Server("none")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def tls_server():
+    s = Server("users", tls=True)
     yield s
     s.stop()
 

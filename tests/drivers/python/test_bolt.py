@@ -282,3 +282,17 @@ def test_concurrent_clients(driver):
     [t.join() for t in threads]
     assert not errors
     assert driver.execute_query("MATCH (k:K) RETURN count(k) AS c", database_=db).records[0]["c"] == 160
+
+
+def test_tls(tls_server):
+    auth = ("writer", "writer-pw")
+    # A self-signed certificate: the drivers' "+ssc" schemes accept it.
+    for scheme in ("bolt+ssc", "neo4j+ssc"):
+        with GraphDatabase.driver(f"{scheme}://{tls_server.address}", auth=auth) as d:
+            assert d.execute_query("RETURN 'secret' AS x").records[0]["x"] == "secret"
+    # Plain Bolt to a TLS server does not get through; nor does a client
+    # that checks certificates against the system's authorities.
+    for scheme in ("bolt", "bolt+s"):
+        with GraphDatabase.driver(f"{scheme}://{tls_server.address}", auth=auth, connection_timeout=5) as d:
+            with pytest.raises((nx.ServiceUnavailable, nx.SessionExpired, nx.UnsupportedServerProduct)):
+                d.verify_connectivity()

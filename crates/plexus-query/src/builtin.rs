@@ -1,0 +1,275 @@
+//! The procedures every query may call without registering them: the
+//! catalog (`db.labels()`, …), the server's identity (`dbms.components()`)
+//! and the APOC procedures that GraphRAG clients send on every write
+//! (`apoc.create.addLabels`, `apoc.merge.relationship`). Unlike registered
+//! procedures these see the graph, and the APOC ones write to it.
+
+use crate::error::QueryError;
+use crate::graph::{node_value, rel_value};
+use crate::procedure::ArgType;
+use plexus_common::Value;
+use plexus_storage::{Direction, GraphRead, NodeId, Props, WriteTxn};
+
+/// What a built-in procedure may touch: as the query that calls it.
+pub(crate) enum Graph<'a> {
+    None,
+    Read(&'a dyn GraphRead),
+    Write(&'a mut WriteTxn),
+}
+
+impl Graph<'_> {
+    fn read(&self) -> Option<&dyn GraphRead> {
+        match self {
+            Graph::None => None,
+            Graph::Read(g) => Some(*g),
+            Graph::Write(t) => Some(&**t),
+        }
+    }
+}
+
+type Body = fn(&mut Graph<'_>, &[Value]) -> Result<Vec<Vec<Value>>, QueryError>;
+
+/// A built-in procedure: its signature and body.
+pub(crate) struct Builtin {
+    /// The name as documented; calls match it case-insensitively.
+    pub name: &'static str,
+    pub inputs: &'static [(&'static str, ArgType)],
+    /// Inputs after the first `required` may be left out (they are null).
+    pub required: usize,
+    pub outputs: &'static [&'static str],
+    /// Whether a call writes (the query then runs in a write transaction).
+    pub writes: bool,
+    body: Body,
+}
+
+impl Builtin {
+    /// Runs the procedure on arguments already evaluated.
+    pub fn call(
+        &self,
+        g: &mut Graph<'_>,
+        mut args: Vec<Value>,
+    ) -> Result<Vec<Vec<Value>>, QueryError> {
+        args.resize(self.inputs.len(), Value::Null);
+        (self.body)(g, &args)
+    }
+}
+
+const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "db.labels",
+        inputs: &[],
+        required: 0,
+        outputs: &["label"],
+        writes: false,
+        body: labels,
+    },
+    Builtin {
+        name: "db.relationshipTypes",
+        inputs: &[],
+        required: 0,
+        outputs: &["relationshipType"],
+        writes: false,
+        body: relationship_types,
+    },
+    Builtin {
+        name: "db.propertyKeys",
+        inputs: &[],
+        required: 0,
+        outputs: &["propertyKey"],
+        writes: false,
+        body: property_keys,
+    },
+    Builtin {
+        name: "dbms.components",
+        inputs: &[],
+        required: 0,
+        outputs: &["name", "versions", "edition"],
+        writes: false,
+        body: components,
+    },
+    Builtin {
+        name: "apoc.create.addLabels",
+        inputs: &[("nodes", ArgType::Any), ("labels", ArgType::Any)],
+        required: 2,
+        outputs: &["node"],
+        writes: true,
+        body: add_labels,
+    },
+    Builtin {
+        name: "apoc.merge.relationship",
+        inputs: &[
+            ("startNode", ArgType::Any),
+            ("relType", ArgType::String),
+            ("identProps", ArgType::Any),
+            ("onCreateProps", ArgType::Any),
+            ("endNode", ArgType::Any),
+            ("onMatchProps", ArgType::Any),
+        ],
+        required: 5,
+        outputs: &["rel"],
+        writes: true,
+        body: merge_relationship,
+    },
+];
+
+/// The built-in procedure called `name`, if there is one.
+pub(crate) fn get(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name.eq_ignore_ascii_case(name))
+}
+
+fn strings(values: Vec<String>) -> Vec<Vec<Value>> {
+    values.into_iter().map(|v| vec![Value::String(v)]).collect()
+}
+
+fn labels(g: &mut Graph<'_>, _: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    let Some(g) = g.read() else { return Ok(vec![]) };
+    let used = g.label_counts()?.into_iter().filter(|(_, n)| *n > 0);
+    Ok(strings(used.map(|(l, _)| l).collect()))
+}
+
+fn relationship_types(g: &mut Graph<'_>, _: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    let Some(g) = g.read() else { return Ok(vec![]) };
+    let used = g.type_counts()?.into_iter().filter(|(_, n)| *n > 0);
+    Ok(strings(used.map(|(t, _)| t).collect()))
+}
+
+fn property_keys(g: &mut Graph<'_>, _: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    Ok(strings(
+        g.read().map(|g| g.property_keys()).unwrap_or_default(),
+    ))
+}
+
+/// The Neo4j version clients gate features on (neo4j-graphrag reads
+/// `versions[0]`): Plexus answers the Cypher of Neo4j 5.26 that it speaks.
+pub const NEO4J_COMPATIBLE_VERSION: &str = "5.26.0";
+
+fn components(_: &mut Graph<'_>, _: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    Ok(vec![vec![
+        Value::String("Plexus".into()),
+        Value::List(vec![Value::String(NEO4J_COMPATIBLE_VERSION.into())]),
+        Value::String("community".into()),
+    ]])
+}
+
+fn txn<'a>(g: &'a mut Graph<'_>, name: &str) -> Result<&'a mut WriteTxn, QueryError> {
+    match g {
+        Graph::Write(t) => Ok(t),
+        _ => Err(QueryError::Unsupported(format!(
+            "{name} writes, in a read-only query"
+        ))),
+    }
+}
+
+fn node_arg(v: &Value, proc_name: &str, arg: &str) -> Result<NodeId, QueryError> {
+    match v {
+        Value::Node(n) => Ok(NodeId(n.id)),
+        other => Err(QueryError::type_error(format!(
+            "argument `{arg}` of {proc_name} must be a node, not {}",
+            other.value_type()
+        ))),
+    }
+}
+
+fn props_arg(v: &Value, proc_name: &str, arg: &str) -> Result<Props, QueryError> {
+    match v {
+        Value::Null => Ok(Props::new()),
+        Value::Map(m) => Ok(m
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()),
+        other => Err(QueryError::type_error(format!(
+            "argument `{arg}` of {proc_name} must be a map, not {}",
+            other.value_type()
+        ))),
+    }
+}
+
+/// `apoc.create.addLabels(nodes, labels) YIELD node`: a node or a list of
+/// nodes, each given every label of the list.
+fn add_labels(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    const NAME: &str = "apoc.create.addLabels";
+    let nodes: Vec<&Value> = match &args[0] {
+        Value::List(items) => items.iter().collect(),
+        Value::Null => vec![],
+        one => vec![one],
+    };
+    let labels: Vec<&str> = match &args[1] {
+        Value::List(items) => items
+            .iter()
+            .map(|l| match l {
+                Value::String(s) if !s.is_empty() => Ok(s.as_str()),
+                other => Err(QueryError::type_error(format!(
+                    "a label of {NAME} must be a non-empty string, not {other}"
+                ))),
+            })
+            .collect::<Result<_, _>>()?,
+        Value::Null => vec![],
+        other => {
+            return Err(QueryError::type_error(format!(
+                "argument `labels` of {NAME} must be a list of strings, not {}",
+                other.value_type()
+            )))
+        }
+    };
+    let t = txn(g, NAME)?;
+    let mut out = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let id = node_arg(n, NAME, "nodes")?;
+        for l in &labels {
+            t.add_label(id, l)?;
+        }
+        out.push(vec![Value::Node(Box::new(node_value(id)))]);
+    }
+    Ok(out)
+}
+
+/// `apoc.merge.relationship(start, type, identProps, onCreateProps, end
+/// [, onMatchProps]) YIELD rel`: the relationship of that type from start
+/// to end whose properties include `identProps`, created with
+/// `identProps + onCreateProps` when there is none, else updated with
+/// `onMatchProps`.
+fn merge_relationship(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    const NAME: &str = "apoc.merge.relationship";
+    let start = node_arg(&args[0], NAME, "startNode")?;
+    let rel_type = match &args[1] {
+        Value::String(s) if !s.is_empty() => s.as_str(),
+        _ => {
+            return Err(QueryError::Argument {
+                code: "InvalidArgumentValue",
+                message: format!("{NAME} needs a relationship type (a non-empty string)"),
+            })
+        }
+    };
+    let ident = props_arg(&args[2], NAME, "identProps")?;
+    let on_create = props_arg(&args[3], NAME, "onCreateProps")?;
+    let end = node_arg(&args[4], NAME, "endNode")?;
+    let on_match = props_arg(&args[5], NAME, "onMatchProps")?;
+    let t = txn(g, NAME)?;
+    for nb in t.neighbors(start, Direction::Out, Some(rel_type))? {
+        if nb.node != end {
+            continue;
+        }
+        let mut all = true;
+        for (k, v) in &ident {
+            if t.edge_property(nb.edge, k)?.as_ref() != Some(v) {
+                all = false;
+                break;
+            }
+        }
+        if all {
+            for (k, v) in on_match {
+                t.set_edge_property(nb.edge, &k, v)?;
+            }
+            return Ok(vec![vec![Value::Relationship(Box::new(rel_value(
+                nb.edge, start, end,
+            )))]]);
+        }
+    }
+    let mut props = ident;
+    props.extend(on_create);
+    let edge = t.create_edge(None, start, end, rel_type, &props)?;
+    Ok(vec![vec![Value::Relationship(Box::new(rel_value(
+        edge, start, end,
+    )))]])
+}
