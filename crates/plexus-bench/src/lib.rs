@@ -2,6 +2,7 @@
 //! workloads on Plexus and on peer engines (each in its own process, on the
 //! same files), counts cross-checked, medians and ratios reported.
 
+pub mod bolt;
 pub mod compare;
 pub mod engine;
 pub mod gen;

@@ -75,6 +75,24 @@ enum Cmd {
         #[arg(long, default_value = "MATCH (a {id: $id})-[:T0]->(b) RETURN b.id")]
         query: String,
     },
+    /// The one-hop query in process and through Bolt: `plexus serve` and
+    /// FalkorDB through the Neo4j Python driver, FalkorDB through its own
+    /// client (needs root for a network namespace; peers pinned in a venv).
+    Bolt {
+        #[arg(long, default_value_t = 100_000)]
+        nodes: u64,
+        #[arg(long, default_value_t = 2_000)]
+        queries: usize,
+        /// The plexus binary to serve with (default: beside this one).
+        #[arg(long)]
+        plexus_bin: Option<PathBuf>,
+        /// The virtualenv for the driver and FalkorDB (created on first use).
+        #[arg(long)]
+        venv: Option<PathBuf>,
+        /// Markdown output (JSON lines beside it).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Run the LDBC SNB Interactive reference queries on the SNB-like graph.
     Ldbc {
         /// Scale factor (persons = 2000 × SF).
@@ -201,6 +219,36 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             in_memory,
             query,
         } => one_hop(nodes, queries, in_memory, &query),
+        Cmd::Bolt {
+            nodes,
+            queries,
+            plexus_bin,
+            venv,
+            out,
+        } => {
+            let here = std::env::current_exe()?;
+            let o = plexus_bench::bolt::Options {
+                nodes,
+                queries,
+                plexus_bin: plexus_bin.unwrap_or_else(|| here.with_file_name("plexus")),
+                venv: venv.unwrap_or_else(|| home_cache("bolt-venv")),
+            };
+            let rows = plexus_bench::bolt::run(&o)?;
+            let command = format!(
+                "cargo run --release -p plexus-bench -- bolt --nodes {nodes} --queries {queries}{}",
+                out.as_ref()
+                    .map(|p| format!(" --out {}", p.display()))
+                    .unwrap_or_default()
+            );
+            let md = plexus_bench::bolt::markdown(&rows, &command);
+            println!("{md}");
+            if let Some(out) = out {
+                std::fs::write(&out, &md)?;
+                let lines: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
+                std::fs::write(out.with_extension("jsonl"), lines.join("\n") + "\n")?;
+            }
+            Ok(())
+        }
         Cmd::Ldbc { sf, ldbc_dir, out } => {
             let dir = ldbc_dir.unwrap_or_else(plexus_bench::ldbc::default_dir);
             let start = Instant::now();

@@ -25,6 +25,11 @@ pub const PEERS: &[&str] = &["kuzu", "ladybug", "gestaltdb", "gestaltdb-query"];
 
 /// The virtualenv's python, created (and the peers installed) on first use.
 pub fn ensure_venv(dir: &Path) -> Result<PathBuf, String> {
+    ensure_venv_with(dir, PACKAGES)
+}
+
+/// A virtualenv with `packages`, created on first use.
+pub fn ensure_venv_with(dir: &Path, packages: &[&str]) -> Result<PathBuf, String> {
     let python = dir.join("bin/python");
     let ready = dir.join(".plexus-peers-ready");
     if python.exists() && ready.exists() {
@@ -51,8 +56,8 @@ pub fn ensure_venv(dir: &Path) -> Result<PathBuf, String> {
             "--quiet",
             "--disable-pip-version-check",
         ])
-        .args(PACKAGES))?;
-    std::fs::write(&ready, PACKAGES.join("\n")).map_err(|e| e.to_string())?;
+        .args(packages))?;
+    std::fs::write(&ready, packages.join("\n")).map_err(|e| e.to_string())?;
     Ok(python)
 }
 

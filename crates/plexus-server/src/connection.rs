@@ -15,6 +15,39 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
+/// The writing half of a connection, written from the worker thread: the
+/// worker blocks on the runtime until its bytes are out (so a client that
+/// stops reading stops only its own worker, and no task hop is paid).
+pub struct Output {
+    wr: Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+    rt: tokio::runtime::Handle,
+}
+
+impl Output {
+    /// Must be made inside the runtime the worker belongs to.
+    pub fn new(wr: Box<dyn tokio::io::AsyncWrite + Unpin + Send>) -> Output {
+        Output {
+            wr,
+            rt: tokio::runtime::Handle::current(),
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> bool {
+        use tokio::io::AsyncWriteExt;
+        let wr = &mut self.wr;
+        self.rt
+            .block_on(async { wr.write_all(bytes).await.is_ok() })
+    }
+
+    fn close(&mut self) {
+        use tokio::io::AsyncWriteExt;
+        let wr = &mut self.wr;
+        self.rt.block_on(async {
+            let _ = wr.shutdown().await;
+        });
+    }
+}
+
 /// What the reader task and the worker share.
 #[derive(Default)]
 pub struct Control {
@@ -95,7 +128,7 @@ pub struct Connection {
     shared: Arc<Shared>,
     control: Arc<Control>,
     version: Version,
-    out: mpsc::Sender<Vec<u8>>,
+    out: Output,
     buf: Vec<u8>,
     scratch: Encoder,
     state: State,
@@ -106,12 +139,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(
-        shared: Arc<Shared>,
-        control: Arc<Control>,
-        version: Version,
-        out: mpsc::Sender<Vec<u8>>,
-    ) -> Self {
+    pub fn new(shared: Arc<Shared>, control: Arc<Control>, version: Version, out: Output) -> Self {
         Connection {
             shared,
             control,
@@ -148,12 +176,20 @@ impl Connection {
                 )),
                 Err(e) => self.fail_protocol(&e.to_string()),
             }
-            if self.state == State::Defunct || !self.flush() {
+            if self.state == State::Defunct {
+                break;
+            }
+            // Answers to pipelined requests (RUN then PULL) leave together.
+            if !requests.is_empty() && self.buf.len() < FLUSH_AT {
+                continue;
+            }
+            if !self.flush() {
                 break;
             }
         }
         self.control.set_running(None);
         let _ = self.flush();
+        self.out.close();
     }
 
     /// Sends what is buffered; false once the client is gone.
@@ -161,8 +197,9 @@ impl Connection {
         if self.buf.is_empty() {
             return true;
         }
-        let bytes = std::mem::take(&mut self.buf);
-        self.out.blocking_send(bytes).is_ok()
+        let sent = self.out.write(&self.buf);
+        self.buf.clear();
+        sent
     }
 
     fn success(&mut self, meta: Pack) {

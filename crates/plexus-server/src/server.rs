@@ -1,5 +1,5 @@
 //! The listener: accepts connections, negotiates the protocol version,
-//! then runs each connection as a reader task, a writer task and a worker
+//! then runs each connection as a reader task and a worker
 //! thread ([`crate::connection`]).
 
 use crate::auth::Auth;
@@ -298,20 +298,12 @@ async fn run_connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         Ok(Ok(Some(v))) => v,
         _ => return, // no common version, a timeout or a broken peer
     };
-    let (mut rd, mut wr) = tokio::io::split(stream);
+    let (mut rd, wr) = tokio::io::split(stream);
     let control = Arc::new(Control::default());
     let (req_tx, req_rx) = mpsc::channel(64);
-    let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(8);
-    let conn = Connection::new(shared, control.clone(), version, out_tx);
+    let out = crate::connection::Output::new(Box::new(wr));
+    let conn = Connection::new(shared, control.clone(), version, out);
     let worker = tokio::task::spawn_blocking(move || conn.run(req_rx));
-    let writer = tokio::spawn(async move {
-        while let Some(bytes) = out_rx.recv().await {
-            if wr.write_all(&bytes).await.is_err() {
-                break;
-            }
-        }
-        let _ = wr.shutdown().await;
-    });
     let limit = config.max_message;
     loop {
         let read = tokio::select! {
@@ -349,7 +341,6 @@ async fn run_connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     control.interrupt();
     drop(req_tx);
     let _ = worker.await;
-    let _ = writer.await;
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ mod database;
 mod error;
 mod query;
 mod session;
+mod workers;
 
 pub use database::{Database, GraphStats, Options, DEFAULT_QUERY_MEMORY, MANIFEST_FILE};
 pub use error::{Error, Result};

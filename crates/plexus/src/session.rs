@@ -378,9 +378,8 @@ impl Session {
         };
         let (tx, rx) = mpsc::sync_channel(STREAM_AHEAD);
         let (db, graph, params) = (self.db.clone(), self.graph.clone(), params.clone());
-        std::thread::Builder::new()
-            .name("plexus-query".into())
-            .spawn(move || {
+        crate::workers::workers()
+            .run(Box::new(move || {
                 let mut sink = ChannelSink {
                     tx,
                     batch: Vec::with_capacity(STREAM_BATCH),
@@ -392,7 +391,7 @@ impl Session {
                         .map_err(Error::Query)
                 });
                 let _ = sink.tx.send(Msg::Done(ran));
-            })
+            }))
             .map_err(Error::Thread)?;
         let mut stream = Stream {
             rx,
