@@ -419,9 +419,12 @@ pub enum UserCmd {
     /// Add a user; the password is read from standard input.
     Add {
         name: String,
-        /// admin (also manages databases), read-write or read-only.
+        /// admin (also manages databases and users), read-write or read-only.
         #[arg(long, default_value = "read-write")]
         role: String,
+        /// Only this database (repeat for several; default: every database).
+        #[arg(long = "database")]
+        databases: Vec<String>,
         /// Replace the password and role of an existing user.
         #[arg(long)]
         replace: bool,

@@ -37,7 +37,7 @@ pub fn serve(db: Database, cli: &Cli, args: ServeArgs<'_>) -> CliResult {
                 )
                 .into());
             }
-            Auth::Users(users)
+            Auth::users(users)
         }
     };
     let mut config = Config::new(listen);
@@ -84,15 +84,21 @@ pub fn user(cli: &Cli, cmd: &UserCmd, out: &Out) -> CliResult {
         UserCmd::Add {
             name,
             role,
+            databases,
             replace,
         } => {
             let role = Role::parse(role).ok_or_else(|| {
                 format!("'{role}' is not a role (admin, read-write or read-only)")
             })?;
-            users.add(name, &read_password()?, role, *replace)?;
+            users.add(name, &read_password()?, role, databases, *replace)?;
+            let on = if databases.is_empty() {
+                "every database".to_string()
+            } else {
+                databases.join(", ")
+            };
             out.done(
-                json!({"user": name, "role": role.name()}),
-                &format!("user '{name}' ({})", role.name()),
+                json!({"user": name, "role": role.name(), "databases": databases}),
+                &format!("user '{name}' ({} on {on})", role.name()),
             );
         }
         UserCmd::Remove { name } => {
@@ -100,11 +106,18 @@ pub fn user(cli: &Cli, cmd: &UserCmd, out: &Out) -> CliResult {
             out.done(json!({"removed": name}), &format!("removed user '{name}'"));
         }
         UserCmd::List => {
-            for (name, role) in users.list() {
+            for u in users.list() {
+                let dbs = u
+                    .databases
+                    .as_ref()
+                    .map_or("*".to_string(), |d| d.join(","));
                 if out.json {
-                    say!("{}", json!({"user": name, "role": role.name()}));
+                    say!(
+                        "{}",
+                        json!({"user": u.name, "role": u.role.name(), "databases": u.databases})
+                    );
                 } else {
-                    say!("{name}\t{}", role.name());
+                    say!("{}\t{}\t{dbs}", u.name, u.role.name());
                 }
             }
         }

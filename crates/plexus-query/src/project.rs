@@ -28,11 +28,16 @@ pub(crate) fn streams(p: &Projection) -> bool {
     !p.distinct && p.order_by.is_empty() && !p.items.iter().any(|i| has_aggregate(&i.expr))
 }
 
-/// The names of a projection's items.
+/// The names of a projection's items: the alias, a bare variable's name
+/// (without the backticks that may quote it), else the expression's text.
 pub(crate) fn item_names(p: &Projection) -> Vec<String> {
     p.items
         .iter()
-        .map(|i| i.alias.clone().unwrap_or_else(|| i.text.clone()))
+        .map(|i| match (&i.alias, &i.expr.kind) {
+            (Some(a), _) => a.clone(),
+            (None, plexus_cypher::ExprKind::Var(v)) => v.clone(),
+            (None, _) => i.text.clone(),
+        })
         .collect()
 }
 

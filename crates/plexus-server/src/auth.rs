@@ -1,7 +1,10 @@
-//! Who may connect. Users live beside the database in a `users` file: one
-//! line per user, `name:role:argon2-PHC-hash`, replaced atomically (written
-//! to a temporary file, synced, renamed) so a crash never leaves half a
-//! file. Passwords are hashed with Argon2id; the file never holds one.
+//! Who may connect, and to what. Users live beside the database in a
+//! `users` file: one line per user, `name:role:databases:argon2-PHC-hash`
+//! (`databases` is `*` or a comma-separated list), replaced atomically
+//! (written to a temporary file, synced, renamed) so a crash never leaves
+//! half a file. Passwords are hashed with Argon2id; the file never holds
+//! one. A running server sees changes made by `plexus user` (it reloads
+//! the file when it changed) and makes its own (`CREATE USER`, …).
 
 use crate::packstream::Pack;
 use crate::status::{self, Failure};
@@ -12,6 +15,8 @@ use argon2::Argon2;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 /// The file name, inside the database's folder.
 pub const USERS_FILE: &str = "users";
@@ -19,9 +24,9 @@ pub const USERS_FILE: &str = "users";
 /// What a user may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// Read and write every database, and manage databases.
+    /// Read and write, and manage databases and users.
     Admin,
-    /// Read and write every database.
+    /// Read and write.
     ReadWrite,
     /// Only read.
     ReadOnly,
@@ -36,10 +41,15 @@ impl Role {
         }
     }
 
+    /// A Plexus role name, or one of Neo4j's built-in roles (`reader`;
+    /// `editor`, `publisher`, `architect`; `admin`).
     pub fn parse(s: &str) -> Option<Role> {
-        [Role::Admin, Role::ReadWrite, Role::ReadOnly]
-            .into_iter()
-            .find(|r| r.name() == s)
+        Some(match s.to_ascii_lowercase().as_str() {
+            "admin" => Role::Admin,
+            "read-write" | "editor" | "publisher" | "architect" => Role::ReadWrite,
+            "read-only" | "reader" => Role::ReadOnly,
+            _ => return None,
+        })
     }
 
     pub fn can_write(self) -> bool {
@@ -52,6 +62,16 @@ impl Role {
 pub struct User {
     pub name: String,
     pub role: Role,
+    /// The databases the user may use; `None`: all of them.
+    pub databases: Option<Vec<String>>,
+}
+
+impl User {
+    pub fn may_use(&self, db: &str) -> bool {
+        self.databases
+            .as_ref()
+            .is_none_or(|dbs| dbs.iter().any(|d| d == db))
+    }
 }
 
 #[derive(Debug)]
@@ -60,12 +80,12 @@ pub enum AuthError {
         path: PathBuf,
         error: std::io::Error,
     },
-    /// A line of the users file that is not `name:role:hash`.
+    /// A line of the users file that is not `name:role:databases:hash`.
     Malformed {
         path: PathBuf,
         line: usize,
     },
-    /// A user name that cannot be stored (empty, or with `:` or a newline).
+    /// A name that cannot be stored (empty, or with `:`, `,` or a line break).
     BadName(String),
     Exists(String),
     NoSuchUser(String),
@@ -76,16 +96,14 @@ impl fmt::Display for AuthError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AuthError::Io { path, error } => write!(f, "{}: {error}", path.display()),
-            AuthError::Malformed { path, line } => {
-                write!(
-                    f,
-                    "{} line {line}: not a user entry (name:role:hash)",
-                    path.display()
-                )
-            }
+            AuthError::Malformed { path, line } => write!(
+                f,
+                "{} line {line}: not a user entry (name:role:databases:hash)",
+                path.display()
+            ),
             AuthError::BadName(n) => write!(
                 f,
-                "'{n}' cannot be a user name (1 to 100 characters, no ':' or line breaks)"
+                "'{n}' cannot be a user or database name here (1 to 100 characters, no ':', ',' or line breaks)"
             ),
             AuthError::Exists(n) => write!(f, "the user '{n}' exists already"),
             AuthError::NoSuchUser(n) => write!(f, "no user '{n}'"),
@@ -96,17 +114,37 @@ impl fmt::Display for AuthError {
 
 impl std::error::Error for AuthError {}
 
+#[derive(Debug, Clone)]
+struct Entry {
+    user: User,
+    hash: String,
+}
+
 /// The users of one database.
 #[derive(Debug, Clone)]
 pub struct Users {
     path: PathBuf,
-    entries: Vec<(String, Role, String)>,
+    entries: Vec<Entry>,
+    /// When the file was last read or written (to notice others' changes).
+    seen: Option<SystemTime>,
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn check_name(n: &str) -> Result<(), AuthError> {
+    if n.is_empty() || n.chars().count() > 100 || n.contains([':', ',', '\n', '\r']) {
+        return Err(AuthError::BadName(n.to_string()));
+    }
+    Ok(())
 }
 
 impl Users {
     /// Reads `folder/users`; none yet is an empty list.
     pub fn load(folder: &Path) -> Result<Users, AuthError> {
         let path = folder.join(USERS_FILE);
+        let seen = modified(&path);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -117,72 +155,126 @@ impl Users {
             if line.trim().is_empty() {
                 continue;
             }
-            let mut parts = line.splitn(3, ':');
-            let (Some(name), Some(role), Some(hash)) = (parts.next(), parts.next(), parts.next())
+            let bad = || AuthError::Malformed {
+                path: path.clone(),
+                line: i + 1,
+            };
+            let mut parts = line.splitn(4, ':');
+            let (Some(name), Some(role), Some(dbs), Some(hash)) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
             else {
-                return Err(AuthError::Malformed { path, line: i + 1 });
+                return Err(bad());
             };
-            let Some(role) = Role::parse(role) else {
-                return Err(AuthError::Malformed { path, line: i + 1 });
-            };
-            entries.push((name.to_string(), role, hash.to_string()));
+            let role = Role::parse(role).ok_or_else(bad)?;
+            let databases = (dbs != "*").then(|| dbs.split(',').map(str::to_string).collect());
+            entries.push(Entry {
+                user: User {
+                    name: name.to_string(),
+                    role,
+                    databases,
+                },
+                hash: hash.to_string(),
+            });
         }
-        Ok(Users { path, entries })
+        Ok(Users {
+            path,
+            entries,
+            seen,
+        })
+    }
+
+    /// Re-reads the file when someone else changed it.
+    fn refresh(&mut self) -> Result<(), AuthError> {
+        if modified(&self.path) != self.seen {
+            let folder = self.path.parent().unwrap_or(Path::new("."));
+            *self = Users::load(folder)?;
+        }
+        Ok(())
     }
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    pub fn list(&self) -> Vec<(String, Role)> {
-        self.entries
-            .iter()
-            .map(|(n, r, _)| (n.clone(), *r))
-            .collect()
+    pub fn list(&self) -> Vec<User> {
+        self.entries.iter().map(|e| e.user.clone()).collect()
     }
 
-    /// Adds a user (or, with `replace`, sets an existing one's password and role).
+    /// Adds a user (or, with `replace`, sets an existing one's password,
+    /// role and databases). `databases` empty: every database.
     pub fn add(
         &mut self,
         name: &str,
         password: &str,
         role: Role,
+        databases: &[String],
         replace: bool,
     ) -> Result<(), AuthError> {
-        if name.is_empty() || name.chars().count() > 100 || name.contains([':', '\n', '\r']) {
-            return Err(AuthError::BadName(name.to_string()));
-        }
+        check_name(name)?;
+        databases.iter().try_for_each(|d| check_name(d))?;
+        self.refresh()?;
         let salt = SaltString::generate(&mut OsRng);
         let hash = Argon2::default()
             .hash_password(password.as_bytes(), &salt)
             .map_err(|e| AuthError::Hash(e.to_string()))?
             .to_string();
-        match self.entries.iter_mut().find(|(n, _, _)| n == name) {
+        let entry = Entry {
+            user: User {
+                name: name.to_string(),
+                role,
+                databases: (!databases.is_empty()).then(|| databases.to_vec()),
+            },
+            hash,
+        };
+        match self.entries.iter_mut().find(|e| e.user.name == name) {
             Some(_) if !replace => return Err(AuthError::Exists(name.to_string())),
-            Some(entry) => *entry = (name.to_string(), role, hash),
-            None => self.entries.push((name.to_string(), role, hash)),
+            Some(existing) => *existing = entry,
+            None => self.entries.push(entry),
         }
         self.save()
     }
 
+    /// Gives a user another role.
+    pub fn set_role(&mut self, name: &str, role: Role) -> Result<(), AuthError> {
+        self.refresh()?;
+        let e = self
+            .entries
+            .iter_mut()
+            .find(|e| e.user.name == name)
+            .ok_or_else(|| AuthError::NoSuchUser(name.to_string()))?;
+        e.user.role = role;
+        self.save()
+    }
+
     pub fn remove(&mut self, name: &str) -> Result<(), AuthError> {
+        self.refresh()?;
         let before = self.entries.len();
-        self.entries.retain(|(n, _, _)| n != name);
+        self.entries.retain(|e| e.user.name != name);
         if self.entries.len() == before {
             return Err(AuthError::NoSuchUser(name.to_string()));
         }
         self.save()
     }
 
-    fn save(&self) -> Result<(), AuthError> {
+    fn save(&mut self) -> Result<(), AuthError> {
         let io = |error| AuthError::Io {
             path: self.path.clone(),
             error,
         };
         let tmp = self.path.with_extension("tmp");
         let mut text = String::new();
-        for (n, r, h) in &self.entries {
-            text.push_str(&format!("{n}:{}:{h}\n", r.name()));
+        for e in &self.entries {
+            let dbs = e
+                .user
+                .databases
+                .as_ref()
+                .map_or("*".to_string(), |d| d.join(","));
+            text.push_str(&format!(
+                "{}:{}:{dbs}:{}\n",
+                e.user.name,
+                e.user.role.name(),
+                e.hash
+            ));
         }
         let mut f = std::fs::File::create(&tmp).map_err(io)?;
         f.write_all(text.as_bytes()).map_err(io)?;
@@ -193,20 +285,20 @@ impl Users {
                 .and_then(|d| d.sync_all())
                 .map_err(io)?;
         }
+        self.seen = modified(&self.path);
         Ok(())
     }
 
     /// The user, when the password is theirs.
-    pub fn verify(&self, name: &str, password: &str) -> Option<User> {
-        let (n, role, hash) = self.entries.iter().find(|(n, _, _)| n == name)?;
-        let parsed = PasswordHash::new(hash).ok()?;
+    pub fn verify(&mut self, name: &str, password: &str) -> Option<User> {
+        // A damaged file after a change keeps the users known before it.
+        let _ = self.refresh();
+        let e = self.entries.iter().find(|e| e.user.name == name)?;
+        let parsed = PasswordHash::new(&e.hash).ok()?;
         Argon2::default()
             .verify_password(password.as_bytes(), &parsed)
             .ok()?;
-        Some(User {
-            name: n.clone(),
-            role: *role,
-        })
+        Some(e.user.clone())
     }
 }
 
@@ -215,10 +307,14 @@ impl Users {
 pub enum Auth {
     /// Everyone is let in, with every right (loopback only; see `Config`).
     None,
-    Users(Users),
+    Users(Arc<Mutex<Users>>),
 }
 
 impl Auth {
+    pub fn users(users: Users) -> Auth {
+        Auth::Users(Arc::new(Mutex::new(users)))
+    }
+
     /// Checks a HELLO (5.0) or LOGON auth token.
     pub fn check(&self, token: &Pack) -> Result<User, Failure> {
         let denied = || {
@@ -231,6 +327,7 @@ impl Auth {
             Auth::None => Ok(User {
                 name: String::new(),
                 role: Role::Admin,
+                databases: None,
             }),
             Auth::Users(users) => {
                 if token.get("scheme").and_then(Pack::as_str) != Some("basic") {
@@ -244,6 +341,7 @@ impl Auth {
                     .get("credentials")
                     .and_then(Pack::as_str)
                     .unwrap_or_default();
+                let mut users = users.lock().unwrap_or_else(|p| p.into_inner());
                 users.verify(name, password).ok_or_else(denied)
             }
         }
@@ -259,14 +357,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut users = Users::load(dir.path()).unwrap();
         assert!(users.is_empty());
-        users.add("ann", "s3cret", Role::Admin, false).unwrap();
-        users.add("bob", "pw", Role::ReadOnly, false).unwrap();
+        users.add("ann", "s3cret", Role::Admin, &[], false).unwrap();
+        users
+            .add("bob", "pw", Role::ReadOnly, &["sales".into()], false)
+            .unwrap();
         assert!(matches!(
-            users.add("ann", "x", Role::Admin, false),
+            users.add("ann", "x", Role::Admin, &[], false),
             Err(AuthError::Exists(_))
         ));
         assert!(matches!(
-            users.add("a:b", "x", Role::Admin, false),
+            users.add("a:b", "x", Role::Admin, &[], false),
             Err(AuthError::BadName(_))
         ));
         let text = std::fs::read_to_string(dir.path().join(USERS_FILE)).unwrap();
@@ -274,14 +374,16 @@ mod tests {
             !text.contains("s3cret") && text.contains("$argon2id$"),
             "{text}"
         );
-        let again = Users::load(dir.path()).unwrap();
+        let mut again = Users::load(dir.path()).unwrap();
         assert_eq!(
             again.verify("ann", "s3cret").map(|u| u.role),
             Some(Role::Admin)
         );
         assert_eq!(again.verify("ann", "wrong"), None);
         assert_eq!(again.verify("nobody", "s3cret"), None);
-        let auth = Auth::Users(again);
+        let bob = again.verify("bob", "pw").unwrap();
+        assert!(bob.may_use("sales") && !bob.may_use("hr"));
+        let auth = Auth::users(again);
         let token = |p: &str| {
             Pack::map([
                 ("scheme", Pack::string("basic")),
@@ -300,9 +402,22 @@ mod tests {
     }
 
     #[test]
+    fn changes_by_another_process_are_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server_view = Users::load(dir.path()).unwrap();
+        let mut cli = Users::load(dir.path()).unwrap();
+        // File times can be coarse: make sure the change is visible.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        cli.add("late", "pw", Role::ReadWrite, &[], false).unwrap();
+        assert!(server_view.verify("late", "pw").is_some());
+        cli.remove("late").unwrap();
+        assert!(server_view.verify("late", "pw").is_none());
+    }
+
+    #[test]
     fn a_damaged_users_file_is_named_with_its_line() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(USERS_FILE), "ann:admin:$x\nbroken\n").unwrap();
+        std::fs::write(dir.path().join(USERS_FILE), "ann:admin:*:$x\nbroken\n").unwrap();
         let e = Users::load(dir.path()).unwrap_err().to_string();
         assert!(e.contains("line 2"), "{e}");
     }

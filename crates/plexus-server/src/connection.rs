@@ -359,6 +359,16 @@ impl Connection {
     }
 
     fn session(&self, graph: &str) -> Result<Session, Failure> {
+        let user = self.user()?;
+        if !user.may_use(graph) {
+            return Err(Failure::new(
+                status::FORBIDDEN,
+                format!(
+                    "the user '{}' may not use the database '{graph}'",
+                    user.name
+                ),
+            ));
+        }
         if !self.shared.db.graphs().iter().any(|g| g == graph) {
             return Err(Failure::new(
                 status::DATABASE_NOT_FOUND,
@@ -426,26 +436,25 @@ impl Connection {
         let Some(cmd) = admin::parse(query) else {
             return Err(Failure::new(
                 status::UNSUPPORTED_ADMIN,
-                "the system database runs administration commands only (SHOW DATABASES, CREATE DATABASE, DROP DATABASE)",
+                "the system database runs administration commands only \
+                 (SHOW DATABASES, CREATE/DROP DATABASE, SHOW USERS, CREATE/ALTER/DROP USER, GRANT ROLE)",
             ));
         };
-        self.may_administer(&cmd)?;
-        admin::run(&self.shared.db, &self.shared.default_graph, cmd, params)
+        let user = self.user()?;
+        let env = admin::Env {
+            db: &self.shared.db,
+            default: &self.shared.default_graph,
+            auth: &self.shared.auth,
+            user,
+        };
+        admin::run(&env, cmd, params)
     }
 
-    /// Creating and dropping databases is for administrators.
-    fn may_administer(&self, cmd: &admin::Command) -> Result<(), Failure> {
-        let admin = self
-            .user
+    /// The user logged on (every request after LOGON has one).
+    fn user(&self) -> Result<&User, Failure> {
+        self.user
             .as_ref()
-            .is_some_and(|u| u.role == crate::auth::Role::Admin);
-        if matches!(cmd, admin::Command::Show { .. }) || admin {
-            return Ok(());
-        }
-        Err(Failure::new(
-            status::FORBIDDEN,
-            "managing databases needs the admin role",
-        ))
+            .ok_or_else(|| Failure::new(status::UNAUTHORIZED, "not logged on"))
     }
 
     fn read_only(extra: &Pack) -> bool {

@@ -33,12 +33,13 @@ impl std::fmt::Display for Version {
 }
 
 /// Serves `db` on a multi-threaded runtime of its own until the handle
-/// given to `on_ready` (called once listening) shuts it down, or Ctrl-C
-/// when `ctrl_c` is set. For programs that have no runtime.
+/// given to `on_ready` (called once listening) shuts it down, or, when
+/// `signals` is set, Ctrl-C (SIGINT) or SIGTERM. For programs that have
+/// no runtime.
 pub fn serve_blocking(
     db: plexus::Database,
     config: Config,
-    ctrl_c: bool,
+    signals: bool,
     on_ready: impl FnOnce(std::net::SocketAddr, Handle),
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -49,16 +50,31 @@ pub fn serve_blocking(
     rt.block_on(async move {
         let server = Server::bind(db, config).await?;
         let (handle, stop) = Server::handle();
-        if ctrl_c {
+        if signals {
             let h = handle.clone();
             tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    h.shutdown();
-                }
+                stop_signal().await;
+                h.shutdown();
             });
         }
         on_ready(server.local_addr(), handle);
         server.serve(stop).await;
         Ok(())
     })
+}
+
+/// Ctrl-C, or SIGTERM (what service managers and `kill` send) on Unix.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

@@ -5,6 +5,7 @@
 use crate::auth::Auth;
 use crate::connection::{Connection, Control, Shared};
 use crate::message::{self, ReadError, Request};
+use crate::status;
 use crate::Version;
 use plexus::Database;
 use std::net::SocketAddr;
@@ -109,6 +110,8 @@ pub struct Server {
     shared: Arc<Shared>,
     config: Config,
     active: Arc<AtomicUsize>,
+    /// Connections over the limit being told so.
+    refusing: Arc<AtomicUsize>,
 }
 
 /// Stops a running server.
@@ -158,6 +161,7 @@ impl Server {
             shared,
             config,
             active: Arc::new(AtomicUsize::new(0)),
+            refusing: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -180,7 +184,7 @@ impl Server {
             };
             let _ = stream.set_nodelay(true);
             if self.active.load(Ordering::Acquire) >= self.config.max_connections {
-                drop(stream); // over the limit: the client sees the connection close
+                self.refuse(stream);
                 continue;
             }
             self.active.fetch_add(1, Ordering::AcqRel);
@@ -201,6 +205,42 @@ impl Server {
         while self.active.load(Ordering::Acquire) > 0 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// A connection beyond the limit: told why in a FAILURE to its first
+    /// message (a transient error, which drivers retry), then closed. Only
+    /// a few are answered at once, each for at most two seconds; past that
+    /// the connection is just closed.
+    fn refuse(&self, stream: TcpStream) {
+        const AT_ONCE: usize = 32;
+        if self.refusing.fetch_add(1, Ordering::AcqRel) >= AT_ONCE || self.config.tls.is_some() {
+            self.refusing.fetch_sub(1, Ordering::AcqRel);
+            return; // dropped: the client sees the connection close
+        }
+        let (refusing, limit) = (self.refusing.clone(), self.config.max_connections);
+        tokio::spawn(async move {
+            let mut stream = stream;
+            let _ = tokio::time::timeout(Duration::from_secs(2), async {
+                if let Ok(Some(_)) = handshake(&mut stream).await {
+                    if message::read(&mut stream, 1 << 16).await.is_ok() {
+                        let mut out = Vec::new();
+                        let why = format!(
+                            "the server has its maximum of {limit} connections; try again later"
+                        );
+                        message::failure(
+                            &mut out,
+                            &crate::packstream::Pack::map([
+                                ("code", crate::packstream::Pack::string(status::NO_THREADS)),
+                                ("message", crate::packstream::Pack::string(why)),
+                            ]),
+                        );
+                        let _ = stream.write_all(&out).await;
+                    }
+                }
+            })
+            .await;
+            refusing.fetch_sub(1, Ordering::AcqRel);
+        });
     }
 
     /// A handle and the receiver [`Server::serve`] takes.

@@ -58,6 +58,8 @@ pub const REQUEST_INVALID: &str = "Neo.ClientError.Request.Invalid";
 pub const INVALID_STATE: &str = "Neo.ClientError.Request.Invalid";
 pub const UNSUPPORTED_ADMIN: &str = "Neo.ClientError.Statement.UnsupportedAdministrationCommand";
 pub const DATABASE_ERROR: &str = "Neo.DatabaseError.General.UnknownError";
+/// Neo4j's code for a server with no worker free: transient, so retried.
+pub const NO_THREADS: &str = "Neo.TransientError.Request.NoThreadsAvailable";
 pub const UNAVAILABLE: &str = "Neo.TransientError.General.DatabaseUnavailable";
 
 /// The status of a facade error.

@@ -346,11 +346,26 @@ fn hostile_clients_leave_the_server_serving_others() {
 }
 
 #[test]
-fn connections_beyond_the_limit_are_closed() {
+fn connections_beyond_the_limit_are_told_why() {
     let srv = start(|c| c.max_connections = 2);
     let a = Client::ready(srv.addr);
     let b = Client::ready(srv.addr);
     let mut third = Client::raw(srv.addr);
+    third.s.write_all(&MAGIC).unwrap();
+    third
+        .s
+        .write_all(&[0, 0, 8, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+        .unwrap();
+    assert_eq!(third.read_n(4), [0, 0, 8, 5]);
+    third.send(0x01, vec![Pack::Map(vec![])]);
+    let (t, meta, _) = third.summary();
+    assert_eq!(t, 0x7F);
+    assert_eq!(code(&meta), "Neo.TransientError.Request.NoThreadsAvailable");
+    assert!(meta
+        .get("message")
+        .and_then(Pack::as_str)
+        .unwrap()
+        .contains("maximum of 2"));
     assert!(third.closed());
     drop((a, b));
     // Room again once they are gone.
@@ -360,9 +375,9 @@ fn connections_beyond_the_limit_are_closed() {
         c.s.write_all(&MAGIC).unwrap();
         c.s.write_all(&[0, 0, 8, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
             .unwrap();
-        let mut v = [0u8; 4];
-        if c.s.read_exact(&mut v).is_ok() {
-            assert_eq!(v, [0, 0, 8, 5]);
+        assert_eq!(c.read_n(4), [0, 0, 8, 5]);
+        c.send(0x01, vec![Pack::Map(vec![])]);
+        if c.summary().0 == 0x70 {
             break;
         }
         assert!(Instant::now() < deadline, "no room after the others left");

@@ -31,6 +31,7 @@ class Server:
             self.plexus("user", "add", "admin", "--role", "admin", stdin="admin-pw\n")
             self.plexus("user", "add", "writer", "--role", "read-write", stdin="writer-pw\n")
             self.plexus("user", "add", "reader", "--role", "read-only", stdin="reader-pw\n")
+            self.plexus("user", "add", "sales", "--database", "sales", stdin="sales-pw\n")
         self.log = open(os.path.join(self.dir.name, "log"), "w+")
         self.proc = subprocess.Popen(
             [BIN, "--db", self.db, "serve", "--listen", "127.0.0.1:0", "--auth", auth, *extra],

@@ -262,6 +262,29 @@ def test_authentication(auth_server):
             d.execute_query("CREATE (:W)")
     with GraphDatabase.driver(uri, auth=("admin", "admin-pw")) as d:
         d.execute_query("CREATE DATABASE w2 IF NOT EXISTS", database_="system")
+        d.execute_query("CREATE DATABASE sales IF NOT EXISTS", database_="system")
+        # Users made through Cypher, as Neo4j's admin commands.
+        d.execute_query("CREATE USER late IF NOT EXISTS SET PASSWORD $pw CHANGE NOT REQUIRED",
+                        pw="late-pw", database_="system")
+        d.execute_query("GRANT ROLE reader TO late", database_="system")
+        users = d.execute_query("SHOW USERS", database_="system").records
+        assert {"admin", "writer", "reader", "sales", "late"} <= {r["user"] for r in users}
+    with GraphDatabase.driver(uri, auth=("late", "late-pw")) as d:
+        assert d.execute_query("RETURN 1 AS x").records[0]["x"] == 1
+        with pytest.raises(nx.Forbidden):
+            d.execute_query("CREATE (:Late)")
+    # A user of one database only.
+    with GraphDatabase.driver(uri, auth=("sales", "sales-pw")) as d:
+        d.execute_query("CREATE (:Deal)", database_="sales")
+        with pytest.raises(nx.Forbidden):
+            d.execute_query("MATCH (n) RETURN n")
+        names = [r["name"] for r in d.execute_query("SHOW DATABASES", database_="system").records]
+        assert sorted(names) == ["sales", "system"]
+    with GraphDatabase.driver(uri, auth=("admin", "admin-pw")) as d:
+        d.execute_query("DROP USER late", database_="system")
+    with GraphDatabase.driver(uri, auth=("late", "late-pw")) as d:
+        with pytest.raises(nx.AuthError):
+            d.verify_connectivity()
 
 
 def test_concurrent_clients(driver):
