@@ -679,6 +679,9 @@ impl Connection {
             ),
             ("db".to_string(), Pack::string(open.graph)),
         ];
+        if let Some(stats) = stats(&open.cursor.summary().counters) {
+            meta.push(("stats".into(), stats));
+        }
         if self.tx.is_none() {
             meta.push(("bookmark".into(), Pack::string(self.bookmark())));
             self.control.set_running(None);
@@ -730,6 +733,26 @@ impl Connection {
         ]);
         self.success(Pack::map([("rt", rt)]));
     }
+}
+
+/// A summary's `stats`: the nonzero counters and `contains-updates`;
+/// `None` for a query that changed nothing.
+fn stats(c: &plexus::Counters) -> Option<Pack> {
+    if !c.contains_updates() {
+        return None;
+    }
+    let mut stats: Vec<(String, Pack)> = c
+        .named()
+        .into_iter()
+        .map(|(k, n)| {
+            (
+                k.to_string(),
+                Pack::Int(i64::try_from(n).unwrap_or(i64::MAX)),
+            )
+        })
+        .collect();
+    stats.push(("contains-updates".into(), Pack::Bool(true)));
+    Some(Pack::Map(stats))
 }
 
 fn millis(d: Duration) -> i64 {

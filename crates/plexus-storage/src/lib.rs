@@ -18,6 +18,7 @@
 
 mod bulk;
 mod catalog;
+mod counters;
 mod error;
 mod ids;
 mod integrity;
@@ -31,6 +32,7 @@ mod view;
 mod write;
 
 pub use bulk::{BulkEdge, BulkNode, BulkOptions, BulkReport, Origin, SpillLimit};
+pub use counters::Counters;
 pub use error::{Result, StorageError};
 pub use ids::{Direction, EdgeId, GraphId, NodeId, TypeId};
 pub use integrity::IntegrityReport;

@@ -8,6 +8,7 @@
 //! the records and their indexes cannot disagree.
 
 use crate::catalog::Token;
+use crate::counters::Counters;
 use crate::error::{Result, StorageError};
 use crate::ids::{Direction, EdgeId, GraphId, NodeId};
 use crate::keys::*;
@@ -45,6 +46,7 @@ pub struct WriteTxn {
     isolation: Isolation,
     fp: Footprint,
     mode: IndexMode,
+    counters: Counters,
 }
 
 impl GraphRead for WriteTxn {
@@ -86,6 +88,7 @@ impl WriteTxn {
             isolation,
             fp,
             mode: IndexMode::Maintain,
+            counters: Counters::default(),
         }
     }
 
@@ -103,11 +106,13 @@ impl WriteTxn {
     /// Runs one public operation: all of it, or (on error) none of it.
     fn op<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.ov().begin_op();
+        let counted = self.counters;
         let r = f(self);
         match &r {
             Ok(_) => self.ov().end_op(),
             Err(_) => {
                 self.ov().rollback_op();
+                self.counters = counted;
                 let g = self.g();
                 let scan = self.core.scan(
                     SCHEMA,
@@ -118,6 +123,11 @@ impl WriteTxn {
             }
         }
         r
+    }
+
+    /// What this transaction has changed so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
     }
 
     /// How property indexes are maintained by the rest of this transaction.
@@ -396,6 +406,7 @@ impl WriteTxn {
         if let Some(r) = new {
             storable(&r.props)?;
         }
+        self.counters.node(old, new);
         let g = self.g();
         self.fp.writes.insert(Subject::Node(g.0, id.0).hash());
         let nk = node_key(g, id);
@@ -554,6 +565,7 @@ impl WriteTxn {
         if let Some(r) = new {
             storable(&r.props)?;
         }
+        self.counters.edge(old, new);
         let g = self.g();
         self.fp.writes.insert(Subject::Edge(g.0, id.0).hash());
         let ek = edge_key(g, id);
@@ -630,6 +642,7 @@ impl WriteTxn {
     /// Creates an index and fills it from the nodes already there. Returns its name.
     pub fn create_index(&mut self, spec: IndexSpec) -> Result<String> {
         self.op(|t| {
+            t.counters.indexes_added += 1;
             let prefix = if spec.kind == IndexKind::ListElement {
                 "list"
             } else {
@@ -650,7 +663,15 @@ impl WriteTxn {
 
     /// Creates a constraint after checking that the data already satisfies it.
     pub fn create_constraint(&mut self, spec: ConstraintSpec) -> Result<String> {
-        self.op(|t| match spec.kind {
+        self.op(|t| {
+            t.counters.constraints_added += 1;
+            t.add_constraint(spec)
+        })
+    }
+
+    fn add_constraint(&mut self, spec: ConstraintSpec) -> Result<String> {
+        let t = self;
+        match spec.kind {
             ConstraintKind::Unique => {
                 let def = t.new_index_def(
                     spec.name.as_deref(),
@@ -698,7 +719,7 @@ impl WriteTxn {
                 t.core.schema.not_null.push(def);
                 Ok(name)
             }
-        })
+        }
     }
 
     fn check_schema_name(&self, name: &str) -> Result<()> {
@@ -826,6 +847,7 @@ impl WriteTxn {
     /// Drops an index (not one that backs a unique constraint).
     pub fn drop_index(&mut self, name: &str) -> Result<()> {
         self.op(|t| {
+            t.counters.indexes_removed += 1;
             let i = t
                 .core
                 .schema
@@ -850,6 +872,7 @@ impl WriteTxn {
     /// Drops a unique or not-null constraint.
     pub fn drop_constraint(&mut self, name: &str) -> Result<()> {
         self.op(|t| {
+            t.counters.constraints_removed += 1;
             if let Some(i) = t
                 .core
                 .schema

@@ -5,6 +5,7 @@ use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::session::QueryOptions;
 use plexus_query::{Prepared, Table};
+use plexus_storage::Counters;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -84,7 +85,7 @@ impl Database {
         opts: &QueryOptions,
     ) -> Result<Table> {
         let plan = self.plans().get(text)?;
-        self.run_prepared(graph, &plan, params, opts)
+        Ok(self.run_prepared(graph, &plan, params, opts)?.0)
     }
 
     /// Runs a prepared query as [`Database::query_with`] does.
@@ -94,18 +95,20 @@ impl Database {
         plan: &Prepared,
         params: &Params,
         opts: &QueryOptions,
-    ) -> Result<Table> {
+    ) -> Result<(Table, Counters)> {
         let guard = opts.guard(self);
         if plan.is_write() {
             let mut txn = self.write(graph)?;
             let t = plan
                 .run_write(&mut txn, params, None, &guard)
                 .map_err(Error::Query)?;
+            let counters = txn.counters();
             txn.commit()?;
-            Ok(t)
+            Ok((t, counters))
         } else {
             let snap = self.read(graph)?;
-            plan.run_read(&snap, params, &guard).map_err(Error::Query)
+            let t = plan.run_read(&snap, params, &guard).map_err(Error::Query)?;
+            Ok((t, Counters::default()))
         }
     }
 

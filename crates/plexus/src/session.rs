@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::query::Params;
 use plexus_common::Value;
 use plexus_query::{CancelHandle, Guard, QueryLimits, Table};
-use plexus_storage::{Isolation, WriteTxn};
+use plexus_storage::{Counters, Isolation, WriteTxn};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -64,6 +64,8 @@ pub struct Summary {
     pub rows: usize,
     /// Time until the result was ready.
     pub elapsed: Duration,
+    /// What the query changed (all zero for a query that only reads).
+    pub counters: Counters,
 }
 
 /// The result of a query: columns first, then rows as they are pulled.
@@ -153,11 +155,12 @@ impl Drop for Stream {
 }
 
 impl Cursor {
-    fn new(table: Table, kind: QueryKind, started: Instant) -> Cursor {
+    fn new(table: Table, kind: QueryKind, started: Instant, counters: Counters) -> Cursor {
         let summary = Summary {
             kind,
             rows: table.rows.len(),
             elapsed: started.elapsed(),
+            counters,
         };
         Cursor {
             columns: table.columns,
@@ -169,7 +172,7 @@ impl Cursor {
 
     /// A cursor over rows computed elsewhere (a server's own commands).
     pub fn from_table(table: Table, kind: QueryKind) -> Cursor {
-        Cursor::new(table, kind, Instant::now())
+        Cursor::new(table, kind, Instant::now(), Counters::default())
     }
 
     /// The column names, in order.
@@ -356,8 +359,8 @@ impl Session {
         } else {
             QueryKind::Read
         };
-        let table = self.db.run_prepared(&self.graph, &plan, params, opts)?;
-        Ok(Cursor::new(table, kind, started))
+        let (table, counters) = self.db.run_prepared(&self.graph, &plan, params, opts)?;
+        Ok(Cursor::new(table, kind, started, counters))
     }
 
     /// Runs an auto-commit query whose rows are produced while they are
@@ -419,6 +422,7 @@ impl Session {
                 kind: QueryKind::Read,
                 rows: 0,
                 elapsed: Duration::ZERO,
+                counters: Counters::default(),
             },
             started,
         })
@@ -461,6 +465,7 @@ impl Transaction {
         let plan = self.db.plans().get(text)?;
         let txn = self.txn.as_mut().ok_or(Error::TransactionClosed)?;
         let guard = opts.guard(&self.db);
+        let before = txn.counters();
         match plan.run_write(txn, params, None, &guard) {
             Ok(table) => {
                 let kind = if plan.is_write() {
@@ -468,7 +473,8 @@ impl Transaction {
                 } else {
                     QueryKind::Read
                 };
-                Ok(Cursor::new(table, kind, started))
+                let counters = txn.counters().since(&before);
+                Ok(Cursor::new(table, kind, started, counters))
             }
             Err(e) => {
                 // Part of the query's writes may be in the transaction.

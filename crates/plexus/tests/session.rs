@@ -475,3 +475,71 @@ fn a_streaming_query_reports_errors_and_stops_when_dropped() {
 
 /// Rows for minutes.
 const ENDLESS_ROWS: &str = "UNWIND range(1, 9000000000) AS x RETURN x";
+
+#[test]
+fn summaries_count_what_a_query_changed() {
+    let db = plexus::Database::in_memory().unwrap();
+    let s = db.session("default").unwrap();
+    let p = plexus::Params::new();
+    let c = s
+        .run("CREATE (a:A:B {x: 1, y: 2})-[:T {w: 3}]->(b:A)", &p)
+        .unwrap()
+        .consume()
+        .unwrap()
+        .counters;
+    assert_eq!(
+        (
+            c.nodes_created,
+            c.relationships_created,
+            c.labels_added,
+            c.properties_set
+        ),
+        (2, 1, 3, 3)
+    );
+    let c = s
+        .run("MATCH (a:B) SET a.x = 1, a.z = 5 REMOVE a:B, a.y", &p)
+        .unwrap()
+        .consume()
+        .unwrap()
+        .counters;
+    // x kept its value: not a change; z new, y removed.
+    assert_eq!((c.properties_set, c.labels_removed), (2, 1));
+    let c = s
+        .run("MATCH (n) DETACH DELETE n", &p)
+        .unwrap()
+        .consume()
+        .unwrap()
+        .counters;
+    assert_eq!((c.nodes_deleted, c.relationships_deleted), (2, 1));
+    let read = s
+        .run("MATCH (n) RETURN n", &p)
+        .unwrap()
+        .consume()
+        .unwrap()
+        .counters;
+    assert!(!read.contains_updates());
+    // In an explicit transaction each query counts its own changes; a
+    // failed operation is not counted.
+    let mut tx = s.begin().unwrap();
+    let first = tx
+        .run("CREATE (:K {id: 1})", &p)
+        .unwrap()
+        .consume()
+        .unwrap()
+        .counters;
+    let second = tx
+        .run("CREATE (:K), (:K)", &p)
+        .unwrap()
+        .consume()
+        .unwrap()
+        .counters;
+    assert_eq!((first.nodes_created, second.nodes_created), (1, 2));
+    let c = tx
+        .run("CREATE INDEX FOR (k:K) ON (k.id)", &p)
+        .unwrap()
+        .consume()
+        .unwrap()
+        .counters;
+    assert_eq!(c.indexes_added, 1);
+    tx.commit().unwrap();
+}

@@ -56,6 +56,20 @@ def test_auto_commit_nodes_relationships_and_element_ids(driver):
     assert [x["name"] for x in found] == ["Ann"]
 
 
+def test_summary_counters(driver):
+    db = fresh_db(driver, "counters")
+    summary = driver.execute_query(
+        "CREATE (:A {x: 1})-[:T]->(:B)", database_=db
+    ).summary
+    c = summary.counters
+    assert (c.nodes_created, c.relationships_created, c.labels_added, c.properties_set) == (2, 1, 2, 1)
+    assert c.contains_updates and summary.query_type == "rw"
+    c = driver.execute_query("MATCH (n) DETACH DELETE n", database_=db).summary.counters
+    assert (c.nodes_deleted, c.relationships_deleted) == (2, 1)
+    read = driver.execute_query("MATCH (n) RETURN n", database_=db).summary
+    assert not read.counters.contains_updates and read.query_type == "r"
+
+
 def test_paths(driver):
     db = fresh_db(driver, "paths")
     driver.execute_query(
