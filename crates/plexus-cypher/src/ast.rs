@@ -100,6 +100,8 @@ pub enum Clause {
     },
     Subquery {
         query: Box<Query>,
+        /// `IN TRANSACTIONS [OF n ROWS]`: the batch size, if given.
+        in_transactions: Option<InTransactions>,
         span: Span,
     },
     Foreach {
@@ -137,6 +139,12 @@ pub struct Yield {
 }
 
 /// The body of WITH and RETURN.
+/// `CALL { … } IN TRANSACTIONS [OF n ROWS]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InTransactions {
+    pub rows: Option<Expr>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Projection {
     pub distinct: bool,
@@ -176,12 +184,23 @@ pub enum SetItem {
     },
     /// `n:A:B`.
     Labels { var: String, labels: Vec<String> },
+    /// `n:$(expr)` (Neo4j 5.26's dynamic labels), possibly beside static
+    /// ones (as string literals): each expression gives a label or a list.
+    DynamicLabels { var: String, labels: Vec<Expr> },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum RemoveItem {
     Property(Expr),
-    Labels { var: String, labels: Vec<String> },
+    Labels {
+        var: String,
+        labels: Vec<String>,
+    },
+    /// `n:$(expr)`, as for [`SetItem::DynamicLabels`].
+    DynamicLabels {
+        var: String,
+        labels: Vec<Expr>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

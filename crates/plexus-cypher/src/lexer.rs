@@ -26,6 +26,9 @@ pub enum Tok {
     Float(String),
     #[regex(r#"'([^'\\]|\\.)*'|"([^"\\]|\\.)*""#, |l| l.slice().to_string())]
     Str(String),
+    /// `$(`, which opens a dynamic label: `SET n:$(expr)`.
+    #[token("$(")]
+    DollarParen,
     #[token("(")]
     LParen,
     #[token(")")]

@@ -551,6 +551,13 @@ impl<'a> Parser<'a> {
         if self.eat_kw("REMOVE") {
             let mut items = Vec::new();
             loop {
+                if let Some((var, labels)) = self.dynamic_labels()? {
+                    items.push(RemoveItem::DynamicLabels { var, labels });
+                    if !self.eat(&Tok::Comma) {
+                        break;
+                    }
+                    continue;
+                }
                 let e = self.postfix_expr()?;
                 items.push(match e.kind {
                     ExprKind::Property(..) => RemoveItem::Property(e),
@@ -656,12 +663,122 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// Whether `( vars ) {`, `(*) {` or `() {` is ahead: Neo4j 5.23's
+    /// scope clause of a subquery, `CALL (a, b) { … }`.
+    fn scope_clause_ahead(&self) -> bool {
+        if self.peek_tok(0) != Some(&Tok::LParen) {
+            return false;
+        }
+        if self.peek_tok(1) == Some(&Tok::Star) {
+            return self.peek_tok(2) == Some(&Tok::RParen)
+                && self.peek_tok(3) == Some(&Tok::LBrace);
+        }
+        let mut i = 1;
+        if self.peek_tok(i) == Some(&Tok::RParen) {
+            return self.peek_tok(i + 1) == Some(&Tok::LBrace);
+        }
+        loop {
+            if !matches!(self.peek_tok(i), Some(Tok::Ident(_) | Tok::Quoted(_))) {
+                return false;
+            }
+            match self.peek_tok(i + 1) {
+                Some(Tok::Comma) => i += 2,
+                Some(Tok::RParen) => return self.peek_tok(i + 2) == Some(&Tok::LBrace),
+                _ => return false,
+            }
+        }
+    }
+
+    /// `(a, b)` / `(*)` / `()`: the WITH that imports them into the
+    /// subquery, `None` for `()`.
+    fn scope_clause(&mut self) -> R<Option<Clause>> {
+        let start = self.here().start;
+        self.expect(&Tok::LParen)?;
+        let star = self.eat(&Tok::Star);
+        let mut items = Vec::new();
+        while !star && !self.at(&Tok::RParen) {
+            let vstart = self.here().start;
+            let v = self.variable()?;
+            items.push(ProjectionItem {
+                expr: Expr {
+                    kind: ExprKind::Var(v.clone()),
+                    span: self.span_from(vstart),
+                },
+                alias: None,
+                text: v,
+            });
+            if !self.eat(&Tok::Comma) {
+                break;
+            }
+        }
+        self.expect(&Tok::RParen)?;
+        if !star && items.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Clause::With(Projection {
+            distinct: false,
+            star,
+            items,
+            order_by: vec![],
+            skip: None,
+            limit: None,
+            where_: None,
+            span: self.span_from(start),
+        })))
+    }
+
+    /// `IN TRANSACTIONS [OF n ROW[S]] [ON ERROR FAIL]` after a subquery.
+    fn in_transactions(&mut self) -> R<Option<InTransactions>> {
+        if !(self.is_kw("IN") && self.is_kw_at(1, "TRANSACTIONS")) {
+            return Ok(None);
+        }
+        self.pos += 2;
+        let mut rows = None;
+        if self.eat_kw("OF") {
+            rows = Some(self.expr()?);
+            if !(self.eat_kw("ROWS") || self.eat_kw("ROW")) {
+                return Err(self.unexpected("ROWS"));
+            }
+        }
+        if self.eat_kw("ON") {
+            self.expect_kw("ERROR")?;
+            if !self.eat_kw("FAIL") {
+                let here = self.here();
+                return Err(self.error_at(
+                    here,
+                    "UnsupportedFeature",
+                    "only ON ERROR FAIL is supported",
+                    "drop the ON ERROR clause (FAIL is the default)",
+                ));
+            }
+        }
+        Ok(Some(InTransactions { rows }))
+    }
+
     fn call_rest(&mut self, start: usize) -> R<Clause> {
-        if self.eat(&Tok::LBrace) {
-            let query = self.query()?;
+        let scope = if self.scope_clause_ahead() {
+            Some(self.scope_clause()?)
+        } else {
+            None
+        };
+        if scope.is_some() || self.eat(&Tok::LBrace) {
+            if scope.is_some() {
+                self.expect(&Tok::LBrace)?;
+            }
+            let mut query = self.query()?;
             self.expect(&Tok::RBrace)?;
+            if let Some(Some(with)) = scope {
+                // The scope clause imports as an importing WITH would, in
+                // every part of a UNION.
+                query.first.clauses.insert(0, with.clone());
+                for (_, part) in &mut query.unions {
+                    part.clauses.insert(0, with.clone());
+                }
+            }
+            let in_transactions = self.in_transactions()?;
             return Ok(Clause::Subquery {
                 query: Box::new(query),
+                in_transactions,
                 span: self.span_from(start),
             });
         }
@@ -788,9 +905,44 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// `var:$(expr)…` at the cursor (a SET or REMOVE item with dynamic
+    /// labels): the variable and the label expressions, static labels
+    /// among them as string literals.
+    fn dynamic_labels(&mut self) -> R<Option<(String, Vec<Expr>)>> {
+        let dynamic_ahead = matches!(self.peek_tok(0), Some(Tok::Ident(_) | Tok::Quoted(_)))
+            && self.peek_tok(1) == Some(&Tok::Colon)
+            && self.peek_tok(2) == Some(&Tok::DollarParen);
+        if !dynamic_ahead {
+            return Ok(None);
+        }
+        let var = self.variable()?;
+        let mut labels = Vec::new();
+        while self.eat(&Tok::Colon) {
+            if self.eat(&Tok::DollarParen) {
+                labels.push(self.expr()?);
+                self.expect(&Tok::RParen)?;
+            } else {
+                let start = self.here().start;
+                let name = self.name()?;
+                labels.push(Expr {
+                    kind: ExprKind::String(name),
+                    span: self.span_from(start),
+                });
+            }
+        }
+        Ok(Some((var, labels)))
+    }
+
     fn set_items(&mut self) -> R<Vec<SetItem>> {
         let mut items = Vec::new();
         loop {
+            if let Some((var, labels)) = self.dynamic_labels()? {
+                items.push(SetItem::DynamicLabels { var, labels });
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+                continue;
+            }
             let target = self.postfix_expr()?;
             let item = match (&target.kind, self.peek_tok(0)) {
                 (ExprKind::Var(v), Some(Tok::Eq)) => {

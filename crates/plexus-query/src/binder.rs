@@ -141,7 +141,12 @@ const FUNCTIONS: &[&str] = &[
 ];
 
 pub fn check(q: &Query) -> Result<(), QueryError> {
-    let cols = single(&q.first, &Scope::new())?;
+    query_columns(q, &Scope::new()).map(drop)
+}
+
+/// Checks a query (its UNION parts alike) seeing `outer`; its columns.
+fn query_columns(q: &Query, outer: &Scope) -> Result<Vec<String>, QueryError> {
+    let cols = single(&q.first, outer)?;
     let mut all = None;
     for (is_all, part) in &q.unions {
         if all.is_some_and(|a| a != *is_all) {
@@ -151,14 +156,14 @@ pub fn check(q: &Query) -> Result<(), QueryError> {
             ));
         }
         all = Some(*is_all);
-        if single(part, &Scope::new())? != cols {
+        if single(part, outer)? != cols {
             return Err(err(
                 "DifferentColumnsInUnion",
                 "all parts of a UNION must return the same column names",
             ));
         }
     }
-    Ok(())
+    Ok(cols)
 }
 
 fn bind(scope: &mut Scope, name: &str, kind: Kind) -> Result<(), QueryError> {
@@ -373,6 +378,12 @@ fn single(q: &SingleQuery, outer: &Scope) -> Result<Vec<String>, QueryError> {
                     match r {
                         RemoveItem::Property(e) => expr(e, &scope, false)?,
                         RemoveItem::Labels { var, .. } => need(var, &scope)?,
+                        RemoveItem::DynamicLabels { var, labels } => {
+                            need(var, &scope)?;
+                            for l in labels {
+                                expr(l, &scope, false)?;
+                            }
+                        }
                     }
                 }
             }
@@ -442,7 +453,28 @@ fn single(q: &SingleQuery, outer: &Scope) -> Result<Vec<String>, QueryError> {
                     }
                 }
             }
-            Clause::Subquery { .. } => {}
+            Clause::Subquery {
+                query,
+                in_transactions,
+                ..
+            } => {
+                if let Some(b) = in_transactions {
+                    limit_arg(&b.rows, "the batch size of IN TRANSACTIONS")?;
+                }
+                // The subquery sees the row; what it returns joins it (a
+                // unit subquery, one that ends in an update, returns nothing).
+                let cols = query_columns(query, &scope)?;
+                let returns = matches!(query.first.clauses.last(), Some(Clause::Return(_)));
+                for c in cols.into_iter().filter(|_| returns) {
+                    if scope.contains_key(&c) {
+                        return Err(err(
+                            "VariableAlreadyBound",
+                            format!("the subquery returns `{c}`, which is already bound"),
+                        ));
+                    }
+                    scope.insert(c, Kind::Value);
+                }
+            }
         }
     }
     let last = q.clauses.last();
@@ -497,6 +529,10 @@ fn set_item(s: &SetItem, scope: &Scope) -> Result<(), QueryError> {
             expr(value, scope, false)
         }
         SetItem::Labels { var, .. } => need(var, scope),
+        SetItem::DynamicLabels { var, labels } => {
+            need(var, scope)?;
+            labels.iter().try_for_each(|l| expr(l, scope, false))
+        }
     }
 }
 

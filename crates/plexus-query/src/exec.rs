@@ -45,6 +45,8 @@ enum Access<'t> {
 pub struct Prepared {
     statement: Statement,
     writes: bool,
+    /// A top-level `CALL { … } IN TRANSACTIONS`: only for auto-commit.
+    batched: bool,
     /// (part, clause) of each top-level `UNWIND list AS x` after which
     /// nothing reads `list`: found once here, not at every run.
     movable: Vec<(usize, usize)>,
@@ -81,9 +83,26 @@ impl Prepared {
             Statement::Query(q) | Statement::Profile(q) => movable_unwinds(q),
             _ => vec![],
         };
+        let batched = match &statement {
+            Statement::Query(q) | Statement::Profile(q) | Statement::Explain(q) => {
+                parts(q).any(|p| {
+                    p.clauses.iter().any(|c| {
+                        matches!(
+                            c,
+                            Clause::Subquery {
+                                in_transactions: Some(_),
+                                ..
+                            }
+                        )
+                    })
+                })
+            }
+            _ => false,
+        };
         Ok(Prepared {
             statement,
             writes,
+            batched,
             movable,
         })
     }
@@ -92,6 +111,13 @@ impl Prepared {
     /// FOREACH, or a schema change), so a caller can pick the transaction kind.
     pub fn is_write(&self) -> bool {
         self.writes
+    }
+
+    /// Whether the statement has a `CALL { … } IN TRANSACTIONS`, which
+    /// Neo4j runs only as an auto-commit query. Plexus runs the whole
+    /// statement as one transaction: the same result, all or nothing.
+    pub fn in_transactions(&self) -> bool {
+        self.batched
     }
 
     fn query(&self) -> Result<(&Query, Mode), QueryError> {

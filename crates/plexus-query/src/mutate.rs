@@ -272,9 +272,41 @@ pub fn set(txn: &mut WriteTxn, env: &Env<'_>, items: &[SetItem], row: &Row) -> R
                     }
                 }
             }
+            SetItem::DynamicLabels { var, labels } => {
+                if let Some(Entity::Node(n)) = entity(row.get(var).unwrap_or(&Value::Null))? {
+                    for l in dynamic_labels(txn, env, labels, row)? {
+                        txn.add_label(n, &l)?;
+                    }
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// The labels `$(…)` expressions give: each a string or a list of strings.
+fn dynamic_labels(txn: &WriteTxn, env: &Env<'_>, exprs: &[Expr], row: &Row) -> Res<Vec<String>> {
+    let mut out = Vec::new();
+    let bad = |v: &Value| {
+        QueryError::type_error(format!(
+            "a dynamic label must be a non-empty string or a list of them, not {v}"
+        ))
+    };
+    for e in exprs {
+        match eval_in(txn, env, e, row)? {
+            Value::String(s) if !s.is_empty() => out.push(s),
+            Value::List(items) => {
+                for v in items {
+                    match v {
+                        Value::String(s) if !s.is_empty() => out.push(s),
+                        other => return Err(bad(&other)),
+                    }
+                }
+            }
+            other => return Err(bad(&other)),
+        }
+    }
+    Ok(out)
 }
 
 /// REMOVE items for one row.
@@ -293,6 +325,13 @@ pub fn remove(txn: &mut WriteTxn, env: &Env<'_>, items: &[RemoveItem], row: &Row
                 if let Some(Entity::Node(n)) = entity(row.get(var).unwrap_or(&Value::Null))? {
                     for l in labels {
                         txn.remove_label(n, l)?;
+                    }
+                }
+            }
+            RemoveItem::DynamicLabels { var, labels } => {
+                if let Some(Entity::Node(n)) = entity(row.get(var).unwrap_or(&Value::Null))? {
+                    for l in dynamic_labels(txn, env, labels, row)? {
+                        txn.remove_label(n, &l)?;
                     }
                 }
             }

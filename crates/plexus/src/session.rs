@@ -463,6 +463,15 @@ impl Transaction {
             return Err(Error::TransactionFailed(why.clone()));
         }
         let plan = self.db.plans().get(text)?;
+        if plan.in_transactions() {
+            return Err(Error::Query(plexus_query::QueryError::Semantic {
+                code: "ImplicitTransactionRequired",
+                message:
+                    "a query with CALL { … } IN TRANSACTIONS runs only as an auto-commit query, \
+                          not inside an explicit transaction"
+                        .into(),
+            }));
+        }
         let txn = self.txn.as_mut().ok_or(Error::TransactionClosed)?;
         let guard = opts.guard(&self.db);
         let before = txn.counters();

@@ -1,0 +1,158 @@
+//! Cypher beyond openCypher 9 that GraphRAG clients send: Neo4j 5.26's
+//! dynamic labels (`SET n:$(expr)`, graphiti).
+
+use plexus::{Database, Params, Value};
+
+fn q(db: &Database, text: &str, params: &Params) -> Result<Vec<Vec<Value>>, plexus::Error> {
+    Ok(db.query("default", text, params)?.rows)
+}
+
+fn s(x: &str) -> Value {
+    Value::String(x.into())
+}
+
+#[test]
+fn dynamic_labels_are_set_and_removed() {
+    let db = Database::in_memory().unwrap();
+    let p = Params::from([
+        (
+            "labels".to_string(),
+            Value::List(vec![s("Entity"), s("Person")]),
+        ),
+        ("one".to_string(), s("Admin")),
+    ]);
+    // As graphiti writes nodes.
+    q(&db, "CREATE (n:Base {id: 1}) SET n:$($labels)", &p).unwrap();
+    q(&db, "MATCH (n {id: 1}) SET n:$($one):Static", &p).unwrap();
+    let labels = q(&db, "MATCH (n {id: 1}) RETURN labels(n) AS l", &p).unwrap();
+    assert_eq!(
+        labels,
+        vec![vec![Value::List(vec![
+            s("Admin"),
+            s("Base"),
+            s("Entity"),
+            s("Person"),
+            s("Static")
+        ])]]
+    );
+    q(
+        &db,
+        "MATCH (n {id: 1}) REMOVE n:$($labels), n:$('Static')",
+        &p,
+    )
+    .unwrap();
+    let labels = q(&db, "MATCH (n {id: 1}) RETURN labels(n) AS l", &p).unwrap();
+    assert_eq!(labels, vec![vec![Value::List(vec![s("Admin"), s("Base")])]]);
+}
+
+#[test]
+fn a_dynamic_label_must_be_a_string() {
+    let db = Database::in_memory().unwrap();
+    q(&db, "CREATE (:N)", &Params::new()).unwrap();
+    for bad in [
+        "MATCH (n) SET n:$(1)",
+        "MATCH (n) SET n:$('')",
+        "MATCH (n) SET n:$([null])",
+    ] {
+        let e = q(&db, bad, &Params::new()).unwrap_err().to_string();
+        assert!(e.contains("dynamic label"), "{bad}: {e}");
+    }
+    let e = q(&db, "MATCH (n) SET n:$(x)", &Params::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains('x'), "an unknown variable is named: {e}");
+    let e = q(&db, "MATCH (n) SET n:$(1", &Params::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.to_lowercase().contains("syntax") || e.contains("expected"),
+        "{e}"
+    );
+}
+
+#[test]
+fn call_scope_clauses_import_variables() {
+    let db = Database::in_memory().unwrap();
+    let p = Params::new();
+    let rows = q(
+        &db,
+        "UNWIND [1, 2] AS x CALL (x) { RETURN x * 10 AS y } RETURN x, y ORDER BY x",
+        &p,
+    )
+    .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            vec![Value::Int(1), Value::Int(10)],
+            vec![Value::Int(2), Value::Int(20)]
+        ]
+    );
+    let rows = q(
+        &db,
+        "WITH 1 AS a, 2 AS b CALL (*) { RETURN a + b AS c } RETURN c",
+        &p,
+    )
+    .unwrap();
+    assert_eq!(rows, vec![vec![Value::Int(3)]]);
+    let rows = q(&db, "CALL () { RETURN 5 AS z } RETURN z", &p).unwrap();
+    assert_eq!(rows, vec![vec![Value::Int(5)]]);
+    // In every part of a UNION, as neo4j-graphrag's hybrid search sends it.
+    let rows = q(
+        &db,
+        "WITH 3 AS k CALL (k) { RETURN k AS v UNION RETURN k + 1 AS v } RETURN v ORDER BY v",
+        &p,
+    )
+    .unwrap();
+    assert_eq!(rows, vec![vec![Value::Int(3)], vec![Value::Int(4)]]);
+    // Only what the scope clause names is seen inside.
+    let e = q(
+        &db,
+        "WITH 1 AS a, 2 AS b CALL (a) { RETURN b AS c } RETURN c",
+        &p,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains('b'), "{e}");
+}
+
+#[test]
+fn in_transactions_runs_as_one_auto_commit_query() {
+    let db = Database::in_memory().unwrap();
+    let p = Params::new();
+    q(
+        &db,
+        "UNWIND range(1, 10) AS i CALL (i) { CREATE (:B {i: i}) } IN TRANSACTIONS OF 3 ROWS",
+        &p,
+    )
+    .unwrap();
+    assert_eq!(
+        q(&db, "MATCH (b:B) RETURN count(b)", &p).unwrap(),
+        vec![vec![Value::Int(10)]]
+    );
+    // As graphiti deletes.
+    q(
+        &db,
+        "MATCH (n:B) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 4 ROWS",
+        &p,
+    )
+    .unwrap();
+    assert_eq!(
+        q(&db, "MATCH (b:B) RETURN count(b)", &p).unwrap(),
+        vec![vec![Value::Int(0)]]
+    );
+    let e = q(&db, "CALL { CREATE (:X) } IN TRANSACTIONS OF -1 ROWS", &p).unwrap_err();
+    assert!(e.to_string().contains("batch size"), "{e}");
+    let e = q(
+        &db,
+        "CALL { CREATE (:X) } IN TRANSACTIONS ON ERROR CONTINUE",
+        &p,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("ON ERROR FAIL"), "{e}");
+    // Not inside an explicit transaction, as in Neo4j.
+    let s = db.session("default").unwrap();
+    let mut tx = s.begin().unwrap();
+    let e = tx
+        .run("CALL { CREATE (:X) } IN TRANSACTIONS", &p)
+        .unwrap_err();
+    assert!(e.to_string().contains("auto-commit"), "{e}");
+}
