@@ -422,7 +422,8 @@ pub enum UserCmd {
         /// admin (also manages databases and users), read-write or read-only.
         #[arg(long, default_value = "read-write")]
         role: String,
-        /// Only this database (repeat for several; default: every database).
+        /// Only this database (repeat for several; default: every database);
+        /// `sales=read-only` also gives a role of its own there.
         #[arg(long = "database")]
         databases: Vec<String>,
         /// Replace the password and role of an existing user.

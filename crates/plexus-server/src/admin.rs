@@ -336,7 +336,7 @@ pub fn run(env: &Env<'_>, cmd: Command, params: &Params) -> Answer {
             let rows = with_users(env, |u| Ok(u.list()))?
                 .into_iter()
                 .map(|u| {
-                    let dbs = u.databases.map_or(Value::Null, |d| {
+                    let dbs = crate::auth::database_specs(&u).map_or(Value::Null, |d| {
                         Value::List(d.into_iter().map(Value::String).collect())
                     });
                     let vals = [
@@ -377,13 +377,8 @@ pub fn run(env: &Env<'_>, cmd: Command, params: &Params) -> Answer {
                 let Some(existing) = u.list().into_iter().find(|x| x.name == name) else {
                     return Err(crate::auth::AuthError::NoSuchUser(name.clone()));
                 };
-                u.add(
-                    &name,
-                    &pw,
-                    existing.role,
-                    &existing.databases.unwrap_or_default(),
-                    true,
-                )
+                let specs = crate::auth::database_specs(&existing).unwrap_or_default();
+                u.add(&name, &pw, existing.role, &specs, true)
             })?;
             done()
         }
@@ -558,11 +553,7 @@ mod tests {
     use crate::auth::Users;
 
     fn admin() -> User {
-        User {
-            name: "root".into(),
-            role: Role::Admin,
-            databases: None,
-        }
+        User::anyone()
     }
 
     /// Runs `text` as `user` against `db` (users from `auth`).

@@ -61,9 +61,13 @@ impl Role {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {
     pub name: String,
+    /// The role on every database the user may use, unless `roles` says
+    /// otherwise for one.
     pub role: Role,
     /// The databases the user may use; `None`: all of them.
     pub databases: Option<Vec<String>>,
+    /// A role of its own on some databases (`sales=read-only`).
+    pub roles: Vec<(String, Role)>,
 }
 
 impl User {
@@ -72,6 +76,37 @@ impl User {
             .as_ref()
             .is_none_or(|dbs| dbs.iter().any(|d| d == db))
     }
+
+    /// The user's role on `db`.
+    pub fn role_on(&self, db: &str) -> Role {
+        self.roles
+            .iter()
+            .find(|(d, _)| d == db)
+            .map_or(self.role, |(_, r)| *r)
+    }
+
+    /// Everyone, with every right: the user of a server without authentication.
+    pub fn anyone() -> User {
+        User {
+            name: String::new(),
+            role: Role::Admin,
+            databases: None,
+            roles: vec![],
+        }
+    }
+}
+
+/// `sales` or `sales=read-only`, as `--database` and the users file take them.
+pub fn parse_database(spec: &str) -> Result<(String, Option<Role>), AuthError> {
+    let (db, role) = match spec.split_once('=') {
+        Some((db, r)) => (
+            db,
+            Some(Role::parse(r).ok_or_else(|| AuthError::BadRole(r.to_string()))?),
+        ),
+        None => (spec, None),
+    };
+    check_name(db)?;
+    Ok((db.to_string(), role))
 }
 
 #[derive(Debug)]
@@ -89,6 +124,7 @@ pub enum AuthError {
     BadName(String),
     Exists(String),
     NoSuchUser(String),
+    BadRole(String),
     Hash(String),
 }
 
@@ -107,6 +143,7 @@ impl fmt::Display for AuthError {
             ),
             AuthError::Exists(n) => write!(f, "the user '{n}' exists already"),
             AuthError::NoSuchUser(n) => write!(f, "no user '{n}'"),
+            AuthError::BadRole(r) => write!(f, "'{r}' is not a role (admin, read-write or read-only)"),
             AuthError::Hash(e) => write!(f, "cannot hash the password: {e}"),
         }
     }
@@ -118,6 +155,32 @@ impl std::error::Error for AuthError {}
 struct Entry {
     user: User,
     hash: String,
+}
+
+/// A user from its databases as specified (`None`: every database).
+fn user_of(name: &str, role: Role, specs: Option<&[(String, Option<Role>)]>) -> User {
+    User {
+        name: name.to_string(),
+        role,
+        databases: specs.map(|s| s.iter().map(|(d, _)| d.clone()).collect()),
+        roles: specs
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|(d, r)| r.map(|r| (d.clone(), r)))
+            .collect(),
+    }
+}
+
+/// A user's databases as the file and `--database` write them.
+pub fn database_specs(u: &User) -> Option<Vec<String>> {
+    u.databases.as_ref().map(|dbs| {
+        dbs.iter()
+            .map(|d| match u.roles.iter().find(|(x, _)| x == d) {
+                Some((_, r)) => format!("{d}={}", r.name()),
+                None => d.clone(),
+            })
+            .collect()
+    })
 }
 
 /// The users of one database.
@@ -166,13 +229,14 @@ impl Users {
                 return Err(bad());
             };
             let role = Role::parse(role).ok_or_else(bad)?;
-            let databases = (dbs != "*").then(|| dbs.split(',').map(str::to_string).collect());
+            let specs = if dbs == "*" {
+                None
+            } else {
+                let parsed: Result<Vec<_>, _> = dbs.split(',').map(parse_database).collect();
+                Some(parsed.map_err(|_| bad())?)
+            };
             entries.push(Entry {
-                user: User {
-                    name: name.to_string(),
-                    role,
-                    databases,
-                },
+                user: user_of(name, role, specs.as_deref()),
                 hash: hash.to_string(),
             });
         }
@@ -201,7 +265,8 @@ impl Users {
     }
 
     /// Adds a user (or, with `replace`, sets an existing one's password,
-    /// role and databases). `databases` empty: every database.
+    /// role and databases). `databases` (`sales` or `sales=read-only`)
+    /// empty: every database.
     pub fn add(
         &mut self,
         name: &str,
@@ -211,7 +276,10 @@ impl Users {
         replace: bool,
     ) -> Result<(), AuthError> {
         check_name(name)?;
-        databases.iter().try_for_each(|d| check_name(d))?;
+        let specs: Vec<_> = databases
+            .iter()
+            .map(|d| parse_database(d))
+            .collect::<Result<_, _>>()?;
         self.refresh()?;
         let salt = SaltString::generate(&mut OsRng);
         let hash = Argon2::default()
@@ -219,11 +287,7 @@ impl Users {
             .map_err(|e| AuthError::Hash(e.to_string()))?
             .to_string();
         let entry = Entry {
-            user: User {
-                name: name.to_string(),
-                role,
-                databases: (!databases.is_empty()).then(|| databases.to_vec()),
-            },
+            user: user_of(name, role, (!specs.is_empty()).then_some(specs.as_slice())),
             hash,
         };
         match self.entries.iter_mut().find(|e| e.user.name == name) {
@@ -264,11 +328,7 @@ impl Users {
         let tmp = self.path.with_extension("tmp");
         let mut text = String::new();
         for e in &self.entries {
-            let dbs = e
-                .user
-                .databases
-                .as_ref()
-                .map_or("*".to_string(), |d| d.join(","));
+            let dbs = database_specs(&e.user).map_or("*".to_string(), |d| d.join(","));
             text.push_str(&format!(
                 "{}:{}:{dbs}:{}\n",
                 e.user.name,
@@ -324,11 +384,7 @@ impl Auth {
             )
         };
         match self {
-            Auth::None => Ok(User {
-                name: String::new(),
-                role: Role::Admin,
-                databases: None,
-            }),
+            Auth::None => Ok(User::anyone()),
             Auth::Users(users) => {
                 if token.get("scheme").and_then(Pack::as_str) != Some("basic") {
                     return Err(denied());
@@ -383,6 +439,25 @@ mod tests {
         assert_eq!(again.verify("nobody", "s3cret"), None);
         let bob = again.verify("bob", "pw").unwrap();
         assert!(bob.may_use("sales") && !bob.may_use("hr"));
+        again
+            .add(
+                "cy",
+                "pw",
+                Role::ReadOnly,
+                &["sales=read-write".into(), "hr".into()],
+                false,
+            )
+            .unwrap();
+        let cy = Users::load(dir.path()).unwrap().verify("cy", "pw").unwrap();
+        assert_eq!(
+            (cy.role_on("sales"), cy.role_on("hr")),
+            (Role::ReadWrite, Role::ReadOnly)
+        );
+        assert!(!cy.may_use("other"));
+        assert!(matches!(
+            again.add("dee", "pw", Role::ReadOnly, &["x=wizard".into()], false),
+            Err(AuthError::BadRole(_))
+        ));
         let auth = Auth::users(again);
         let token = |p: &str| {
             Pack::map([

@@ -402,8 +402,8 @@ impl Connection {
         })
     }
 
-    /// Refuses a write in a read-mode session or by a read-only user.
-    fn may(&self, kind: QueryKind, read_mode: bool) -> Result<(), Failure> {
+    /// Refuses a write in a read-mode session or by a user read-only on `graph`.
+    fn may(&self, kind: QueryKind, read_mode: bool, graph: &str) -> Result<(), Failure> {
         if kind == QueryKind::Read {
             return Ok(());
         }
@@ -414,13 +414,13 @@ impl Connection {
             ));
         }
         match &self.user {
-            Some(u) if u.role.can_write() => Ok(()),
+            Some(u) if u.role_on(graph).can_write() => Ok(()),
             Some(u) => Err(Failure::new(
                 status::FORBIDDEN,
                 format!(
-                    "Write operations are not allowed for user '{}' (role {}).",
+                    "Write operations are not allowed for user '{}' (role {} on {graph}).",
                     u.name,
-                    u.role.name()
+                    u.role_on(graph).name()
                 ),
             )),
             None => Err(Failure::new(status::UNAUTHORIZED, "not logged on")),
@@ -496,7 +496,7 @@ impl Connection {
     ) -> Result<(Cursor, QueryKind), Failure> {
         let session = self.session(graph)?;
         let kind = session.kind_of(query).map_err(|e| status::of(&e))?;
-        self.may(kind, Self::read_only(extra))?;
+        self.may(kind, Self::read_only(extra), graph)?;
         let opts = self.options(extra, None)?;
         let cursor = session
             .stream(query, params, &opts)
@@ -581,7 +581,7 @@ impl Connection {
                 .session(&tx.graph)
                 .and_then(|s| s.kind_of(query))
                 .map_err(|e| status::of(&e))?;
-            self.may(kind, tx.read_only)?;
+            self.may(kind, tx.read_only, &tx.graph)?;
             let opts = self.options(&Pack::Null, tx.deadline)?;
             let cursor = inner
                 .run_with(query, params, &opts)

@@ -23,15 +23,19 @@ class Server:
             cert, key = (os.path.join(self.dir.name, f) for f in ("cert.pem", "key.pem"))
             subprocess.run(
                 ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                 "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
+                 "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                 "-keyout", key, "-out", cert],
                 check=True, capture_output=True,
             )
+            self.cert = cert
             extra = ["--tls-cert", cert, "--tls-key", key]
         if auth == "users":
             self.plexus("user", "add", "admin", "--role", "admin", stdin="admin-pw\n")
             self.plexus("user", "add", "writer", "--role", "read-write", stdin="writer-pw\n")
             self.plexus("user", "add", "reader", "--role", "read-only", stdin="reader-pw\n")
             self.plexus("user", "add", "sales", "--database", "sales", stdin="sales-pw\n")
+            self.plexus("user", "add", "auditor", "--role", "read-only", "--database", "sales",
+                        "--database", "audit=read-write", stdin="auditor-pw\n")
         self.log = open(os.path.join(self.dir.name, "log"), "w+")
         self.proc = subprocess.Popen(
             [BIN, "--db", self.db, "serve", "--listen", "127.0.0.1:0", "--auth", auth, *extra],

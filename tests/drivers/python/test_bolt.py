@@ -70,6 +70,20 @@ def test_summary_counters(driver):
     assert not read.counters.contains_updates and read.query_type == "r"
 
 
+def test_schema_commands_and_procedures(driver):
+    db = fresh_db(driver, "schema")
+    driver.execute_query("CREATE INDEX person_name IF NOT EXISTS FOR (p:Person) ON (p.name)", database_=db)
+    driver.execute_query(
+        "CREATE CONSTRAINT person_id IF NOT EXISTS FOR (p:Person) REQUIRE p.id IS UNIQUE", database_=db
+    )
+    indexes = driver.execute_query("SHOW INDEXES", database_=db).records
+    assert "person_name" in {r["name"] for r in indexes}
+    constraints = driver.execute_query("SHOW CONSTRAINTS", database_=db).records
+    assert "person_id" in {r["name"] for r in constraints}
+    rec = driver.execute_query("CALL dbms.components() YIELD name, versions, edition").records[0]
+    assert rec["versions"][0].startswith("5.") and rec["edition"] == "community"
+
+
 def test_paths(driver):
     db = fresh_db(driver, "paths")
     driver.execute_query(
@@ -294,6 +308,14 @@ def test_authentication(auth_server):
             d.execute_query("MATCH (n) RETURN n")
         names = [r["name"] for r in d.execute_query("SHOW DATABASES", database_="system").records]
         assert sorted(names) == ["sales", "system"]
+    # Read-only on one database, read-write on another.
+    with GraphDatabase.driver(uri, auth=("admin", "admin-pw")) as d:
+        d.execute_query("CREATE DATABASE audit IF NOT EXISTS", database_="system")
+    with GraphDatabase.driver(uri, auth=("auditor", "auditor-pw")) as d:
+        d.execute_query("CREATE (:Finding)", database_="audit")
+        assert d.execute_query("MATCH (n:Deal) RETURN count(n) AS c", database_="sales").records[0]["c"] == 1
+        with pytest.raises(nx.Forbidden):
+            d.execute_query("CREATE (:Deal)", database_="sales")
     with GraphDatabase.driver(uri, auth=("admin", "admin-pw")) as d:
         d.execute_query("DROP USER late", database_="system")
     with GraphDatabase.driver(uri, auth=("late", "late-pw")) as d:
@@ -327,6 +349,10 @@ def test_tls(tls_server):
     for scheme in ("bolt+ssc", "neo4j+ssc"):
         with GraphDatabase.driver(f"{scheme}://{tls_server.address}", auth=auth) as d:
             assert d.execute_query("RETURN 'secret' AS x").records[0]["x"] == "secret"
+    # Verified TLS: the driver checks the certificate against the one trusted.
+    with GraphDatabase.driver(f"bolt://{tls_server.address}", auth=auth, encrypted=True,
+                              trusted_certificates=neo4j.TrustCustomCAs(tls_server.cert)) as d:
+        assert d.execute_query("RETURN 2 AS x").records[0]["x"] == 2
     # Plain Bolt to a TLS server does not get through; nor does a client
     # that checks certificates against the system's authorities.
     for scheme in ("bolt", "bolt+s"):
