@@ -26,7 +26,10 @@ impl Drop for Running {
 }
 
 fn start(tweak: impl FnOnce(&mut Config)) -> Running {
-    let db = Database::in_memory().unwrap();
+    start_on(Database::in_memory().unwrap(), tweak)
+}
+
+fn start_on(db: Database, tweak: impl FnOnce(&mut Config)) -> Running {
     let mut config = Config::new("127.0.0.1:0".parse().unwrap());
     tweak(&mut config);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -383,4 +386,41 @@ fn connections_beyond_the_limit_are_told_why() {
         assert!(Instant::now() < deadline, "no room after the others left");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+#[test]
+fn shutdown_rolls_back_open_transactions_and_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = Database::create(&path, Default::default()).unwrap();
+    let mut srv = start_on(db, |_| {});
+    let mut c = Client::ready(srv.addr);
+    c.run("CREATE (:Committed)");
+    c.pull(-1);
+    assert_eq!(c.summary().0, 0x70);
+    assert_eq!(c.summary().0, 0x70);
+    c.send(0x11, vec![Pack::Map(vec![])]);
+    assert_eq!(c.summary().0, 0x70);
+    c.run("CREATE (:Pending)");
+    c.pull(-1);
+    assert_eq!(c.summary().0, 0x70);
+    assert_eq!(c.summary().0, 0x70);
+    // Stop with the transaction open: the server returns, the client is
+    // disconnected, and the database can be opened again.
+    srv.handle.shutdown();
+    srv.thread.take().unwrap().join().unwrap();
+    assert!(c.closed());
+    let db = Database::open(&path, Default::default()).unwrap();
+    let count = |label: &str| {
+        db.query(
+            "default",
+            &format!("MATCH (n:{label}) RETURN count(n)"),
+            &Default::default(),
+        )
+        .unwrap()
+        .rows[0][0]
+            .clone()
+    };
+    assert_eq!(count("Committed"), plexus::Value::Int(1));
+    assert_eq!(count("Pending"), plexus::Value::Int(0));
 }

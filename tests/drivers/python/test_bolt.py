@@ -84,6 +84,20 @@ def test_schema_commands_and_procedures(driver):
     assert rec["versions"][0].startswith("5.") and rec["edition"] == "community"
 
 
+def test_transaction_timeouts(driver):
+    slow = "UNWIND range(1, 100000000000) AS x RETURN count(x)"
+    with driver.session() as s:
+        with pytest.raises(nx.ClientError) as e:
+            s.run(neo4j.Query(slow, timeout=0.3)).consume()
+        assert "TransactionTimedOut" in e.value.code
+        tx = s.begin_transaction(timeout=0.3)
+        with pytest.raises(nx.ClientError) as e:
+            tx.run(slow).consume()
+        assert "TransactionTimedOut" in e.value.code
+        tx.close()
+        assert s.run("RETURN 1 AS x").single()["x"] == 1
+
+
 def test_paths(driver):
     db = fresh_db(driver, "paths")
     driver.execute_query(
