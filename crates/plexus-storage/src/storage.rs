@@ -11,7 +11,7 @@ use crate::{ReadTxn, WriteTxn};
 use plexus_common::read_u32;
 use plexus_kv::{prefix_successor, KeyRange, KvStore, ScanOptions, Snapshot, WriteBatch};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The on-disk format this build writes and reads.
@@ -127,10 +127,15 @@ impl Storage {
                         },
                     )
                     .next();
-                if any.is_some() {
-                    return Err(StorageError::Corrupt(
-                        "the store has data but no Plexus format version".into(),
-                    ));
+                match any {
+                    // A failed read is the read's error, not a verdict on the data.
+                    Some(Err(e)) => return Err(e.into()),
+                    Some(Ok(_)) => {
+                        return Err(StorageError::Corrupt(
+                            "the store has data but no Plexus format version".into(),
+                        ))
+                    }
+                    None => {}
                 }
                 let mut b = WriteBatch::new();
                 b.put(META, META_FORMAT, FORMAT_VERSION.to_be_bytes().to_vec());
@@ -149,7 +154,14 @@ impl Storage {
         });
         drop(snap);
         let s = Storage { shared };
-        if fresh {
+        // A new store gets its default graph. So does one whose creation was
+        // interrupted after the format version was written (no graph and
+        // nothing ever allocated): opening it again finishes the job.
+        // (Id counters start at 1.)
+        let unfinished = s.graphs().is_empty()
+            && s.shared.next_node.load(Ordering::Relaxed) <= 1
+            && s.shared.next_edge.load(Ordering::Relaxed) <= 1;
+        if fresh || unfinished {
             s.create_graph(DEFAULT_GRAPH)?;
         }
         Ok(s)

@@ -5,5 +5,6 @@
 //! obviously right; the storage must agree with it on every answer.
 
 pub mod crash;
+pub mod faulty;
 pub mod model;
 pub mod tck;
