@@ -83,8 +83,15 @@ fn mutate(seed: &'static str) -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
-/// Imports the two files; checks the all-or-nothing outcome.
-fn check(nodes: &[u8], edges: &[u8], ext: &str) {
+/// Writes the two files and imports them into a fresh store.
+fn import_pair(
+    nodes: &[u8],
+    edges: &[u8],
+    ext: &str,
+) -> (
+    Storage,
+    Result<plexus_ingest::ImportReport, plexus_ingest::IngestError>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let (n, e) = (
         dir.path().join(format!("n.{ext}")),
@@ -103,6 +110,12 @@ fn check(nodes: &[u8], edges: &[u8], ext: &str) {
         &mut |_| {},
         None,
     );
+    (s, r)
+}
+
+/// Imports the two files; checks the all-or-nothing outcome.
+fn check(nodes: &[u8], edges: &[u8], ext: &str) {
+    let (s, r) = import_pair(nodes, edges, ext);
     let g = s.read("default").unwrap();
     match r {
         Ok(_) => assert!(s.check_integrity("default").unwrap().is_ok()),
@@ -142,25 +155,8 @@ fn the_seeds_import() {
         (NODES_CSV, EDGES_CSV, "csv"),
         (NODES_JSONL, EDGES_JSONL, "jsonl"),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let (np, ep) = (
-            dir.path().join(format!("n.{ext}")),
-            dir.path().join(format!("e.{ext}")),
-        );
-        std::fs::write(&np, n).unwrap();
-        std::fs::write(&ep, e).unwrap();
-        let s = Storage::in_memory().unwrap();
-        let inputs = |p: &std::path::Path| vec![Input::parse(&p.to_string_lossy())];
-        import(
-            &s,
-            "default",
-            &inputs(&np),
-            &inputs(&ep),
-            &ImportOptions::default(),
-            &mut |_| {},
-            None,
-        )
-        .unwrap_or_else(|e| panic!("{ext} seed: {e}"));
+        let (s, r) = import_pair(n.as_bytes(), e.as_bytes(), ext);
+        r.unwrap_or_else(|e| panic!("{ext} seed: {e}"));
         assert_eq!(s.read("default").unwrap().node_count().unwrap(), 3, "{ext}");
     }
 }
