@@ -201,8 +201,10 @@ fn fill_rel(g: &dyn GraphRead, r: &mut RelValue) -> Result<(), QueryError> {
         r.rel_type = full.rel_type;
         r.props = full.props;
     }
+    // Endpoints' element ids, so a client can join the relationship to its
+    // nodes: the user id alone, not the whole record.
     let key_of = |id: u64| -> Result<String, QueryError> {
-        Ok(g.node(NodeId(id))?.map(|n| n.key).unwrap_or_default())
+        Ok(g.node_user_id(NodeId(id))?.unwrap_or_default())
     };
     r.start_key = key_of(r.start)?;
     r.end_key = key_of(r.end)?;

@@ -325,6 +325,15 @@ pub trait GraphRead {
         }
     }
 
+    /// A node's user id (its element id), without decoding the rest of it.
+    fn node_user_id(&self, node: NodeId) -> Result<Option<String>> {
+        let c = self.core();
+        c.read(Subject::Node(c.g.0, node.0));
+        c.get(NODES, &node_key(c.g, node))?
+            .map(|b| crate::record::node_user_id(&b))
+            .transpose()
+    }
+
     /// One property of a node, without decoding names or other properties.
     fn node_property(&self, node: NodeId, key: &str) -> Result<Option<Value>> {
         let c = self.core();

@@ -103,6 +103,11 @@ fn skip_header(r: &mut Reader<'_>, what: &str) -> Result<()> {
 
 /// One property of an encoded node record: what `NodeRecord::decode` then
 /// a lookup would give, without decoding the other properties.
+/// A node record's user id, without decoding the rest of it.
+pub(crate) fn node_user_id(b: &[u8]) -> Result<String> {
+    header(&mut Reader::new(b), "node")
+}
+
 pub(crate) fn node_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
     let mut r = Reader::new(b);
     skip_header(&mut r, "node")?;
