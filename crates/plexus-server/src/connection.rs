@@ -369,13 +369,14 @@ impl Connection {
                 ),
             ));
         }
-        if !self.shared.db.graphs().iter().any(|g| g == graph) {
-            return Err(Failure::new(
+        // Opening the session checks that the graph exists.
+        self.shared.db.session(graph).map_err(|e| match e {
+            plexus::Error::Storage(plexus::StorageError::UnknownGraph(_)) => Failure::new(
                 status::DATABASE_NOT_FOUND,
                 format!("Database does not exist. Database name: '{graph}'."),
-            ));
-        }
-        self.shared.db.session(graph).map_err(|e| status::of(&e))
+            ),
+            e => status::of(&e),
+        })
     }
 
     fn options(&self, extra: &Pack, deadline: Option<Instant>) -> Result<QueryOptions, Failure> {
@@ -495,7 +496,11 @@ impl Connection {
         extra: &Pack,
     ) -> Result<(Cursor, QueryKind), Failure> {
         let session = self.session(graph)?;
-        let kind = session.kind_of(query).map_err(|e| status::of(&e))?;
+        let kind = self
+            .shared
+            .db
+            .query_kind(query)
+            .map_err(|e| status::of(&e))?;
         self.may(kind, Self::read_only(extra), graph)?;
         let opts = self.options(extra, None)?;
         let cursor = session
@@ -578,8 +583,7 @@ impl Connection {
             let kind = self
                 .shared
                 .db
-                .session(&tx.graph)
-                .and_then(|s| s.kind_of(query))
+                .query_kind(query)
                 .map_err(|e| status::of(&e))?;
             self.may(kind, tx.read_only, &tx.graph)?;
             let opts = self.options(&Pack::Null, tx.deadline)?;

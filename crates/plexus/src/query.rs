@@ -112,6 +112,13 @@ impl Database {
         }
     }
 
+    /// Whether `text` writes, from its cached plan (parsed once, whatever
+    /// the graph); the parse error when it is not a valid query.
+    pub fn query_kind(&self, text: &str) -> Result<crate::QueryKind> {
+        let plan = self.plans().get(text)?;
+        Ok(crate::QueryKind::of(&plan))
+    }
+
     /// How many prepared queries the plan cache holds.
     pub fn cached_plans(&self) -> usize {
         self.plans().len()

@@ -56,6 +56,16 @@ pub enum QueryKind {
     Write,
 }
 
+impl QueryKind {
+    pub(crate) fn of(plan: &plexus_query::Prepared) -> QueryKind {
+        if plan.is_write() {
+            QueryKind::Write
+        } else {
+            QueryKind::Read
+        }
+    }
+}
+
 /// What is known about a query once it has run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
@@ -335,14 +345,9 @@ impl Session {
         &self.graph
     }
 
-    /// Whether `text` writes, from its cached plan (parsed once); the
-    /// parse error when it is not a valid query.
+    /// Whether `text` writes (see [`Database::query_kind`]).
     pub fn kind_of(&self, text: &str) -> Result<QueryKind> {
-        Ok(if self.db.plans().get(text)?.is_write() {
-            QueryKind::Write
-        } else {
-            QueryKind::Read
-        })
+        self.db.query_kind(text)
     }
 
     /// Runs one auto-commit query (see [`Database::query`]).
@@ -354,11 +359,7 @@ impl Session {
     pub fn run_with(&self, text: &str, params: &Params, opts: &QueryOptions) -> Result<Cursor> {
         let started = Instant::now();
         let plan = self.db.plans().get(text)?;
-        let kind = if plan.is_write() {
-            QueryKind::Write
-        } else {
-            QueryKind::Read
-        };
+        let kind = QueryKind::of(&plan);
         let (table, counters) = self.db.run_prepared(&self.graph, &plan, params, opts)?;
         Ok(Cursor::new(table, kind, started, counters))
     }
@@ -477,11 +478,7 @@ impl Transaction {
         let before = txn.counters();
         match plan.run_write(txn, params, None, &guard) {
             Ok(table) => {
-                let kind = if plan.is_write() {
-                    QueryKind::Write
-                } else {
-                    QueryKind::Read
-                };
+                let kind = QueryKind::of(&plan);
                 let counters = txn.counters().since(&before);
                 Ok(Cursor::new(table, kind, started, counters))
             }
