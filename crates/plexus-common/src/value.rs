@@ -223,6 +223,26 @@ impl Value {
         matches!(self, Value::Null)
     }
 
+    /// Whether lists and maps nest more than `limit` levels deep in this
+    /// value. Iterative, so any value can be asked: code that recurses over
+    /// values (dropping, cloning, comparing, encoding) needs them shallow
+    /// enough for its stack, which is why the query engine caps nesting.
+    pub fn nests_deeper_than(&self, limit: usize) -> bool {
+        let mut stack: Vec<(&Value, usize)> = vec![(self, 0)];
+        while let Some((v, depth)) = stack.pop() {
+            let children: Box<dyn Iterator<Item = &Value>> = match v {
+                Value::List(items) => Box::new(items.iter()),
+                Value::Map(m) => Box::new(m.values()),
+                _ => continue,
+            };
+            if depth >= limit {
+                return true;
+            }
+            stack.extend(children.map(|c| (c, depth + 1)));
+        }
+        false
+    }
+
     pub fn as_int(&self) -> Option<i64> {
         match self {
             Value::Int(i) => Some(*i),
@@ -399,6 +419,19 @@ mod tests {
             Some(ValueType::LocalDateTime)
         );
         assert_eq!(ValueType::parse("nope"), None);
+    }
+
+    #[test]
+    fn nesting_is_measured_without_recursion() {
+        let mut v = Value::Int(1);
+        for _ in 0..3 {
+            v = Value::List(vec![v]);
+        }
+        assert!(!v.nests_deeper_than(3));
+        assert!(v.nests_deeper_than(2));
+        let map = Value::Map([("k".to_string(), v)].into_iter().collect());
+        assert!(map.nests_deeper_than(3));
+        assert!(!Value::List(vec![]).nests_deeper_than(1));
     }
 
     #[test]

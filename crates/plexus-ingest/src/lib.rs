@@ -174,44 +174,57 @@ pub struct BatchInput {
     pub batches: Vec<arrow_array::RecordBatch>,
 }
 
-fn batch_source(i: usize, b: BatchInput) -> (Input, columnar::Batches) {
-    let input = Input {
-        path: PathBuf::from(format!("batches #{}", i + 1)),
-        name: b.name,
-        format: Format::Arrow,
-        header: None,
-    };
-    (input, Box::new(b.batches.into_iter().map(Ok)))
+/// Names each batch input (`batches #n`, counted from `first`) for messages.
+fn batch_sources(inputs: Vec<BatchInput>, first: usize) -> (Vec<Input>, Vec<columnar::Batches>) {
+    inputs
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let input = Input {
+                path: PathBuf::from(format!("batches #{}", first + i + 1)),
+                name: b.name,
+                format: Format::Arrow,
+                header: None,
+            };
+            let batches: columnar::Batches = Box::new(b.batches.into_iter().map(Ok));
+            (input, batches)
+        })
+        .unzip()
 }
 
 /// Imports Arrow record batches into the empty graph `graph`, as one commit.
+/// `progress` is called now and then with the rows read so far.
 pub fn import_batches(
     storage: &Storage,
     graph: &str,
     nodes: Vec<BatchInput>,
     edges: Vec<BatchInput>,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<ImportReport, IngestError> {
-    let n: Vec<(Input, columnar::Batches)> = nodes
-        .into_iter()
-        .enumerate()
-        .map(|(i, b)| batch_source(i, b))
-        .collect();
-    let e: Vec<(Input, columnar::Batches)> = edges
-        .into_iter()
-        .enumerate()
-        .map(|(i, b)| batch_source(n.len() + i, b))
-        .collect();
-    let (n_inputs, n_batches): (Vec<Input>, Vec<columnar::Batches>) = n.into_iter().unzip();
-    let (e_inputs, e_batches): (Vec<Input>, Vec<columnar::Batches>) = e.into_iter().unzip();
+    let (n_inputs, n_batches) = batch_sources(nodes, 0);
+    let (e_inputs, e_batches) = batch_sources(edges, n_inputs.len());
+    // Rows are counted as the loader pulls them; it reports every 100,000.
+    let read = std::cell::Cell::new(0u64);
+    let progress = std::cell::RefCell::new(progress);
+    let tick = || {
+        read.set(read.get() + 1);
+        if read.get().is_multiple_of(100_000) {
+            (progress.borrow_mut())(read.get());
+        }
+    };
     let mut nodes = n_inputs
         .iter()
         .zip(n_batches)
-        .flat_map(|(i, b)| columnar::batch_nodes(i, b));
+        .flat_map(|(i, b)| columnar::batch_nodes(i, b))
+        .inspect(|_| tick());
     let mut edges = e_inputs
         .iter()
         .zip(e_batches)
-        .flat_map(|(i, b)| columnar::batch_edges(i, b));
+        .flat_map(|(i, b)| columnar::batch_edges(i, b))
+        .inspect(|_| tick());
     let r = storage.bulk_load(graph, &mut nodes, &mut edges)?;
+    let progress = progress.into_inner();
+    progress(r.nodes + r.edges + r.skipped);
     Ok(ImportReport {
         nodes: r.nodes,
         edges: r.edges,
@@ -435,9 +448,78 @@ pub fn upsert(
     edges: &[Input],
     opts: &ImportOptions,
     progress: &mut dyn FnMut(u64),
+    skip: Option<&mut dyn FnMut(&str)>,
+) -> Result<ImportReport, IngestError> {
+    let mut node_sources = Vec::with_capacity(nodes.len());
+    for input in nodes {
+        node_sources.push((input.path.clone(), node_rows(input, &opts.csv)?));
+    }
+    let mut edge_sources = Vec::with_capacity(edges.len());
+    for input in edges {
+        edge_sources.push((input.path.clone(), edge_rows(input, &opts.csv)?));
+    }
+    upsert_rows(
+        storage,
+        graph,
+        node_sources,
+        edge_sources,
+        opts,
+        progress,
+        skip,
+    )
+}
+
+/// [`upsert`] of Arrow record batches rather than files.
+pub fn upsert_batches(
+    storage: &Storage,
+    graph: &str,
+    nodes: Vec<BatchInput>,
+    edges: Vec<BatchInput>,
+    opts: &ImportOptions,
+    progress: &mut dyn FnMut(u64),
+    skip: Option<&mut dyn FnMut(&str)>,
+) -> Result<ImportReport, IngestError> {
+    let (n_inputs, n_batches) = batch_sources(nodes, 0);
+    let (e_inputs, e_batches) = batch_sources(edges, n_inputs.len());
+    let node_sources: Vec<(PathBuf, Rows<'_, BulkNode>)> = n_inputs
+        .iter()
+        .zip(n_batches)
+        .map(|(i, b)| {
+            let rows: Rows<'_, BulkNode> = Box::new(columnar::batch_nodes(i, b));
+            (i.path.clone(), rows)
+        })
+        .collect();
+    let edge_sources: Vec<(PathBuf, Rows<'_, BulkEdge>)> = e_inputs
+        .iter()
+        .zip(e_batches)
+        .map(|(i, b)| {
+            let rows: Rows<'_, BulkEdge> = Box::new(columnar::batch_edges(i, b));
+            (i.path.clone(), rows)
+        })
+        .collect();
+    upsert_rows(
+        storage,
+        graph,
+        node_sources,
+        edge_sources,
+        opts,
+        progress,
+        skip,
+    )
+}
+
+/// The transactional load under [`upsert`] and [`upsert_batches`]: named
+/// row sources, nodes first.
+fn upsert_rows(
+    storage: &Storage,
+    graph: &str,
+    nodes: Vec<(PathBuf, Rows<'_, BulkNode>)>,
+    edges: Vec<(PathBuf, Rows<'_, BulkEdge>)>,
+    opts: &ImportOptions,
+    progress: &mut dyn FnMut(u64),
     mut skip: Option<&mut dyn FnMut(&str)>,
 ) -> Result<ImportReport, IngestError> {
-    let mut counts = vec![0u64; nodes.len() + edges.len()];
+    let mut files: Vec<(PathBuf, u64)> = Vec::with_capacity(nodes.len() + edges.len());
     let mut txn = storage.write(graph)?;
     txn.set_index_mode(opts.index_mode);
     let mut report = ImportReport {
@@ -464,9 +546,10 @@ pub fn upsert(
         origin: origin.to_string(),
         error: Box::new(e),
     };
-    for (i, input) in nodes.iter().enumerate() {
-        for row in node_rows(input, &opts.csv)? {
-            counts[i] += 1;
+    for (path, rows) in nodes {
+        let mut count = 0u64;
+        for row in rows {
+            count += 1;
             let Some(n) = take(row, &mut total, progress, &mut bad)? else {
                 continue;
             };
@@ -476,10 +559,12 @@ pub fn upsert(
                 Err(e) => bad(in_row(&n.origin, e))?,
             }
         }
+        files.push((path, count));
     }
-    for (i, input) in edges.iter().enumerate() {
-        for row in edge_rows(input, &opts.csv)? {
-            counts[nodes.len() + i] += 1;
+    for (path, rows) in edges {
+        let mut count = 0u64;
+        for row in rows {
+            count += 1;
             let Some(e) = take(row, &mut total, progress, &mut bad)? else {
                 continue;
             };
@@ -500,16 +585,12 @@ pub fn upsert(
                 Err(err) => bad(in_row(&e.origin, err))?,
             }
         }
+        files.push((path, count));
     }
     report.skipped = skipped;
     txn.commit()?;
     progress(total);
-    report.files = nodes
-        .iter()
-        .chain(edges)
-        .zip(counts)
-        .map(|(i, c)| (i.path.clone(), c))
-        .collect();
+    report.files = files;
     Ok(report)
 }
 

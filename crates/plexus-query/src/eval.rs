@@ -413,13 +413,15 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             code: "UndefinedVariable",
             message: format!("variable `{v}` is not defined"),
         })?,
-        ExprKind::List(items) => Value::List(items.iter().map(ev).collect::<Result<_, _>>()?),
-        ExprKind::Map(entries) => Value::Map(
+        ExprKind::List(items) => {
+            shallow(Value::List(items.iter().map(ev).collect::<Result<_, _>>()?))?
+        }
+        ExprKind::Map(entries) => shallow(Value::Map(
             entries
                 .iter()
                 .map(|(k, v)| Ok((k.clone(), ev(v)?)))
                 .collect::<Result<_, QueryError>>()?,
-        ),
+        ))?,
         ExprKind::Property(base, key) => match ev(base)? {
             Value::Null => Value::Null,
             Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
@@ -607,7 +609,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                         None => it,
                     });
                 }
-                Value::List(out)
+                shallow(Value::List(out))?
             }
             other => {
                 return Err(QueryError::type_error(format!(
@@ -667,6 +669,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 let mut inner = row.clone();
                 let mut a = ev(init)?;
                 for it in items {
+                    ctx.guard.check()?;
                     inner.insert(acc.clone(), a);
                     inner.insert(var.clone(), it);
                     a = eval(expr, &inner, ctx)?;
@@ -785,7 +788,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                     }
                 }
             }
-            Value::Map(out)
+            shallow(Value::Map(out))?
         }
     })
 }
@@ -1385,4 +1388,21 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                 .unwrap_or_else(|| Err(QueryError::Unsupported(format!("function {name}()"))))
         }
     })
+}
+
+/// How deep lists and maps may nest in a value a query builds. Values are
+/// dropped, cloned, compared and encoded by recursion, so a value nested
+/// without bound (`reduce(a = [], x IN range(1, 200000) | [a])`) would
+/// overflow a thread's stack; Neo4j's drivers decode 100 levels at most.
+pub const MAX_NESTING: usize = 1000;
+
+/// `v`, or an error when it nests deeper than [`MAX_NESTING`].
+pub fn shallow(v: Value) -> Result<Value, QueryError> {
+    if v.nests_deeper_than(MAX_NESTING) {
+        return Err(QueryError::Argument {
+            code: "NestingTooDeep",
+            message: format!("a list or map nested more than {MAX_NESTING} levels deep"),
+        });
+    }
+    Ok(v)
 }

@@ -564,7 +564,7 @@ fn reduce(
     ctx: &Ctx<'_>,
 ) -> Result<Value, QueryError> {
     Ok(match name {
-        "collect" => Value::List(vals),
+        "collect" => crate::eval::shallow(Value::List(vals))?,
         "stdev" | "stdevp" => {
             let n = numbers(name, &vals)?;
             let k = n.len() as f64;

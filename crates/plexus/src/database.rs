@@ -367,6 +367,34 @@ impl Database {
         plexus_ingest::upsert(&self.storage, graph, nodes, edges, opts, progress, skip)
     }
 
+    /// Imports Arrow record batches into `graph` (created when missing; it
+    /// must be empty) as one commit; see [`plexus_ingest::import_batches`].
+    pub fn import_batches(
+        &self,
+        graph: &str,
+        nodes: Vec<plexus_ingest::BatchInput>,
+        edges: Vec<plexus_ingest::BatchInput>,
+        progress: &mut dyn FnMut(u64),
+    ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
+        self.ensure_graph(graph)?;
+        plexus_ingest::import_batches(&self.storage, graph, nodes, edges, progress)
+    }
+
+    /// Upserts Arrow record batches into `graph` (created when missing),
+    /// as [`Database::import_upsert`] does files.
+    pub fn upsert_batches(
+        &self,
+        graph: &str,
+        nodes: Vec<plexus_ingest::BatchInput>,
+        edges: Vec<plexus_ingest::BatchInput>,
+        opts: &plexus_ingest::ImportOptions,
+        progress: &mut dyn FnMut(u64),
+        skip: Option<&mut dyn FnMut(&str)>,
+    ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
+        self.ensure_graph(graph)?;
+        plexus_ingest::upsert_batches(&self.storage, graph, nodes, edges, opts, progress, skip)
+    }
+
     fn ensure_graph(&self, graph: &str) -> std::result::Result<(), plexus_storage::StorageError> {
         if !self.storage.has_graph(graph) {
             self.storage.create_graph(graph)?;

@@ -31,6 +31,9 @@ pub enum Error {
     TransactionClosed,
     /// The operating system refused a thread for a streaming query.
     Thread(std::io::Error),
+    /// Arrow refused a result's columns (a bug: their types are inferred
+    /// from the values).
+    Arrow(arrow_schema::ArrowError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -45,6 +48,7 @@ impl Error {
                 ErrorKind::BadInput
             }
             Error::Locked(_) | Error::Io { .. } | Error::Thread(_) => ErrorKind::Io,
+            Error::Arrow(_) => ErrorKind::Internal,
         }
     }
 }
@@ -75,6 +79,7 @@ impl fmt::Display for Error {
             ),
             Error::TransactionClosed => f.write_str("the transaction is closed"),
             Error::Thread(e) => write!(f, "cannot start a thread for the query: {e}"),
+            Error::Arrow(e) => write!(f, "cannot convert the result to Arrow: {e}"),
         }
     }
 }
@@ -85,6 +90,7 @@ impl std::error::Error for Error {
             Error::Storage(e) => Some(e),
             Error::Query(e) => Some(e),
             Error::Io { error, .. } | Error::Thread(error) => Some(error),
+            Error::Arrow(e) => Some(e),
             _ => None,
         }
     }

@@ -13,6 +13,7 @@
 //! assert_eq!(r.degree(ann, Direction::Out, None).unwrap(), 1);
 //! ```
 
+pub mod arrow;
 mod database;
 mod error;
 mod query;

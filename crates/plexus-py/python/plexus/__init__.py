@@ -1,0 +1,478 @@
+"""Plexus: an embedded property-graph database with an openCypher engine.
+
+    >>> import plexus
+    >>> db = plexus.Database.in_memory()
+    >>> db.query("CREATE (:Person {name: 'Ann'})-[:KNOWS]->(:Person {name: 'Bob'})").consume()["nodes_created"]
+    2
+    >>> db.query("MATCH (a)-[:KNOWS]->(b) RETURN a.name AS a, b.name AS b").fetchall()
+    [{'a': 'Ann', 'b': 'Bob'}]
+
+A :class:`Database` is safe to share between threads; Plexus releases the
+GIL while it works. Results convert to pyarrow, Polars and pandas through
+the Arrow C stream interface, without a Python object per value.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _plexus
+from ._plexus import (
+    ConflictError,
+    ConstraintError,
+    CorruptionError,
+    CypherSyntaxError,
+    CypherTypeError,
+    DatabaseIOError,
+    Duration,
+    IngestError,
+    Node,
+    Path,
+    PlexusError,
+    QueryError,
+    Relationship,
+    ResourceLimitError,
+    Temporal,
+    TransactionError,
+    UnsupportedError,
+    __version__,
+)
+
+__all__ = [
+    "Database",
+    "Result",
+    "Transaction",
+    "Node",
+    "Relationship",
+    "Path",
+    "Duration",
+    "Temporal",
+    "PlexusError",
+    "QueryError",
+    "CypherSyntaxError",
+    "CypherTypeError",
+    "ConstraintError",
+    "ConflictError",
+    "ResourceLimitError",
+    "DatabaseIOError",
+    "TransactionError",
+    "UnsupportedError",
+    "CorruptionError",
+    "IngestError",
+    "__version__",
+]
+
+DEFAULT_GRAPH = "default"
+
+#: Rows fetched from the engine per round trip while iterating.
+_FETCH = 1024
+
+Parameters = Optional[Mapping[str, Any]]
+Progress = Union[bool, Callable[[int], Any], None]
+
+
+class Result:
+    """The rows of one query, pulled as they are read.
+
+    Iterating gives each row as a dict of column name to value;
+    :meth:`tuples` gives tuples. :meth:`to_arrow`, :meth:`to_polars` and
+    :meth:`to_pandas` convert the rows not yet read. A result is read once.
+    """
+
+    def __init__(self, cursor: _plexus.Cursor):
+        self._cursor = cursor
+        self._buffer: List[tuple] = []
+        self._summary: Optional[Dict[str, Any]] = None
+
+    @property
+    def columns(self) -> List[str]:
+        """The column names, in order."""
+        return self._cursor.columns
+
+    def _next_tuple(self) -> Optional[tuple]:
+        if not self._buffer:
+            self._buffer = self._cursor.fetch(_FETCH)
+            self._buffer.reverse()
+        return self._buffer.pop() if self._buffer else None
+
+    def tuples(self) -> Iterator[tuple]:
+        """The remaining rows as tuples, in column order."""
+        while (row := self._next_tuple()) is not None:
+            yield row
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        columns = self.columns
+        for row in self.tuples():
+            yield dict(zip(columns, row))
+
+    def fetchone(self) -> Optional[Dict[str, Any]]:
+        """The next row as a dict, or None at the end."""
+        row = self._next_tuple()
+        return None if row is None else dict(zip(self.columns, row))
+
+    def fetchall(self) -> List[Dict[str, Any]]:
+        """The remaining rows as dicts."""
+        return list(self)
+
+    def rows(self) -> List[tuple]:
+        """The remaining rows as tuples."""
+        return list(self.tuples())
+
+    def scalar(self) -> Any:
+        """The first column of the first row (None when there is no row)."""
+        row = self._next_tuple()
+        return None if row is None or not row else row[0]
+
+    def _stream(self) -> _plexus.ArrowStream:
+        if self._buffer:
+            raise PlexusError("rows of this result were read already; convert it before iterating")
+        return self._cursor.arrow()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream interface: the remaining rows."""
+        return self._stream().__arrow_c_stream__(requested_schema)
+
+    def to_arrow(self) -> "pyarrow.Table":  # noqa: F821
+        """The remaining rows as a ``pyarrow.Table`` (buffers not copied)."""
+        import pyarrow as pa
+
+        return pa.table(self._stream())
+
+    def to_polars(self) -> "polars.DataFrame":  # noqa: F821
+        """The remaining rows as a ``polars.DataFrame`` (through Arrow, zero-copy)."""
+        import polars as pl
+
+        return pl.from_arrow(self.to_arrow())
+
+    def to_pandas(self) -> "pandas.DataFrame":  # noqa: F821
+        """The remaining rows as a ``pandas.DataFrame`` (through pyarrow)."""
+        return self.to_arrow().to_pandas()
+
+    def consume(self) -> Dict[str, Any]:
+        """Stops the query and returns its summary: ``rows``, ``elapsed``
+        seconds, ``kind`` (read or write) and the write counters
+        (``nodes_created``, ``properties_set``, …)."""
+        if self._summary is None:
+            self._buffer = []
+            self._summary = self._cursor.consume()
+        return self._summary
+
+    def __repr__(self) -> str:
+        return f"<plexus.Result columns={self.columns!r}>"
+
+
+class Transaction:
+    """An explicit transaction: its queries see each other's writes, others
+    see none of them before :meth:`commit`. As a context manager it commits
+    when the block ends normally and rolls back when it raises."""
+
+    def __init__(self, native: _plexus.Transaction):
+        self._tx = native
+
+    def query(self, text: str, parameters: Parameters = None, *, timeout: Optional[float] = None, **params: Any) -> Result:
+        """Runs a query inside the transaction."""
+        return Result(self._tx.query(text, _merge(parameters, params), timeout))
+
+    def commit(self) -> None:
+        """Commits every write atomically; raises ConflictError when a
+        concurrent commit won (retry the transaction)."""
+        self._tx.commit()
+
+    def rollback(self) -> None:
+        """Discards every write (no error when closed already)."""
+        self._tx.rollback()
+
+    @property
+    def closed(self) -> bool:
+        return self._tx.closed
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.closed:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.rollback()
+
+
+def _merge(parameters: Parameters, extra: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    if not extra:
+        return None if parameters is None else dict(parameters)
+    merged = dict(parameters or {})
+    merged.update(extra)
+    return merged
+
+
+class Database:
+    """A Plexus database: a folder on disk, or :meth:`in_memory`.
+
+    ``graph`` names the graph that queries and imports use (``default``);
+    :meth:`graph` gives a handle on another graph of the same database.
+    ``timeout`` (seconds) and ``memory_limit`` (bytes) are every query's
+    defaults.
+    """
+
+    def __init__(
+        self,
+        path: Union[str, os.PathLike, None],
+        *,
+        create: bool = True,
+        graph: str = DEFAULT_GRAPH,
+        timeout: Optional[float] = None,
+        memory_limit: Optional[int] = None,
+        _native: Optional[_plexus.Database] = None,
+    ):
+        if _native is None:
+            _native = _plexus.Database(None if path is None else os.fspath(path), create, timeout, memory_limit)
+        self._db = _native
+        self._graph = graph
+
+    @classmethod
+    def in_memory(cls, *, timeout: Optional[float] = None, memory_limit: Optional[int] = None) -> "Database":
+        """A new database that lives in memory only."""
+        return cls(None, timeout=timeout, memory_limit=memory_limit)
+
+    @property
+    def path(self) -> Optional[str]:
+        """The database folder (None in memory)."""
+        p = self._db.path
+        return None if p is None else os.fspath(p)
+
+    @property
+    def graph_name(self) -> str:
+        return self._graph
+
+    def graph(self, name: str, *, create: bool = True) -> "Database":
+        """A handle on graph ``name`` of this database (created when missing)."""
+        if create and name not in self._db.graphs():
+            self._db.create_graph(name)
+        return Database(None, graph=name, _native=self._db)
+
+    def graphs(self) -> List[str]:
+        """The names of the database's graphs."""
+        return self._db.graphs()
+
+    def drop_graph(self, name: str) -> None:
+        self._db.drop_graph(name)
+
+    def query(self, text: str, parameters: Parameters = None, *, timeout: Optional[float] = None, **params: Any) -> Result:
+        """Runs an auto-commit Cypher query. Parameters come as a dict or as
+        keywords: ``db.query("MATCH (n {id: $id}) RETURN n", id=7)``."""
+        return Result(self._db.query(self._graph, text, _merge(parameters, params), timeout))
+
+    def transaction(self) -> Transaction:
+        """Opens an explicit transaction (use it in a ``with`` block)."""
+        return Transaction(self._db.begin(self._graph))
+
+    def import_data(
+        self,
+        nodes: Any = None,
+        edges: Any = None,
+        *,
+        upsert: bool = False,
+        progress: Progress = None,
+    ) -> Dict[str, int]:
+        """Loads nodes and edges as one commit.
+
+        ``nodes`` and ``edges`` are each a table, a list of tables, or a dict
+        of label (or relationship type) to table. A table is a pyarrow Table
+        or RecordBatchReader, a Polars or pandas DataFrame, or a file path
+        (CSV, JSON lines, Parquet or Arrow IPC). Node tables have an ``id``
+        column (and optionally ``label``/``labels``); edge tables have
+        ``src``, ``dst`` and, unless named by the dict, ``type``; every other
+        column is a property.
+
+        Into an empty graph this takes the bulk path; ``upsert=True``
+        merges into a graph with data (nodes by id are created or updated).
+        ``progress=True`` shows a progress bar (tqdm when installed), or
+        pass a callable taking the rows read so far. Returns the counts.
+        """
+        node_list = _inputs(nodes)
+        edge_list = _inputs(edges)
+        everything = node_list + edge_list
+        files = [isinstance(t, (str, os.PathLike)) for _, t in everything]
+        callback, close = _progress(progress, _total_rows(everything))
+        try:
+            if all(files) and everything:
+                spec = lambda items: [(f"{n}={os.fspath(t)}" if n else os.fspath(t)) for n, t in items]
+                return self._db.import_files(self._graph, spec(node_list), spec(edge_list), upsert, callback)
+            if any(files):
+                raise TypeError("import_data takes either files or in-memory tables in one call, not both")
+            return self._db.import_arrow(
+                self._graph,
+                [(n, _arrow_source(t)) for n, t in node_list],
+                [(n, _arrow_source(t)) for n, t in edge_list],
+                upsert,
+                callback,
+            )
+        finally:
+            close()
+
+    # ---- traversal and sampling (by node id, on one snapshot per call) ----
+
+    def neighbors(self, node: str, *, direction: str = "out", types: Optional[Sequence[str]] = None) -> List[str]:
+        """The ids of the nodes one hop from ``node`` (``direction`` is
+        ``"out"``, ``"in"`` or ``"both"``; ``types`` limits relationship types)."""
+        return self._db.neighbors(self._graph, node, direction, _types(types))
+
+    def degree(self, node: str, *, direction: str = "out", types: Optional[Sequence[str]] = None) -> int:
+        """How many relationships ``node`` has that way (read from counters)."""
+        return self._db.degree(self._graph, node, direction, _types(types))
+
+    def bfs(
+        self, node: str, max_depth: int, *, direction: str = "out", types: Optional[Sequence[str]] = None
+    ) -> List[Tuple[str, int]]:
+        """``(id, hops)`` of every node within ``max_depth`` hops, breadth
+        first, ``node`` itself first at 0."""
+        return self._db.bfs(self._graph, node, max_depth, direction, _types(types))
+
+    def shortest_path(
+        self,
+        source: str,
+        target: str,
+        *,
+        direction: str = "out",
+        types: Optional[Sequence[str]] = None,
+        max_depth: Optional[int] = None,
+    ) -> Optional[List[str]]:
+        """The node ids of one shortest path (bidirectional BFS), or None."""
+        return self._db.shortest_path(self._graph, source, target, direction, _types(types), max_depth)
+
+    def sample_neighbors(
+        self,
+        nodes: Sequence[str],
+        k: int,
+        *,
+        direction: str = "out",
+        types: Optional[Sequence[str]] = None,
+        mode: str = "uniform",
+        seed: int = 0,
+    ) -> List[List[str]]:
+        """Up to ``k`` neighbours of each node. ``mode``: ``uniform`` (without
+        replacement), ``with_replacement``, ``unique`` (parallel edges once)
+        or ``weighted:<property>``. The same ``seed`` gives the same sample."""
+        return self._db.sample_neighbors(self._graph, list(nodes), k, direction, _types(types), mode, seed)
+
+    def random_walks(
+        self,
+        nodes: Sequence[str],
+        length: int,
+        *,
+        direction: str = "out",
+        types: Optional[Sequence[str]] = None,
+        p: float = 1.0,
+        q: float = 1.0,
+        seed: int = 0,
+    ) -> List[List[str]]:
+        """A walk of up to ``length`` steps from each node; ``p`` and ``q``
+        bias it as node2vec does (1 and 1: uniform)."""
+        return self._db.random_walks(self._graph, list(nodes), length, direction, _types(types), p, q, seed)
+
+    def sample_layers(
+        self,
+        seeds: Sequence[str],
+        fanouts: Sequence[int],
+        *,
+        direction: str = "out",
+        types: Optional[Sequence[str]] = None,
+        seed: int = 0,
+    ) -> List[Tuple[List[str], List[Tuple[str, str]]]]:
+        """GraphSAGE-style minibatch sampling: layer 0 is ``seeds``; layer
+        ``i+1`` samples up to ``fanouts[i]`` relationships of each node of
+        layer ``i``. Each layer is ``(new node ids, [(from, to), …])``."""
+        return self._db.sample_layers(self._graph, list(seeds), list(fanouts), direction, _types(types), seed)
+
+    def close(self) -> None:
+        """Drops this handle; the database closes when no handle or result holds it."""
+        self._db = None  # type: ignore[assignment]
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = self.path or "memory"
+        return f"<plexus.Database {where} graph={self._graph!r}>"
+
+
+def _types(types: Optional[Sequence[str]]) -> Optional[List[str]]:
+    if isinstance(types, str):
+        return [types]
+    return None if types is None else list(types)
+
+
+def _inputs(spec: Any) -> List[Tuple[Optional[str], Any]]:
+    if spec is None:
+        return []
+    if isinstance(spec, Mapping):
+        return [(str(k), v) for k, v in spec.items()]
+    if isinstance(spec, (list, tuple)):
+        return [(None, t) for t in spec]
+    return [(None, spec)]
+
+
+def _arrow_source(table: Any) -> Any:
+    """Something with ``__arrow_c_stream__`` for a table-like object."""
+    if hasattr(table, "__arrow_c_stream__") and not _is_pandas(table):
+        return table
+    if _is_pandas(table):
+        import pyarrow as pa
+
+        return pa.Table.from_pandas(table, preserve_index=False)
+    if type(table).__name__ == "RecordBatch":
+        import pyarrow as pa
+
+        return pa.Table.from_batches([table])
+    raise TypeError(
+        f"a {type(table).__name__} is not a table: pass a pyarrow Table, a Polars or pandas DataFrame, or a file path"
+    )
+
+
+def _is_pandas(table: Any) -> bool:
+    return type(table).__module__.startswith("pandas.")
+
+
+def _total_rows(items: Sequence[Tuple[Optional[str], Any]]) -> Optional[int]:
+    total = 0
+    for _, t in items:
+        n = getattr(t, "num_rows", None)
+        if n is None:
+            n = getattr(t, "height", None)
+        if n is None and _is_pandas(t):
+            n = len(t)
+        if not isinstance(n, int):
+            return None
+        total += n
+    return total
+
+
+def _progress(progress: Progress, total: Optional[int]) -> Tuple[Optional[Callable[[int], Any]], Callable[[], None]]:
+    """A row-count callback and a function that ends the display."""
+    if progress is None or progress is False:
+        return None, lambda: None
+    if callable(progress) and progress is not True:
+        return progress, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        last = [0]
+
+        def show(rows: int) -> None:
+            last[0] = rows
+            of = f" of {total:,}" if total else ""
+            print(f"\rplexus import: {rows:,}{of} rows", end="", file=sys.stderr, flush=True)
+
+        return show, lambda: print(file=sys.stderr) if last[0] else None
+    bar = tqdm(total=total, unit=" rows", desc="plexus import")
+
+    def update(rows: int) -> None:
+        bar.update(rows - bar.n)
+
+    return update, bar.close

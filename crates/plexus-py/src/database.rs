@@ -1,0 +1,533 @@
+//! `_plexus.Database`, `_plexus.Cursor` and `_plexus.Transaction`: the
+//! facade's database, session cursors and explicit transactions. The GIL
+//! is released whenever Plexus works; Python objects are made only after.
+
+use crate::arrow::{read_stream, ArrowStream};
+use crate::convert::{params, to_py};
+use crate::errors;
+use crate::graph::{sample_mode, Fail, Snapshot, Way};
+use plexus::algo::WalkBias;
+use plexus::ingest::{BatchInput, ImportOptions, ImportReport, Input};
+use plexus::{Options, QueryOptions};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Rows pulled from the engine per round trip out of Python.
+const FETCH_ROWS: usize = 1024;
+
+fn lock<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
+    m.lock()
+        .map_err(|_| PyRuntimeError::new_err("an earlier call panicked while holding this object"))
+}
+
+fn seconds(t: Option<f64>, what: &str) -> PyResult<Option<Duration>> {
+    t.map(|s| {
+        Duration::try_from_secs_f64(s).map_err(|_| {
+            PyValueError::new_err(format!("{what} must be a non-negative number of seconds"))
+        })
+    })
+    .transpose()
+}
+
+/// A query's parameters and options from its Python arguments.
+fn run_args(
+    parameters: Option<Bound<'_, PyAny>>,
+    timeout: Option<f64>,
+) -> PyResult<(plexus::Params, QueryOptions)> {
+    let opts = QueryOptions {
+        timeout: seconds(timeout, "timeout")?,
+        ..QueryOptions::default()
+    };
+    Ok((params(parameters.as_ref())?, opts))
+}
+
+/// A Plexus database: a folder on disk, or in memory.
+#[pyclass(frozen, module = "plexus._plexus", name = "Database")]
+pub struct Database {
+    pub db: plexus::Database,
+}
+
+#[pymethods]
+impl Database {
+    /// Opens the database at `path` (created when missing and `create`);
+    /// `path=None` is a new database in memory.
+    #[new]
+    #[pyo3(signature = (path=None, create=true, timeout=None, memory_limit=None))]
+    fn new(
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        create: bool,
+        timeout: Option<f64>,
+        memory_limit: Option<usize>,
+    ) -> PyResult<Database> {
+        let mut opts = Options {
+            query_timeout: seconds(timeout, "timeout")?,
+            ..Options::default()
+        };
+        if memory_limit.is_some() {
+            opts.query_memory_limit = memory_limit;
+        }
+        let db = py
+            .detach(|| match path {
+                None => plexus::Database::in_memory_with(opts),
+                Some(p) if create => plexus::Database::open_or_create(p, opts),
+                Some(p) => plexus::Database::open(p, opts),
+            })
+            .map_err(errors::to_py)?;
+        Ok(Database { db })
+    }
+
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.db.path().map(PathBuf::from)
+    }
+
+    fn graphs(&self) -> Vec<String> {
+        self.db.graphs()
+    }
+
+    fn create_graph(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        py.detach(|| self.db.create_graph(name))
+            .map_err(errors::to_py)
+    }
+
+    fn drop_graph(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        py.detach(|| self.db.drop_graph(name))
+            .map_err(errors::to_py)
+    }
+
+    /// Runs an auto-commit query; its rows stream while they are pulled.
+    #[pyo3(signature = (graph, text, parameters=None, timeout=None))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        text: &str,
+        parameters: Option<Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+    ) -> PyResult<Cursor> {
+        let (params, opts) = run_args(parameters, timeout)?;
+        let cursor = py
+            .detach(|| self.db.session(graph)?.stream(text, &params, &opts))
+            .map_err(errors::to_py)?;
+        Ok(Cursor::new(cursor))
+    }
+
+    /// Opens an explicit transaction on `graph`.
+    fn begin(&self, py: Python<'_>, graph: &str) -> PyResult<Transaction> {
+        let tx = py
+            .detach(|| self.db.session(graph)?.begin())
+            .map_err(errors::to_py)?;
+        Ok(Transaction {
+            tx: Mutex::new(Some(tx)),
+        })
+    }
+
+    /// Loads Arrow data: `nodes` and `edges` are lists of `(label or type
+    /// or None, Arrow stream object)`. Into an empty graph by the bulk
+    /// path; with `upsert`, merged into a graph that may hold data.
+    #[pyo3(signature = (graph, nodes, edges, upsert=false, progress=None))]
+    fn import_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        graph: &str,
+        nodes: Vec<(Option<String>, Bound<'py, PyAny>)>,
+        edges: Vec<(Option<String>, Bound<'py, PyAny>)>,
+        upsert: bool,
+        progress: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let inputs = |list: Vec<(Option<String>, Bound<'py, PyAny>)>, what: &str| {
+            list.into_iter()
+                .enumerate()
+                .map(|(i, (name, obj))| {
+                    Ok(BatchInput {
+                        name,
+                        batches: read_stream(&obj, &format!("{what} #{}", i + 1))?,
+                    })
+                })
+                .collect::<PyResult<Vec<_>>>()
+        };
+        let (nodes, edges) = (inputs(nodes, "nodes")?, inputs(edges, "edges")?);
+        let report = with_progress(py, progress, |tick| {
+            if upsert {
+                self.db
+                    .upsert_batches(graph, nodes, edges, &ImportOptions::default(), tick, None)
+            } else {
+                self.db.import_batches(graph, nodes, edges, tick)
+            }
+        })?;
+        report_dict(py, &report)
+    }
+
+    /// Imports files (CSV, JSON lines, Parquet, Arrow IPC; the format by
+    /// extension). A name is `label=path` or `path` as on the command line.
+    #[pyo3(signature = (graph, nodes, edges, upsert=false, progress=None))]
+    fn import_files<'py>(
+        &self,
+        py: Python<'py>,
+        graph: &str,
+        nodes: Vec<String>,
+        edges: Vec<String>,
+        upsert: bool,
+        progress: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let nodes: Vec<Input> = nodes.iter().map(|s| Input::parse(s)).collect();
+        let edges: Vec<Input> = edges.iter().map(|s| Input::parse(s)).collect();
+        let opts = ImportOptions::default();
+        let report = with_progress(py, progress, |tick| {
+            if upsert {
+                self.db
+                    .import_upsert(graph, &nodes, &edges, &opts, tick, None)
+            } else {
+                self.db.import(graph, &nodes, &edges, &opts, tick, None)
+            }
+        })?;
+        report_dict(py, &report)
+    }
+
+    /// The ids of the nodes one hop from `node`.
+    #[pyo3(signature = (graph, node, direction="out", types=None))]
+    fn neighbors(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        node: &str,
+        direction: &str,
+        types: Option<Vec<String>>,
+    ) -> PyResult<Vec<String>> {
+        let way = Way::new(direction, types)?;
+        traverse(py, &self.db, graph, |s| s.neighbors(node, &way))
+    }
+
+    /// How many relationships `node` has that way (from the counters).
+    #[pyo3(signature = (graph, node, direction="out", types=None))]
+    fn degree(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        node: &str,
+        direction: &str,
+        types: Option<Vec<String>>,
+    ) -> PyResult<u64> {
+        let way = Way::new(direction, types)?;
+        traverse(py, &self.db, graph, |s| s.degree(node, &way))
+    }
+
+    /// `(id, hops)` of every node within `max_depth` hops, breadth first.
+    #[pyo3(signature = (graph, node, max_depth, direction="out", types=None))]
+    fn bfs(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        node: &str,
+        max_depth: u32,
+        direction: &str,
+        types: Option<Vec<String>>,
+    ) -> PyResult<Vec<(String, u32)>> {
+        let way = Way::new(direction, types)?;
+        traverse(py, &self.db, graph, |s| s.bfs(node, max_depth, &way))
+    }
+
+    /// The node ids of one shortest path, or None.
+    #[pyo3(signature = (graph, source, target, direction="out", types=None, max_depth=None))]
+    #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
+    fn shortest_path(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        source: &str,
+        target: &str,
+        direction: &str,
+        types: Option<Vec<String>>,
+        max_depth: Option<u32>,
+    ) -> PyResult<Option<Vec<String>>> {
+        let way = Way::new(direction, types)?;
+        traverse(py, &self.db, graph, |s| {
+            s.shortest_path(source, target, &way, max_depth)
+        })
+    }
+
+    /// Up to `k` sampled neighbours of each node, reproducible by `seed`.
+    #[pyo3(signature = (graph, nodes, k, direction="out", types=None, mode="uniform", seed=0))]
+    #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
+    fn sample_neighbors(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        nodes: Vec<String>,
+        k: usize,
+        direction: &str,
+        types: Option<Vec<String>>,
+        mode: &str,
+        seed: u64,
+    ) -> PyResult<Vec<Vec<String>>> {
+        let way = Way::new(direction, types)?;
+        let mode = sample_mode(mode)?;
+        traverse(py, &self.db, graph, |s| {
+            s.sample_neighbors(&nodes, k, &way, &mode, seed)
+        })
+    }
+
+    /// A random walk of up to `length` steps from each node (node2vec with
+    /// `p`, `q`), reproducible by `seed`.
+    #[pyo3(signature = (graph, nodes, length, direction="out", types=None, p=1.0, q=1.0, seed=0))]
+    #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
+    fn random_walks(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        nodes: Vec<String>,
+        length: usize,
+        direction: &str,
+        types: Option<Vec<String>>,
+        p: f64,
+        q: f64,
+        seed: u64,
+    ) -> PyResult<Vec<Vec<String>>> {
+        let way = Way::new(direction, types)?;
+        let bias = WalkBias { p, q };
+        traverse(py, &self.db, graph, |s| {
+            s.random_walks(&nodes, length, &way, bias, seed)
+        })
+    }
+
+    /// Layer-wise neighbourhood sampling for a GNN minibatch.
+    #[pyo3(signature = (graph, seeds, fanouts, direction="out", types=None, seed=0))]
+    #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
+    #[expect(clippy::type_complexity, reason = "the Python return shape")]
+    fn sample_layers(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        seeds: Vec<String>,
+        fanouts: Vec<usize>,
+        direction: &str,
+        types: Option<Vec<String>>,
+        seed: u64,
+    ) -> PyResult<Vec<(Vec<String>, Vec<(String, String)>)>> {
+        let way = Way::new(direction, types)?;
+        traverse(py, &self.db, graph, |s| {
+            s.sample_layers(&seeds, &fanouts, &way, seed)
+        })
+    }
+}
+
+/// One traversal on a fresh snapshot of `graph`, without the GIL.
+fn traverse<T: Send>(
+    py: Python<'_>,
+    db: &plexus::Database,
+    graph: &str,
+    f: impl FnOnce(&Snapshot) -> Result<T, Fail> + Send,
+) -> PyResult<T> {
+    Ok(py.detach(|| f(&Snapshot::open(db, graph)?))?)
+}
+
+/// Runs an import without the GIL; `progress(rows)` is called from this
+/// thread, briefly taking the GIL, whenever the importer reports.
+fn with_progress<'py>(
+    py: Python<'py>,
+    progress: Option<Bound<'py, PyAny>>,
+    run: impl FnOnce(&mut dyn FnMut(u64)) -> Result<ImportReport, plexus::ingest::IngestError> + Send,
+) -> PyResult<ImportReport> {
+    let callback = progress.map(Bound::unbind);
+    let failed: Mutex<Option<PyErr>> = Mutex::new(None);
+    let result = py.detach(|| {
+        let mut tick = |rows: u64| {
+            if let Some(cb) = &callback {
+                Python::attach(|py| {
+                    if let Err(e) = cb.call1(py, (rows,)) {
+                        if let Ok(mut f) = failed.lock() {
+                            f.get_or_insert(e);
+                        }
+                    }
+                });
+            }
+        };
+        run(&mut tick)
+    });
+    if let Some(e) = lock(&failed)?.take() {
+        return Err(e);
+    }
+    result.map_err(errors::ingest)
+}
+
+fn report_dict<'py>(py: Python<'py>, r: &ImportReport) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("nodes", r.nodes)?;
+    d.set_item("edges", r.edges)?;
+    d.set_item("skipped", r.skipped)?;
+    Ok(d)
+}
+
+struct CursorState {
+    cursor: Option<plexus::Cursor>,
+    buffer: VecDeque<Vec<plexus::Value>>,
+    summary: Option<plexus::Summary>,
+}
+
+/// The rows of one query, pulled in batches.
+#[pyclass(frozen, module = "plexus._plexus", name = "Cursor")]
+pub struct Cursor {
+    columns: Vec<String>,
+    state: Mutex<CursorState>,
+}
+
+impl Cursor {
+    fn new(cursor: plexus::Cursor) -> Cursor {
+        Cursor {
+            columns: cursor.columns().to_vec(),
+            state: Mutex::new(CursorState {
+                cursor: Some(cursor),
+                buffer: VecDeque::new(),
+                summary: None,
+            }),
+        }
+    }
+
+    /// Up to `n` rows, pulled without the GIL.
+    fn pull(&self, py: Python<'_>, n: usize) -> PyResult<Vec<Vec<plexus::Value>>> {
+        py.detach(|| -> PyResult<_> {
+            let mut s = lock(&self.state)?;
+            let mut out: Vec<Vec<plexus::Value>> = Vec::with_capacity(n.min(FETCH_ROWS));
+            while out.len() < n {
+                if let Some(row) = s.buffer.pop_front() {
+                    out.push(row);
+                    continue;
+                }
+                let Some(c) = s.cursor.as_mut() else { break };
+                let rows = c.fetch(FETCH_ROWS).map_err(errors::to_py)?;
+                if rows.is_empty() {
+                    finish(&mut s);
+                    break;
+                }
+                s.buffer.extend(rows);
+            }
+            Ok(out)
+        })
+    }
+}
+
+/// Ends a drained cursor, keeping its summary.
+fn finish(s: &mut CursorState) {
+    if let Some(c) = s.cursor.take() {
+        s.summary = c.consume().ok();
+    }
+}
+
+#[pymethods]
+impl Cursor {
+    #[getter]
+    fn columns(&self) -> Vec<String> {
+        self.columns.clone()
+    }
+
+    /// Up to `n` more rows as tuples (an empty list at the end).
+    fn fetch<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+        let rows = self.pull(py, n)?;
+        let out = PyList::empty(py);
+        for row in rows {
+            let items: Vec<Bound<'py, PyAny>> =
+                row.iter().map(|v| to_py(py, v)).collect::<PyResult<_>>()?;
+            out.append(PyTuple::new(py, items)?)?;
+        }
+        Ok(out)
+    }
+
+    /// The rest of the rows as an Arrow stream.
+    fn arrow(&self, py: Python<'_>) -> PyResult<ArrowStream> {
+        let (schema, batches) = py.detach(|| -> PyResult<_> {
+            let mut s = lock(&self.state)?;
+            let mut rows: Vec<Vec<plexus::Value>> = s.buffer.drain(..).collect();
+            if let Some(c) = s.cursor.as_mut() {
+                while let Some(row) = c.next_row().map_err(errors::to_py)? {
+                    rows.push(row);
+                }
+            }
+            finish(&mut s);
+            plexus::arrow::to_record_batches(&self.columns, &rows).map_err(errors::to_py)
+        })?;
+        Ok(ArrowStream::new(schema, batches))
+    }
+
+    /// Drops the rows not pulled (a streaming query stops) and returns the
+    /// summary: `rows`, `elapsed` seconds, `kind`, and the write counters.
+    fn consume<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let summary = py.detach(|| -> PyResult<_> {
+            let mut s = lock(&self.state)?;
+            s.buffer.clear();
+            finish(&mut s);
+            Ok(s.summary.clone())
+        })?;
+        let d = PyDict::new(py);
+        if let Some(sum) = summary {
+            d.set_item("rows", sum.rows)?;
+            d.set_item("elapsed", sum.elapsed.as_secs_f64())?;
+            let kind = match sum.kind {
+                plexus::QueryKind::Read => "read",
+                plexus::QueryKind::Write => "write",
+            };
+            d.set_item("kind", kind)?;
+            for (name, n) in sum.counters.named() {
+                // Bolt's names (`nodes-created`) in Python's spelling.
+                d.set_item(name.replace('-', "_"), n)?;
+            }
+        }
+        Ok(d)
+    }
+}
+
+/// An explicit transaction; rolled back when dropped uncommitted.
+#[pyclass(frozen, module = "plexus._plexus", name = "Transaction")]
+pub struct Transaction {
+    tx: Mutex<Option<plexus::Transaction>>,
+}
+
+#[pymethods]
+impl Transaction {
+    #[pyo3(signature = (text, parameters=None, timeout=None))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        parameters: Option<Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+    ) -> PyResult<Cursor> {
+        let (params, opts) = run_args(parameters, timeout)?;
+        let cursor = py.detach(|| -> PyResult<_> {
+            let mut g = lock(&self.tx)?;
+            let tx = g
+                .as_mut()
+                .ok_or_else(|| errors::to_py(plexus::Error::TransactionClosed))?;
+            tx.run_with(text, &params, &opts).map_err(errors::to_py)
+        })?;
+        Ok(Cursor::new(cursor))
+    }
+
+    fn commit(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| -> PyResult<_> {
+            let tx = lock(&self.tx)?
+                .take()
+                .ok_or_else(|| errors::to_py(plexus::Error::TransactionClosed))?;
+            tx.commit().map_err(errors::to_py)
+        })
+    }
+
+    fn rollback(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| -> PyResult<_> {
+            if let Some(tx) = lock(&self.tx)?.take() {
+                tx.rollback();
+            }
+            Ok(())
+        })
+    }
+
+    #[getter]
+    fn closed(&self) -> PyResult<bool> {
+        Ok(lock(&self.tx)?.is_none())
+    }
+}

@@ -1,0 +1,29 @@
+//! `plexus._plexus`: the Python module's native half. The public API is
+//! `python/plexus/__init__.py`, a thin layer over these classes that adds
+//! what is easier said in Python (context managers, DataFrame conversions,
+//! progress bars).
+
+mod arrow;
+mod convert;
+mod database;
+mod errors;
+mod graph;
+mod types;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _plexus(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<database::Database>()?;
+    m.add_class::<database::Cursor>()?;
+    m.add_class::<database::Transaction>()?;
+    m.add_class::<arrow::ArrowStream>()?;
+    m.add_class::<types::Node>()?;
+    m.add_class::<types::Relationship>()?;
+    m.add_class::<types::Path>()?;
+    m.add_class::<types::Duration>()?;
+    m.add_class::<types::Temporal>()?;
+    errors::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
