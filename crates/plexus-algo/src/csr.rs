@@ -5,35 +5,70 @@
 //! It records the commit version it reflects; `check_current` refuses a
 //! stale snapshot instead of silently answering from old data.
 
+use crate::buf::Buf;
 use crate::error::{AlgoError, Result};
 use crate::view::{numeric, skip_self_loops, Filter, GraphView, Split, Step, TypeFilter};
 use plexus_storage::{Direction, EdgeId, GraphRead, NodeId, Storage, TypeId};
 use std::collections::HashMap;
 
-/// Neighbour lists of one direction: node `i`'s entries are
-/// `off[i]..off[i+1]`, sorted by type, neighbour and edge.
+/// Neighbour lists of one direction while they are built.
 #[derive(Debug, Default)]
-struct Side {
-    off: Vec<usize>,
+struct SideVecs {
     target: Vec<u32>,
     edge: Vec<u64>,
     rel: Vec<u32>,
 }
 
-impl Side {
-    fn append(&mut self, mut other: Side) {
+impl SideVecs {
+    fn append(&mut self, mut other: SideVecs) {
         self.target.append(&mut other.target);
         self.edge.append(&mut other.edge);
         self.rel.append(&mut other.rel);
     }
+
+    fn freeze(self, counts: &[usize]) -> Side {
+        Side {
+            off: prefix_sums(counts).into(),
+            target: self.target.into(),
+            edge: self.edge.into(),
+            rel: self.rel.into(),
+        }
+    }
+}
+
+/// Neighbour lists of one direction: node `i`'s entries are
+/// `off[i]..off[i+1]` (indexes into the other arrays), sorted by type,
+/// neighbour and edge; `target` holds dense node indexes.
+#[derive(Debug, Default)]
+pub(crate) struct Side {
+    pub(crate) off: Buf<u64>,
+    pub(crate) target: Buf<u32>,
+    pub(crate) edge: Buf<u64>,
+    pub(crate) rel: Buf<u32>,
+}
+
+impl Side {
+    /// The entries of node `i`.
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        // Offsets are validated (non-decreasing, within the arrays) when a
+        // snapshot is built or opened, so they fit in usize.
+        self.off[i] as usize..self.off[i + 1] as usize
+    }
+}
+
+/// The user id of each node, by dense index: `bytes[off[i]..off[i+1]]`.
+#[derive(Debug, Default)]
+pub(crate) struct Keys {
+    pub(crate) off: Buf<u64>,
+    pub(crate) bytes: Buf<u8>,
 }
 
 /// One thread's share of a parallel build.
 struct Chunk {
     /// Index of the chunk's first node.
     first: usize,
-    out: Side,
-    inc: Side,
+    out: SideVecs,
+    inc: SideVecs,
     out_count: Vec<usize>,
     in_count: Vec<usize>,
 }
@@ -41,15 +76,18 @@ struct Chunk {
 /// An immutable in-memory snapshot for heavy traversal and sampling.
 #[derive(Debug)]
 pub struct Csr {
-    graph: String,
-    version: u64,
-    ids: Vec<NodeId>,
+    pub(crate) graph: String,
+    pub(crate) version: u64,
+    /// Internal node ids, ascending: the dense index is the position.
+    pub(crate) ids: Buf<u64>,
     /// Internal id → dense index, when ids are dense enough for a table.
-    table: Option<Vec<u32>>,
-    out: Side,
-    inc: Side,
-    types: HashMap<String, TypeId>,
-    weights: Option<(String, HashMap<u64, f64>)>,
+    pub(crate) table: Option<Vec<u32>>,
+    pub(crate) out: Side,
+    pub(crate) inc: Side,
+    pub(crate) types: HashMap<String, TypeId>,
+    pub(crate) weights: Option<(String, HashMap<u64, f64>)>,
+    /// User ids by dense index, when asked for ([`Csr::with_keys`]).
+    pub(crate) keys: Option<Keys>,
 }
 
 impl Csr {
@@ -68,7 +106,7 @@ impl Csr {
         let mut txns = storage.read_consistent(graph, threads.max(1))?;
         let mut csr = Csr::skeleton(&txns[0])?;
         let (n, parts) = (csr.ids.len(), txns.len());
-        let bound = |k: usize| csr.ids.get(k * n / parts).copied();
+        let bound = |k: usize| csr.ids.get(k * n / parts).map(|i| NodeId(*i));
         let ranges: Vec<(NodeId, Option<NodeId>)> = (0..parts)
             .map(|k| (bound(k).unwrap_or(NodeId(u64::MAX)), bound(k + 1)))
             .collect();
@@ -97,36 +135,32 @@ impl Csr {
 
     /// The node ids and the id → index table, before any adjacency.
     fn skeleton(r: &impl GraphRead) -> Result<Csr> {
-        let ids: Vec<NodeId> = r.nodes().collect::<Result<_, _>>()?;
-        let max = ids.last().map_or(0, |n| n.0);
-        let table = (max < ids.len() as u64 * 4 + 1024).then(|| {
-            let mut t = vec![u32::MAX; max as usize + 1];
-            for (i, n) in ids.iter().enumerate() {
-                t[n.0 as usize] = i as u32;
-            }
-            t
-        });
+        let ids: Vec<u64> = r
+            .nodes()
+            .map(|n| n.map(|n| n.0))
+            .collect::<Result<_, _>>()?;
         Ok(Csr {
             graph: r.graph_name().to_string(),
             version: r.version(),
-            ids,
-            table,
+            table: id_table(&ids),
+            ids: ids.into(),
             out: Side::default(),
             inc: Side::default(),
             types: HashMap::new(),
             weights: None,
+            keys: None,
         })
     }
 
     /// The adjacency of the nodes with ids in `[from, to)`, as two sides
     /// with per-node counts (for the nodes of that range, in order).
     fn scan_chunk(&self, r: &impl GraphRead, from: NodeId, to: Option<NodeId>) -> Result<Chunk> {
-        let first = self.ids.partition_point(|n| *n < from);
-        let last = to.map_or(self.ids.len(), |t| self.ids.partition_point(|n| *n < t));
+        let first = self.ids.partition_point(|n| *n < from.0);
+        let last = to.map_or(self.ids.len(), |t| self.ids.partition_point(|n| *n < t.0));
         let mut c = Chunk {
             first,
-            out: Side::default(),
-            inc: Side::default(),
+            out: SideVecs::default(),
+            inc: SideVecs::default(),
             out_count: vec![0; last - first],
             in_count: vec![0; last - first],
         };
@@ -152,16 +186,17 @@ impl Csr {
             Vec::with_capacity(self.ids.len()),
             Vec::with_capacity(self.ids.len()),
         );
+        let (mut out, mut inc) = (SideVecs::default(), SideVecs::default());
         for c in chunks {
             debug_assert_eq!(c.first, out_count.len());
-            self.out.append(c.out);
-            self.inc.append(c.inc);
+            out.append(c.out);
+            inc.append(c.inc);
             out_count.extend(c.out_count);
             in_count.extend(c.in_count);
         }
-        self.out.off = prefix_sums(&out_count);
-        self.inc.off = prefix_sums(&in_count);
-        let mut seen: Vec<u32> = self.out.rel.clone();
+        self.out = out.freeze(&out_count);
+        self.inc = inc.freeze(&in_count);
+        let mut seen: Vec<u32> = self.out.rel.to_vec();
         seen.sort_unstable();
         seen.dedup();
         for t in seen {
@@ -181,7 +216,7 @@ impl Csr {
     /// (which must see the commit this snapshot reflects).
     pub fn with_weights(mut self, r: &impl GraphRead, weight_key: &str) -> Result<Csr> {
         let mut w = HashMap::with_capacity(self.out.edge.len());
-        for &e in &self.out.edge {
+        for &e in self.out.edge.iter() {
             if let Some(x) = numeric(
                 EdgeId(e),
                 weight_key,
@@ -201,7 +236,7 @@ impl Csr {
                 .copied()
                 .filter(|i| *i != u32::MAX)
                 .map(|i| i as usize),
-            None => self.ids.binary_search(&n).ok(),
+            None => self.ids.binary_search(&n.0).ok(),
         };
         i.ok_or_else(|| {
             AlgoError::BadInput(format!(
@@ -209,6 +244,64 @@ impl Csr {
                 self.graph
             ))
         })
+    }
+
+    /// Adds each node's user id (read through `r`, which must see the
+    /// commit this snapshot reflects), for id maps and saving.
+    pub fn with_keys(mut self, r: &impl GraphRead) -> Result<Csr> {
+        let mut off = Vec::with_capacity(self.ids.len() + 1);
+        let mut bytes = Vec::new();
+        off.push(0u64);
+        for &n in self.ids.iter() {
+            let key = r.node_user_id(NodeId(n))?.unwrap_or_default();
+            bytes.extend_from_slice(key.as_bytes());
+            off.push(bytes.len() as u64);
+        }
+        self.keys = Some(Keys {
+            off: off.into(),
+            bytes: bytes.into(),
+        });
+        Ok(self)
+    }
+
+    /// The user id of the node at dense index `i` (`None` without keys or
+    /// out of range).
+    pub fn key(&self, i: usize) -> Option<&str> {
+        let k = self.keys.as_ref()?;
+        let (a, b) = (*k.off.get(i)? as usize, *k.off.get(i + 1)? as usize);
+        std::str::from_utf8(k.bytes.get(a..b)?).ok()
+    }
+
+    /// The dense index of internal node `n`.
+    pub fn index_of(&self, n: NodeId) -> Result<usize> {
+        self.index(n)
+    }
+
+    /// The internal node id at dense index `i`.
+    pub fn node_at(&self, i: usize) -> Option<NodeId> {
+        self.ids.get(i).map(|n| NodeId(*n))
+    }
+
+    /// The CSR arrays of one direction (`Out` or `In`): per-node offsets
+    /// (`n + 1`), neighbour dense indexes, edge ids and relationship type
+    /// ids. `Both` has no arrays of its own and gives the outgoing ones.
+    pub fn arrays(&self, dir: Direction) -> (&[u64], &[u32], &[u64], &[u32]) {
+        let s = if dir == Direction::In {
+            &self.inc
+        } else {
+            &self.out
+        };
+        (&s.off, &s.target, &s.edge, &s.rel)
+    }
+
+    /// Relationship type names and their ids.
+    pub fn types(&self) -> &HashMap<String, TypeId> {
+        &self.types
+    }
+
+    /// The graph this snapshot was taken of.
+    pub fn graph(&self) -> &str {
+        &self.graph
     }
 
     /// The commit version this snapshot reflects.
@@ -237,15 +330,28 @@ impl Csr {
     }
 }
 
-fn prefix_sums(counts: &[usize]) -> Vec<usize> {
+fn prefix_sums(counts: &[usize]) -> Vec<u64> {
     let mut off = Vec::with_capacity(counts.len() + 1);
-    let mut total = 0;
+    let mut total = 0u64;
     off.push(0);
-    for c in counts {
-        total += c;
+    for &c in counts {
+        total += c as u64;
         off.push(total);
     }
     off
+}
+
+/// The internal id → dense index table, when ids are dense enough for one
+/// (else lookups binary-search the ids).
+pub(crate) fn id_table(ids: &[u64]) -> Option<Vec<u32>> {
+    let max = ids.last().copied().unwrap_or(0);
+    (max < ids.len() as u64 * 4 + 1024).then(|| {
+        let mut t = vec![u32::MAX; max as usize + 1];
+        for (i, n) in ids.iter().enumerate() {
+            t[*n as usize] = i as u32;
+        }
+        t
+    })
 }
 
 impl GraphView for Csr {
@@ -258,7 +364,7 @@ impl GraphView for Csr {
                 (&self.inc, false)
             };
             let start = out.len();
-            for k in side.off[i]..side.off[i + 1] {
+            for k in side.range(i) {
                 let t = TypeId(side.rel[k]);
                 if let TypeFilter::Only(_) = filter.types {
                     if !filter.allows(t) {
@@ -267,7 +373,7 @@ impl GraphView for Csr {
                 }
                 out.push(Step {
                     edge: EdgeId(side.edge[k]),
-                    node: self.ids[side.target[k] as usize],
+                    node: NodeId(self.ids[side.target[k] as usize]),
                     rel_type: t,
                     outgoing,
                 });

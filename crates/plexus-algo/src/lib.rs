@@ -6,7 +6,9 @@
 //! a weight property is asked for. Node ids are internal ids; resolve user
 //! ids with `GraphRead::node_id` first.
 
+mod buf;
 mod csr;
+mod csr_file;
 mod error;
 mod rng;
 mod sample;

@@ -265,6 +265,67 @@ class GestaltQuery(Gestalt):
         }
 
 
+class PlexusPy:
+    """Plexus through its Python module (`import plexus`), as a Python user
+    runs it: the same Parquet or CSV files the peers load, then each
+    workload through the module's call for it (traversal and sampling
+    calls where the module has one, Cypher for the rest)."""
+
+    def __init__(self, job, path):
+        import plexus
+
+        self.m = plexus
+        self.job = job
+        # Relaxed durability, as every engine gets in the benchmark.
+        self.db = plexus.Database(path, durable=False)
+
+    def version(self):
+        return self.m.__version__
+
+    def close(self):
+        self.db.close()
+
+    def load(self):
+        job, d = self.job, self.job["dir"]
+        # A label-less index on the filter property, as the Rust engine has.
+        self.db.create_index(job["filter"][0])
+        if job["format"] == "csv":
+            import pyarrow.csv as pacsv
+
+            read = lambda name: pacsv.read_csv(f"{d}/{name}.csv")
+        else:
+            read = lambda name: f"{d}/{name}.parquet"
+        self.db.import_data(nodes=[read("nodes")], edges={t: read(f"edges_{t}") for t in job["types"]})
+
+    def one(self, q, params=None):
+        return self.db.query(q, params).scalar()
+
+    def workloads(self):
+        db, t = self.db, self.job["typed"]
+        pairs = lambda: zip(self.seeds, self.seeds[1:] + self.seeds[:1])
+        hops = lambda p: len(p) - 1 if p else 0
+        return {
+            "neighbors": lambda: sum(db.degree(s) for s in self.seeds),
+            "typed_neighbors": lambda: sum(db.degree(s, types=[t[0]]) for s in self.seeds),
+            "reach3": lambda: sum(len(db.bfs(s, 3)) - 1 for s in self.seeds),
+            "typed_path2": lambda: sum(db.count_paths(s, t[:2]) for s in self.seeds),
+            "typed_path3": lambda: sum(db.count_paths(s, t[:3]) for s in self.seeds),
+            "count_paths3": lambda: sum(db.count_paths(s, 3) for s in self.seeds),
+            "count_trails3": lambda: sum(db.count_paths(s, 3, semantics="trail") for s in self.seeds),
+            "shortest_path": lambda: sum(hops(db.shortest_path(a, b, max_depth=30)) for a, b in pairs()),
+            "lookup": lambda: sum(self.one("MATCH (a) WHERE elementId(a) = $id RETURN count(*)", {"id": s}) for s in self.seeds),
+            "filter_count": lambda: self.one(f"MATCH (n) WHERE n.{self.job['filter'][0]} = {self.job['filter'][1]} RETURN count(*)"),
+            "filter_count_unindexed": lambda: self.one(f"MATCH (n) WHERE n.{UNINDEXED[0]} = '{UNINDEXED[1]}' RETURN count(*)"),
+            "sample5": lambda: sum(len(x) for x in db.sample_neighbors(self.seeds, 5, types=[t[0]], seed=42)),
+            "star": lambda: db.degree(self.seeds[0], types=[t[0]]),
+            "knows_reach2": lambda: sum(len(db.bfs(s, 2, direction="both", types=[t[0]])) - 1 for s in self.seeds),
+            "knows_shortest": lambda: sum(
+                hops(db.shortest_path(a, b, direction="both", types=[t[0]], max_depth=30))
+                for a, b in zip(self.seeds[0::2], self.seeds[1::2])
+            ),
+        }
+
+
 def insert_over_time(e, engine, ids):
     """Inserts the nodes `ids` one transaction each; the mean cost of one
     insert in each tenth."""
@@ -278,6 +339,8 @@ def insert_over_time(e, engine, ids):
                 from gestaltdb.graphdb import Node
 
                 e.g.put_node(Node(node_id=node_id, labels=("Node",), properties={"grp": i % 100}))
+            elif engine == "plexus-py":
+                e.db.query("CREATE (:Node {id: $id, grp: $g})", {"id": node_id, "g": i % 100}).consume()
             else:
                 e.conn.execute("CREATE (:Node {id: $id, label: 'Node', grp: $g})", {"id": node_id, "g": i % 100})
         out.append((time.perf_counter() - start) / tenth)
@@ -296,6 +359,8 @@ def main():
             return Gestalt(job, path)
         if engine == "gestaltdb-query":
             return GestaltQuery(job, path)
+        if engine == "plexus-py":
+            return PlexusPy(job, path)
         raise SystemExit(f"unknown engine {engine}")
 
     try:

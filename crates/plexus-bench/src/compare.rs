@@ -160,16 +160,18 @@ pub struct CompareOptions {
 
 /// Runs every part on every engine, one engine at a time.
 pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
-    let peers: Vec<&String> = o
-        .engines
-        .iter()
-        .filter(|e| !e.starts_with("plexus"))
-        .collect();
+    let peers: Vec<&String> = o.engines.iter().filter(|e| peers::is_python(e)).collect();
     let python = if peers.is_empty() {
         None
     } else {
         Some(peers::ensure_venv(&o.venv)?)
     };
+    if let Some(python) = python
+        .as_ref()
+        .filter(|_| peers.iter().any(|e| *e == "plexus-py"))
+    {
+        peers::install_plexus_module(python)?;
+    }
     let mut rows = Vec::new();
     for part in parts {
         let g = &*part.gen;

@@ -20,8 +20,77 @@ const PACKAGES: &[&str] = &[
 
 const PEER_SCRIPT: &str = include_str!("../peers/peer.py");
 
-/// `gestaltdb` runs GestaltDB's storage API; `gestaltdb-query` its Cypher `query()`.
-pub const PEERS: &[&str] = &["kuzu", "ladybug", "gestaltdb", "gestaltdb-query"];
+/// `gestaltdb` runs GestaltDB's storage API; `gestaltdb-query` its Cypher
+/// `query()`; `plexus-py` is Plexus through its Python module, run by the
+/// same script as the peers so it pays what they pay.
+pub const PEERS: &[&str] = &[
+    "kuzu",
+    "ladybug",
+    "gestaltdb",
+    "gestaltdb-query",
+    "plexus-py",
+];
+
+/// Runs a command to its end; an error unless it succeeded.
+fn run_ok(cmd: &mut Command) -> Result<(), String> {
+    let st = cmd
+        .status()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    st.success()
+        .then_some(())
+        .ok_or_else(|| format!("{cmd:?} failed ({st})"))
+}
+
+/// Whether `engine` runs in the peers' Python process.
+pub fn is_python(engine: &str) -> bool {
+    !engine.starts_with("plexus") || engine == "plexus-py"
+}
+
+/// Builds the Python module from this tree (release) and installs it into
+/// the virtualenv, so `plexus-py` measures the code being benchmarked.
+pub fn install_plexus_module(python: &Path) -> Result<(), String> {
+    let run = run_ok;
+    let pip = |args: &[&str]| {
+        let mut c = Command::new(python);
+        c.args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(args);
+        c
+    };
+    run(&mut pip(&["maturin==1.16.0"]))?;
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plexus-py/Cargo.toml");
+    let out = std::env::temp_dir().join(format!("plexus-bench-wheel-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    eprintln!("building the plexus Python module (release) ...");
+    run(Command::new(python)
+        .args([
+            "-m",
+            "maturin",
+            "build",
+            "--quiet",
+            "--release",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .arg("--interpreter")
+        .arg(python)
+        .arg("--out")
+        .arg(&out))?;
+    let wheel = std::fs::read_dir(&out)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or("maturin built no wheel")?;
+    let wheel = wheel.to_string_lossy().to_string();
+    run(&mut pip(&["--force-reinstall", "--no-deps", &wheel]))?;
+    let _ = std::fs::remove_dir_all(&out);
+    Ok(())
+}
 
 /// The virtualenv's python, created (and the peers installed) on first use.
 pub fn ensure_venv(dir: &Path) -> Result<PathBuf, String> {
@@ -39,14 +108,7 @@ pub fn ensure_venv_with(dir: &Path, packages: &[&str]) -> Result<PathBuf, String
         "creating the peers' virtualenv in {} (first use only) ...",
         dir.display()
     );
-    let run = |cmd: &mut Command| -> Result<(), String> {
-        let st = cmd
-            .status()
-            .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-        st.success()
-            .then_some(())
-            .ok_or_else(|| format!("{cmd:?} failed ({st})"))
-    };
+    let run = run_ok;
     run(Command::new("python3").args(["-m", "venv"]).arg(dir))?;
     run(Command::new(&python)
         .args([

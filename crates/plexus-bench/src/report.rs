@@ -43,25 +43,26 @@ pub fn speedup_of(by_engine: &BTreeMap<String, &Row>, ours: &str) -> Option<(f64
     Some((best / p.max(1e-12), name))
 }
 
-/// A markdown table: medians per engine, and Plexus's speed-up over the best peer.
+/// A markdown table: medians per engine, and each Plexus engine's speed-up
+/// over the best peer (`plexus`, and `plexus-cypher` and `plexus-py` when run).
 pub fn markdown(rows: &[Row], engines: &[String]) -> String {
     let mut s = String::new();
-    let cypher = engines.iter().any(|e| e == "plexus-cypher");
+    let ours: Vec<&str> = ["plexus", "plexus-cypher", "plexus-py"]
+        .into_iter()
+        .filter(|o| *o == "plexus" || engines.iter().any(|e| e == o))
+        .collect();
+    let heads: Vec<String> = ours.iter().map(|o| format!("best peer ÷ {o}")).collect();
     let _ = writeln!(
         s,
-        "| graph | workload | count | {} | best peer ÷ plexus |{}",
+        "| graph | workload | count | {} | {} |",
         engines.join(" | "),
-        if cypher {
-            " best peer ÷ plexus-cypher |"
-        } else {
-            ""
-        }
+        heads.join(" | ")
     );
     let _ = writeln!(
         s,
-        "|---|---|---|{}---|{}",
+        "|---|---|---|{}{}",
         "---|".repeat(engines.len()),
-        if cypher { "---|" } else { "" }
+        "---|".repeat(ours.len())
     );
     for ((graph, w), by) in grouped(rows) {
         let count = by
@@ -77,19 +78,17 @@ pub fn markdown(rows: &[Row], engines: &[String]) -> String {
                 None => "—".into(),
             })
             .collect();
-        let ratio = |ours| {
-            speedup_of(&by, ours).map_or("—".into(), |(x, peer)| format!("{x:.1}× ({peer})"))
-        };
+        let ratios: Vec<String> = ours
+            .iter()
+            .map(|o| {
+                speedup_of(&by, o).map_or("—".into(), |(x, peer)| format!("{x:.1}× ({peer})"))
+            })
+            .collect();
         let _ = writeln!(
             s,
-            "| {graph} | {w} | {count} | {} | {} |{}",
+            "| {graph} | {w} | {count} | {} | {} |",
             cells.join(" | "),
-            ratio("plexus"),
-            if cypher {
-                format!(" {} |", ratio("plexus-cypher"))
-            } else {
-                String::new()
-            }
+            ratios.join(" | ")
         );
     }
     s

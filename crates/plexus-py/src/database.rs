@@ -5,7 +5,7 @@
 use crate::arrow::{read_stream, ArrowStream};
 use crate::convert::{params, to_py};
 use crate::errors;
-use crate::graph::{sample_mode, Fail, Snapshot, Way};
+use crate::graph::{path_semantics, sample_mode, Fail, Snapshot, Way};
 use plexus::algo::WalkBias;
 use plexus::ingest::{BatchInput, ImportOptions, ImportReport, Input};
 use plexus::{Options, QueryOptions};
@@ -57,16 +57,18 @@ impl Database {
     /// Opens the database at `path` (created when missing and `create`);
     /// `path=None` is a new database in memory.
     #[new]
-    #[pyo3(signature = (path=None, create=true, timeout=None, memory_limit=None))]
+    #[pyo3(signature = (path=None, create=true, timeout=None, memory_limit=None, durable=true))]
     fn new(
         py: Python<'_>,
         path: Option<PathBuf>,
         create: bool,
         timeout: Option<f64>,
         memory_limit: Option<usize>,
+        durable: bool,
     ) -> PyResult<Database> {
         let mut opts = Options {
             query_timeout: seconds(timeout, "timeout")?,
+            durable,
             ..Options::default()
         };
         if memory_limit.is_some() {
@@ -99,6 +101,27 @@ impl Database {
     fn drop_graph(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         py.detach(|| self.db.drop_graph(name))
             .map_err(errors::to_py)
+    }
+
+    /// A property index on `key`, of nodes with `label` or (None) of every
+    /// node; filled from the nodes there are.
+    #[pyo3(signature = (graph, key, label=None))]
+    fn create_index(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        key: &str,
+        label: Option<String>,
+    ) -> PyResult<()> {
+        py.detach(|| -> plexus::Result<()> {
+            let mut t = self.db.write(graph)?;
+            t.create_index(plexus::IndexSpec {
+                label,
+                ..plexus::IndexSpec::property("", key)
+            })?;
+            Ok(t.commit()?)
+        })
+        .map_err(errors::to_py)
     }
 
     /// Runs an auto-commit query; its rows stream while they are pulled.
@@ -250,6 +273,35 @@ impl Database {
         traverse(py, &self.db, graph, |s| {
             s.shortest_path(source, target, &way, max_depth)
         })
+    }
+
+    /// A CSR snapshot of `graph` with each node's user id.
+    fn snapshot(&self, py: Python<'_>, graph: &str) -> PyResult<crate::snapshot::Snapshot> {
+        let csr = py.detach(|| -> Result<_, Fail> {
+            let r = self.db.read(graph)?;
+            Ok(plexus::algo::Csr::build(&r)?.with_keys(&r)?)
+        })?;
+        Ok(crate::snapshot::Snapshot::new(csr))
+    }
+
+    /// How many paths from `node` follow `hops` (each hop: the types it may
+    /// take, or None for any), as walks or as trails (no edge twice).
+    #[pyo3(signature = (graph, node, hops, direction="out", semantics="walk"))]
+    fn count_paths(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        node: &str,
+        hops: Vec<Option<Vec<String>>>,
+        direction: &str,
+        semantics: &str,
+    ) -> PyResult<u64> {
+        let ways = hops
+            .into_iter()
+            .map(|types| Way::new(direction, types))
+            .collect::<PyResult<Vec<_>>>()?;
+        let sem = path_semantics(semantics)?;
+        traverse(py, &self.db, graph, |s| s.count_paths(node, &ways, sem))
     }
 
     /// Up to `k` sampled neighbours of each node, reproducible by `seed`.

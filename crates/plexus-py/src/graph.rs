@@ -2,7 +2,7 @@
 //! reads one snapshot of the graph without the GIL and answers in ids.
 
 use crate::errors;
-use plexus::algo::{self, Filter, Rng, SampleMode, StoreView, WalkBias};
+use plexus::algo::{self, Filter, Hop, PathSemantics, Rng, SampleMode, StoreView, WalkBias};
 use plexus::{Direction, GraphRead, NodeId, ReadTxn};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
@@ -32,6 +32,11 @@ impl Way {
     }
 
     fn filter(&self, view: &StoreView<'_, ReadTxn>) -> Filter {
+        self.filter_of(view)
+    }
+
+    /// The filter over any view (type names resolve to its type ids).
+    pub fn filter_of(&self, view: &impl algo::GraphView) -> Filter {
         let names: Vec<&str> = self.types.iter().map(String::as_str).collect();
         Filter::new(view, self.dir, &names)
     }
@@ -133,6 +138,12 @@ impl Snapshot {
             .into_iter()
             .map(|(n, d)| Ok((self.key(n)?, d)))
             .collect()
+    }
+
+    pub fn count_paths(&self, id: &str, hops: &[Way], sem: PathSemantics) -> Result<u64, Fail> {
+        let view = self.view();
+        let hops: Vec<Hop> = hops.iter().map(|w| Hop::new(w.filter(&view))).collect();
+        Ok(algo::count_paths(&view, self.node(id)?, &hops, sem)?)
     }
 
     pub fn shortest_path(
@@ -246,4 +257,15 @@ pub fn sample_mode(name: &str) -> PyResult<SampleMode> {
             )))
         }
     })
+}
+
+/// Path semantics by name: `walk` (an edge may repeat) or `trail`.
+pub fn path_semantics(name: &str) -> PyResult<PathSemantics> {
+    match name {
+        "walk" => Ok(PathSemantics::Walk),
+        "trail" => Ok(PathSemantics::Trail),
+        other => Err(PyValueError::new_err(format!(
+            "semantics must be 'walk' or 'trail', not {other:?}"
+        ))),
+    }
 }

@@ -8,6 +8,7 @@ mod convert;
 mod database;
 mod errors;
 mod graph;
+mod snapshot;
 mod types;
 
 use pyo3::prelude::*;
@@ -18,6 +19,8 @@ fn _plexus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<database::Cursor>()?;
     m.add_class::<database::Transaction>()?;
     m.add_class::<arrow::ArrowStream>()?;
+    m.add_class::<snapshot::Snapshot>()?;
+    m.add_class::<snapshot::NdArray>()?;
     m.add_class::<types::Node>()?;
     m.add_class::<types::Relationship>()?;
     m.add_class::<types::Path>()?;

@@ -46,6 +46,28 @@ def test_bfs_and_shortest_paths(chain):
     assert hops == 3
 
 
+def test_paths_are_counted_as_walks_or_trails(chain):
+    assert chain.count_paths("a", ["NEXT", "NEXT"]) == 1
+    assert chain.count_paths("a", 2) == 2  # a→b→c, a→c→d
+    assert chain.count_paths("a", [["NEXT", "SKIP"], "NEXT"]) == 2
+    # d–c–b, d–c–a, and d–c–d back over the same relationship: a walk, not a trail.
+    assert chain.count_paths("d", 2, direction="both") == 3
+    trails = chain.count_paths("d", 2, direction="both", semantics="trail")
+    assert trails == 2
+    assert trails == chain.query(
+        "MATCH (d) WHERE elementId(d) = 'd' MATCH (d)-[]-()-[]-() RETURN count(*)"
+    ).scalar()
+    with pytest.raises(ValueError, match="semantics"):
+        chain.count_paths("a", 1, semantics="tour")
+
+
+def test_a_label_less_index_answers_filters(db):
+    db.create_index("grp")
+    db.query("UNWIND range(1, 50) AS i CREATE (:A {grp: i % 5})").consume()
+    assert db.query("MATCH (n) WHERE n.grp = 3 RETURN count(*)").scalar() == 10
+    assert "grp" in str(db.query("SHOW INDEXES").fetchall())
+
+
 def test_sampling_is_reproducible_by_seed(chain):
     one = chain.sample_neighbors(["h"], 5, seed=7)
     assert one == chain.sample_neighbors(["h"], 5, seed=7)

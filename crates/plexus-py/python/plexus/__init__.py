@@ -44,6 +44,7 @@ __all__ = [
     "Database",
     "Result",
     "Transaction",
+    "Snapshot",
     "Node",
     "Relationship",
     "Path",
@@ -214,7 +215,8 @@ class Database:
     ``graph`` names the graph that queries and imports use (``default``);
     :meth:`graph` gives a handle on another graph of the same database.
     ``timeout`` (seconds) and ``memory_limit`` (bytes) are every query's
-    defaults.
+    defaults. ``durable=False`` skips syncing each commit to disk (faster
+    writes; a crash may lose the last commits, never corrupt the database).
     """
 
     def __init__(
@@ -225,10 +227,12 @@ class Database:
         graph: str = DEFAULT_GRAPH,
         timeout: Optional[float] = None,
         memory_limit: Optional[int] = None,
+        durable: bool = True,
         _native: Optional[_plexus.Database] = None,
     ):
         if _native is None:
-            _native = _plexus.Database(None if path is None else os.fspath(path), create, timeout, memory_limit)
+            where = None if path is None else os.fspath(path)
+            _native = _plexus.Database(where, create, timeout, memory_limit, durable)
         self._db = _native
         self._graph = graph
 
@@ -259,6 +263,11 @@ class Database:
 
     def drop_graph(self, name: str) -> None:
         self._db.drop_graph(name)
+
+    def create_index(self, key: str, *, label: Optional[str] = None) -> None:
+        """A property index on ``key`` for nodes with ``label`` (every node
+        when None); Cypher's ``CREATE INDEX`` makes labelled ones too."""
+        self._db.create_index(self._graph, key, label)
 
     def query(self, text: str, parameters: Parameters = None, *, timeout: Optional[float] = None, **params: Any) -> Result:
         """Runs an auto-commit Cypher query. Parameters come as a dict or as
@@ -331,6 +340,24 @@ class Database:
         first, ``node`` itself first at 0."""
         return self._db.bfs(self._graph, node, max_depth, direction, _types(types))
 
+    def count_paths(
+        self,
+        node: str,
+        hops: Union[int, Sequence[Union[str, Sequence[str], None]]],
+        *,
+        direction: str = "out",
+        semantics: str = "walk",
+    ) -> int:
+        """How many paths leave ``node`` along ``hops`` without building them:
+        ``hops`` is a number of hops of any type, or one entry per hop (a
+        type, a list of types, or None for any). ``semantics="trail"``
+        counts only paths that use no relationship twice (Cypher's)."""
+        if isinstance(hops, int):
+            spec: List[Optional[List[str]]] = [None] * hops
+        else:
+            spec = [_types(h) for h in hops]
+        return self._db.count_paths(self._graph, node, spec, direction, semantics)
+
     def shortest_path(
         self,
         source: str,
@@ -387,6 +414,12 @@ class Database:
         layer ``i``. Each layer is ``(new node ids, [(from, to), …])``."""
         return self._db.sample_layers(self._graph, list(seeds), list(fanouts), direction, _types(types), seed)
 
+    def snapshot(self) -> "Snapshot":
+        """A CSR snapshot of the graph as it is now: NumPy views of its
+        arrays, id maps, and a seeded sampler for minibatches. It does not
+        change with later writes (compare ``snapshot.version``)."""
+        return Snapshot(self._db.snapshot(self._graph))
+
     def close(self) -> None:
         """Drops this handle; the database closes when no handle or result holds it."""
         self._db = None  # type: ignore[assignment]
@@ -400,6 +433,114 @@ class Database:
     def __repr__(self) -> str:
         where = self.path or "memory"
         return f"<plexus.Database {where} graph={self._graph!r}>"
+
+
+def _np():
+    import numpy
+
+    return numpy
+
+
+def _idx(nodes: Any) -> bytes:
+    """Dense node indexes as little-endian int64 bytes for the native side."""
+    return _np().asarray(nodes, dtype="<i8").reshape(-1).tobytes()
+
+
+class Snapshot:
+    """A compressed sparse row (CSR) snapshot of one graph.
+
+    Nodes are numbered ``0 … num_nodes - 1`` (dense indexes); :meth:`ids`
+    and :meth:`index` map them to and from user ids. :meth:`arrays` gives
+    the CSR arrays of each direction as read-only NumPy views (no copy).
+    The sampler methods take and return NumPy arrays of dense indexes and
+    are reproducible by ``seed``. :meth:`save` writes one file that
+    :meth:`open` memory-maps (opening costs nothing; pages load as used).
+    """
+
+    def __init__(self, native: _plexus.Snapshot):
+        self._s = native
+
+    @classmethod
+    def open(cls, path: Union[str, os.PathLike]) -> "Snapshot":
+        """Memory-maps a snapshot :meth:`save` wrote."""
+        return cls(_plexus.Snapshot.open(os.fspath(path)))
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the snapshot to one file (atomically replaced)."""
+        self._s.save(os.fspath(path))
+
+    @property
+    def num_nodes(self) -> int:
+        return self._s.num_nodes
+
+    @property
+    def num_edges(self) -> int:
+        return self._s.num_edges
+
+    @property
+    def version(self) -> int:
+        """The commit version of the database the snapshot reflects."""
+        return self._s.version
+
+    @property
+    def types(self) -> Dict[str, int]:
+        """Relationship type name → the id :meth:`arrays` stores."""
+        return self._s.types
+
+    def arrays(self, direction: str = "out") -> Tuple[Any, Any, Any, Any]:
+        """``(indptr, indices, edge_ids, edge_types)`` of ``"out"`` or ``"in"``:
+        node ``i``'s neighbours are ``indices[indptr[i]:indptr[i + 1]]``."""
+        np = _np()
+        return tuple(np.asarray(a) for a in self._s.arrays(direction))  # type: ignore[return-value]
+
+    def ids(self) -> List[str]:
+        """The user id of each node, by dense index."""
+        return self._s.ids()
+
+    def index(self, ids: Sequence[str]) -> Any:
+        """The dense indexes of user ids (KeyError for an unknown one)."""
+        return _np().asarray(self._s.index(list(ids)))
+
+    def sample_neighbors(self, nodes: Any, k: int, *, direction: str = "out", types: Optional[Sequence[str]] = None,
+                         mode: str = "uniform", seed: int = 0) -> Tuple[Any, Any]:
+        """Up to ``k`` neighbours of each node: ``(indptr, neighbours)``, node
+        ``j``'s sample being ``neighbours[indptr[j]:indptr[j + 1]]``."""
+        np = _np()
+        off, picked = self._s.sample_neighbors(_idx(nodes), k, direction, _types(types), mode, seed)
+        return np.asarray(off), np.asarray(picked)
+
+    def random_walks(self, starts: Any, length: int, *, direction: str = "out", types: Optional[Sequence[str]] = None,
+                     p: float = 1.0, q: float = 1.0, seed: int = 0) -> Any:
+        """Walks as a ``(len(starts), length + 1)`` array; ``-1`` pads a walk
+        that reached a node with no way on. ``p``, ``q``: node2vec's bias."""
+        return _np().asarray(self._s.random_walks(_idx(starts), length, direction, _types(types), p, q, seed))
+
+    def sample_layers(self, seeds: Any, fanouts: Sequence[int], *, direction: str = "out",
+                      types: Optional[Sequence[str]] = None, seed: int = 0) -> List[Tuple[Any, Any, Any]]:
+        """GraphSAGE layers: ``[(nodes, src, dst), …]``, layer 0 the seeds."""
+        np = _np()
+        layers = self._s.sample_layers(_idx(seeds), list(fanouts), direction, _types(types), seed)
+        return [tuple(np.asarray(a) for a in layer) for layer in layers]  # type: ignore[misc]
+
+    def has_edges(self, src: Any, dst: Any, *, direction: str = "out", types: Optional[Sequence[str]] = None) -> Any:
+        """A boolean array: is ``src[i]`` joined to ``dst[i]`` (positive checks)."""
+        return _np().asarray(self._s.has_edges(_idx(src), _idx(dst), direction, _types(types)))
+
+    def subgraph(self, nodes: Any, *, types: Optional[Sequence[str]] = None) -> Tuple[Any, Any]:
+        """The relationships among ``nodes``: ``(src, dst)`` arrays."""
+        np = _np()
+        src, dst = self._s.subgraph(_idx(nodes), _types(types))
+        return np.asarray(src), np.asarray(dst)
+
+    def negatives(self, nodes: Any, k: int, *, direction: str = "out", types: Optional[Sequence[str]] = None,
+                  hard: bool = True, seed: int = 0) -> Any:
+        """``(len(nodes), k)`` nodes each is not joined to: hard negatives
+        from its two-hop neighbourhood first (``hard=True``), then uniform
+        ones; ``-1`` where the graph has too few."""
+        return _np().asarray(self._s.negatives(_idx(nodes), k, direction, _types(types), hard, seed))
+
+    def __repr__(self) -> str:
+        return f"<plexus.Snapshot {self.num_nodes} nodes, {self.num_edges} edges, version {self.version}>"
 
 
 def _types(types: Optional[Sequence[str]]) -> Optional[List[str]]:

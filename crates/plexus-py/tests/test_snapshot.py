@@ -1,0 +1,109 @@
+"""CSR snapshots: NumPy views, id maps, save and memory-mapped open, and
+the seeded minibatch sampler."""
+
+import pytest
+
+import plexus
+
+np = pytest.importorskip("numpy")
+pa = pytest.importorskip("pyarrow")
+
+
+@pytest.fixture
+def snap(db):
+    """a→b→c→d by NEXT, a→c by SKIP, h→leaf0..19 by HAS."""
+    ids = ["a", "b", "c", "d", "h"] + [f"leaf{i}" for i in range(20)]
+    src = ["a", "b", "c", "a"] + ["h"] * 20
+    dst = ["b", "c", "d", "c"] + [f"leaf{i}" for i in range(20)]
+    typ = ["NEXT", "NEXT", "NEXT", "SKIP"] + ["HAS"] * 20
+    db.import_data(nodes={"N": pa.table({"id": ids})}, edges=[pa.table({"src": src, "dst": dst, "type": typ})])
+    return db.snapshot()
+
+
+def test_arrays_are_numpy_views_of_the_csr(snap, db):
+    assert (snap.num_nodes, snap.num_edges) == (25, 24)
+    indptr, indices, edges, types = snap.arrays("out")
+    assert indptr.dtype == np.uint64 and indices.dtype == np.uint32 and len(indptr) == 26
+    assert not indptr.flags.writeable
+    # The same memory every time: views, not copies.
+    again = snap.arrays("out")[1]
+    assert again.__array_interface__["data"][0] == indices.__array_interface__["data"][0]
+    a = snap.index(["a"])[0]
+    out = sorted(snap.ids()[i] for i in indices[indptr[a]:indptr[a + 1]])
+    assert out == sorted(db.neighbors("a"))
+    assert set(snap.types) == {"NEXT", "SKIP", "HAS"}
+    inptr, inidx, _, _ = snap.arrays("in")
+    c = snap.index(["c"])[0]
+    assert sorted(snap.ids()[i] for i in inidx[inptr[c]:inptr[c + 1]]) == ["a", "b"]
+
+
+def test_ids_and_indexes_map_both_ways(snap):
+    ids = snap.ids()
+    assert sorted(ids) == sorted(["a", "b", "c", "d", "h"] + [f"leaf{i}" for i in range(20)])
+    idx = snap.index(["d", "a"])
+    assert [ids[i] for i in idx] == ["d", "a"]
+    with pytest.raises(KeyError, match="nope"):
+        snap.index(["nope"])
+
+
+def test_saved_snapshots_open_mapped_and_answer_alike(snap, tmp_path):
+    path = tmp_path / "g.csr"
+    snap.save(path)
+    mapped = plexus.Snapshot.open(path)
+    assert mapped.ids() == snap.ids() and mapped.version == snap.version
+    for d in ("out", "in"):
+        for x, y in zip(mapped.arrays(d), snap.arrays(d)):
+            assert np.array_equal(x, y)
+    seeds = snap.index(["h", "a"])
+    assert [a.tolist() for a in mapped.sample_neighbors(seeds, 3, seed=5)] == [
+        a.tolist() for a in snap.sample_neighbors(seeds, 3, seed=5)
+    ]
+    (tmp_path / "junk.csr").write_bytes(b"PLXCSR01" + b"\xff" * 64)
+    with pytest.raises(plexus.PlexusError, match="not a readable Plexus snapshot"):
+        plexus.Snapshot.open(tmp_path / "junk.csr")
+
+
+def test_a_snapshot_does_not_see_later_writes(snap, db):
+    before = snap.version
+    db.query("CREATE (:N)").consume()
+    assert db.snapshot().version > before and snap.num_nodes == 25
+
+
+def test_neighbour_samples_and_walks_are_seeded(snap):
+    h = snap.index(["h"])
+    off, nb = snap.sample_neighbors(h, 5, seed=1)
+    assert off.tolist() == [0, 5] and len(set(nb.tolist())) == 5
+    assert all(snap.ids()[i].startswith("leaf") for i in nb)
+    assert nb.tolist() == snap.sample_neighbors(h, 5, seed=1)[1].tolist()
+    walks = snap.random_walks(snap.index(["a", "d"]), 3, types=["NEXT"], seed=2)
+    assert walks.shape == (2, 4)
+    ids = snap.ids()
+    assert [ids[i] for i in walks[0]] == ["a", "b", "c", "d"]
+    assert walks[1].tolist()[1:] == [-1, -1, -1]
+
+
+def test_layers_subgraphs_positives_and_negatives(snap):
+    ids = snap.ids()
+    a, b, c, d, h = snap.index(["a", "b", "c", "d", "h"])
+    layers = snap.sample_layers([a], [2, 2], seed=3)
+    assert layers[0][0].tolist() == [a]
+    assert sorted(ids[i] for i in layers[1][0]) == ["b", "c"]
+    src, dst = snap.subgraph([a, b, c])
+    assert sorted((ids[x], ids[y]) for x, y in zip(src, dst)) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert snap.has_edges([a, a, d], [b, d, a]).tolist() == [True, False, False]
+    assert snap.has_edges([d], [a], direction="in").tolist() == [False]
+    neg = snap.negatives([a], 3, seed=4)
+    assert neg.shape == (1, 3)
+    near = {a, b, c}
+    assert d in neg[0] and not near & set(neg[0].tolist())  # d: two hops away, not adjacent
+    assert not snap.has_edges([a] * 3, neg[0]).any()
+    assert (snap.negatives([a], 3, hard=False, seed=4) >= 0).all()
+
+
+def test_bad_indexes_are_refused(snap):
+    with pytest.raises(IndexError, match="not in 0..25"):
+        snap.sample_neighbors([99], 1)
+    with pytest.raises(IndexError):
+        snap.random_walks([-1], 2)
+    with pytest.raises(ValueError, match="'out' and 'in'"):
+        snap.arrays("both")
