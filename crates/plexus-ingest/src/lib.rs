@@ -192,13 +192,15 @@ fn batch_sources(inputs: Vec<BatchInput>, first: usize) -> (Vec<Input>, Vec<colu
         .unzip()
 }
 
-/// Imports Arrow record batches into the empty graph `graph`, as one commit.
-/// `progress` is called now and then with the rows read so far.
+/// Imports Arrow record batches into the empty graph `graph`, as one commit,
+/// with the index mode and memory limit of `opts` (its CSV settings do not
+/// apply). `progress` is called now and then with the rows read so far.
 pub fn import_batches(
     storage: &Storage,
     graph: &str,
     nodes: Vec<BatchInput>,
     edges: Vec<BatchInput>,
+    opts: &ImportOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ImportReport, IngestError> {
     let (n_inputs, n_batches) = batch_sources(nodes, 0);
@@ -222,7 +224,16 @@ pub fn import_batches(
         .zip(e_batches)
         .flat_map(|(i, b)| columnar::batch_edges(i, b))
         .inspect(|_| tick());
-    let r = storage.bulk_load(graph, &mut nodes, &mut edges)?;
+    let r = storage.bulk_load_with(
+        graph,
+        &mut nodes,
+        &mut edges,
+        BulkOptions {
+            skip: None,
+            index_mode: opts.index_mode,
+            spill: opts.spill.clone(),
+        },
+    )?;
     let progress = progress.into_inner();
     progress(r.nodes + r.edges + r.skipped);
     Ok(ImportReport {

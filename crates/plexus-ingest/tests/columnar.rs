@@ -165,6 +165,7 @@ fn arrow_ipc_files_and_record_batches() {
             name: None,
             batches: vec![edges.clone()],
         }],
+        &Default::default(),
         &mut |_| {},
     )
     .unwrap();

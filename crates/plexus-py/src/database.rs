@@ -154,7 +154,8 @@ impl Database {
     /// Loads Arrow data: `nodes` and `edges` are lists of `(label or type
     /// or None, Arrow stream object)`. Into an empty graph by the bulk
     /// path; with `upsert`, merged into a graph that may hold data.
-    #[pyo3(signature = (graph, nodes, edges, upsert=false, progress=None))]
+    #[pyo3(signature = (graph, nodes, edges, upsert=false, progress=None, index_mode="maintain"))]
+    #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn import_arrow<'py>(
         &self,
         py: Python<'py>,
@@ -163,7 +164,9 @@ impl Database {
         edges: Vec<(Option<String>, Bound<'py, PyAny>)>,
         upsert: bool,
         progress: Option<Bound<'py, PyAny>>,
+        index_mode: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let opts = import_options(index_mode)?;
         let inputs = |list: Vec<(Option<String>, Bound<'py, PyAny>)>, what: &str| {
             list.into_iter()
                 .enumerate()
@@ -179,9 +182,9 @@ impl Database {
         let report = with_progress(py, progress, |tick| {
             if upsert {
                 self.db
-                    .upsert_batches(graph, nodes, edges, &ImportOptions::default(), tick, None)
+                    .upsert_batches(graph, nodes, edges, &opts, tick, None)
             } else {
-                self.db.import_batches(graph, nodes, edges, tick)
+                self.db.import_batches(graph, nodes, edges, &opts, tick)
             }
         })?;
         report_dict(py, &report)
@@ -189,7 +192,8 @@ impl Database {
 
     /// Imports files (CSV, JSON lines, Parquet, Arrow IPC; the format by
     /// extension). A name is `label=path` or `path` as on the command line.
-    #[pyo3(signature = (graph, nodes, edges, upsert=false, progress=None))]
+    #[pyo3(signature = (graph, nodes, edges, upsert=false, progress=None, index_mode="maintain"))]
+    #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn import_files<'py>(
         &self,
         py: Python<'py>,
@@ -198,10 +202,11 @@ impl Database {
         edges: Vec<String>,
         upsert: bool,
         progress: Option<Bound<'py, PyAny>>,
+        index_mode: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let nodes: Vec<Input> = nodes.iter().map(|s| Input::parse(s)).collect();
         let edges: Vec<Input> = edges.iter().map(|s| Input::parse(s)).collect();
-        let opts = ImportOptions::default();
+        let opts = import_options(index_mode)?;
         let report = with_progress(py, progress, |tick| {
             if upsert {
                 self.db
@@ -272,6 +277,36 @@ impl Database {
         let way = Way::new(direction, types)?;
         traverse(py, &self.db, graph, |s| {
             s.shortest_path(source, target, &way, max_depth)
+        })
+    }
+
+    /// Rebuilds the stale indexes of `graph` (after an import with
+    /// `index_mode="defer"`); the names of those rebuilt.
+    fn rebuild_indexes(&self, py: Python<'_>, graph: &str) -> PyResult<Vec<String>> {
+        py.detach(|| self.db.rebuild_indexes(graph))
+            .map_err(errors::to_py)
+    }
+
+    /// Typed paths sampled from `node`: at hop `i`, up to `sizes[i]` of the
+    /// edges that hop allows from each path's end; each path as node ids.
+    #[pyo3(signature = (graph, node, hops, sizes, direction="out", seed=0))]
+    #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
+    fn sample_paths(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        node: &str,
+        hops: Vec<Option<Vec<String>>>,
+        sizes: Vec<usize>,
+        direction: &str,
+        seed: u64,
+    ) -> PyResult<Vec<Vec<String>>> {
+        let ways = hops
+            .into_iter()
+            .map(|types| Way::new(direction, types))
+            .collect::<PyResult<Vec<_>>>()?;
+        traverse(py, &self.db, graph, |s| {
+            s.sample_paths(node, &ways, &sizes, seed)
         })
     }
 
@@ -406,6 +441,24 @@ fn with_progress<'py>(
         return Err(e);
     }
     result.map_err(errors::ingest)
+}
+
+/// Import options from Python's arguments.
+fn import_options(index_mode: &str) -> PyResult<ImportOptions> {
+    let index_mode = match index_mode {
+        "maintain" => plexus::IndexMode::Maintain,
+        "defer" => plexus::IndexMode::Defer,
+        "defer-rebuild" | "defer_rebuild" => plexus::IndexMode::DeferRebuild,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "index_mode must be 'maintain', 'defer' or 'defer-rebuild', not {other:?}"
+            )))
+        }
+    };
+    Ok(ImportOptions {
+        index_mode,
+        ..ImportOptions::default()
+    })
 }
 
 fn report_dict<'py>(py: Python<'py>, r: &ImportReport) -> PyResult<Bound<'py, PyDict>> {

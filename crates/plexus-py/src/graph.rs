@@ -146,6 +146,19 @@ impl Snapshot {
         Ok(algo::count_paths(&view, self.node(id)?, &hops, sem)?)
     }
 
+    pub fn sample_paths(
+        &self,
+        id: &str,
+        hops: &[Way],
+        sizes: &[usize],
+        seed: u64,
+    ) -> Result<Vec<Vec<String>>, Fail> {
+        let view = self.view();
+        let hops: Vec<Hop> = hops.iter().map(|w| Hop::new(w.filter(&view))).collect();
+        let paths = algo::sample_paths(&view, self.node(id)?, &hops, sizes, &mut Rng::new(seed))?;
+        paths.into_iter().map(|p| self.keys(p.nodes)).collect()
+    }
+
     pub fn shortest_path(
         &self,
         from: &str,

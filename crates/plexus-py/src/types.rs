@@ -11,10 +11,13 @@ use pyo3::types::{PyDict, PyTuple};
 /// imported with), labels and properties. Equal nodes have equal ids.
 #[pyclass(frozen, module = "plexus", name = "Node")]
 pub struct Node {
+    /// The node's user id (what `elementId()` returns).
     #[pyo3(get)]
     id: String,
+    /// Its labels.
     #[pyo3(get)]
     labels: Py<PyTuple>,
+    /// Its properties.
     #[pyo3(get)]
     properties: Py<PyDict>,
 }
@@ -34,6 +37,7 @@ macro_rules! entity_methods {
     ($t:ty, { $($own:tt)* }) => {
         #[pymethods]
         impl $t {
+            /// The property `key` (a KeyError when it is not set).
             fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
                 self.properties
                     .bind(py)
@@ -41,6 +45,7 @@ macro_rules! entity_methods {
                     .ok_or_else(|| PyKeyError::new_err(key.to_string()))
             }
 
+            /// The property `key`, or `default` when it is not set.
             #[pyo3(signature = (key, default=None))]
             fn get<'py>(
                 &self,
@@ -92,14 +97,19 @@ entity_methods!(Node, {
 /// and end nodes, and its properties.
 #[pyclass(frozen, module = "plexus", name = "Relationship")]
 pub struct Relationship {
+    /// The relationship's id.
     #[pyo3(get)]
     id: String,
+    /// Its type.
     #[pyo3(get, name = "type")]
     rel_type: String,
+    /// The id of its start node.
     #[pyo3(get)]
     start: String,
+    /// The id of its end node.
     #[pyo3(get)]
     end: String,
+    /// Its properties.
     #[pyo3(get)]
     properties: Py<PyDict>,
 }
@@ -133,8 +143,10 @@ entity_methods!(Relationship, {
 /// (`len(path)` is the number of relationships).
 #[pyclass(frozen, module = "plexus", name = "Path")]
 pub struct Path {
+    /// Its nodes, in walk order.
     #[pyo3(get)]
     nodes: Py<PyTuple>,
+    /// Its relationships, in walk order.
     #[pyo3(get)]
     relationships: Py<PyTuple>,
 }
@@ -164,11 +176,13 @@ impl Path {
         self.relationships.bind(py).len()
     }
 
+    /// The first node.
     #[getter]
     fn start<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.nodes.bind(py).get_item(0)
     }
 
+    /// The last node.
     #[getter]
     fn end<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let nodes = self.nodes.bind(py);
@@ -216,21 +230,25 @@ impl Duration {
         }))
     }
 
+    /// Whole months (a month has no fixed length).
     #[getter]
     fn months(&self) -> i64 {
         self.0.months
     }
 
+    /// Whole days.
     #[getter]
     fn days(&self) -> i64 {
         self.0.days
     }
 
+    /// Seconds.
     #[getter]
     fn seconds(&self) -> i64 {
         self.0.secs
     }
 
+    /// Nanoseconds beyond the seconds (0 to 999,999,999).
     #[getter]
     fn nanoseconds(&self) -> i32 {
         self.0.nanos

@@ -107,3 +107,19 @@ def test_what_is_not_a_table_is_refused(db):
         db.import_data(nodes={"N": 42})
     with pytest.raises(TypeError, match="not both"):
         db.import_data(nodes={"N": node_table(), "M": "file.csv"})
+
+
+@pytest.mark.parametrize("frames", [True, False], ids=["arrow", "files"])
+def test_index_modes(db, tmp_path, frames):
+    pq = pytest.importorskip("pyarrow.parquet")
+    db.query("CREATE INDEX FOR (p:Person) ON (p.name)").consume()
+    source = node_table()
+    if not frames:
+        pq.write_table(source, tmp_path / "people.parquet")
+        source = tmp_path / "people.parquet"
+    db.import_data(nodes={"Person": source}, index_mode="defer")
+    assert db.rebuild_indexes() != []
+    assert db.query("MATCH (p:Person {name: 'Bob'}) RETURN p.age").scalar() == 42
+    assert db.rebuild_indexes() == []
+    with pytest.raises(ValueError, match="index_mode"):
+        db.import_data(nodes={"Person": node_table()}, upsert=True, index_mode="sometimes")

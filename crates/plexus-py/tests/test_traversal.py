@@ -61,6 +61,15 @@ def test_paths_are_counted_as_walks_or_trails(chain):
         chain.count_paths("a", 1, semantics="tour")
 
 
+def test_typed_paths_are_sampled_by_hop_pattern(chain):
+    paths = chain.sample_paths("a", [["NEXT", "SKIP"], "NEXT"], [2, 1], seed=3)
+    assert sorted(map(tuple, paths)) == [("a", "b", "c"), ("a", "c", "d")]
+    assert chain.sample_paths("h", ["HAS"], [3], seed=1) == chain.sample_paths("h", ["HAS"], [3], seed=1)
+    assert len(chain.sample_paths("h", [None], [3], seed=1)) == 3
+    with pytest.raises(plexus.PlexusError, match="2 hops but 1 sample sizes"):
+        chain.sample_paths("a", ["NEXT", "NEXT"], [1])
+
+
 def test_a_label_less_index_answers_filters(db):
     db.create_index("grp")
     db.query("UNWIND range(1, 50) AS i CREATE (:A {grp: i % 5})").consume()

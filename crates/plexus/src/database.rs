@@ -374,10 +374,11 @@ impl Database {
         graph: &str,
         nodes: Vec<plexus_ingest::BatchInput>,
         edges: Vec<plexus_ingest::BatchInput>,
+        opts: &plexus_ingest::ImportOptions,
         progress: &mut dyn FnMut(u64),
     ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
         self.ensure_graph(graph)?;
-        plexus_ingest::import_batches(&self.storage, graph, nodes, edges, progress)
+        plexus_ingest::import_batches(&self.storage, graph, nodes, edges, opts, progress)
     }
 
     /// Upserts Arrow record batches into `graph` (created when missing),

@@ -187,6 +187,7 @@ class Transaction:
 
     @property
     def closed(self) -> bool:
+        """Whether the transaction was committed or rolled back."""
         return self._tx.closed
 
     def __enter__(self) -> "Transaction":
@@ -249,6 +250,7 @@ class Database:
 
     @property
     def graph_name(self) -> str:
+        """The graph this handle's queries and imports use."""
         return self._graph
 
     def graph(self, name: str, *, create: bool = True) -> "Database":
@@ -262,7 +264,13 @@ class Database:
         return self._db.graphs()
 
     def drop_graph(self, name: str) -> None:
+        """Deletes graph ``name`` and everything in it."""
         self._db.drop_graph(name)
+
+    def rebuild_indexes(self) -> List[str]:
+        """Rebuilds the indexes an import left stale (``index_mode="defer"``);
+        returns their names."""
+        return self._db.rebuild_indexes(self._graph)
 
     def create_index(self, key: str, *, label: Optional[str] = None) -> None:
         """A property index on ``key`` for nodes with ``label`` (every node
@@ -285,6 +293,7 @@ class Database:
         *,
         upsert: bool = False,
         progress: Progress = None,
+        index_mode: str = "maintain",
     ) -> Dict[str, int]:
         """Loads nodes and edges as one commit.
 
@@ -299,7 +308,10 @@ class Database:
         Into an empty graph this takes the bulk path; ``upsert=True``
         merges into a graph with data (nodes by id are created or updated).
         ``progress=True`` shows a progress bar (tqdm when installed), or
-        pass a callable taking the rows read so far. Returns the counts.
+        pass a callable taking the rows read so far. ``index_mode``:
+        ``"maintain"`` fills the graph's indexes as it loads; ``"defer"``
+        leaves non-unique ones stale until :meth:`rebuild_indexes`;
+        ``"defer-rebuild"`` rebuilds them before returning. Returns the counts.
         """
         node_list = _inputs(nodes)
         edge_list = _inputs(edges)
@@ -309,7 +321,9 @@ class Database:
         try:
             if all(files) and everything:
                 spec = lambda items: [(f"{n}={os.fspath(t)}" if n else os.fspath(t)) for n, t in items]
-                return self._db.import_files(self._graph, spec(node_list), spec(edge_list), upsert, callback)
+                return self._db.import_files(
+                    self._graph, spec(node_list), spec(edge_list), upsert, callback, index_mode
+                )
             if any(files):
                 raise TypeError("import_data takes either files or in-memory tables in one call, not both")
             return self._db.import_arrow(
@@ -318,6 +332,7 @@ class Database:
                 [(n, _arrow_source(t)) for n, t in edge_list],
                 upsert,
                 callback,
+                index_mode,
             )
         finally:
             close()
@@ -357,6 +372,22 @@ class Database:
         else:
             spec = [_types(h) for h in hops]
         return self._db.count_paths(self._graph, node, spec, direction, semantics)
+
+    def sample_paths(
+        self,
+        node: str,
+        hops: Sequence[Union[str, Sequence[str], None]],
+        sizes: Sequence[int],
+        *,
+        direction: str = "out",
+        seed: int = 0,
+    ) -> List[List[str]]:
+        """Typed paths sampled from ``node`` by a hop pattern: at hop ``i``,
+        up to ``sizes[i]`` of the relationships ``hops[i]`` allows (a type, a
+        list of types, or None for any) from each path's end. Each path is
+        its node ids; the same ``seed`` gives the same paths."""
+        spec = [_types(h) for h in hops]
+        return self._db.sample_paths(self._graph, node, spec, list(sizes), direction, seed)
 
     def shortest_path(
         self,
@@ -471,10 +502,12 @@ class Snapshot:
 
     @property
     def num_nodes(self) -> int:
+        """How many nodes (dense indexes run from 0 to this, exclusive)."""
         return self._s.num_nodes
 
     @property
     def num_edges(self) -> int:
+        """How many relationships."""
         return self._s.num_edges
 
     @property
