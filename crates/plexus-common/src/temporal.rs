@@ -220,7 +220,7 @@ fn write_date(f: &mut fmt::Formatter<'_>, days: i64) -> fmt::Result {
     if (0..=9999).contains(&y) {
         write!(f, "{y:04}-{m:02}-{d:02}")
     } else {
-        write!(f, "{y:+}-{m:02}-{d:02}")
+        write!(f, "{y:+05}-{m:02}-{d:02}")
     }
 }
 

@@ -533,11 +533,21 @@ fn parse_date(s: &str) -> Option<Date> {
         Some(b) => (-1, b),
         None => (1, s.strip_prefix('+').unwrap_or(s)),
     };
-    if body.len() < 4 {
+    // Four year digits; a signed year may have more (ISO 8601's expanded
+    // years, as Plexus writes years beyond 9999: `+10000-01-01`), then a '-'.
+    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    let signed = body.len() < s.len();
+    let ylen = if signed && digits > 4 && body.as_bytes().get(digits) == Some(&b'-') {
+        digits.min(10)
+    } else {
+        4
+    };
+    if digits < 4 {
         return None;
     }
-    let y = sign * num(&body[..4])? as i32;
-    let rest = &body[4..];
+    // The first `ylen` bytes are ASCII digits, so slicing there is safe.
+    let y = sign * i32::try_from(num(&body[..ylen])?).ok()?;
+    let rest = &body[ylen..];
     let rest_plain = rest.strip_prefix('-').unwrap_or(rest);
     let dashed = rest.starts_with('-');
     if let Some(w) = rest_plain.strip_prefix('W') {
