@@ -15,10 +15,14 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Rows pulled from the engine per round trip out of Python.
 const FETCH_ROWS: usize = 1024;
+
+/// How long a wait for the engine lasts before Python's signals (Ctrl-C)
+/// are checked.
+const TICK: Duration = Duration::from_millis(50);
 
 fn lock<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
     m.lock()
@@ -135,10 +139,22 @@ impl Database {
         timeout: Option<f64>,
     ) -> PyResult<Cursor> {
         let (params, opts) = run_args(parameters, timeout)?;
-        let cursor = py
-            .detach(|| self.db.session(graph)?.stream(text, &params, &opts))
+        let mut started = py
+            .detach(|| self.db.session(graph)?.start(text, &params, &opts))
             .map_err(errors::to_py)?;
-        Ok(Cursor::new(cursor))
+        // Wait for the columns a tick at a time, so Ctrl-C is noticed.
+        loop {
+            if let Some(c) = py
+                .detach(|| started.poll(Some(TICK)))
+                .map_err(errors::to_py)?
+            {
+                return Ok(Cursor::new(c));
+            }
+            if let Err(interrupted) = py.check_signals() {
+                started.cancel();
+                return Err(interrupted);
+            }
+        }
     }
 
     /// Opens an explicit transaction on `graph`.
@@ -494,26 +510,55 @@ impl Cursor {
         }
     }
 
-    /// Up to `n` rows, pulled without the GIL.
+    /// Up to `n` rows, pulled without the GIL. Waits last a tick at a
+    /// time and Python's signals are checked between them: Ctrl-C stops
+    /// the query and raises KeyboardInterrupt.
     fn pull(&self, py: Python<'_>, n: usize) -> PyResult<Vec<Vec<plexus::Value>>> {
-        py.detach(|| -> PyResult<_> {
-            let mut s = lock(&self.state)?;
-            let mut out: Vec<Vec<plexus::Value>> = Vec::with_capacity(n.min(FETCH_ROWS));
-            while out.len() < n {
-                if let Some(row) = s.buffer.pop_front() {
-                    out.push(row);
-                    continue;
-                }
-                let Some(c) = s.cursor.as_mut() else { break };
-                let rows = c.fetch(FETCH_ROWS).map_err(errors::to_py)?;
-                if rows.is_empty() {
-                    finish(&mut s);
-                    break;
-                }
-                s.buffer.extend(rows);
+        let mut out: Vec<Vec<plexus::Value>> = Vec::with_capacity(n.min(FETCH_ROWS));
+        loop {
+            let finished = py.detach(|| self.pull_ready(&mut out, n))?;
+            if finished {
+                return Ok(out);
             }
-            Ok(out)
-        })
+            if let Err(interrupted) = py.check_signals() {
+                let mut s = lock(&self.state)?;
+                if let Some(c) = s.cursor.take() {
+                    c.cancel();
+                }
+                s.buffer.clear();
+                return Err(interrupted);
+            }
+        }
+    }
+
+    /// Moves rows into `out` until it holds `n`, the rows end, or a tick
+    /// has passed (rows may flow for ever: signals must still be checked);
+    /// whether the pull is finished.
+    fn pull_ready(&self, out: &mut Vec<Vec<plexus::Value>>, n: usize) -> PyResult<bool> {
+        let until = Instant::now() + TICK;
+        let mut s = lock(&self.state)?;
+        while out.len() < n {
+            if let Some(row) = s.buffer.pop_front() {
+                out.push(row);
+                continue;
+            }
+            let Some(c) = s.cursor.as_mut() else {
+                return Ok(true);
+            };
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            match c.poll_row(left).map_err(errors::to_py)? {
+                plexus::Polled::Row(r) => out.push(r),
+                plexus::Polled::End => {
+                    finish(&mut s);
+                    return Ok(true);
+                }
+                plexus::Polled::Pending => return Ok(false),
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -545,17 +590,10 @@ impl Cursor {
 
     /// The rest of the rows as an Arrow stream.
     fn arrow(&self, py: Python<'_>) -> PyResult<ArrowStream> {
-        let (schema, batches) = py.detach(|| -> PyResult<_> {
-            let mut s = lock(&self.state)?;
-            let mut rows: Vec<Vec<plexus::Value>> = s.buffer.drain(..).collect();
-            if let Some(c) = s.cursor.as_mut() {
-                while let Some(row) = c.next_row().map_err(errors::to_py)? {
-                    rows.push(row);
-                }
-            }
-            finish(&mut s);
-            plexus::arrow::to_record_batches(&self.columns, &rows).map_err(errors::to_py)
-        })?;
+        let rows = self.pull(py, usize::MAX)?;
+        let (schema, batches) = py
+            .detach(|| plexus::arrow::to_record_batches(&self.columns, &rows))
+            .map_err(errors::to_py)?;
         Ok(ArrowStream::new(schema, batches))
     }
 

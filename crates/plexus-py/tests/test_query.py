@@ -190,6 +190,9 @@ def test_a_database_on_disk_keeps_its_data(tmp_path):
     with plexus.Database(path) as db:
         db.query("CREATE (:P {n: 1})").consume()
         assert db.path == str(path)
+    with pytest.raises(plexus.PlexusError, match="closed"):
+        db.query("RETURN 1")
+    assert repr(db) == "<plexus.Database closed>"
     del db
     again = plexus.Database(path, create=False)
     assert again.query("MATCH (p:P) RETURN p.n").scalar() == 1

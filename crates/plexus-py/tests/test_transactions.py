@@ -105,3 +105,25 @@ def test_the_gil_is_released_while_a_query_runs(db):
         done.set()
         t.join()
     assert len(ticks) > 5
+
+
+def test_ctrl_c_stops_a_long_query(db):
+    """KeyboardInterrupt (what Ctrl-C raises) reaches Python while Plexus
+    works, and the query stops; the database goes on answering."""
+    import _thread
+    import time
+
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        db.query("UNWIND range(1, 10000000000) AS x RETURN count(x)").scalar()
+    timer.join()
+    assert time.monotonic() - started < 10
+    r = db.query("UNWIND range(1, 10000000000) AS x RETURN x")
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        r.to_arrow()
+    timer.join()
+    assert db.query("RETURN 42").scalar() == 42

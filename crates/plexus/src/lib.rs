@@ -39,4 +39,6 @@ pub use plexus_storage::{
     SpillLimit, StorageError, TypeId, WriteTxn, DEFAULT_GRAPH,
 };
 pub use query::Params;
-pub use session::{Cursor, QueryKind, QueryOptions, Session, Summary, Transaction};
+pub use session::{
+    Cursor, Polled, QueryKind, QueryOptions, Session, Started, Summary, Transaction,
+};

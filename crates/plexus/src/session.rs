@@ -20,7 +20,7 @@ use crate::query::Params;
 use plexus_common::Value;
 use plexus_query::{CancelHandle, Guard, QueryLimits, Table};
 use plexus_storage::{Counters, Isolation, WriteTxn};
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// Limits and cancellation for one query; unset fields take the
@@ -126,6 +126,78 @@ enum Msg {
     Done(Result<()>),
 }
 
+/// A streaming query whose columns may not have arrived yet
+/// ([`Session::start`]). Dropping it cancels the query.
+pub struct Started {
+    stream: Option<Stream>,
+    ready: Option<Cursor>,
+    started: Instant,
+}
+
+impl Started {
+    /// Waits for the query's columns — at most `timeout`, or for as long
+    /// as it takes with `None` — and returns the cursor, or `None` when
+    /// the time ran out first (ask again). A query that fails before its
+    /// first row fails here.
+    pub fn poll(&mut self, timeout: Option<Duration>) -> Result<Option<Cursor>> {
+        if let Some(c) = self.ready.take() {
+            return Ok(Some(c));
+        }
+        let Some(stream) = self.stream.as_mut() else {
+            return Err(Error::TransactionClosed);
+        };
+        // The columns come first; rows may come with them.
+        let columns = loop {
+            let msg = match timeout {
+                None => stream.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(t) => stream.rx.recv_timeout(t),
+            };
+            match msg {
+                Ok(Msg::Columns(c)) => break c,
+                Ok(Msg::Done(r)) => {
+                    stream.done = true;
+                    r?;
+                    break vec![];
+                }
+                Ok(Msg::Rows(rows)) => stream.batch = rows.into_iter(),
+                Err(RecvTimeoutError::Timeout) => return Ok(None),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Query(plexus_query::QueryError::Cancelled))
+                }
+            }
+        };
+        let stream = self.stream.take().ok_or(Error::TransactionClosed)?;
+        Ok(Some(Cursor {
+            columns,
+            source: Source::Stream(stream),
+            summary: Summary {
+                kind: QueryKind::Read,
+                rows: 0,
+                elapsed: Duration::ZERO,
+                counters: Counters::default(),
+            },
+            started: self.started,
+        }))
+    }
+
+    /// Stops the query (its thread ends at its next check).
+    pub fn cancel(&self) {
+        if let Some(s) = &self.stream {
+            s.cancel.cancel();
+        }
+    }
+}
+
+/// What [`Cursor::poll_row`] found.
+#[derive(Debug, PartialEq)]
+pub enum Polled {
+    Row(Vec<Value>),
+    /// No more rows.
+    End,
+    /// No row arrived in the time given; the query is still running.
+    Pending,
+}
+
 /// Rows per message from a streaming query's thread, and messages it may
 /// run ahead of its reader.
 const STREAM_BATCH: usize = 256;
@@ -134,21 +206,34 @@ const STREAM_AHEAD: usize = 4;
 impl Stream {
     /// The next row; `None` at the end, an error when the query failed.
     fn next(&mut self) -> Result<Option<Vec<Value>>> {
+        match self.poll(None)? {
+            Polled::Row(r) => Ok(Some(r)),
+            Polled::End | Polled::Pending => Ok(None),
+        }
+    }
+
+    /// The next row, waiting at most `wait` (`None`: as long as it takes).
+    fn poll(&mut self, wait: Option<Duration>) -> Result<Polled> {
         loop {
             if let Some(row) = self.batch.next() {
-                return Ok(Some(row));
+                return Ok(Polled::Row(row));
             }
             if self.done {
-                return Ok(None);
+                return Ok(Polled::End);
             }
-            match self.rx.recv() {
+            let msg = match wait {
+                None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(t) => self.rx.recv_timeout(t),
+            };
+            match msg {
                 Ok(Msg::Rows(rows)) => self.batch = rows.into_iter(),
                 Ok(Msg::Done(r)) => {
                     self.done = true;
                     r?;
                 }
                 Ok(Msg::Columns(_)) => {}
-                Err(_) => {
+                Err(RecvTimeoutError::Timeout) => return Ok(Polled::Pending),
+                Err(RecvTimeoutError::Disconnected) => {
                     self.done = true;
                     return Err(Error::Query(plexus_query::QueryError::Cancelled));
                 }
@@ -203,6 +288,32 @@ impl Cursor {
                 }
                 Ok(row)
             }
+        }
+    }
+
+    /// The next row if one comes within `wait`: a reader that must stay
+    /// responsive (to Ctrl-C, to a shutdown) pulls with a short wait and
+    /// does its checks between polls.
+    pub fn poll_row(&mut self, wait: Duration) -> Result<Polled> {
+        match &mut self.source {
+            Source::Rows(rows) => Ok(rows.next().map_or(Polled::End, Polled::Row)),
+            Source::Stream(s) => {
+                let polled = s.poll(Some(wait))?;
+                match &polled {
+                    Polled::Row(_) => self.summary.rows += 1,
+                    Polled::End => self.summary.elapsed = self.started.elapsed(),
+                    Polled::Pending => {}
+                }
+                Ok(polled)
+            }
+        }
+    }
+
+    /// Stops a streaming query now (its thread ends at its next check);
+    /// rows already received can still be pulled.
+    pub fn cancel(&self) {
+        if let Source::Stream(s) = &self.source {
+            s.cancel.cancel();
         }
     }
 
@@ -370,10 +481,29 @@ impl Session {
     /// as [`Session::run`] does). Errors found before the first row come
     /// here; later ones from the cursor.
     pub fn stream(&self, text: &str, params: &Params, opts: &QueryOptions) -> Result<Cursor> {
+        let mut started = self.start(text, params, opts)?;
+        loop {
+            if let Some(cursor) = started.poll(None)? {
+                return Ok(cursor);
+            }
+        }
+    }
+
+    /// [`Session::stream`] without waiting for the columns: the caller
+    /// polls the returned [`Started`] (with a timeout, so it can do other
+    /// work between polls, such as noticing that its user pressed Ctrl-C,
+    /// and then [`Started::cancel`]). A query that writes has run to its
+    /// end when this returns.
+    pub fn start(&self, text: &str, params: &Params, opts: &QueryOptions) -> Result<Started> {
         let started = Instant::now();
         let plan = self.db.plans().get(text)?;
         if plan.is_write() {
-            return self.run_with(text, params, opts);
+            let cursor = self.run_with(text, params, opts)?;
+            return Ok(Started {
+                stream: None,
+                ready: Some(cursor),
+                started,
+            });
         }
         let cancel = opts.cancel.clone().unwrap_or_default();
         let opts = QueryOptions {
@@ -397,34 +527,14 @@ impl Session {
                 let _ = sink.tx.send(Msg::Done(ran));
             }))
             .map_err(Error::Thread)?;
-        let mut stream = Stream {
-            rx,
-            batch: Vec::new().into_iter(),
-            done: false,
-            cancel,
-        };
-        // The columns come first; a query that fails before them fails here.
-        let columns = loop {
-            match stream.rx.recv() {
-                Ok(Msg::Columns(c)) => break c,
-                Ok(Msg::Done(r)) => {
-                    stream.done = true;
-                    r?;
-                    break vec![];
-                }
-                Ok(Msg::Rows(rows)) => stream.batch = rows.into_iter(),
-                Err(_) => return Err(Error::Query(plexus_query::QueryError::Cancelled)),
-            }
-        };
-        Ok(Cursor {
-            columns,
-            source: Source::Stream(stream),
-            summary: Summary {
-                kind: QueryKind::Read,
-                rows: 0,
-                elapsed: Duration::ZERO,
-                counters: Counters::default(),
-            },
+        Ok(Started {
+            stream: Some(Stream {
+                rx,
+                batch: Vec::new().into_iter(),
+                done: false,
+                cancel,
+            }),
+            ready: None,
             started,
         })
     }

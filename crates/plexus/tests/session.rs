@@ -543,3 +543,68 @@ fn summaries_count_what_a_query_changed() {
     assert_eq!(c.indexes_added, 1);
     tx.commit().unwrap();
 }
+
+#[test]
+fn a_started_query_is_polled_with_timeouts_and_can_be_cancelled() {
+    let db = Database::in_memory().unwrap();
+    let s = db.session("default").unwrap();
+    let q = "UNWIND range(1, 10000000000) AS x RETURN count(x)";
+    let mut started = s.start(q, &p(), &QueryOptions::default()).unwrap();
+    // The count has no columns to give for a long while: polls time out.
+    assert!(started
+        .poll(Some(Duration::from_millis(20)))
+        .unwrap()
+        .is_none());
+    started.cancel();
+    let end = loop {
+        match started.poll(Some(Duration::from_millis(20))) {
+            Ok(None) => continue,
+            other => break other,
+        }
+    };
+    assert_eq!(end.unwrap_err().kind(), plexus::ErrorKind::ResourceLimit);
+
+    // Rows pulled with a wait; a cancelled stream ends with an error.
+    let mut started = s
+        .start(
+            "UNWIND range(1, 10000000000) AS x RETURN x",
+            &p(),
+            &QueryOptions::default(),
+        )
+        .unwrap();
+    let mut cursor = loop {
+        if let Some(c) = started.poll(Some(Duration::from_millis(20))).unwrap() {
+            break c;
+        }
+    };
+    assert_eq!(cursor.columns(), ["x"]);
+    let first = cursor.poll_row(Duration::from_secs(5)).unwrap();
+    assert_eq!(first, plexus::Polled::Row(vec![plexus::Value::Int(1)]));
+    cursor.cancel();
+    let outcome = loop {
+        match cursor.poll_row(Duration::from_millis(20)) {
+            Ok(plexus::Polled::Row(_)) => continue,
+            other => break other,
+        }
+    };
+    assert!(outcome.is_err(), "{outcome:?}");
+
+    // A short result polls as its rows, then End; a write has run when
+    // `start` returns and polls at once.
+    let wait = Duration::from_secs(5);
+    let mut c = s
+        .start("RETURN 1 AS one", &p(), &QueryOptions::default())
+        .unwrap();
+    let mut c = c.poll(None).unwrap().unwrap();
+    assert!(matches!(c.poll_row(wait).unwrap(), plexus::Polled::Row(_)));
+    assert_eq!(c.poll_row(wait).unwrap(), plexus::Polled::End);
+    let mut w = s
+        .start("CREATE (n) RETURN 1 AS one", &p(), &QueryOptions::default())
+        .unwrap();
+    let mut w = w.poll(Some(Duration::ZERO)).unwrap().unwrap();
+    assert!(matches!(
+        w.poll_row(Duration::ZERO).unwrap(),
+        plexus::Polled::Row(_)
+    ));
+    assert_eq!(w.poll_row(Duration::ZERO).unwrap(), plexus::Polled::End);
+}

@@ -234,8 +234,14 @@ class Database:
         if _native is None:
             where = None if path is None else os.fspath(path)
             _native = _plexus.Database(where, create, timeout, memory_limit, durable)
-        self._db = _native
+        self._native: Optional[_plexus.Database] = _native
         self._graph = graph
+
+    @property
+    def _db(self) -> _plexus.Database:
+        if self._native is None:
+            raise PlexusError("this database handle is closed")
+        return self._native
 
     @classmethod
     def in_memory(cls, *, timeout: Optional[float] = None, memory_limit: Optional[int] = None) -> "Database":
@@ -452,8 +458,9 @@ class Database:
         return Snapshot(self._db.snapshot(self._graph))
 
     def close(self) -> None:
-        """Drops this handle; the database closes when no handle or result holds it."""
-        self._db = None  # type: ignore[assignment]
+        """Drops this handle (later calls on it raise PlexusError); the
+        database closes when no handle, result or snapshot holds it."""
+        self._native = None
 
     def __enter__(self) -> "Database":
         return self
@@ -462,6 +469,8 @@ class Database:
         self.close()
 
     def __repr__(self) -> str:
+        if self._native is None:
+            return "<plexus.Database closed>"
         where = self.path or "memory"
         return f"<plexus.Database {where} graph={self._graph!r}>"
 
