@@ -317,10 +317,7 @@ impl Database {
         direction: &str,
         seed: u64,
     ) -> PyResult<Vec<Vec<String>>> {
-        let ways = hops
-            .into_iter()
-            .map(|types| Way::new(direction, types))
-            .collect::<PyResult<Vec<_>>>()?;
+        let ways = Way::hops(direction, hops)?;
         traverse(py, &self.db, graph, |s| {
             s.sample_paths(node, &ways, &sizes, seed)
         })
@@ -347,10 +344,7 @@ impl Database {
         direction: &str,
         semantics: &str,
     ) -> PyResult<u64> {
-        let ways = hops
-            .into_iter()
-            .map(|types| Way::new(direction, types))
-            .collect::<PyResult<Vec<_>>>()?;
+        let ways = Way::hops(direction, hops)?;
         let sem = path_semantics(semantics)?;
         traverse(py, &self.db, graph, |s| s.count_paths(node, &ways, sem))
     }

@@ -35,6 +35,13 @@ impl Way {
         self.filter_of(view)
     }
 
+    /// One way per hop of a path pattern (each hop's types, or any).
+    pub fn hops(direction: &str, hops: Vec<Option<Vec<String>>>) -> PyResult<Vec<Way>> {
+        hops.into_iter()
+            .map(|types| Way::new(direction, types))
+            .collect()
+    }
+
     /// The filter over any view (type names resolve to its type ids).
     pub fn filter_of(&self, view: &impl algo::GraphView) -> Filter {
         let names: Vec<&str> = self.types.iter().map(String::as_str).collect();
