@@ -228,17 +228,26 @@ impl Value {
     /// values (dropping, cloning, comparing, encoding) needs them shallow
     /// enough for its stack, which is why the query engine caps nesting.
     pub fn nests_deeper_than(&self, limit: usize) -> bool {
-        let mut stack: Vec<(&Value, usize)> = vec![(self, 0)];
-        while let Some((v, depth)) = stack.pop() {
-            let children: Box<dyn Iterator<Item = &Value>> = match v {
-                Value::List(items) => Box::new(items.iter()),
-                Value::Map(m) => Box::new(m.values()),
-                _ => continue,
+        // Called on every list and map a query builds: only nested
+        // containers are stacked, so a flat list allocates nothing.
+        let container = |c: &&Value| matches!(c, Value::List(_) | Value::Map(_));
+        let mut stack: Vec<(&Value, usize)> = Vec::new();
+        let mut next = Some((self, 0usize));
+        while let Some((v, depth)) = next.take().or_else(|| stack.pop()) {
+            let nested = match v {
+                Value::List(items) => {
+                    stack.extend(items.iter().filter(container).map(|c| (c, depth + 1)));
+                    true
+                }
+                Value::Map(m) => {
+                    stack.extend(m.values().filter(container).map(|c| (c, depth + 1)));
+                    true
+                }
+                _ => false,
             };
-            if depth >= limit {
+            if nested && depth >= limit {
                 return true;
             }
-            stack.extend(children.map(|c| (c, depth + 1)));
         }
         false
     }

@@ -31,10 +31,6 @@ impl Way {
         })
     }
 
-    fn filter(&self, view: &StoreView<'_, ReadTxn>) -> Filter {
-        self.filter_of(view)
-    }
-
     /// One way per hop of a path pattern (each hop's types, or any).
     pub fn hops(direction: &str, hops: Vec<Option<Vec<String>>>) -> PyResult<Vec<Way>> {
         hops.into_iter()
@@ -122,7 +118,7 @@ impl Snapshot {
     pub fn neighbors(&self, id: &str, way: &Way) -> Result<Vec<String>, Fail> {
         let view = self.view();
         let mut steps = Vec::new();
-        algo::GraphView::steps(&view, self.node(id)?, &way.filter(&view), &mut steps)?;
+        algo::GraphView::steps(&view, self.node(id)?, &way.filter_of(&view), &mut steps)?;
         self.keys(steps.into_iter().map(|s| s.node))
     }
 
@@ -140,7 +136,7 @@ impl Snapshot {
 
     pub fn bfs(&self, id: &str, max_depth: u32, way: &Way) -> Result<Vec<(String, u32)>, Fail> {
         let view = self.view();
-        let order = algo::bfs(&view, self.node(id)?, &way.filter(&view), max_depth)?;
+        let order = algo::bfs(&view, self.node(id)?, &way.filter_of(&view), max_depth)?;
         order
             .into_iter()
             .map(|(n, d)| Ok((self.key(n)?, d)))
@@ -149,7 +145,7 @@ impl Snapshot {
 
     pub fn count_paths(&self, id: &str, hops: &[Way], sem: PathSemantics) -> Result<u64, Fail> {
         let view = self.view();
-        let hops: Vec<Hop> = hops.iter().map(|w| Hop::new(w.filter(&view))).collect();
+        let hops: Vec<Hop> = hops.iter().map(|w| Hop::new(w.filter_of(&view))).collect();
         Ok(algo::count_paths(&view, self.node(id)?, &hops, sem)?)
     }
 
@@ -161,7 +157,7 @@ impl Snapshot {
         seed: u64,
     ) -> Result<Vec<Vec<String>>, Fail> {
         let view = self.view();
-        let hops: Vec<Hop> = hops.iter().map(|w| Hop::new(w.filter(&view))).collect();
+        let hops: Vec<Hop> = hops.iter().map(|w| Hop::new(w.filter_of(&view))).collect();
         let paths = algo::sample_paths(&view, self.node(id)?, &hops, sizes, &mut Rng::new(seed))?;
         paths.into_iter().map(|p| self.keys(p.nodes)).collect()
     }
@@ -175,7 +171,7 @@ impl Snapshot {
     ) -> Result<Option<Vec<String>>, Fail> {
         let view = self.view();
         let (a, b) = (self.node(from)?, self.node(to)?);
-        match algo::shortest_path(&view, a, b, &way.filter(&view), max_depth)? {
+        match algo::shortest_path(&view, a, b, &way.filter_of(&view), max_depth)? {
             Some(p) => Ok(Some(self.keys(p.nodes)?)),
             None => Ok(None),
         }
@@ -191,7 +187,7 @@ impl Snapshot {
         pick: impl Fn(&StoreView<'_, ReadTxn>, &Filter, NodeId, &mut Rng) -> algo::Result<Vec<NodeId>>,
     ) -> Result<Vec<Vec<String>>, Fail> {
         let view = self.view();
-        let filter = way.filter(&view);
+        let filter = way.filter_of(&view);
         let mut rng = Rng::new(seed);
         let mut out = Vec::with_capacity(ids.len());
         for n in self.nodes(ids)? {
@@ -243,7 +239,7 @@ impl Snapshot {
             &view,
             &self.nodes(seeds)?,
             fanouts,
-            &way.filter(&view),
+            &way.filter_of(&view),
             &mut rng,
         )?;
         layers

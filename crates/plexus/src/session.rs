@@ -148,11 +148,7 @@ impl Started {
         };
         // The columns come first; rows may come with them.
         let columns = loop {
-            let msg = match timeout {
-                None => stream.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                Some(t) => stream.rx.recv_timeout(t),
-            };
-            match msg {
+            match stream.recv(timeout) {
                 Ok(Msg::Columns(c)) => break c,
                 Ok(Msg::Done(r)) => {
                     stream.done = true;
@@ -212,6 +208,14 @@ impl Stream {
         }
     }
 
+    /// The next message, waiting at most `wait` (`None`: as long as it takes).
+    fn recv(&self, wait: Option<Duration>) -> std::result::Result<Msg, RecvTimeoutError> {
+        match wait {
+            None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(t) => self.rx.recv_timeout(t),
+        }
+    }
+
     /// The next row, waiting at most `wait` (`None`: as long as it takes).
     fn poll(&mut self, wait: Option<Duration>) -> Result<Polled> {
         loop {
@@ -221,11 +225,7 @@ impl Stream {
             if self.done {
                 return Ok(Polled::End);
             }
-            let msg = match wait {
-                None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                Some(t) => self.rx.recv_timeout(t),
-            };
-            match msg {
+            match self.recv(wait) {
                 Ok(Msg::Rows(rows)) => self.batch = rows.into_iter(),
                 Ok(Msg::Done(r)) => {
                     self.done = true;
