@@ -10,6 +10,7 @@ pub mod ldbc;
 pub mod peers;
 pub mod report;
 pub mod snb;
+pub mod writers;
 
 /// One measured workload: its reported name, the query it runs, and the
 /// seeds (user ids) it starts from.
@@ -78,12 +79,18 @@ pub fn percentile(xs: &[f64], p: f64) -> Option<f64> {
 
 /// This process's peak resident memory in MiB.
 pub fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
+    proc_field("/proc/self/status", "VmHWM:").map_or(0.0, |kb| kb as f64 / 1024.0)
+}
+
+/// Bytes this process has handed to `write` calls so far (Linux's
+/// `/proc/self/io`), or 0 where that is not available.
+pub fn written_bytes() -> u64 {
+    proc_field("/proc/self/io", "wchar:").unwrap_or(0)
+}
+
+/// The number after `label` on its line of a `/proc` file.
+fn proc_field(file: &str, label: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let line = text.lines().find(|l| l.starts_with(label))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }

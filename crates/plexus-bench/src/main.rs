@@ -105,6 +105,32 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Small write transactions from several threads at once, durable by
+    /// default: commits per second, conflicts, commit latency, group sizes.
+    ConcurrentWrites {
+        /// Writer thread counts to run, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
+        threads: Vec<usize>,
+        /// Seconds each workload runs at each thread count.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        /// Runs of each workload at each thread count; the run with the
+        /// median commits per second is reported.
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// transfer (between two of 100 accounts), hub_edge (a node and an
+        /// edge to one shared hub), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "transfer,hub_edge")]
+        workloads: Vec<String>,
+        #[arg(long, default_value = "lmdb")]
+        backend: String,
+        /// Commits without syncing (durable is the default).
+        #[arg(long)]
+        relaxed: bool,
+        /// Markdown output (JSON lines beside it).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Insert nodes one transaction each; compare the first and last tenth.
     InsertOverTime {
         #[arg(long, default_value_t = 1_000_000)]
@@ -275,6 +301,23 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         }
+        Cmd::ConcurrentWrites {
+            threads,
+            seconds,
+            reps,
+            workloads,
+            backend,
+            relaxed,
+            out,
+        } => {
+            let o = WriterOptions {
+                seconds,
+                reps,
+                backend,
+                relaxed,
+            };
+            concurrent_writes(&threads, &workloads, &o, out)
+        }
         Cmd::InsertOverTime {
             nodes,
             backend,
@@ -425,5 +468,80 @@ fn insert_over_time(
     }
     drop(db);
     std::fs::remove_dir_all(&tmp).ok();
+    Ok(())
+}
+
+struct WriterOptions {
+    seconds: f64,
+    reps: usize,
+    backend: String,
+    relaxed: bool,
+}
+
+fn concurrent_writes(
+    threads: &[usize],
+    workloads: &[String],
+    o: &WriterOptions,
+    out: Option<PathBuf>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use plexus_bench::writers;
+    let (seconds, relaxed) = (o.seconds, o.relaxed);
+    let reps = o.reps.clamp(1, 100);
+    let backend = Backend::parse(&o.backend).ok_or("unknown backend (lmdb or fjall)")?;
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+        return Err("--seconds must be between 0 and 3600".into());
+    }
+    if threads.iter().any(|t| !(1..=256).contains(t)) {
+        return Err("--threads must each be between 1 and 256".into());
+    }
+    let tmp = std::env::temp_dir().join(format!("plexus-bench-writers-{}", std::process::id()));
+    let mut outcomes = Vec::new();
+    for w in workloads {
+        let workload = match w.as_str() {
+            "transfer" => "transfer",
+            "hub_edge" => "hub_edge",
+            other => return Err(format!("unknown workload '{other}' (transfer, hub_edge)").into()),
+        };
+        for &n in threads {
+            let run_for = std::time::Duration::from_secs_f64(seconds);
+            let mut runs = (0..reps)
+                .map(|_| writers::run(&tmp.join("db"), backend, !relaxed, workload, n, run_for))
+                .collect::<Result<Vec<_>, _>>()?;
+            runs.sort_by(|a, b| a.per_second().total_cmp(&b.per_second()));
+            let o = runs.swap_remove(runs.len() / 2);
+            eprintln!(
+                "{workload} × {n}: {:.0} commits/s, {} conflicts, p50 {:.0} µs, p99 {:.0} µs",
+                o.per_second(),
+                o.conflicts,
+                o.p50_us,
+                o.p99_us
+            );
+            outcomes.push(o);
+        }
+    }
+    std::fs::remove_dir_all(&tmp).ok();
+    let list = |v: Vec<String>| v.join(",");
+    let command = format!(
+        "cargo run --release -p plexus-bench -- concurrent-writes --threads {} --seconds {seconds} --reps {reps} --workloads {} --backend {}{}",
+        list(threads.iter().map(|t| t.to_string()).collect()),
+        list(workloads.to_vec()),
+        backend.name(),
+        if relaxed { " --relaxed" } else { "" },
+    );
+    let md = format!(
+        "Run at {} on {}.\n\n{}",
+        chrono_free_now(),
+        machine(),
+        writers::markdown(&outcomes, &command)
+    );
+    println!("{md}");
+    if let Some(out) = out {
+        std::fs::write(&out, &md)?;
+        let lines: Vec<String> = outcomes
+            .iter()
+            .map(|o| o.to_json(backend, !relaxed).to_string())
+            .collect();
+        std::fs::write(out.with_extension("jsonl"), lines.join("\n") + "\n")?;
+    }
     Ok(())
 }

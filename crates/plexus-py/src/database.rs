@@ -97,6 +97,21 @@ impl Database {
         self.db.graphs()
     }
 
+    /// Totals of the commit pipeline since the database was opened.
+    fn commit_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.db.commit_stats();
+        let d = PyDict::new(py);
+        d.set_item("commits", s.commits)?;
+        d.set_item("conflicts", s.conflicts)?;
+        d.set_item("groups", s.groups)?;
+        d.set_item("mean_group", s.mean_group())?;
+        d.set_item("largest_group", s.largest_group)?;
+        d.set_item("write_seconds", s.write_micros as f64 / 1e6)?;
+        d.set_item("locked_seconds", s.locked_micros as f64 / 1e6)?;
+        d.set_item("waiting", s.waiting)?;
+        Ok(d)
+    }
+
     fn create_graph(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         py.detach(|| self.db.create_graph(name))
             .map_err(errors::to_py)

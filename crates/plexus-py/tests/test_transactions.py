@@ -60,9 +60,11 @@ def test_concurrent_writers_conflict_and_one_wins(db):
 
 
 def test_threads_share_one_database(db):
-    """Eight threads write and read at once; every retried increment lands."""
+    """Eight threads write and read at once; every retried increment lands,
+    and the commit statistics count exactly the commits and conflicts."""
     db.query("CREATE (:Counter {n: 0})").consume()
     errors = []
+    conflicts = []
 
     def work():
         try:
@@ -73,6 +75,7 @@ def test_threads_share_one_database(db):
                             tx.query("MATCH (c:Counter) SET c.n = c.n + 1").consume()
                         break
                     except plexus.ConflictError:
+                        conflicts.append(1)
                         continue
                 assert db.query("MATCH (c:Counter) RETURN c.n").scalar() >= 1
         except Exception as e:  # pragma: no cover - reported below
@@ -85,6 +88,11 @@ def test_threads_share_one_database(db):
         t.join()
     assert errors == []
     assert db.query("MATCH (c:Counter) RETURN c.n").scalar() == 200
+    stats = db.commit_stats()
+    assert stats["commits"] == 201
+    assert stats["conflicts"] == len(conflicts)
+    assert 1 <= stats["groups"] <= 201
+    assert stats["waiting"] == 0
 
 
 def test_the_gil_is_released_while_a_query_runs(db):

@@ -18,6 +18,7 @@
 
 mod bulk;
 mod catalog;
+mod commit;
 mod counters;
 mod error;
 mod ids;
@@ -32,6 +33,7 @@ mod view;
 mod write;
 
 pub use bulk::{BulkEdge, BulkNode, BulkOptions, BulkReport, Origin, SpillLimit};
+pub use commit::CommitStats;
 pub use counters::Counters;
 pub use error::{Result, StorageError};
 pub use ids::{Direction, EdgeId, GraphId, NodeId, TypeId};

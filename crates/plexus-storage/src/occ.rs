@@ -83,7 +83,11 @@ impl Subject<'_> {
 impl Footprint {
     /// The reason `self` (committing) cannot follow `other` (committed
     /// after `self` started), if any.
-    fn conflict_with(&self, other: &Footprint, serializable: bool) -> Option<&'static str> {
+    pub(crate) fn conflict_with(
+        &self,
+        other: &Footprint,
+        serializable: bool,
+    ) -> Option<&'static str> {
         if !self.writes.is_disjoint(&other.writes) {
             return Some("a concurrent transaction changed the same node, edge or id");
         }
@@ -107,6 +111,8 @@ struct Inner {
     seq: u64,
     /// Start sequence numbers of open write transactions, with counts.
     active: BTreeMap<u64, usize>,
+    /// Open write transactions (the sum of `active`'s counts).
+    open: usize,
     /// Footprints of commits that an open transaction may still conflict with.
     log: VecDeque<(u64, Arc<Footprint>)>,
 }
@@ -128,7 +134,13 @@ impl Occ {
         let mut i = self.lock();
         let s = i.seq;
         *i.active.entry(s).or_default() += 1;
+        i.open += 1;
         s
+    }
+
+    /// How many write transactions are open now.
+    pub fn open_writers(&self) -> usize {
+        self.lock().open
     }
 
     /// The sequence number of the latest published commit.
@@ -139,13 +151,15 @@ impl Occ {
     /// Forgets a transaction that ends (committed or not).
     pub fn end(&self, start: u64) {
         let mut i = self.lock();
-        if let Some(c) = i.active.get_mut(&start) {
+        let inner = &mut *i;
+        if let Some(c) = inner.active.get_mut(&start) {
             *c -= 1;
+            inner.open -= 1;
             if *c == 0 {
-                i.active.remove(&start);
+                inner.active.remove(&start);
             }
         }
-        Self::trim(&mut i);
+        Self::trim(inner);
     }
 
     fn trim(i: &mut Inner) {

@@ -1,6 +1,7 @@
 //! The storage handle: opening a store, named graphs, and starting transactions.
 
 use crate::catalog::{graph_registry_key, Catalog};
+use crate::commit::{CommitStats, Committer};
 use crate::error::{Result, StorageError};
 use crate::ids::GraphId;
 use crate::keys::*;
@@ -43,6 +44,8 @@ pub(crate) struct Shared {
     /// Held only while a commit validates and writes: never while caller
     /// code runs.
     pub commit_lock: Mutex<()>,
+    /// Groups transactions that commit at the same time into one write.
+    pub committer: Committer,
 }
 
 impl Shared {
@@ -150,6 +153,7 @@ impl Storage {
             catalog: Catalog::load(kv.clone())?,
             occ: Occ::default(),
             commit_lock: Mutex::new(()),
+            committer: Committer::default(),
             kv,
         });
         drop(snap);
@@ -292,6 +296,12 @@ impl Storage {
     /// built from a transaction whose `version()` is lower may be stale.
     pub fn version(&self) -> u64 {
         self.shared.occ.current()
+    }
+
+    /// Commits, conflicts, groups and time spent writing since the store
+    /// was opened.
+    pub fn commit_stats(&self) -> CommitStats {
+        self.shared.committer.stats()
     }
 
     /// Rebuilds the stale indexes of `graph` and returns their names.

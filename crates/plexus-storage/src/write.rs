@@ -312,6 +312,10 @@ impl WriteTxn {
 
     /// Creates an edge between two existing nodes; fails when an edge with
     /// this user id exists. Parallel edges and self-loops are allowed.
+    /// Without an id the edge has none, as a bulk-loaded edge without one:
+    /// it is reached through its endpoints and its internal id, and costs
+    /// no id index entry (a generated id would land at a random place of
+    /// that index, a page written per edge).
     pub fn create_edge(
         &mut self,
         key: Option<&str>,
@@ -321,8 +325,11 @@ impl WriteTxn {
         props: &Props,
     ) -> Result<EdgeId> {
         self.op(|t| {
-            let key = user_id("edge id", key)?;
-            if t.edge_id(&key)?.is_some() {
+            let key = match key {
+                Some(k) => user_id("edge id", Some(k))?,
+                None => String::new(),
+            };
+            if !key.is_empty() && t.edge_id(&key)?.is_some() {
                 return Err(StorageError::AlreadyExists {
                     what: "edge",
                     id: key,
@@ -938,17 +945,13 @@ impl WriteTxn {
         // its map while no transaction of this process is open.
         self.core.snap = Box::new(crate::view::Closed);
         let shared = self.core.shared.clone();
-        let mut batch = overlay.into_batch();
-        let _c = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
-        shared.occ.validate(
-            self.start,
-            &self.fp,
-            self.isolation == Isolation::Serializable,
-        )?;
-        shared.persist_counters(&mut batch);
-        shared.kv.write(batch)?;
-        shared.occ.publish(std::mem::take(&mut self.fp));
-        Ok(())
+        let req = crate::commit::Request {
+            start: self.start,
+            fp: std::mem::take(&mut self.fp),
+            serializable: self.isolation == Isolation::Serializable,
+            batch: overlay.into_batch(),
+        };
+        shared.committer.commit(&shared, req)
     }
 
     /// Discards every change (dropping the transaction does the same).

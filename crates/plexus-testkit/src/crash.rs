@@ -114,3 +114,71 @@ pub fn observed(db: &Database) -> plexus::Result<State> {
     }
     Ok((nodes, edges))
 }
+
+/// The concurrent workload: thread `t`'s step `i` creates node `c{t}-{i}`
+/// with an edge to the shared hub and records `i` on the thread's own
+/// progress node `p{t}`. Threads never conflict, so every commit of a
+/// group lands or none does.
+pub fn concurrent_step(db: &Database, t: u64, i: u64) -> plexus::Result<()> {
+    let mut txn = db.write("default")?;
+    let hub = match txn.node_id("hub")? {
+        Some(h) => h,
+        None => {
+            return Err(plexus::Error::Storage(plexus::StorageError::Invalid(
+                "the hub is missing: run concurrent_prepare first".into(),
+            )))
+        }
+    };
+    let props = Props::from([
+        ("thread".to_string(), Value::Int(t as i64)),
+        ("step".to_string(), Value::Int(i as i64)),
+    ]);
+    let n = txn.create_node(Some(&format!("c{t}-{i}")), &["C"], &props)?;
+    txn.create_edge(None, n, hub, "TO", &Props::new())?;
+    txn.merge_node(
+        &format!("p{t}"),
+        &["Meta"],
+        &Props::from([("step".to_string(), Value::Int(i as i64))]),
+    )?;
+    txn.commit()?;
+    Ok(())
+}
+
+/// Creates the hub of the concurrent workload (idempotent).
+pub fn concurrent_prepare(db: &Database) -> plexus::Result<()> {
+    let mut t = db.write("default")?;
+    if t.node_id("hub")?.is_none() {
+        t.create_node(Some("hub"), &["Hub"], &Props::new())?;
+        t.commit()?;
+    }
+    Ok(())
+}
+
+/// Thread `t`'s last committed step, from its progress node.
+pub fn concurrent_progress(db: &Database, t: u64) -> plexus::Result<Option<u64>> {
+    let r = db.read("default")?;
+    Ok(r.node_by_key(&format!("p{t}"))?
+        .and_then(|n| n.props.get("step").and_then(Value::as_int))
+        .map(|s| s as u64))
+}
+
+/// Per thread, the steps whose nodes exist with an edge to the hub, and
+/// the number of nodes of the workload (to catch one without its edge).
+pub fn concurrent_observed(
+    db: &Database,
+) -> plexus::Result<(std::collections::BTreeMap<u64, BTreeSet<u64>>, usize)> {
+    let r = db.read("default")?;
+    let mut steps: std::collections::BTreeMap<u64, BTreeSet<u64>> = Default::default();
+    let Some(hub) = r.node_id("hub")? else {
+        return Ok((steps, 0));
+    };
+    for nb in r.neighbors(hub, plexus::Direction::In, Some("TO"))? {
+        let Some(n) = r.node(nb.node)? else { continue };
+        let get = |k: &str| n.props.get(k).and_then(Value::as_int).map(|v| v as u64);
+        if let (Some(t), Some(i)) = (get("thread"), get("step")) {
+            steps.entry(t).or_default().insert(i);
+        }
+    }
+    let nodes = r.nodes_with_label("C").count();
+    Ok((steps, nodes))
+}

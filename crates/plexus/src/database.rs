@@ -325,6 +325,12 @@ impl Database {
         })
     }
 
+    /// Commits, conflicts, commit groups (one backend write and sync each)
+    /// and time spent writing, since this database was opened.
+    pub fn commit_stats(&self) -> plexus_storage::CommitStats {
+        self.storage.commit_stats()
+    }
+
     /// Bytes the database occupies on disk.
     pub fn disk_size(&self) -> Result<u64> {
         Ok(self.storage.kv().disk_size()?)

@@ -33,10 +33,10 @@ pub use plexus_ingest as ingest;
 pub use plexus_kv::Backend;
 pub use plexus_query::{CancelHandle, Limit, Procedures, QueryError, QueryLimits, Table};
 pub use plexus_storage::{
-    BulkEdge, BulkNode, BulkOptions, BulkReport, ConstraintInfo, ConstraintKind, ConstraintSpec,
-    Counters, DeleteMode, Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind, IndexMode,
-    IndexSpec, IntegrityReport, Isolation, Neighbor, Node, NodeId, Origin, Props, ReadTxn,
-    SpillLimit, StorageError, TypeId, WriteTxn, DEFAULT_GRAPH,
+    BulkEdge, BulkNode, BulkOptions, BulkReport, CommitStats, ConstraintInfo, ConstraintKind,
+    ConstraintSpec, Counters, DeleteMode, Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind,
+    IndexMode, IndexSpec, IntegrityReport, Isolation, Neighbor, Node, NodeId, Origin, Props,
+    ReadTxn, SpillLimit, StorageError, TypeId, WriteTxn, DEFAULT_GRAPH,
 };
 pub use query::Params;
 pub use session::{

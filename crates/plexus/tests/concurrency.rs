@@ -48,83 +48,134 @@ fn retry(conflicts: &AtomicU64, mut f: impl FnMut() -> Result<(), plexus::Error>
     }
 }
 
+/// Counters shared by the threads of one run.
+#[derive(Default)]
+struct Counts {
+    stop: AtomicBool,
+    commits: AtomicU64,
+    conflicts: AtomicU64,
+    reads: AtomicU64,
+}
+
+/// Moves random amounts between random pairs of `ids` until stopped.
+fn transfer_writer(db: Database, ids: Arc<Vec<NodeId>>, c: Arc<Counts>, w: u64) {
+    let mut seed = w * 7919 + 1;
+    while !c.stop.load(Ordering::Relaxed) {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let (a, b) = (
+            ids[(seed >> 33) as usize % ids.len()],
+            ids[(seed >> 40) as usize % ids.len()],
+        );
+        if a == b {
+            continue;
+        }
+        let amount = (seed >> 50) as i64 % 30;
+        retry(&c.conflicts, || {
+            let mut t = db.write("default")?;
+            let (ba, bb) = (balance(&t, a), balance(&t, b));
+            t.set_node_property(a, "balance", Value::Int(ba - amount))?;
+            t.set_node_property(b, "balance", Value::Int(bb + amount))?;
+            t.commit()?;
+            Ok(())
+        });
+        c.commits.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Checks on snapshot after snapshot that the accounts hold `total`.
+fn total_reader(db: Database, ids: Arc<Vec<NodeId>>, c: Arc<Counts>, total: i64) {
+    while !c.stop.load(Ordering::Relaxed) {
+        let snap = db.read("default").unwrap();
+        let sum: i64 = ids.iter().map(|n| balance(&snap, *n)).sum();
+        assert_eq!(sum, total, "a snapshot saw money appear or vanish");
+        c.reads.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Transfers from 1 to 16 threads on a durable database, where commits
+/// that wait for the same sync are written together: the total holds on
+/// every snapshot, and the commit statistics count exactly the commits
+/// and conflicts the threads saw.
+#[test]
+fn grouped_transfers_keep_the_total_at_every_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("db"), Default::default()).unwrap();
+    let ids = Arc::new(accounts(&db, "acct", 100, 100));
+    for threads in [1u64, 2, 4, 8, 16] {
+        let before = db.commit_stats();
+        let c = Arc::new(Counts::default());
+        let mut handles = Vec::new();
+        for w in 0..threads {
+            let (db, ids, c) = (db.clone(), ids.clone(), c.clone());
+            handles.push(std::thread::spawn(move || transfer_writer(db, ids, c, w)));
+        }
+        let (db2, ids2, c2) = (db.clone(), ids.clone(), c.clone());
+        handles.push(std::thread::spawn(move || {
+            total_reader(db2, ids2, c2, 10_000)
+        }));
+        std::thread::sleep(RUN_FOR / 8);
+        c.stop.store(true, Ordering::Relaxed);
+        for h in handles {
+            h.join().unwrap();
+        }
+        let after = db.commit_stats();
+        let commits = c.commits.load(Ordering::Relaxed);
+        assert!(commits > 0, "{threads} threads made progress");
+        assert_eq!(after.commits - before.commits, commits, "{threads} threads");
+        assert_eq!(
+            after.conflicts - before.conflicts,
+            c.conflicts.load(Ordering::Relaxed),
+            "{threads} threads"
+        );
+        let groups = after.groups - before.groups;
+        assert!((1..=commits).contains(&groups), "{groups} groups");
+        eprintln!(
+            "{threads} thread(s): {commits} commits in {groups} groups, {} conflicts",
+            c.conflicts.load(Ordering::Relaxed)
+        );
+    }
+    let snap = db.read("default").unwrap();
+    assert_eq!(ids.iter().map(|n| balance(&snap, *n)).sum::<i64>(), 10_000);
+    let report = db.check("default").unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+}
+
 #[test]
 fn transfers_keep_the_total_on_every_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::create(dir.path().join("db"), Default::default()).unwrap();
     let ids = Arc::new(accounts(&db, "acct", 20, 100));
-    let (stop, commits, conflicts, reads) = (
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicU64::new(0)),
-    );
+    let c = Arc::new(Counts::default());
     let mut threads = Vec::new();
     for w in 0..4u64 {
-        let (db, ids, stop, commits, conflicts) = (
-            db.clone(),
-            ids.clone(),
-            stop.clone(),
-            commits.clone(),
-            conflicts.clone(),
-        );
-        threads.push(std::thread::spawn(move || {
-            let mut seed = w * 7919 + 1;
-            while !stop.load(Ordering::Relaxed) {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let (a, b) = (
-                    ids[(seed >> 33) as usize % ids.len()],
-                    ids[(seed >> 40) as usize % ids.len()],
-                );
-                if a == b {
-                    continue;
-                }
-                let amount = (seed >> 50) as i64 % 30;
-                retry(&conflicts, || {
-                    let mut t = db.write("default")?;
-                    let (ba, bb) = (balance(&t, a), balance(&t, b));
-                    t.set_node_property(a, "balance", Value::Int(ba - amount))?;
-                    t.set_node_property(b, "balance", Value::Int(bb + amount))?;
-                    t.commit()?;
-                    Ok(())
-                });
-                commits.fetch_add(1, Ordering::Relaxed);
-            }
-        }));
+        let (db, ids, c) = (db.clone(), ids.clone(), c.clone());
+        threads.push(std::thread::spawn(move || transfer_writer(db, ids, c, w)));
     }
     for _ in 0..2 {
-        let (db, ids, stop, reads) = (db.clone(), ids.clone(), stop.clone(), reads.clone());
-        threads.push(std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                let snap = db.read("default").unwrap();
-                let total: i64 = ids.iter().map(|n| balance(&snap, *n)).sum();
-                assert_eq!(total, 2000, "a snapshot saw money appear or vanish");
-                reads.fetch_add(1, Ordering::Relaxed);
-            }
-        }));
+        let (db, ids, c) = (db.clone(), ids.clone(), c.clone());
+        threads.push(std::thread::spawn(move || total_reader(db, ids, c, 2000)));
     }
     let started = Instant::now();
     while started.elapsed() < RUN_FOR {
         std::thread::sleep(Duration::from_millis(50));
     }
-    stop.store(true, Ordering::Relaxed);
+    c.stop.store(true, Ordering::Relaxed);
     for t in threads {
         t.join().unwrap();
     }
-    assert!(
-        commits.load(Ordering::Relaxed) > 10,
-        "writers made progress"
+    let (commits, conflicts, reads) = (
+        c.commits.load(Ordering::Relaxed),
+        c.conflicts.load(Ordering::Relaxed),
+        c.reads.load(Ordering::Relaxed),
     );
-    assert!(reads.load(Ordering::Relaxed) > 10, "readers made progress");
+    assert!(commits > 10, "writers made progress");
+    assert!(reads > 10, "readers made progress");
     let report = db.check("default").unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
     eprintln!(
-        "transfers: {} commits, {} conflicts retried, {} snapshots checked",
-        commits.load(Ordering::Relaxed),
-        conflicts.load(Ordering::Relaxed),
-        reads.load(Ordering::Relaxed)
+        "transfers: {commits} commits, {conflicts} conflicts retried, {reads} snapshots checked"
     );
 }
 

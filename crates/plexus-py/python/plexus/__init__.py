@@ -269,6 +269,15 @@ class Database:
         """The names of the database's graphs."""
         return self._db.graphs()
 
+    def commit_stats(self) -> Dict[str, Any]:
+        """Totals of the commit pipeline since the database was opened:
+        ``commits``, ``conflicts`` (refused at commit), ``groups`` (backend
+        writes, one sync each when durable; commits that wait for the same
+        sync share one), ``mean_group``, ``largest_group``, ``write_seconds``
+        and ``locked_seconds`` (time in writes, and under the commit lock),
+        and ``waiting`` (commits queued now)."""
+        return self._db.commit_stats()
+
     def drop_graph(self, name: str) -> None:
         """Deletes graph ``name`` and everything in it."""
         self._db.drop_graph(name)

@@ -1,0 +1,330 @@
+//! The commit pipeline: group commit.
+//!
+//! A durable commit costs one sync of the disk, which takes far longer than
+//! everything else a small transaction does. So transactions that become
+//! ready while a sync is in flight wait for it and then go together: the
+//! first of them to find no group in progress leads the next group. The
+//! leader takes every waiting request, validates them in arrival order under
+//! the commit lock — each against the commits published since it started
+//! *and* against the members accepted before it in the same group, none of
+//! which it could have seen — writes the accepted ones as one backend batch
+//! (one sync acknowledges them all), publishes their footprints in order and
+//! hands each waiting thread its own outcome. A transaction is acknowledged
+//! only after the write that holds it returned.
+//!
+//! A request refused by validation fails alone (a conflict). Should the
+//! group's write fail, each accepted member is written again on its own, so
+//! a member whose batch the backend refuses never takes the others down.
+//!
+//! What stays outside the commit lock: turning overlays into batches (the
+//! committing thread, before it queues) and joining the group's batches into
+//! one (the leader, before it locks). Under the lock: validation, the id
+//! counters, the backend write and publication.
+
+use crate::error::{Result, StorageError};
+use crate::occ::Footprint;
+use crate::storage::Shared;
+use plexus_kv::WriteBatch;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// A transaction ready to commit.
+pub(crate) struct Request {
+    pub start: u64,
+    pub fp: Footprint,
+    pub serializable: bool,
+    pub batch: WriteBatch,
+}
+
+/// Totals since the store was opened, for `plexus stats` and benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommitStats {
+    /// Transactions written.
+    pub commits: u64,
+    /// Transactions refused at validation (conflicts).
+    pub conflicts: u64,
+    /// Backend writes that carried commits (each one sync when durable).
+    pub groups: u64,
+    /// The largest number of transactions one write carried.
+    pub largest_group: u64,
+    /// Time spent in the backend's writes, syncs included, in microseconds.
+    pub write_micros: u64,
+    /// Time the commit lock was held by groups, in microseconds.
+    pub locked_micros: u64,
+    /// Transactions queued now for the next group (a gauge, not a total).
+    pub waiting: u64,
+}
+
+impl CommitStats {
+    /// Transactions per backend write.
+    pub fn mean_group(&self) -> f64 {
+        if self.groups == 0 {
+            0.0
+        } else {
+            self.commits as f64 / self.groups as f64
+        }
+    }
+}
+
+#[derive(Default)]
+struct Queue {
+    next_ticket: u64,
+    /// Requests waiting for the next group, in arrival order.
+    pending: Vec<(u64, Request)>,
+    /// Outcomes not yet collected by their threads.
+    done: HashMap<u64, Result<()>>,
+    /// Whether a leader is gathering or writing a group now.
+    leading: bool,
+    /// Whether the leader waits for more requests to arrive.
+    gathering: bool,
+}
+
+#[derive(Default)]
+struct Totals {
+    commits: AtomicU64,
+    conflicts: AtomicU64,
+    groups: AtomicU64,
+    largest_group: AtomicU64,
+    write_micros: AtomicU64,
+    locked_micros: AtomicU64,
+}
+
+#[derive(Default)]
+pub(crate) struct Committer {
+    queue: Mutex<Queue>,
+    /// Signalled when a group's outcomes are in and leadership is free.
+    turn: Condvar,
+    /// Signalled when a request arrives while the leader gathers.
+    arrivals: Condvar,
+    totals: Totals,
+    /// A moving average of the backend write's time, in microseconds: how
+    /// long a leader may wait for requests still being prepared.
+    recent_write_micros: AtomicU64,
+}
+
+/// The longest a leader waits for more requests, whatever writes cost.
+const MAX_PATIENCE: Duration = Duration::from_millis(2);
+
+impl Committer {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Commits `req`, in a group with whatever else is ready, and returns
+    /// once the write that holds it has returned.
+    pub fn commit(&self, shared: &Shared, req: Request) -> Result<()> {
+        let mut q = self.lock();
+        let ticket = q.next_ticket;
+        q.next_ticket += 1;
+        q.pending.push((ticket, req));
+        if q.gathering {
+            self.arrivals.notify_one();
+        }
+        loop {
+            if let Some(outcome) = q.done.remove(&ticket) {
+                return outcome;
+            }
+            if !q.leading {
+                q.leading = true;
+                q = self.gather(shared, q);
+                let group = std::mem::take(&mut q.pending);
+                drop(q);
+                let mut lead = Lead {
+                    committer: self,
+                    tickets: group.iter().map(|(t, _)| *t).collect(),
+                    outcomes: Vec::new(),
+                };
+                lead.outcomes = self.write_group(shared, group);
+                drop(lead);
+                q = self.lock();
+                continue;
+            }
+            q = self.turn.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Lets the group grow before it is written: while other write
+    /// transactions are open but not yet queued, waits for them, for at
+    /// most half a recent write. Once every thread with a transaction
+    /// waits for the same sync, they all arrive at once after it and the
+    /// first to arrive would otherwise lead a group of one while the rest
+    /// queue behind it: groups would alternate between large and tiny.
+    /// Alone (one open transaction) a leader never waits.
+    fn gather<'q>(&self, shared: &Shared, mut q: MutexGuard<'q, Queue>) -> MutexGuard<'q, Queue> {
+        let patience = Duration::from_micros(self.recent_write_micros.load(Relaxed) / 2);
+        let deadline = Instant::now() + patience.min(MAX_PATIENCE);
+        while q.pending.len() < shared.occ.open_writers() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            q.gathering = true;
+            q = self
+                .arrivals
+                .wait_timeout(q, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            q.gathering = false;
+        }
+        q
+    }
+
+    pub fn stats(&self) -> CommitStats {
+        let t = &self.totals;
+        CommitStats {
+            commits: t.commits.load(Relaxed),
+            conflicts: t.conflicts.load(Relaxed),
+            groups: t.groups.load(Relaxed),
+            largest_group: t.largest_group.load(Relaxed),
+            write_micros: t.write_micros.load(Relaxed),
+            locked_micros: t.locked_micros.load(Relaxed),
+            waiting: self.lock().pending.len() as u64,
+        }
+    }
+
+    /// Validates, writes and publishes one group; an outcome per ticket.
+    fn write_group(&self, shared: &Shared, group: Vec<(u64, Request)>) -> Vec<(u64, Result<()>)> {
+        // Joined before the lock; a member refused later is cut out again.
+        let joined = (group.len() > 1).then(|| join(&group));
+        let _c = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let locked = Instant::now();
+        let mut outcomes = Vec::with_capacity(group.len());
+        let mut accepted: Vec<(u64, Request)> = Vec::with_capacity(group.len());
+        let mut refused = Vec::new();
+        for (i, (ticket, req)) in group.into_iter().enumerate() {
+            match validate(shared, &req, &accepted) {
+                Ok(()) => accepted.push((ticket, req)),
+                Err(e) => {
+                    self.totals.conflicts.fetch_add(1, Relaxed);
+                    refused.push(i);
+                    outcomes.push((ticket, Err(e)));
+                }
+            }
+        }
+        if !accepted.is_empty() {
+            let batch = match joined {
+                Some((mut batch, ranges)) => {
+                    // Back to front, so earlier ranges keep their place.
+                    for &i in refused.iter().rev() {
+                        batch.ops.drain(ranges[i].clone());
+                    }
+                    batch
+                }
+                None => std::mem::take(&mut accepted[0].1.batch),
+            };
+            outcomes.extend(self.write_accepted(shared, batch, accepted));
+        }
+        let held = locked.elapsed().as_micros() as u64;
+        self.totals.locked_micros.fetch_add(held, Relaxed);
+        outcomes
+    }
+
+    /// Writes the accepted members' joined batch, or each member alone if
+    /// that write fails, and publishes what landed.
+    fn write_accepted(
+        &self,
+        shared: &Shared,
+        mut batch: WriteBatch,
+        accepted: Vec<(u64, Request)>,
+    ) -> Vec<(u64, Result<()>)> {
+        shared.persist_counters(&mut batch);
+        let n = accepted.len() as u64;
+        match self.timed_write(shared, batch) {
+            Ok(()) => {
+                self.totals.commits.fetch_add(n, Relaxed);
+                self.totals.largest_group.fetch_max(n, Relaxed);
+                accepted
+                    .into_iter()
+                    .map(|(ticket, req)| {
+                        shared.occ.publish(req.fp);
+                        (ticket, Ok(()))
+                    })
+                    .collect()
+            }
+            Err(e) if n == 1 => vec![(accepted[0].0, Err(e))],
+            Err(_) => accepted
+                .into_iter()
+                .map(|(ticket, mut req)| {
+                    let mut alone = std::mem::take(&mut req.batch);
+                    shared.persist_counters(&mut alone);
+                    let outcome = self.timed_write(shared, alone).map(|()| {
+                        self.totals.commits.fetch_add(1, Relaxed);
+                        shared.occ.publish(req.fp);
+                    });
+                    (ticket, outcome)
+                })
+                .collect(),
+        }
+    }
+
+    fn timed_write(&self, shared: &Shared, batch: WriteBatch) -> Result<()> {
+        let started = Instant::now();
+        let r = shared.kv.write(batch);
+        let took = started.elapsed().as_micros() as u64;
+        let t = &self.totals;
+        t.write_micros.fetch_add(took, Relaxed);
+        t.groups.fetch_add(1, Relaxed);
+        // Only the leader writes, so a plain load and store do not race.
+        let avg = self.recent_write_micros.load(Relaxed);
+        self.recent_write_micros
+            .store(avg - avg / 8 + took / 8, Relaxed);
+        Ok(r?)
+    }
+}
+
+/// Every member's ops in one batch (copies: the members keep theirs for a
+/// write on their own), and the range each member's ops occupy.
+fn join(group: &[(u64, Request)]) -> (WriteBatch, Vec<std::ops::Range<usize>>) {
+    let mut batch = WriteBatch::new();
+    batch
+        .ops
+        .reserve(group.iter().map(|(_, r)| r.batch.ops.len()).sum());
+    let mut ranges = Vec::with_capacity(group.len());
+    for (_, req) in group {
+        let from = batch.ops.len();
+        batch.ops.extend(req.batch.ops.iter().cloned());
+        ranges.push(from..batch.ops.len());
+    }
+    (batch, ranges)
+}
+
+/// Refuses `req` when a commit published since it started, or a member of
+/// its group accepted before it, conflicts with it.
+fn validate(shared: &Shared, req: &Request, accepted: &[(u64, Request)]) -> Result<()> {
+    shared.occ.validate(req.start, &req.fp, req.serializable)?;
+    for (_, earlier) in accepted {
+        if let Some(why) = req.fp.conflict_with(&earlier.fp, req.serializable) {
+            return Err(StorageError::Conflict(why.into()));
+        }
+    }
+    Ok(())
+}
+
+/// A group's leadership: when it ends, normally or by a panic, every ticket
+/// of the group gets an outcome and the next leader may start.
+struct Lead<'a> {
+    committer: &'a Committer,
+    tickets: Vec<u64>,
+    outcomes: Vec<(u64, Result<()>)>,
+}
+
+impl Drop for Lead<'_> {
+    fn drop(&mut self) {
+        let mut q = self.committer.lock();
+        for (ticket, outcome) in self.outcomes.drain(..) {
+            q.done.insert(ticket, outcome);
+        }
+        for t in &self.tickets {
+            q.done.entry(*t).or_insert_with(|| {
+                Err(StorageError::Internal(
+                    "the thread writing this commit's group failed".into(),
+                ))
+            });
+        }
+        q.leading = false;
+        drop(q);
+        self.committer.turn.notify_all();
+    }
+}

@@ -1,0 +1,236 @@
+//! Group commit, made deterministic: the store's write is held shut while
+//! transactions queue behind it, so the test knows exactly which commits
+//! share a write.
+
+use plexus_common::Value;
+use plexus_kv::{Backend, Ks, KvOptions, KvPair, KvStore, Op, Snapshot, WriteBatch};
+use plexus_storage::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// An in-memory store whose writes wait while the gate is shut, and which
+/// refuses any batch holding a value with the poison marker.
+struct GatedKv {
+    inner: Arc<dyn KvStore>,
+    shut: Mutex<bool>,
+    opened: Condvar,
+    writes: AtomicU64,
+}
+
+const POISON: &[u8] = b"poison";
+
+impl GatedKv {
+    fn new() -> Arc<GatedKv> {
+        let inner = plexus_kv::open(
+            Backend::Memory,
+            std::path::Path::new(""),
+            KEYSPACE_NAMES,
+            &KvOptions::default(),
+        )
+        .unwrap();
+        Arc::new(GatedKv {
+            inner,
+            shut: Mutex::new(false),
+            opened: Condvar::new(),
+            writes: AtomicU64::new(0),
+        })
+    }
+
+    fn set_shut(&self, shut: bool) {
+        *self.shut.lock().unwrap() = shut;
+        self.opened.notify_all();
+    }
+}
+
+impl KvStore for GatedKv {
+    fn snapshot(&self) -> plexus_kv::Result<Box<dyn Snapshot>> {
+        self.inner.snapshot()
+    }
+
+    fn write(&self, batch: WriteBatch) -> plexus_kv::Result<()> {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        let shut = self.shut.lock().unwrap();
+        let (_open, timeout) = self
+            .opened
+            .wait_timeout_while(shut, Duration::from_secs(20), |s| *s)
+            .unwrap();
+        assert!(!timeout.timed_out(), "the gate stayed shut");
+        let poisoned = batch.ops.iter().any(|op| {
+            matches!(op, Op::Put { value, .. } if value.windows(POISON.len()).any(|w| w == POISON))
+        });
+        if poisoned {
+            return Err(plexus_kv::KvError::Io(std::io::Error::other(
+                "poisoned batch",
+            )));
+        }
+        self.inner.write(batch)
+    }
+
+    fn bulk_append(
+        &self,
+        ks: Ks,
+        pairs: &mut dyn Iterator<Item = KvPair>,
+    ) -> plexus_kv::Result<u64> {
+        self.inner.bulk_append(ks, pairs)
+    }
+
+    fn disk_size(&self) -> plexus_kv::Result<u64> {
+        self.inner.disk_size()
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Memory
+    }
+}
+
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn props(k: &str, v: &str) -> Props {
+    Props::from([(k.to_string(), Value::String(v.to_string()))])
+}
+
+/// Commits `f`'s transaction on a thread of its own.
+fn commit_on_thread(
+    s: &Storage,
+    f: impl FnOnce(&mut WriteTxn) + Send + 'static,
+) -> std::thread::JoinHandle<Result<()>> {
+    let s = s.clone();
+    std::thread::spawn(move || {
+        let mut t = s.write("default")?;
+        f(&mut t);
+        t.commit()
+    })
+}
+
+/// Shuts the gate and starts a commit of node `first`, which reaches the
+/// store's write and stays there until the gate opens.
+fn hold_first_commit(kv: &GatedKv, s: &Storage) -> std::thread::JoinHandle<Result<()>> {
+    let written = kv.writes.load(Ordering::SeqCst);
+    kv.set_shut(true);
+    let first = commit_on_thread(s, |t| {
+        t.create_node(Some("first"), &["N"], &Props::new()).unwrap();
+    });
+    wait_until("the first commit reaches the store", || {
+        kv.writes.load(Ordering::SeqCst) > written
+    });
+    first
+}
+
+/// One commit holds the write; while it does, the next ones queue, then
+/// go together in one write, validated in arrival order.
+#[test]
+fn commits_that_wait_together_share_one_write() {
+    let kv = GatedKv::new();
+    let s = Storage::open(kv.clone()).unwrap();
+    // Names are interned in writes of their own: intern them before the
+    // gate shuts.
+    let mut t = s.write("default").unwrap();
+    let shared = t
+        .create_node(Some("shared"), &["N"], &props("v", "0"))
+        .unwrap();
+    t.commit().unwrap();
+    let before = s.commit_stats();
+    let written = kv.writes.load(Ordering::SeqCst);
+    let first = hold_first_commit(&kv, &s);
+    // Two writers of the same node (one must lose) and one bystander.
+    let mut queued = Vec::new();
+    for v in ["a", "b"] {
+        queued.push(commit_on_thread(&s, move |t| {
+            t.set_node_property(shared, "v", Value::String(v.into()))
+                .unwrap();
+        }));
+    }
+    queued.push(commit_on_thread(&s, |t| {
+        t.create_node(Some("bystander"), &["N"], &Props::new())
+            .unwrap();
+    }));
+    wait_until("three commits queue", || s.commit_stats().waiting == 3);
+    kv.set_shut(false);
+
+    first.join().unwrap().unwrap();
+    let outcomes: Vec<Result<()>> = queued.into_iter().map(|h| h.join().unwrap()).collect();
+    let conflicts = outcomes
+        .iter()
+        .filter(|r| matches!(r, Err(StorageError::Conflict(_))))
+        .count();
+    assert_eq!(conflicts, 1, "{outcomes:?}");
+    assert!(outcomes[2].is_ok(), "the bystander commits");
+
+    let after = s.commit_stats();
+    assert_eq!(
+        after.groups - before.groups,
+        2,
+        "one write each: first, then the rest"
+    );
+    assert_eq!(after.commits - before.commits, 3);
+    assert_eq!(after.conflicts - before.conflicts, 1);
+    assert_eq!(after.largest_group, 2);
+    assert_eq!(kv.writes.load(Ordering::SeqCst) - written, 2, "two writes");
+
+    let r = s.read("default").unwrap();
+    for key in ["first", "bystander"] {
+        assert!(r.node_id(key).unwrap().is_some(), "{key} landed");
+    }
+    let v = r.node_property(shared, "v").unwrap();
+    let winner = if outcomes[0].is_ok() { "a" } else { "b" };
+    assert_eq!(v, Some(Value::String(winner.into())));
+    assert!(s.check_integrity("default").unwrap().is_ok());
+}
+
+/// A member whose batch the store refuses fails alone: the others of its
+/// group are written one by one instead.
+#[test]
+fn a_failing_member_does_not_take_its_group_down() {
+    let kv = GatedKv::new();
+    let s = Storage::open(kv.clone()).unwrap();
+    // Names are interned in writes of their own: intern them before the
+    // gate shuts.
+    let mut t = s.write("default").unwrap();
+    t.create_node(Some("setup"), &["N"], &props("x", "ok"))
+        .unwrap();
+    t.commit().unwrap();
+    let first = hold_first_commit(&kv, &s);
+    let queued: Vec<_> = ["good1", "bad", "good2"]
+        .into_iter()
+        .map(|key| {
+            commit_on_thread(&s, move |t| {
+                let p = if key == "bad" {
+                    props("x", "poison")
+                } else {
+                    Props::new()
+                };
+                t.create_node(Some(key), &["N"], &p).unwrap();
+            })
+        })
+        .collect();
+    wait_until("three commits queue", || s.commit_stats().waiting == 3);
+    kv.set_shut(false);
+    first.join().unwrap().unwrap();
+    let outcomes: Vec<Result<()>> = queued.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(outcomes[0].is_ok() && outcomes[2].is_ok(), "{outcomes:?}");
+    assert!(
+        matches!(outcomes[1], Err(StorageError::Kv(_))),
+        "{outcomes:?}"
+    );
+    let r = s.read("default").unwrap();
+    let expected = [
+        ("first", true),
+        ("good1", true),
+        ("bad", false),
+        ("good2", true),
+    ];
+    for (key, present) in expected {
+        assert_eq!(r.node_id(key).unwrap().is_some(), present, "{key}");
+    }
+    assert!(s.check_integrity("default").unwrap().is_ok());
+}
