@@ -255,6 +255,27 @@ fn timed(
     Ok((count, secs))
 }
 
+/// Where the database's bytes go, largest keyspace first:
+/// `space: adjacency 52.1 MiB (48%), nodes …`.
+fn space_note(db: &Database) -> Result<String, plexus::Error> {
+    let r = db.space()?;
+    let total = r.disk_bytes.max(1) as f64;
+    let mut ks: Vec<_> = r.keyspaces.iter().filter(|k| k.stored_bytes > 0).collect();
+    ks.sort_by_key(|k| std::cmp::Reverse(k.stored_bytes));
+    let parts: Vec<String> = ks
+        .iter()
+        .map(|k| {
+            format!(
+                "{} {:.1} MiB ({:.0}%)",
+                k.name,
+                k.stored_bytes as f64 / 1048576.0,
+                k.stored_bytes as f64 * 100.0 / total
+            )
+        })
+        .collect();
+    Ok(format!("space: {}", parts.join(", ")))
+}
+
 /// A result row of one of Plexus's own engines on `part`.
 fn own_row(
     engine: &str,
@@ -302,15 +323,16 @@ fn run_plexus(
     }
     let db = db.expect("at least one import ran");
     let reps = reps.workloads;
-    let mut rows = vec![own_row(
+    let mut import = own_row(
         "plexus",
         part,
         "import",
         Some(g.nodes() + g.edges()),
         loads,
         &db,
-    )?];
-    let r = db.read(graph)?;
+    )?;
+    import.note = Some(space_note(&db)?);
+    let mut rows = vec![import];
     for case in &part.cases {
         if case.kind == "insert_over_time" {
             let tenths = engine::insert_over_time(&db, graph, &case.seeds)?;
@@ -329,6 +351,10 @@ fn run_plexus(
             rows.push(row);
             continue;
         }
+        // A read transaction per workload: one held across the inserts
+        // would keep LMDB from reusing the pages they free, and the file
+        // would grow by every page each insert copies.
+        let r = db.read(graph)?;
         let (count, secs) = timed(reps, || engine::run(&r, case, &part.typed, part.filter))?;
         rows.push(own_row("plexus", part, case.name, Some(count), secs, &db)?);
     }

@@ -136,7 +136,8 @@ pub fn run(cli: &Cli) -> CliResult {
 fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
     let g = cli.graph.as_str();
     match cmd {
-        Command::Stats => stats(db, g, out),
+        Command::Stats { space: false } => stats(db, g, out),
+        Command::Stats { space: true } => space(db, out),
         Command::Import {
             nodes,
             edges,
@@ -452,6 +453,69 @@ pub fn stats(db: &Database, g: &str, out: &Out) -> CliResult {
         json!(format!("{:.1} MiB", disk as f64 / 1048576.0)),
     ]);
     out.table(&["what", "name", "count"], rows);
+    Ok(())
+}
+
+/// The database broken down by keyspace (`stats --space`).
+pub fn space(db: &Database, out: &Out) -> CliResult {
+    let r = db.space()?;
+    // Bytes for programs, MiB for people.
+    let size = |b: u64| {
+        if out.json {
+            json!(b)
+        } else {
+            json!(format!("{:.1} MiB", b as f64 / 1048576.0))
+        }
+    };
+    let per = |p: plexus::Per, b: u64| match (p, r.per(p, b)) {
+        (plexus::Per::Node, Some(x)) => json!(format!("{x:.1} B/node")),
+        (plexus::Per::Edge, Some(x)) => json!(format!("{x:.1} B/edge")),
+        _ => json!(""),
+    };
+    let mut rows: Vec<Vec<serde_json::Value>> = r
+        .keyspaces
+        .iter()
+        .map(|k| {
+            vec![
+                json!(k.name),
+                json!(k.holds),
+                json!(k.entries),
+                json!(k.key_bytes),
+                json!(k.value_bytes),
+                size(k.stored_bytes),
+                per(k.per, k.stored_bytes),
+            ]
+        })
+        .collect();
+    let overhead = r.disk_bytes.saturating_sub(r.stored_bytes());
+    rows.push(vec![
+        json!("(free and backend)"),
+        json!("free pages, the backend's own tables and files"),
+        json!(""),
+        json!(""),
+        json!(""),
+        size(overhead),
+        json!(""),
+    ]);
+    rows.push(vec![
+        json!("total"),
+        json!(format!("{} nodes, {} edges", r.nodes, r.edges)),
+        json!(r.keyspaces.iter().map(|k| k.entries).sum::<u64>()),
+        json!(r.keyspaces.iter().map(|k| k.key_bytes).sum::<u64>()),
+        json!(r.keyspaces.iter().map(|k| k.value_bytes).sum::<u64>()),
+        size(r.disk_bytes),
+        json!(""),
+    ]);
+    let headers = [
+        "keyspace",
+        "holds",
+        "entries",
+        "key bytes",
+        "value bytes",
+        "stored",
+        "per",
+    ];
+    out.table(&headers, rows);
     Ok(())
 }
 

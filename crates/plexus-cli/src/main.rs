@@ -70,7 +70,13 @@ pub enum Command {
         backend: BackendArg,
     },
     /// Counts per label and relationship type, and the size on disk.
-    Stats,
+    Stats {
+        /// Where the bytes go instead: every keyspace's entries, key and
+        /// value bytes and stored size, per node or edge (reads the whole
+        /// database; all graphs together).
+        #[arg(long)]
+        space: bool,
+    },
     /// Create, read or delete nodes.
     #[command(subcommand)]
     Node(NodeCmd),

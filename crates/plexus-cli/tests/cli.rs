@@ -78,6 +78,24 @@ fn a_session_of_commands() {
         (Some(2), Some(1))
     );
     assert_eq!(s["labels"]["Person"], 2);
+    let space = json(d, &["stats", "--space"]);
+    let row = |name: &str| {
+        space
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["keyspace"] == name)
+            .unwrap_or_else(|| panic!("no row {name}: {space}"))
+            .clone()
+    };
+    assert_eq!(row("nodes")["entries"], 2);
+    assert_eq!(row("adjacency")["entries"], 2, "the edge from both ends");
+    assert_eq!(row("edge_keys")["entries"], 1);
+    assert!(row("nodes")["per"].as_str().unwrap().ends_with("B/node"));
+    assert!(row("total")["holds"]
+        .as_str()
+        .unwrap()
+        .contains("2 nodes, 1 edges"));
     assert!(
         fails(d, &["edge", "put", "ann", "KNOWS", "nobody"]).contains("no node with id 'nobody'")
     );

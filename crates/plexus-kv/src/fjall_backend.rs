@@ -149,6 +149,10 @@ impl KvStore for FjallStore {
         self.db.disk_space().map_err(backend_err)
     }
 
+    fn stored_sizes(&self) -> Result<Vec<u64>> {
+        Ok(self.keyspaces.iter().map(Keyspace::disk_space).collect())
+    }
+
     fn backend(&self) -> Backend {
         Backend::Fjall
     }

@@ -236,6 +236,11 @@ pub trait KvStore: Send + Sync {
     /// Bytes the store occupies on disk (0 in memory).
     fn disk_size(&self) -> Result<u64>;
 
+    /// Bytes each keyspace occupies, in the order the keyspaces were
+    /// opened: LMDB's pages (branch, leaf and overflow pages times the page
+    /// size), fjall's tables on disk, the keys and values held in memory.
+    fn stored_sizes(&self) -> Result<Vec<u64>>;
+
     /// Which backend this is.
     fn backend(&self) -> Backend;
 }

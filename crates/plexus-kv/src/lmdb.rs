@@ -394,6 +394,19 @@ impl KvStore for LmdbStore {
         self.env.real_disk_size().map_err(backend_err)
     }
 
+    fn stored_sizes(&self) -> Result<Vec<u64>> {
+        let _guard = self.gate.enter();
+        let txn = self.env.read_txn().map_err(backend_err)?;
+        self.dbs
+            .iter()
+            .map(|db| {
+                let s = db.stat(&txn).map_err(backend_err)?;
+                let pages = s.branch_pages + s.leaf_pages + s.overflow_pages;
+                Ok(pages as u64 * u64::from(s.page_size))
+            })
+            .collect()
+    }
+
     fn backend(&self) -> Backend {
         Backend::Lmdb
     }

@@ -98,6 +98,14 @@ impl KvStore for MemoryStore {
         Ok(0)
     }
 
+    fn stored_sizes(&self) -> Result<Vec<u64>> {
+        let maps = self.maps.read().unwrap_or_else(|p| p.into_inner());
+        Ok(maps
+            .iter()
+            .map(|m| m.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum())
+            .collect())
+    }
+
     fn backend(&self) -> Backend {
         Backend::Memory
     }

@@ -28,6 +28,7 @@ mod occ;
 mod read;
 mod record;
 mod schema;
+mod space;
 mod storage;
 mod view;
 mod write;
@@ -42,6 +43,7 @@ pub use read::{Edge, GraphRead, IdIter, Neighbor, Node, Props};
 pub use schema::{
     ConstraintInfo, ConstraintKind, ConstraintSpec, IndexInfo, IndexKind, IndexMode, IndexSpec,
 };
+pub use space::{KeyspaceSpace, Per, SpaceReport};
 pub use storage::{Isolation, Storage, DEFAULT_GRAPH, FORMAT_VERSION};
 #[doc(hidden)]
 pub use view::TxnCore;

@@ -79,6 +79,10 @@ impl KvStore for GatedKv {
         self.inner.disk_size()
     }
 
+    fn stored_sizes(&self) -> plexus_kv::Result<Vec<u64>> {
+        self.inner.stored_sizes()
+    }
+
     fn backend(&self) -> Backend {
         Backend::Memory
     }

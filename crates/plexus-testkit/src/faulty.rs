@@ -128,6 +128,10 @@ impl KvStore for FaultyKv {
         self.inner.disk_size()
     }
 
+    fn stored_sizes(&self) -> Result<Vec<u64>> {
+        self.inner.stored_sizes()
+    }
+
     fn backend(&self) -> Backend {
         self.inner.backend()
     }

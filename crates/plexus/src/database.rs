@@ -331,6 +331,12 @@ impl Database {
         self.storage.commit_stats()
     }
 
+    /// The store broken down by keyspace: entries, key and value bytes and
+    /// stored size of each (reads every key: as long as a full scan).
+    pub fn space(&self) -> Result<plexus_storage::SpaceReport> {
+        Ok(self.storage.space()?)
+    }
+
     /// Bytes the database occupies on disk.
     pub fn disk_size(&self) -> Result<u64> {
         Ok(self.storage.kv().disk_size()?)

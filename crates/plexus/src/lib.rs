@@ -35,8 +35,9 @@ pub use plexus_query::{CancelHandle, Limit, Procedures, QueryError, QueryLimits,
 pub use plexus_storage::{
     BulkEdge, BulkNode, BulkOptions, BulkReport, CommitStats, ConstraintInfo, ConstraintKind,
     ConstraintSpec, Counters, DeleteMode, Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind,
-    IndexMode, IndexSpec, IntegrityReport, Isolation, Neighbor, Node, NodeId, Origin, Props,
-    ReadTxn, SpillLimit, StorageError, TypeId, WriteTxn, DEFAULT_GRAPH,
+    IndexMode, IndexSpec, IntegrityReport, Isolation, KeyspaceSpace, Neighbor, Node, NodeId,
+    Origin, Per, Props, ReadTxn, SpaceReport, SpillLimit, StorageError, TypeId, WriteTxn,
+    DEFAULT_GRAPH,
 };
 pub use query::Params;
 pub use session::{
