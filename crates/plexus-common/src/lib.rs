@@ -5,6 +5,8 @@
 
 mod codec;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod keys;
 mod temporal;
 mod value;

@@ -1,13 +1,18 @@
 //! Structured fuzzing of the importers on stable Rust: CSV and JSON-lines
-//! node and edge files, mutated from valid seeds, imported into a fresh
-//! store. Every input ends in a report or an error — never a panic — and
+//! node and edge files mutated from valid seeds, and Parquet and Arrow IPC
+//! files whose bytes are mutated (footers, page headers, metadata and
+//! data alike), imported into a fresh store. Every input ends in a report or an error — never a panic — and
 //! an import that fails leaves nothing behind; one that succeeds passes the
 //! integrity check. Failing inputs are kept by proptest beside this file.
 //! Longer: `PROPTEST_CASES=100000 cargo test --release -p plexus-ingest --test fuzz_import`.
 
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use parquet::arrow::ArrowWriter;
 use plexus_ingest::{import, ImportOptions, Input};
 use plexus_storage::{GraphRead, Storage};
 use proptest::prelude::*;
+use std::sync::{Arc, OnceLock};
 
 const NODES_CSV: &str = "id:ID,name,age:INT,score:FLOAT,tags:STRING[],born:DATE,:LABEL\n\
 a,Ann,34,1.5,x;y,1990-05-01,Admin\nb,\"Bob, Jr\",,2,,,\nc,Cy,7,,z,,Admin;User\n";
@@ -83,6 +88,82 @@ fn mutate(seed: &'static str) -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// A node batch (ids, labels, a string, an integer, a float with a null)
+/// and an edge batch over it.
+fn batches() -> (RecordBatch, RecordBatch) {
+    let mut labels = ListBuilder::new(StringBuilder::new());
+    for l in [&["P"][..], &["P", "Q"], &[]] {
+        for x in l {
+            labels.values().append_value(x);
+        }
+        labels.append(true);
+    }
+    let col = |a: ArrayRef| a;
+    let nodes = RecordBatch::try_from_iter([
+        ("id", col(Arc::new(StringArray::from(vec!["a", "b", "c"])))),
+        ("labels", col(Arc::new(labels.finish()))),
+        (
+            "name",
+            col(Arc::new(StringArray::from(vec![
+                Some("Ann"),
+                None,
+                Some("Cy"),
+            ]))),
+        ),
+        ("n", col(Arc::new(Int64Array::from(vec![1, -2, 3])))),
+        (
+            "f",
+            col(Arc::new(Float64Array::from(vec![
+                Some(1.5),
+                None,
+                Some(0.0),
+            ]))),
+        ),
+    ])
+    .unwrap();
+    let edges = RecordBatch::try_from_iter([
+        ("src", col(Arc::new(StringArray::from(vec!["a", "b"])))),
+        ("dst", col(Arc::new(StringArray::from(vec!["b", "c"])))),
+        ("type", col(Arc::new(StringArray::from(vec!["R", "S"])))),
+        ("w", col(Arc::new(Int64Array::from(vec![7, 8])))),
+    ])
+    .unwrap();
+    (nodes, edges)
+}
+
+/// Valid Parquet and Arrow IPC files of [`batches`], as bytes: (nodes, edges).
+fn binary_seeds(ext: &str) -> &'static (Vec<u8>, Vec<u8>) {
+    static PARQUET: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+    static IPC: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+    let encode = |b: &RecordBatch| -> Vec<u8> {
+        let mut out = Vec::new();
+        if ext == "parquet" {
+            let mut w = ArrowWriter::try_new(&mut out, b.schema(), None).unwrap();
+            w.write(b).unwrap();
+            w.close().unwrap();
+        } else {
+            let mut w = arrow_ipc::writer::FileWriter::try_new(&mut out, &b.schema()).unwrap();
+            w.write(b).unwrap();
+            w.finish().unwrap();
+        }
+        out
+    };
+    let make = || {
+        let (n, e) = batches();
+        (encode(&n), encode(&e))
+    };
+    if ext == "parquet" {
+        PARQUET.get_or_init(make)
+    } else {
+        IPC.get_or_init(make)
+    }
+}
+
+/// `seed` with up to eight byte edits.
+fn mutate_bytes(seed: &'static [u8]) -> impl Strategy<Value = Vec<u8>> {
+    plexus_common::fuzzing::byte_edits(Just(seed.to_vec()))
+}
+
 /// Writes the two files and imports them into a fresh store.
 fn import_pair(
     nodes: &[u8],
@@ -147,6 +228,22 @@ proptest! {
     fn json_lines_files(nodes in mutate(NODES_JSONL), edges in mutate(EDGES_JSONL)) {
         check(&nodes, &edges, "jsonl");
     }
+
+    #[test]
+    fn parquet_files(
+        nodes in mutate_bytes(&binary_seeds("parquet").0),
+        edges in mutate_bytes(&binary_seeds("parquet").1),
+    ) {
+        check(&nodes, &edges, "parquet");
+    }
+
+    #[test]
+    fn arrow_ipc_files(
+        nodes in mutate_bytes(&binary_seeds("arrow").0),
+        edges in mutate_bytes(&binary_seeds("arrow").1),
+    ) {
+        check(&nodes, &edges, "arrow");
+    }
 }
 
 #[test]
@@ -158,5 +255,12 @@ fn the_seeds_import() {
         let (s, r) = import_pair(n.as_bytes(), e.as_bytes(), ext);
         r.unwrap_or_else(|e| panic!("{ext} seed: {e}"));
         assert_eq!(s.read("default").unwrap().node_count().unwrap(), 3, "{ext}");
+    }
+    for ext in ["parquet", "arrow"] {
+        let (n, e) = binary_seeds(ext);
+        let (s, r) = import_pair(n, e, ext);
+        let report = r.unwrap_or_else(|e| panic!("{ext} seed: {e}"));
+        assert_eq!((report.nodes, report.edges), (3, 2), "{ext}");
+        assert!(s.check_integrity("default").unwrap().is_ok());
     }
 }

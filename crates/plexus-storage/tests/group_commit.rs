@@ -130,6 +130,27 @@ fn hold_first_commit(kv: &GatedKv, s: &Storage) -> std::thread::JoinHandle<Resul
     first
 }
 
+type Commit = std::thread::JoinHandle<Result<()>>;
+
+/// Waits for the queued commits to be waiting, checks that none of them,
+/// nor the first (held in the store's write), has been acknowledged, and
+/// opens the gate.
+fn release_when_queued(kv: &GatedKv, s: &Storage, first: &Commit, queued: &[Commit]) {
+    let n = queued.len() as u64;
+    wait_until("the commits queue", || s.commit_stats().waiting == n);
+    // Nothing is acknowledged before the write that holds it returns.
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(
+        !first.is_finished(),
+        "acknowledged before its write returned"
+    );
+    assert!(
+        queued.iter().all(|h| !h.is_finished()),
+        "acknowledged before any write"
+    );
+    kv.set_shut(false);
+}
+
 /// One commit holds the write; while it does, the next ones queue, then
 /// go together in one write, validated in arrival order.
 #[test]
@@ -158,8 +179,7 @@ fn commits_that_wait_together_share_one_write() {
         t.create_node(Some("bystander"), &["N"], &Props::new())
             .unwrap();
     }));
-    wait_until("three commits queue", || s.commit_stats().waiting == 3);
-    kv.set_shut(false);
+    release_when_queued(&kv, &s, &first, &queued);
 
     first.join().unwrap().unwrap();
     let outcomes: Vec<Result<()>> = queued.into_iter().map(|h| h.join().unwrap()).collect();
@@ -217,8 +237,7 @@ fn a_failing_member_does_not_take_its_group_down() {
             })
         })
         .collect();
-    wait_until("three commits queue", || s.commit_stats().waiting == 3);
-    kv.set_shut(false);
+    release_when_queued(&kv, &s, &first, &queued);
     first.join().unwrap().unwrap();
     let outcomes: Vec<Result<()>> = queued.into_iter().map(|h| h.join().unwrap()).collect();
     assert!(outcomes[0].is_ok() && outcomes[2].is_ok(), "{outcomes:?}");
