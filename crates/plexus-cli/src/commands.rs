@@ -127,9 +127,33 @@ pub fn run(cli: &Cli) -> CliResult {
             crate::serve::serve(db, cli, args)
         }
         other => {
-            let db = Database::open(&cli.db, opts(cli, None)?)?;
+            let db = open_or_read_only(cli)?;
             run_on(&db, cli, other, &out)
         }
+    }
+}
+
+/// Opens the database; while another process has it open for writing,
+/// opens it read-only instead (with a note on stderr), so it can still be
+/// inspected: reads see the writer's commits, writes are refused.
+fn open_or_read_only(cli: &Cli) -> Result<Database, Box<dyn std::error::Error>> {
+    let o = opts(cli, None)?;
+    match Database::open(&cli.db, o.clone()) {
+        Err(plexus::Error::Locked(_, holder)) => {
+            let db = Database::open(
+                &cli.db,
+                Options {
+                    read_only: true,
+                    ..o
+                },
+            )?;
+            let who = holder.map(|p| format!(" (pid {p})")).unwrap_or_default();
+            eprintln!(
+                "note: another process{who} has the database open for writing; opened read-only"
+            );
+            Ok(db)
+        }
+        other => Ok(other?),
     }
 }
 

@@ -612,3 +612,40 @@ fn hostile_queries_get_clear_errors_and_the_process_lives() {
     );
     assert_eq!(id, "id\nann\n");
 }
+
+/// While another process has the database open for writing, the command
+/// line opens it read-only: reads see the writer's commits (also of labels
+/// it adds later), a write is refused with an error naming the writer, and
+/// once the writer closes, the command line writes again.
+#[test]
+fn a_second_process_reads_while_one_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = d.join("live.plexus");
+    let p = path.to_str().unwrap();
+    let db = plexus::Database::create(&path, plexus::Options::default()).unwrap();
+    let write = |text: &str| db.query("default", text, &Default::default()).unwrap();
+    write("CREATE (:P {n: 1}), (:P {n: 2})");
+    let query = |text: &str| -> serde_json::Value {
+        let out = ok(d, &["--db", p, "query", text, "--json"]);
+        serde_json::from_str(out.trim()).unwrap()
+    };
+    assert_eq!(query("MATCH (n:P) RETURN count(n) AS c")["c"], 2);
+    write("CREATE (:Fresh {n: 3})");
+    assert_eq!(query("MATCH (n:Fresh) RETURN n.n AS n")["n"], 3);
+    assert_eq!(query("MATCH (n) RETURN count(n) AS c")["c"], 3);
+
+    let o = plexus(d, &["--db", p, "node", "put", "x"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("pid {}", std::process::id())),
+        "{err}"
+    );
+    assert!(err.contains("read-only"), "{err}");
+    assert_eq!(query("MATCH (n) RETURN count(n) AS c")["c"], 3);
+
+    drop(db);
+    ok(d, &["--db", p, "node", "put", "x"]);
+    assert_eq!(query("MATCH (n) RETURN count(n) AS c")["c"], 4);
+}

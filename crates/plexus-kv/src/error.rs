@@ -24,6 +24,8 @@ pub enum KvError {
     /// What fed a write failed (a bug in a thread producing its keys); the
     /// write was stopped and nothing of it landed.
     Aborted(String),
+    /// A write to a store opened read-only.
+    ReadOnly,
 }
 
 pub type Result<T, E = KvError> = std::result::Result<T, E>;
@@ -35,7 +37,7 @@ impl KvError {
             KvError::Backend { .. } => ErrorKind::Io,
             KvError::KeyTooLong { .. } | KvError::Full(_) => ErrorKind::ResourceLimit,
             KvError::NotSorted => ErrorKind::BadInput,
-            KvError::Unsupported(_) => ErrorKind::Unsupported,
+            KvError::Unsupported(_) | KvError::ReadOnly => ErrorKind::Unsupported,
             KvError::NoSuchKeyspace(_) | KvError::Aborted(_) => ErrorKind::Internal,
         }
     }
@@ -57,6 +59,7 @@ impl fmt::Display for KvError {
             KvError::Unsupported(m) => f.write_str(m),
             KvError::NoSuchKeyspace(i) => write!(f, "keyspace #{i} was not opened"),
             KvError::Aborted(why) => write!(f, "the write was stopped, nothing was written: {why}"),
+            KvError::ReadOnly => f.write_str("the store is open read-only; nothing was written"),
         }
     }
 }

@@ -255,6 +255,10 @@ pub struct KvOptions {
     /// LMDB's first map size. The map grows by itself when full, so this
     /// only matters for tests of that growth.
     pub lmdb_initial_map_size: usize,
+    /// Open an existing store for reading only, beside a process that may
+    /// be writing it (LMDB only; the store must exist). Writes fail with
+    /// [`KvError::ReadOnly`].
+    pub read_only: bool,
 }
 
 impl Default for KvOptions {
@@ -262,6 +266,7 @@ impl Default for KvOptions {
         KvOptions {
             durable: true,
             lmdb_initial_map_size: lmdb::DEFAULT_MAP_SIZE,
+            read_only: false,
         }
     }
 }
@@ -276,6 +281,14 @@ pub fn open(
 ) -> Result<Arc<dyn KvStore>> {
     Ok(match backend {
         Backend::Lmdb => Arc::new(lmdb::LmdbStore::open(path, keyspaces, opts)?),
+        #[cfg(feature = "fjall")]
+        Backend::Fjall if opts.read_only => {
+            return Err(KvError::Unsupported(
+                "a fjall database can be open in one process only; \
+                 read-only access beside a writing process needs the LMDB backend"
+                    .into(),
+            ))
+        }
         #[cfg(feature = "fjall")]
         Backend::Fjall => Arc::new(fjall_backend::FjallStore::open(path, keyspaces, opts)?),
         #[cfg(not(feature = "fjall"))]

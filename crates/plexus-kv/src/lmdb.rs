@@ -34,6 +34,7 @@ pub(crate) struct LmdbStore {
     gate: Arc<Gate>,
     /// Serialises writers here (LMDB would too) so a resize can run between them.
     write_lock: Mutex<usize>,
+    read_only: bool,
 }
 
 #[derive(Default)]
@@ -85,7 +86,9 @@ fn is_map_full(e: &heed::Error) -> bool {
 
 impl LmdbStore {
     pub(crate) fn open(path: &Path, keyspaces: &[&str], opts: &KvOptions) -> Result<Self> {
-        std::fs::create_dir_all(path)?;
+        if !opts.read_only {
+            std::fs::create_dir_all(path)?;
+        }
         let page = 4096;
         let map_size = opts.lmdb_initial_map_size.max(page).div_ceil(page) * page;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
@@ -101,25 +104,58 @@ impl LmdbStore {
                 options.flags(EnvFlags::NO_SYNC);
             }
         }
+        if opts.read_only {
+            // SAFETY: READ_ONLY only forbids writes; LMDB shares the file
+            // with the writing process through its own lock file.
+            unsafe {
+                options.flags(EnvFlags::READ_ONLY);
+            }
+        }
         // SAFETY: heed requires that the same environment is not opened twice
         // in one process; the Plexus facade holds an exclusive lock file on
         // the database folder for as long as it is open.
         let env = unsafe { options.open(path) }.map_err(backend_err)?;
-        let mut wtxn = env.write_txn().map_err(backend_err)?;
-        let mut dbs = Vec::with_capacity(keyspaces.len());
-        for name in keyspaces {
-            dbs.push(
-                env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))
-                    .map_err(backend_err)?,
-            );
-        }
-        wtxn.commit().map_err(backend_err)?;
+        let dbs = if opts.read_only {
+            Self::existing_keyspaces(&env, keyspaces)?
+        } else {
+            let mut wtxn = env.write_txn().map_err(backend_err)?;
+            let mut dbs = Vec::with_capacity(keyspaces.len());
+            for name in keyspaces {
+                dbs.push(
+                    env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))
+                        .map_err(backend_err)?,
+                );
+            }
+            wtxn.commit().map_err(backend_err)?;
+            dbs
+        };
         Ok(LmdbStore {
             env,
             dbs: Arc::new(dbs),
             gate: Arc::default(),
             write_lock: Mutex::new(map_size),
+            read_only: opts.read_only,
         })
+    }
+
+    /// The keyspaces of a store opened read-only: they must all exist.
+    fn existing_keyspaces(env: &Env<WithoutTls>, keyspaces: &[&str]) -> Result<Vec<Db>> {
+        let rtxn = env.read_txn().map_err(backend_err)?;
+        let dbs = keyspaces
+            .iter()
+            .map(|name| {
+                env.open_database::<Bytes, Bytes>(&rtxn, Some(name))
+                    .map_err(backend_err)?
+                    .ok_or_else(|| KvError::Backend {
+                        backend: "lmdb",
+                        message: format!("the store has no keyspace '{name}'"),
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Handles opened in a transaction are private to it until it
+        // commits (an aborted one closes them): commit, though it read.
+        rtxn.commit().map_err(backend_err)?;
+        Ok(dbs)
     }
 
     fn db(&self, ks: Ks) -> Result<Db> {
@@ -143,6 +179,22 @@ impl LmdbStore {
     /// Doubles the map. Called with the write lock held and no write
     /// transaction open; waits for snapshots of this process to close.
     fn grow(&self, map_size: &mut usize) -> Result<()> {
+        let new_size = map_size.saturating_mul(2);
+        self.resize(new_size, *map_size)?;
+        *map_size = new_size;
+        Ok(())
+    }
+
+    /// Takes the map size another process grew the file to (LMDB answers a
+    /// new transaction with `MDB_MAP_RESIZED` until this process does).
+    fn adopt_map_size(&self) -> Result<()> {
+        let _w = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.resize(0, self.env.info().map_size)
+    }
+
+    /// Sets the map size (0: the size the file records) once no snapshot of
+    /// this process is open; `current` names the size in errors.
+    fn resize(&self, new_size: usize, current: usize) -> Result<()> {
         let mut s = self.gate.state.lock().unwrap_or_else(|p| p.into_inner());
         s.resizing = true;
         let deadline = Instant::now() + RESIZE_WAIT;
@@ -153,7 +205,7 @@ impl LmdbStore {
                 self.gate.changed.notify_all();
                 return Err(KvError::Full(format!(
                     "the LMDB map ({} MiB) must grow, but {} read snapshots stayed open for {}s",
-                    *map_size >> 20,
+                    current >> 20,
                     s.readers,
                     RESIZE_WAIT.as_secs()
                 )));
@@ -165,15 +217,12 @@ impl LmdbStore {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
-        let new_size = map_size.saturating_mul(2);
         // SAFETY: no transaction of this process is open: writers are
         // excluded by the write lock we hold, readers by the closed gate.
         let r = unsafe { self.env.resize(new_size) };
         s.resizing = false;
         self.gate.changed.notify_all();
-        r.map_err(backend_err)?;
-        *map_size = new_size;
-        Ok(())
+        r.map_err(backend_err)
     }
 
     /// Applies a batch's operations inside an open write transaction.
@@ -330,16 +379,30 @@ impl From<KvError> for WriteErr {
 
 impl KvStore for LmdbStore {
     fn snapshot(&self) -> Result<Box<dyn Snapshot>> {
-        let guard = self.gate.enter();
-        let txn = self.env.clone().static_read_txn().map_err(backend_err)?;
-        Ok(Box::new(LmdbSnapshot {
-            txn,
-            dbs: self.dbs.clone(),
-            _guard: guard,
-        }))
+        loop {
+            let guard = self.gate.enter();
+            match self.env.clone().static_read_txn() {
+                Ok(txn) => {
+                    return Ok(Box::new(LmdbSnapshot {
+                        txn,
+                        dbs: self.dbs.clone(),
+                        _guard: guard,
+                    }))
+                }
+                // Another process grew the file past this process's map.
+                Err(heed::Error::Mdb(MdbError::MapResized)) => {
+                    drop(guard);
+                    self.adopt_map_size()?;
+                }
+                Err(e) => return Err(backend_err(e)),
+            }
+        }
     }
 
     fn write(&self, batch: WriteBatch) -> Result<()> {
+        if self.read_only {
+            return Err(KvError::ReadOnly);
+        }
         for op in &batch.ops {
             match op {
                 Op::Put { key, .. } | Op::Add { key, .. } => self.check_key(key)?,
@@ -350,6 +413,9 @@ impl KvStore for LmdbStore {
     }
 
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
+        if self.read_only {
+            return Err(KvError::ReadOnly);
+        }
         let db = self.db(ks)?;
         // Kept for a retry after the map grows; checked as they are written.
         let pairs: Vec<KvPair> = pairs.collect();
@@ -365,6 +431,9 @@ impl KvStore for LmdbStore {
         runs: &mut dyn Iterator<Item = Result<(Ks, Arc<Run>)>>,
         batch: WriteBatch,
     ) -> Result<()> {
+        if self.read_only {
+            return Err(KvError::ReadOnly);
+        }
         for op in &batch.ops {
             if let Op::Put { key, .. } | Op::Add { key, .. } = op {
                 self.check_key(key)?;

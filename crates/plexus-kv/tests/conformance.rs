@@ -318,6 +318,7 @@ fn lmdb_map_grows_by_itself() {
     let opts = KvOptions {
         durable: false,
         lmdb_initial_map_size: 1 << 20,
+        ..KvOptions::default()
     };
     let s = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
     let reader = s.snapshot().unwrap();
@@ -366,6 +367,7 @@ fn lmdb_sorted_runs_survive_map_growth() {
     let opts = KvOptions {
         durable: false,
         lmdb_initial_map_size: 1 << 20,
+        ..KvOptions::default()
     };
     let s = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
     let run = |n: u32| -> Run {
@@ -387,4 +389,40 @@ fn lmdb_sorted_runs_survive_map_growth() {
             3000 + usize::from(ks == B)
         );
     }
+}
+
+#[test]
+fn lmdb_opens_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = store(Backend::Lmdb, &dir);
+        put_all(&*s, B, &[b"kept"]);
+    }
+    let opts = KvOptions {
+        read_only: true,
+        ..KvOptions::default()
+    };
+    let s = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
+    assert_eq!(
+        s.snapshot().unwrap().get(B, b"kept").unwrap(),
+        Some(b"kept".to_vec())
+    );
+    let mut b = WriteBatch::new();
+    b.put(A, b"x".to_vec(), b"y".to_vec());
+    assert!(matches!(s.write(b), Err(plexus_kv::KvError::ReadOnly)));
+}
+
+#[cfg(feature = "fjall")]
+#[test]
+fn fjall_refuses_read_only_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(store(Backend::Fjall, &dir));
+    let opts = KvOptions {
+        read_only: true,
+        ..KvOptions::default()
+    };
+    let e = open(Backend::Fjall, dir.path(), &["a", "b"], &opts)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("one process"), "{e}");
 }

@@ -282,6 +282,7 @@ impl Storage {
         edges: &mut dyn Iterator<Item = Result<BulkEdge>>,
         opts: BulkOptions<'_>,
     ) -> Result<BulkReport> {
+        self.writable()?;
         let BulkOptions {
             skip,
             index_mode,

@@ -56,10 +56,41 @@ pub(crate) struct Catalog {
     kv: Arc<dyn KvStore>,
     inner: RwLock<Inner>,
     write: Mutex<()>,
+    /// Another process writes this store: names and graphs it adds appear
+    /// only in the store, so a miss reads the catalog again.
+    shared_reader: bool,
 }
 
 impl Catalog {
     pub fn load(kv: Arc<dyn KvStore>) -> Result<Catalog> {
+        Ok(Catalog {
+            inner: RwLock::new(Self::read_all(&*kv)?),
+            kv,
+            write: Mutex::new(()),
+            shared_reader: false,
+        })
+    }
+
+    /// A catalog for a read-only store that another process may write.
+    pub fn load_shared(kv: Arc<dyn KvStore>) -> Result<Catalog> {
+        Ok(Catalog {
+            shared_reader: true,
+            ..Self::load(kv)?
+        })
+    }
+
+    /// For a shared reader, reads the catalog again after a miss; returns
+    /// whether it did.
+    fn refreshed(&self) -> Result<bool> {
+        if !self.shared_reader {
+            return Ok(false);
+        }
+        let fresh = Self::read_all(&*self.kv)?;
+        *self.inner.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        Ok(true)
+    }
+
+    fn read_all(kv: &dyn KvStore) -> Result<Inner> {
         let snap = kv.snapshot()?;
         let mut inner = Inner::default();
         for pair in snap.scan(CATALOG, &KeyRange::all(), ScanOptions::default()) {
@@ -89,11 +120,7 @@ impl Catalog {
                 _ => return Err(bad()),
             }
         }
-        Ok(Catalog {
-            kv,
-            inner: RwLock::new(inner),
-            write: Mutex::new(()),
-        })
+        Ok(inner)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
@@ -112,7 +139,9 @@ impl Catalog {
 
     /// The id of a name, without creating it.
     pub fn lookup(&self, kind: Token, name: &str) -> Option<u32> {
-        self.read().ids[kind as usize].get(name).copied()
+        let found = |c: &Self| c.read().ids[kind as usize].get(name).copied();
+        // A failed refresh answers as before it: the name is not known.
+        found(self).or_else(|| self.refreshed().ok()?.then(|| found(self))?)
     }
 
     /// The id of a name, creating it durably when new.
@@ -150,18 +179,23 @@ impl Catalog {
 
     /// The name of an interned id; an unknown id means damaged data.
     pub fn name(&self, kind: Token, id: u32) -> Result<Arc<str>> {
-        self.read()
-            .names
-            .get(&(kind as u8, id))
-            .cloned()
-            .ok_or_else(|| StorageError::Corrupt(format!("unknown {} id {id}", kind.what())))
+        let found = |c: &Self| c.read().names.get(&(kind as u8, id)).cloned();
+        let name = match found(self) {
+            Some(n) => Some(n),
+            None if self.refreshed()? => found(self),
+            None => None,
+        };
+        name.ok_or_else(|| StorageError::Corrupt(format!("unknown {} id {id}", kind.what())))
     }
 
     pub fn graph(&self, name: &str) -> Option<GraphId> {
-        self.read().graphs.get(name).copied()
+        let found = |c: &Self| c.read().graphs.get(name).copied();
+        found(self).or_else(|| self.refreshed().ok()?.then(|| found(self))?)
     }
 
     pub fn graphs(&self) -> Vec<(String, GraphId)> {
+        // A shared reader lists what the writer has now.
+        let _ = self.refreshed();
         self.read()
             .graphs
             .iter()

@@ -46,6 +46,8 @@ pub(crate) struct Shared {
     pub commit_lock: Mutex<()>,
     /// Groups transactions that commit at the same time into one write.
     pub committer: Committer,
+    /// Opened read-only beside a writing process.
+    pub read_only: bool,
 }
 
 impl Shared {
@@ -107,6 +109,18 @@ impl Storage {
     /// Opens the graph store in `kv`, initialising an empty store (with the
     /// `default` graph) and refusing a store of another format.
     pub fn open(kv: Arc<dyn KvStore>) -> Result<Storage> {
+        Self::open_with(kv, false)
+    }
+
+    /// Opens the graph store in `kv`, opened read-only beside a process
+    /// that may be writing it: nothing is written (transactions that write
+    /// are refused), and names and graphs the writer adds later are found
+    /// when asked for. The store must hold a Plexus database.
+    pub fn open_read_only(kv: Arc<dyn KvStore>) -> Result<Storage> {
+        Self::open_with(kv, true)
+    }
+
+    fn open_with(kv: Arc<dyn KvStore>, read_only: bool) -> Result<Storage> {
         let snap = kv.snapshot()?;
         let mut fresh = false;
         match snap.get(META, META_FORMAT)? {
@@ -118,6 +132,11 @@ impl Storage {
                         "this database has format version {version}; this build of Plexus reads version {FORMAT_VERSION}"
                     )));
                 }
+            }
+            None if read_only => {
+                return Err(StorageError::Corrupt(
+                    "the store has no Plexus format version (not a database yet?)".into(),
+                ))
             }
             None => {
                 let any = snap
@@ -150,7 +169,12 @@ impl Storage {
             next_node: AtomicU64::new(meta_u64(&*snap, META_NEXT_NODE)?),
             next_edge: AtomicU64::new(meta_u64(&*snap, META_NEXT_EDGE)?),
             next_schema: AtomicU32::new(meta_u64(&*snap, META_NEXT_SCHEMA)? as u32),
-            catalog: Catalog::load(kv.clone())?,
+            catalog: if read_only {
+                Catalog::load_shared(kv.clone())?
+            } else {
+                Catalog::load(kv.clone())?
+            },
+            read_only,
             occ: Occ::default(),
             commit_lock: Mutex::new(()),
             committer: Committer::default(),
@@ -162,13 +186,27 @@ impl Storage {
         // interrupted after the format version was written (no graph and
         // nothing ever allocated): opening it again finishes the job.
         // (Id counters start at 1.)
-        let unfinished = s.graphs().is_empty()
+        let unfinished = !read_only
+            && s.graphs().is_empty()
             && s.shared.next_node.load(Ordering::Relaxed) <= 1
             && s.shared.next_edge.load(Ordering::Relaxed) <= 1;
         if fresh || unfinished {
             s.create_graph(DEFAULT_GRAPH)?;
         }
         Ok(s)
+    }
+
+    /// Whether this store was opened read-only (beside a writing process).
+    pub fn is_read_only(&self) -> bool {
+        self.shared.read_only
+    }
+
+    /// Refuses a write before any work when the store is read-only.
+    pub(crate) fn writable(&self) -> Result<()> {
+        if self.shared.read_only {
+            return Err(StorageError::Kv(plexus_kv::KvError::ReadOnly));
+        }
+        Ok(())
     }
 
     /// The key-value store underneath.
@@ -192,6 +230,7 @@ impl Storage {
 
     /// Creates an empty named graph.
     pub fn create_graph(&self, name: &str) -> Result<()> {
+        self.writable()?;
         let _c = self
             .shared
             .commit_lock
@@ -208,6 +247,7 @@ impl Storage {
     /// graph's size; other graphs are not read. Transactions still open on
     /// the graph fail to commit.
     pub fn drop_graph(&self, name: &str) -> Result<()> {
+        self.writable()?;
         let _c = self
             .shared
             .commit_lock
@@ -281,6 +321,7 @@ impl Storage {
 
     /// A write transaction on `graph` at the given isolation level.
     pub fn write_with(&self, graph: &str, isolation: Isolation) -> Result<WriteTxn> {
+        self.writable()?;
         let start = self.shared.occ.begin();
         let core = match self.core(graph, true, isolation == Isolation::Serializable) {
             Ok(c) => c,

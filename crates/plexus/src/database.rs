@@ -4,6 +4,8 @@
 //! ```text
 //! <path>/PLEXUS   manifest: format version and backend (text)
 //! <path>/LOCK     held exclusively while a process has the database open
+//!                 for writing (it holds that process's id); read-only
+//!                 openers do not take it
 //! <path>/data/    the key-value backend's files
 //! ```
 //!
@@ -36,6 +38,10 @@ pub struct Options {
     /// The bytes one query may hold in rows, groups, sort buffers and lists
     /// unless it says otherwise (default: [`DEFAULT_QUERY_MEMORY`]).
     pub query_memory_limit: Option<usize>,
+    /// Open an existing database for reading only, beside a process that
+    /// may have it open for writing (LMDB only). Reads see each commit of
+    /// the writer as it lands; writes fail with a clear error.
+    pub read_only: bool,
 }
 
 /// The default memory budget of one query: 4 GiB. Large enough for any
@@ -50,6 +56,7 @@ impl Default for Options {
             durable: true,
             query_timeout: None,
             query_memory_limit: Some(DEFAULT_QUERY_MEMORY),
+            read_only: false,
         }
     }
 }
@@ -160,7 +167,11 @@ impl Database {
         // Written last-to-first: a crash before the rename leaves no manifest,
         // and the folder is then refused rather than misread.
         let lock = Self::lock(path)?;
-        let db = Self::open_backend(path, backend, &opts, lock)?;
+        let opts = Options {
+            read_only: false,
+            ..opts
+        };
+        let db = Self::open_backend(path, backend, &opts, Some(lock))?;
         let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
         write_synced(&tmp, manifest.as_bytes())?;
         std::fs::rename(&tmp, path.join(MANIFEST_FILE)).map_err(io(path))?;
@@ -205,8 +216,23 @@ impl Database {
                 ),
             });
         }
+        if opts.read_only {
+            return Self::open_backend(path, backend, &opts, None);
+        }
         let lock = Self::lock(path)?;
-        Self::open_backend(path, backend, &opts, lock)
+        Self::open_backend(path, backend, &opts, Some(lock))
+    }
+
+    /// Opens an existing database for reading only, beside a process that
+    /// may be writing it (see [`Options::read_only`]).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Database> {
+        Self::open(
+            path,
+            Options {
+                read_only: true,
+                ..Options::default()
+            },
+        )
     }
 
     /// Opens the database at `path`, creating it when missing.
@@ -233,26 +259,57 @@ impl Database {
         })
     }
 
+    /// Takes the write lock, and writes this process's id into the lock
+    /// file so that a second writer's error can name the holder.
     fn lock(path: &Path) -> Result<File> {
+        use std::io::{Seek, Write};
         let lock_path = path.join("LOCK");
-        let f = File::create(&lock_path).map_err(io(&lock_path))?;
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
         match f.try_lock() {
-            Ok(()) => Ok(f),
-            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked(path.to_path_buf())),
+            Ok(()) => {
+                f.set_len(0)
+                    .and_then(|()| f.rewind())
+                    .and_then(|()| write!(f, "{}", std::process::id()))
+                    .map_err(io(&lock_path))?;
+                Ok(f)
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&lock_path)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok());
+                Err(Error::Locked(path.to_path_buf(), holder))
+            }
             Err(std::fs::TryLockError::Error(e)) => Err(io(&lock_path)(e)),
         }
     }
 
-    fn open_backend(path: &Path, backend: Backend, opts: &Options, lock: File) -> Result<Database> {
+    fn open_backend(
+        path: &Path,
+        backend: Backend,
+        opts: &Options,
+        lock: Option<File>,
+    ) -> Result<Database> {
         let kv_opts = KvOptions {
             durable: opts.durable,
+            read_only: opts.read_only,
             ..KvOptions::default()
         };
         let kv = plexus_kv::open(backend, &path.join("data"), KEYSPACE_NAMES, &kv_opts)?;
+        let storage = if opts.read_only {
+            Storage::open_read_only(kv)?
+        } else {
+            Storage::open(kv)?
+        };
         Ok(Database {
-            storage: Storage::open(kv)?,
+            storage,
             path: Some(path.to_path_buf()),
-            _lock: Some(std::sync::Arc::new(lock)),
+            _lock: lock.map(std::sync::Arc::new),
             plans: Default::default(),
             limits: limits_of(opts),
         })

@@ -19,7 +19,9 @@ pub enum Error {
     /// A database exists at the path already (and creation was asked for).
     Exists(PathBuf),
     /// Another process has the database open.
-    Locked(PathBuf),
+    /// Another process has the database open for writing (its id, when
+    /// the lock file names it).
+    Locked(PathBuf, Option<u32>),
     Io {
         path: PathBuf,
         error: std::io::Error,
@@ -47,7 +49,7 @@ impl Error {
             Error::NotADatabase { .. } | Error::Missing(_) | Error::Exists(_) => {
                 ErrorKind::BadInput
             }
-            Error::Locked(_) | Error::Io { .. } | Error::Thread(_) => ErrorKind::Io,
+            Error::Locked(..) | Error::Io { .. } | Error::Thread(_) => ErrorKind::Io,
             Error::Arrow(_) => ErrorKind::Internal,
         }
     }
@@ -67,10 +69,14 @@ impl fmt::Display for Error {
                 p.display()
             ),
             Error::Exists(p) => write!(f, "a Plexus database exists at {} already", p.display()),
-            Error::Locked(p) => write!(
+            Error::Locked(p, holder) => write!(
                 f,
-                "the database at {} is open in another process",
-                p.display()
+                "the database at {} is open for writing in another process{} \
+                 (a second process may open it read-only)",
+                p.display(),
+                holder
+                    .map(|pid| format!(" (pid {pid})"))
+                    .unwrap_or_default()
             ),
             Error::Io { path, error } => write!(f, "{}: {error}", path.display()),
             Error::TransactionFailed(why) => write!(

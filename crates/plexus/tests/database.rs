@@ -84,7 +84,7 @@ fn a_second_open_is_refused_while_the_first_holds_the_lock() {
     let db = Database::create(&path, Options::default()).unwrap();
     assert!(matches!(
         Database::open(&path, Options::default()),
-        Err(Error::Locked(_))
+        Err(Error::Locked(..))
     ));
     drop(db);
     Database::open(&path, Options::default()).unwrap();
