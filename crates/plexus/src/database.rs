@@ -235,10 +235,11 @@ impl Database {
         )
     }
 
-    /// Opens the database at `path`, creating it when missing.
+    /// Opens the database at `path`, creating it when missing (unless
+    /// asked to open it read-only: then a missing database is an error).
     pub fn open_or_create(path: impl AsRef<Path>, opts: Options) -> Result<Database> {
         match Self::open(path.as_ref(), opts.clone()) {
-            Err(Error::Missing(_)) => Self::create(path, opts),
+            Err(Error::Missing(_)) if !opts.read_only => Self::create(path, opts),
             other => other,
         }
     }

@@ -89,3 +89,28 @@ fn a_second_open_is_refused_while_the_first_holds_the_lock() {
     drop(db);
     Database::open(&path, Options::default()).unwrap();
 }
+
+/// A read-only open beside the writer sees its commits and refuses to
+/// write; it never creates a database.
+#[test]
+fn a_read_only_open_reads_beside_the_writer_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let ro = Options {
+        read_only: true,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Database::open_or_create(&path, ro.clone()),
+        Err(Error::Missing(_))
+    ));
+    assert!(!path.exists(), "a read-only open created nothing");
+    let db = Database::create(&path, Options::default()).unwrap();
+    let e = Database::open(&path, Options::default()).err().unwrap();
+    assert!(
+        e.to_string()
+            .contains(&format!("pid {}", std::process::id())),
+        "{e}"
+    );
+    drop(db);
+}
