@@ -59,9 +59,10 @@ pub struct Database {
 #[pymethods]
 impl Database {
     /// Opens the database at `path` (created when missing and `create`);
-    /// `path=None` is a new database in memory.
+    /// `path=None` is a new database in memory. `read_only` opens an
+    /// existing database beside a process that may be writing it.
     #[new]
-    #[pyo3(signature = (path=None, create=true, timeout=None, memory_limit=None, durable=true))]
+    #[pyo3(signature = (path=None, create=true, timeout=None, memory_limit=None, durable=true, read_only=false))]
     fn new(
         py: Python<'_>,
         path: Option<PathBuf>,
@@ -69,10 +70,12 @@ impl Database {
         timeout: Option<f64>,
         memory_limit: Option<usize>,
         durable: bool,
+        read_only: bool,
     ) -> PyResult<Database> {
         let mut opts = Options {
             query_timeout: seconds(timeout, "timeout")?,
             durable,
+            read_only,
             ..Options::default()
         };
         if memory_limit.is_some() {

@@ -218,6 +218,9 @@ class Database:
     ``timeout`` (seconds) and ``memory_limit`` (bytes) are every query's
     defaults. ``durable=False`` skips syncing each commit to disk (faster
     writes; a crash may lose the last commits, never corrupt the database).
+    ``read_only=True`` opens an existing database while another process may
+    have it open for writing (LMDB): reads see that process's commits as they
+    land, writes raise an error.
     """
 
     def __init__(
@@ -229,11 +232,12 @@ class Database:
         timeout: Optional[float] = None,
         memory_limit: Optional[int] = None,
         durable: bool = True,
+        read_only: bool = False,
         _native: Optional[_plexus.Database] = None,
     ):
         if _native is None:
             where = None if path is None else os.fspath(path)
-            _native = _plexus.Database(where, create, timeout, memory_limit, durable)
+            _native = _plexus.Database(where, create, timeout, memory_limit, durable, read_only)
         self._native: Optional[_plexus.Database] = _native
         self._graph = graph
 
