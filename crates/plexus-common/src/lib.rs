@@ -17,4 +17,4 @@ pub use codec::{
 pub use error::ErrorKind;
 pub use keys::{encode_key_value, push_u32, push_u64, read_u32, read_u64};
 pub use temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
-pub use value::{NodeValue, PathValue, RelValue, Value, ValueType};
+pub use value::{value_size, NodeValue, PathValue, RelValue, Value, ValueType};

@@ -412,6 +412,22 @@ impl fmt::Display for RelValue {
     }
 }
 
+/// An estimate of the bytes a value holds, its inline part included: what
+/// query memory budgets and the storage's column cache count.
+pub fn value_size(v: &Value) -> usize {
+    const INLINE: usize = std::mem::size_of::<Value>();
+    INLINE
+        + match v {
+            Value::String(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            Value::List(items) => items.iter().map(value_size).sum(),
+            Value::Map(m) => m.iter().map(|(k, v)| k.len() + 24 + value_size(v)).sum(),
+            Value::Node(_) | Value::Relationship(_) => 64,
+            Value::Path(p) => (p.nodes.len() + p.rels.len()) * (INLINE + 64),
+            _ => 0,
+        }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

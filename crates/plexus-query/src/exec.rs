@@ -886,10 +886,8 @@ impl Exec<'_, '_> {
         };
         let mut n = 0i64;
         for r in rows {
-            pattern::match_all(g, &ctx, &patterns, where_.as_ref(), r, &mut |_, times| {
-                n += times as i64;
-                Ok(false)
-            })?;
+            let found = pattern::count_all(g, &ctx, &patterns, where_.as_ref(), r)?;
+            n = n.saturating_add(i64::try_from(found).unwrap_or(i64::MAX));
         }
         let name = item.alias.clone().unwrap_or_else(|| item.text.clone());
         Ok(Some(Table {

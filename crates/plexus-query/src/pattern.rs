@@ -36,6 +36,35 @@ pub fn match_all(
     row: &Row,
     sink: &mut Sink<'_>,
 ) -> Res<bool> {
+    matcher(g, ctx, patterns, where_, false).run(patterns, row, sink)
+}
+
+/// How many ways `patterns` match with `row`'s bindings and satisfy
+/// `where_`: [`match_all`] for a caller that only counts, so a last
+/// pattern that is one node whose candidates need no check (an index seek
+/// or column scan answered the WHERE) is counted without binding each.
+pub fn count_all(
+    g: &dyn GraphRead,
+    ctx: &Ctx<'_>,
+    patterns: &[PathPattern],
+    where_: Option<&Expr>,
+    row: &Row,
+) -> Res<u64> {
+    let mut n = 0u64;
+    matcher(g, ctx, patterns, where_, true).run(patterns, row, &mut |_, times| {
+        n = n.saturating_add(times);
+        Ok(false)
+    })?;
+    Ok(n)
+}
+
+fn matcher<'a, 'c>(
+    g: &'a dyn GraphRead,
+    ctx: &'a Ctx<'c>,
+    patterns: &[PathPattern],
+    where_: Option<&'a Expr>,
+    count_only: bool,
+) -> Matcher<'a, 'c> {
     let mut hints = Vec::new();
     let mut ranges = Vec::new();
     let mut ids = Vec::new();
@@ -44,7 +73,7 @@ pub fn match_all(
         range_hints(w, &mut ranges);
         element_id_hints(w, &mut ids);
     }
-    let mut m = Matcher {
+    Matcher {
         g,
         ctx,
         where_,
@@ -55,9 +84,9 @@ pub fn match_all(
         hints,
         ranges,
         ids,
-    };
-    let mut row = row.clone();
-    m.patterns(patterns, &mut row, sink)
+        count_only,
+        last_pattern: false,
+    }
 }
 
 /// One hop of a path as it is walked: the relationship pattern, the node it
@@ -93,6 +122,10 @@ struct Matcher<'a, 'c> {
     /// `elementId(var) = expr` conjuncts: the node by its user id, one
     /// point lookup; the WHERE is still evaluated on the match.
     ids: Vec<(&'a str, &'a Expr)>,
+    /// The sink only counts: it reads no variable of the row.
+    count_only: bool,
+    /// Whether the pattern being matched is the MATCH's last.
+    last_pattern: bool,
 }
 
 /// One bound on a property, from a comparison in WHERE.
@@ -286,6 +319,11 @@ fn map_entries(e: &Expr) -> &[(String, Expr)] {
 }
 
 impl Matcher<'_, '_> {
+    fn run(mut self, patterns: &[PathPattern], row: &Row, sink: &mut Sink<'_>) -> Res<bool> {
+        let mut row = row.clone();
+        self.patterns(patterns, &mut row, sink)
+    }
+
     fn eval(&self, e: &Expr, row: &Row) -> Res<Value> {
         eval(e, row, self.ctx)
     }
@@ -304,6 +342,7 @@ impl Matcher<'_, '_> {
             }
             return sink(row, self.weight);
         };
+        self.last_pattern = rest.is_empty();
         self.path(first, row, &mut |m: &mut Self, row: &mut Row| {
             m.patterns(rest, row, sink)
         })
@@ -330,6 +369,19 @@ impl Matcher<'_, '_> {
             });
         let (start, hops) = walk_order(el, reverse);
         let (ids, seeked) = self.seek(start, row)?;
+        if self.counts_candidates(p, start, &hops, row, seeked.as_deref()) {
+            // Each candidate is a match, and nothing reads which: one call
+            // stands for all of them.
+            if ids.is_empty() {
+                return Ok(false);
+            }
+            self.ctx.guard.check()?;
+            let outer = self.weight;
+            self.weight = outer.saturating_mul(ids.len() as u64);
+            let stop = next(self, row);
+            self.weight = outer;
+            return stop;
+        }
         for id in ids {
             let (did, ok) = bind(row, &start.var, graph::node(id));
             if ok && self.node_ok_but(start, id, row, seeked.as_deref())? {
@@ -354,6 +406,35 @@ impl Matcher<'_, '_> {
             unbind(row, &start.var, did);
         }
         Ok(false)
+    }
+
+    /// Whether every start candidate of a one-node pattern is a match that
+    /// only needs counting: the sink counts, this is the last pattern, the
+    /// node is not bound (so a candidate cannot disagree with a binding),
+    /// the node pattern has nothing the seek left unchecked, and the WHERE
+    /// is absent or was answered by the seek.
+    fn counts_candidates(
+        &self,
+        p: &PathPattern,
+        np: &NodePattern,
+        hops: &[Hop<'_>],
+        row: &Row,
+        seeked: Option<&str>,
+    ) -> bool {
+        let props_seeked = np.props.as_deref().is_none_or(|props| {
+            map_entries(props)
+                .iter()
+                .all(|(k, _)| Some(k.as_str()) == seeked)
+        });
+        self.count_only
+            && self.last_pattern
+            && hops.is_empty()
+            && p.var.is_none()
+            && bound_node(row, &np.var).is_none()
+            && np.labels.is_none()
+            && np.where_.is_none()
+            && props_seeked
+            && (self.where_.is_none() || self.where_answered.get())
     }
 
     /// The nodes a walk may start from.

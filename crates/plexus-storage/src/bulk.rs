@@ -544,6 +544,8 @@ impl Storage {
         drop(ids);
         let mut batch = WriteBatch::new();
         self.shared.persist_counters(&mut batch);
+        // A new version of the graph's node records (`columns.rs`).
+        batch.add(STATS, node_version_key(g), 1);
         for def in &deferred {
             batch.put(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id), def.encode());
         }

@@ -64,6 +64,10 @@ pub(crate) const STAT_EDGES: u8 = 1;
 pub(crate) const STAT_LABEL: u8 = 2;
 pub(crate) const STAT_TYPE: u8 = 3;
 pub(crate) const STAT_DEGREE: u8 = 4;
+/// The graph's node version: grows with every commit that changes a node
+/// record, so a property column built at one version is known current
+/// (`columns.rs`). A version, not a count: the integrity check skips it.
+pub(crate) const STAT_NODE_VERSION: u8 = 5;
 
 pub(crate) const SCHEMA_INDEX: u8 = 0;
 pub(crate) const SCHEMA_CONSTRAINT: u8 = 1;
@@ -135,6 +139,10 @@ pub(crate) fn stat_key(g: GraphId, kind: u8, rest: &[u8]) -> Vec<u8> {
     k.push(kind);
     k.extend_from_slice(rest);
     k
+}
+
+pub(crate) fn node_version_key(g: GraphId) -> Vec<u8> {
+    stat_key(g, STAT_NODE_VERSION, &[])
 }
 
 pub(crate) fn degree_key(g: GraphId, n: NodeId, dir: u8, t: u32) -> Vec<u8> {

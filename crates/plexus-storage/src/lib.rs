@@ -18,6 +18,7 @@
 
 mod bulk;
 mod catalog;
+mod columns;
 mod commit;
 mod counters;
 mod error;

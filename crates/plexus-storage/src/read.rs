@@ -278,51 +278,10 @@ pub trait GraphRead {
             None => None,
         };
         c.read(Subject::AllNodes(c.g.0));
-        let mut want = Vec::new();
-        plexus_common::encode_value(value, &mut want);
-        let numeric = matches!(value, Value::Int(_) | Value::Float(_));
-        let mut out = Vec::new();
-        let mut bad: Option<StorageError> = None;
-        c.visit(
-            NODES,
-            &KeyRange::prefix(&graph_prefix(c.g)),
-            &mut |key_bytes, record| {
-                let hit = match crate::record::node_label_prop_raw(record, l, k) {
-                    Ok(Some(raw)) if raw == want.as_slice() => true,
-                    // Another encoding of an equal number (an integer against a
-                    // float): decode just those.
-                    Ok(Some(raw)) if numeric && raw.first() != want.first() => {
-                        let mut r = plexus_common::Reader::new(raw);
-                        match plexus_common::decode_value(&mut r) {
-                            Ok(v) => numbers_equal(&v, value),
-                            Err(e) => {
-                                bad = Some(e.into());
-                                return Ok(false);
-                            }
-                        }
-                    }
-                    Ok(_) => false,
-                    Err(e) => {
-                        bad = Some(e);
-                        return Ok(false);
-                    }
-                };
-                if hit {
-                    match id_at(key_bytes, key_bytes.len().saturating_sub(8), NodeId) {
-                        Ok(id) => out.push(id),
-                        Err(e) => {
-                            bad = Some(e);
-                            return Ok(false);
-                        }
-                    }
-                }
-                Ok(true)
-            },
-        )?;
-        match bad {
-            Some(e) => Err(e),
-            None => Ok(out),
+        if let Some(column) = crate::columns::column(c, k)? {
+            return Ok(column.select(l, |v| stored_equal(v, value)));
         }
+        scan_nodes_equal(c, l, k, value)
     }
 
     /// A node's user id (its element id), without decoding the rest of it.
@@ -583,6 +542,65 @@ pub trait GraphRead {
             .filter(|d| d.stale)
             .map(|d| d.name.clone())
             .collect()
+    }
+}
+
+/// Whether a stored value equals `want` as `nodes_equal` compares: numbers
+/// numerically (`1 = 1.0`, `-0.0 = 0.0`), everything else as stored.
+fn stored_equal(v: &Value, want: &Value) -> bool {
+    match want {
+        Value::Int(_) | Value::Float(_) => numbers_equal(v, want),
+        _ => v == want,
+    }
+}
+
+/// `nodes_equal` by reading the records: for a transaction that changed
+/// nodes itself, or a column over the memory budget. Compares encoded
+/// bytes and decodes only numbers.
+fn scan_nodes_equal(c: &TxnCore, l: Option<u32>, k: u32, value: &Value) -> Result<Vec<NodeId>> {
+    let mut want = Vec::new();
+    plexus_common::encode_value(value, &mut want);
+    let numeric = matches!(value, Value::Int(_) | Value::Float(_));
+    let mut out = Vec::new();
+    let mut bad: Option<StorageError> = None;
+    c.visit(
+        NODES,
+        &KeyRange::prefix(&graph_prefix(c.g)),
+        &mut |key_bytes, record| {
+            let hit = match crate::record::node_label_prop_raw(record, l, k) {
+                // Numbers have several encodings of one value (`1`,
+                // `1.0`, `-0.0`): decode just those.
+                Ok(Some(raw)) if numeric => {
+                    match plexus_common::decode_value(&mut plexus_common::Reader::new(raw)) {
+                        Ok(v) => numbers_equal(&v, value),
+                        Err(e) => {
+                            bad = Some(e.into());
+                            return Ok(false);
+                        }
+                    }
+                }
+                Ok(Some(raw)) => raw == want.as_slice(),
+                Ok(None) => false,
+                Err(e) => {
+                    bad = Some(e);
+                    return Ok(false);
+                }
+            };
+            if hit {
+                match id_at(key_bytes, key_bytes.len().saturating_sub(8), NodeId) {
+                    Ok(id) => out.push(id),
+                    Err(e) => {
+                        bad = Some(e);
+                        return Ok(false);
+                    }
+                }
+            }
+            Ok(true)
+        },
+    )?;
+    match bad {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
 }
 

@@ -146,6 +146,36 @@ pub(crate) fn node_label_prop_raw(b: &[u8], label: Option<u32>, key: u32) -> Res
     Ok(None)
 }
 
+/// A node record's label section (its count and label ids, as stored) and
+/// the encoded value of property `key`, without decoding anything else: a
+/// column is built from these. Equal label sets have equal sections.
+pub(crate) fn node_labels_and_prop_raw(b: &[u8], key: u32) -> Result<(&[u8], Option<&[u8]>)> {
+    let mut r = Reader::new(b);
+    skip_header(&mut r, "node")?;
+    let labels_at = b.len() - r.remaining();
+    for _ in 0..r.len()? {
+        token(&mut r)?;
+    }
+    let labels = b
+        .get(labels_at..b.len() - r.remaining())
+        .unwrap_or_default();
+    for _ in 0..r.len()? {
+        let k = token(&mut r)?;
+        let start = b.len() - r.remaining();
+        plexus_common::skip_value(&mut r)?;
+        if k == key {
+            return Ok((labels, b.get(start..b.len() - r.remaining())));
+        }
+    }
+    Ok((labels, None))
+}
+
+/// The label ids of a label section from [`node_labels_and_prop_raw`].
+pub(crate) fn label_section(b: &[u8]) -> Result<Vec<u32>> {
+    let mut r = Reader::new(b);
+    (0..r.len()?).map(|_| token(&mut r)).collect()
+}
+
 /// One property of an encoded edge record.
 pub(crate) fn edge_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
     let mut r = Reader::new(b);

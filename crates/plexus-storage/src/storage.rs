@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub committer: Committer,
     /// Opened read-only beside a writing process.
     pub read_only: bool,
+    /// Property columns for filters no index serves.
+    pub columns: crate::columns::ColumnCache,
 }
 
 impl Shared {
@@ -175,6 +177,7 @@ impl Storage {
                 Catalog::load(kv.clone())?
             },
             read_only,
+            columns: Default::default(),
             occ: Occ::default(),
             commit_lock: Mutex::new(()),
             committer: Committer::default(),
@@ -267,6 +270,7 @@ impl Storage {
         fp.writes.insert(Subject::Schema(g.0).hash());
         self.shared.occ.publish(fp);
         self.shared.catalog.graph_dropped(name);
+        self.shared.columns.forget_graph(g.0);
         Ok(())
     }
 

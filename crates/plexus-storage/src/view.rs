@@ -120,6 +120,11 @@ impl Overlay {
         self.recording = false;
     }
 
+    /// Whether the transaction changed anything in keyspace `ks`.
+    pub fn has_writes(&self, ks: Ks) -> bool {
+        !self.maps[ks.0].is_empty()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.maps.iter().all(BTreeMap::is_empty) && self.counters.values().all(|d| *d == 0)
     }

@@ -934,9 +934,14 @@ impl WriteTxn {
         if self.mode == IndexMode::DeferRebuild {
             self.rebuild_indexes()?;
         }
-        let overlay = self.core.overlay.take().unwrap_or_default();
+        let mut overlay = self.core.overlay.take().unwrap_or_default();
         if overlay.is_empty() {
             return Ok(());
+        }
+        if overlay.has_writes(NODES) {
+            // A new version of the graph's node records: columns built
+            // from the old one are no longer used (`columns.rs`).
+            overlay.add(STATS, node_version_key(self.g()), 1);
         }
         if let Some(reads) = self.core.reads.take() {
             self.fp.reads = reads.into_inner();

@@ -1,0 +1,381 @@
+//! Property columns: one property of every node of a graph, held in memory
+//! for the filters no index serves.
+//!
+//! A row store answers `MATCH (n) WHERE n.kind = 'delta'` by reading every
+//! node record, as a column store reads one column. A [`Column`] is that
+//! column, built by one pass over the records the first time a filter asks
+//! for it: for each node that has the property, its id, its label set and
+//! a code into the property's distinct values. A filter then evaluates its
+//! predicate once per distinct value and walks an array of codes.
+//!
+//! **Never stale.** A column is built from one snapshot and tagged with the
+//! graph's *node version*: a counter in `stats` that every commit changing
+//! a node record of the graph increments (a bulk load too). A reader reads
+//! the version its snapshot sees (one point read) and uses a column only
+//! when the versions are equal. Committed states of a graph have distinct
+//! versions, as the counter only grows, so an equal version means the same
+//! node records. A write transaction that changed nodes of the graph sees
+//! its own writes, which no column holds: it reads the records instead.
+//!
+//! **Bounded.** Columns share a memory budget ([`COLUMN_BUDGET`]); when a new
+//! column does not fit, the least recently used ones are dropped, and a
+//! column larger than the whole budget is answered from but not kept.
+
+use crate::error::{Result, StorageError};
+use crate::ids::NodeId;
+use crate::keys::{graph_prefix, node_version_key, NODES, STATS};
+use crate::record::{label_section, node_labels_and_prop_raw};
+use crate::view::TxnCore;
+use plexus_common::{decode_value, read_u64, value_size, Reader, Value};
+use plexus_kv::KeyRange;
+use rustc_hash::FxHashMap;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The memory all columns of a process may hold together.
+pub const COLUMN_BUDGET: usize = 256 << 20;
+
+/// One property over the nodes of a graph that have it, at one version.
+pub(crate) struct Column {
+    pub version: i64,
+    /// Node ids, ascending.
+    nodes: Vec<NodeId>,
+    /// Per node: its label set, an index into `label_sets`.
+    sets: Vec<u32>,
+    label_sets: Vec<Vec<u32>>,
+    /// Per node: its value, an index into `values`.
+    codes: Vec<u32>,
+    values: Vec<Value>,
+    bytes: usize,
+}
+
+impl Column {
+    /// The nodes with `label` (with any labels for `None`) whose value
+    /// satisfies `pred`, in id order. `pred` sees each distinct value once.
+    pub fn select(&self, label: Option<u32>, mut pred: impl FnMut(&Value) -> bool) -> Vec<NodeId> {
+        let hit: Vec<bool> = self.values.iter().map(&mut pred).collect();
+        let in_set: Vec<bool> = self
+            .label_sets
+            .iter()
+            .map(|s| label.is_none_or(|l| s.contains(&l)))
+            .collect();
+        let mut out = Vec::new();
+        for ((n, c), s) in self.nodes.iter().zip(&self.codes).zip(&self.sets) {
+            if hit[*c as usize] && in_set[*s as usize] {
+                out.push(*n);
+            }
+        }
+        out
+    }
+
+    /// The heap bytes the column holds (an estimate, as the budget counts).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// Builds a column from records read in id order.
+pub(crate) struct ColumnBuilder {
+    version: i64,
+    nodes: Vec<NodeId>,
+    sets: Vec<u32>,
+    codes: Vec<u32>,
+    set_codes: FxHashMap<Box<[u8]>, u32>,
+    label_sets: Vec<Box<[u8]>>,
+    /// The last label section seen and its code: neighbours in id order
+    /// mostly share their labels, so most records skip the hash.
+    last_set: Option<u32>,
+    value_codes: FxHashMap<Box<[u8]>, u32>,
+    raw_values: Vec<Box<[u8]>>,
+    raw_bytes: usize,
+}
+
+impl ColumnBuilder {
+    pub fn new(version: i64) -> Self {
+        ColumnBuilder {
+            version,
+            nodes: Vec::new(),
+            sets: Vec::new(),
+            codes: Vec::new(),
+            set_codes: FxHashMap::default(),
+            label_sets: Vec::new(),
+            last_set: None,
+            value_codes: FxHashMap::default(),
+            raw_values: Vec::new(),
+            raw_bytes: 0,
+        }
+    }
+
+    /// Adds a node: its label section and its property's encoded value.
+    pub fn push(&mut self, id: NodeId, labels: &[u8], raw: &[u8]) {
+        let set = match self.last_set {
+            Some(code) if *self.label_sets[code as usize] == *labels => code,
+            _ => {
+                // Graphs have few label sets: a short list beats hashing.
+                let code = match self.label_sets.len() {
+                    0..=16 => self.label_sets.iter().position(|s| **s == *labels),
+                    _ => self.set_codes.get(labels).map(|c| *c as usize),
+                };
+                let code = match code {
+                    Some(c) => c as u32,
+                    None => {
+                        let c = self.label_sets.len() as u32;
+                        self.label_sets.push(labels.into());
+                        self.set_codes.insert(labels.into(), c);
+                        c
+                    }
+                };
+                self.last_set = Some(code);
+                code
+            }
+        };
+        let code = match self.value_codes.get(raw) {
+            Some(c) => *c,
+            None => {
+                let c = self.raw_values.len() as u32;
+                self.raw_values.push(raw.into());
+                self.value_codes.insert(raw.into(), c);
+                self.raw_bytes += raw.len();
+                c
+            }
+        };
+        self.nodes.push(id);
+        self.sets.push(set);
+        self.codes.push(code);
+    }
+
+    /// The heap bytes the column will hold, before it is finished.
+    pub fn bytes(&self) -> usize {
+        self.nodes.len() * 16 + self.raw_bytes * 2 + self.raw_values.len() * 48
+    }
+
+    pub fn finish(self) -> Result<Column> {
+        let values = self
+            .raw_values
+            .iter()
+            .map(|raw| decode_value(&mut Reader::new(raw)).map_err(StorageError::from))
+            .collect::<Result<Vec<Value>>>()?;
+        let label_sets = self
+            .label_sets
+            .iter()
+            .map(|s| label_section(s))
+            .collect::<Result<Vec<_>>>()?;
+        let bytes = self.nodes.len() * 16
+            + values.iter().map(value_size).sum::<usize>()
+            + label_sets.iter().map(|s| 24 + s.len() * 4).sum::<usize>();
+        Ok(Column {
+            version: self.version,
+            nodes: self.nodes,
+            sets: self.sets,
+            label_sets,
+            codes: self.codes,
+            values,
+            bytes,
+        })
+    }
+}
+
+/// The columns of one process, keyed by graph and property key.
+#[derive(Default)]
+pub(crate) struct ColumnCache {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    columns: HashMap<(u32, u32), (Arc<Column>, u64)>,
+    bytes: usize,
+    clock: u64,
+}
+
+impl ColumnCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The column of property `key` in graph `g` at `version`, if held.
+    pub fn get(&self, g: u32, key: u32, version: i64) -> Option<Arc<Column>> {
+        let mut i = self.lock();
+        i.clock += 1;
+        let now = i.clock;
+        match i.columns.get_mut(&(g, key)) {
+            Some((c, used)) if c.version == version => {
+                *used = now;
+                Some(c.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// Keeps a column, replacing an older one of the same property and
+    /// dropping the least recently used ones until it fits.
+    pub fn insert(&self, g: u32, key: u32, column: Arc<Column>) {
+        if column.bytes() > COLUMN_BUDGET {
+            return;
+        }
+        let mut i = self.lock();
+        if let Some((old, _)) = i.columns.remove(&(g, key)) {
+            i.bytes -= old.bytes();
+        }
+        while i.bytes + column.bytes() > COLUMN_BUDGET {
+            let Some(oldest) = i
+                .columns
+                .iter()
+                .min_by_key(|(_, (_, u))| *u)
+                .map(|(k, _)| *k)
+            else {
+                break;
+            };
+            if let Some((old, _)) = i.columns.remove(&oldest) {
+                i.bytes -= old.bytes();
+            }
+        }
+        i.clock += 1;
+        let now = i.clock;
+        i.bytes += column.bytes();
+        i.columns.insert((g, key), (column, now));
+    }
+
+    /// Drops the columns of a graph that no longer exists.
+    pub fn forget_graph(&self, g: u32) {
+        let mut i = self.lock();
+        let gone: Vec<(u32, u32)> = i.columns.keys().filter(|k| k.0 == g).copied().collect();
+        for k in gone {
+            if let Some((old, _)) = i.columns.remove(&k) {
+                i.bytes -= old.bytes();
+            }
+        }
+    }
+
+    /// The columns held and their bytes.
+    #[cfg(test)]
+    pub fn held(&self) -> (usize, usize) {
+        let i = self.lock();
+        (i.columns.len(), i.bytes)
+    }
+}
+
+/// The column of property `key` as the transaction sees its graph: held,
+/// or built now by one pass over the node records and kept. `None` when the
+/// transaction changed nodes itself (no column holds its own writes) or the
+/// column would not fit the budget: the caller reads the records then.
+pub(crate) fn column(c: &TxnCore, key: u32) -> Result<Option<Arc<Column>>> {
+    if c.overlay.as_ref().is_some_and(|o| o.has_writes(NODES)) {
+        return Ok(None);
+    }
+    let version = c.counter(STATS, &node_version_key(c.g))?;
+    if let Some(column) = c.shared.columns.get(c.g.0, key, version) {
+        return Ok(Some(column));
+    }
+    let mut b = ColumnBuilder::new(version);
+    let mut bad: Option<StorageError> = None;
+    let mut oversized = false;
+    c.visit(
+        NODES,
+        &KeyRange::prefix(&graph_prefix(c.g)),
+        &mut |k, record| {
+            let (labels, raw) = match node_labels_and_prop_raw(record, key) {
+                Ok(found) => found,
+                Err(e) => {
+                    bad = Some(e);
+                    return Ok(false);
+                }
+            };
+            if let Some(raw) = raw {
+                match read_u64(k, k.len().saturating_sub(8)) {
+                    Some(id) => b.push(NodeId(id), labels, raw),
+                    None => {
+                        bad = Some(StorageError::Corrupt(format!("short node key {k:?}")));
+                        return Ok(false);
+                    }
+                }
+                if b.bytes() > COLUMN_BUDGET {
+                    oversized = true;
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        },
+    )?;
+    if let Some(e) = bad {
+        return Err(e);
+    }
+    if oversized {
+        return Ok(None);
+    }
+    let column = Arc::new(b.finish()?);
+    c.shared.columns.insert(c.g.0, key, column.clone());
+    Ok(Some(column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plexus_common::{encode_value, write_varint};
+
+    fn labels(ids: &[u32]) -> Vec<u8> {
+        let mut b = Vec::new();
+        write_varint(&mut b, ids.len() as u64);
+        ids.iter().for_each(|l| write_varint(&mut b, *l as u64));
+        b
+    }
+
+    fn enc(v: &Value) -> Vec<u8> {
+        let mut b = Vec::new();
+        encode_value(v, &mut b);
+        b
+    }
+
+    fn column(rows: &[(u64, &[u32], Value)]) -> Column {
+        let mut b = ColumnBuilder::new(7);
+        for (id, l, v) in rows {
+            b.push(NodeId(*id), &labels(l), &enc(v));
+        }
+        b.finish().unwrap()
+    }
+
+    #[test]
+    fn selects_by_value_and_label_with_one_call_per_distinct_value() {
+        let c = column(&[
+            (1, &[1], Value::from("a")),
+            (2, &[1, 2], Value::from("b")),
+            (3, &[2], Value::from("a")),
+            (5, &[1], Value::from("a")),
+            (8, &[], Value::Int(3)),
+        ]);
+        let mut calls = 0;
+        let a = c.select(None, |v| {
+            calls += 1;
+            *v == Value::from("a")
+        });
+        assert_eq!(a, vec![NodeId(1), NodeId(3), NodeId(5)]);
+        assert_eq!(calls, 3);
+        assert_eq!(
+            c.select(Some(2), |v| *v == Value::from("a")),
+            vec![NodeId(3)]
+        );
+        assert_eq!(c.select(Some(9), |_| true), vec![]);
+        assert_eq!(c.select(None, |v| *v == Value::Int(3)), vec![NodeId(8)]);
+    }
+
+    #[test]
+    fn a_damaged_value_is_corruption_not_a_panic() {
+        let mut b = ColumnBuilder::new(1);
+        b.push(NodeId(1), &labels(&[]), &[0xff, 0xff]);
+        assert!(matches!(b.finish(), Err(StorageError::Corrupt(_))));
+    }
+
+    #[test]
+    fn the_budget_holds_and_versions_must_match() {
+        let cache = ColumnCache::default();
+        let c = Arc::new(column(&[(1, &[1], Value::from("a"))]));
+        cache.insert(1, 4, c.clone());
+        assert!(cache.get(1, 4, 7).is_some());
+        assert!(cache.get(1, 4, 8).is_none(), "another version");
+        assert!(cache.get(2, 4, 7).is_none(), "another graph");
+        cache.insert(1, 4, c.clone());
+        assert_eq!(cache.held(), (1, c.bytes()), "replaced, not added");
+        cache.forget_graph(1);
+        assert_eq!(cache.held(), (0, 0));
+    }
+}
