@@ -26,6 +26,10 @@ pub enum KvError {
     Aborted(String),
     /// A write to a store opened read-only.
     ReadOnly,
+    /// A write refused because an earlier one failed in a way that leaves
+    /// unknown what reached the disk (the error it failed with): the store
+    /// takes no write until it is opened again (see [`crate::FencedKv`]).
+    Fenced(String),
 }
 
 pub type Result<T, E = KvError> = std::result::Result<T, E>;
@@ -39,7 +43,19 @@ impl KvError {
             KvError::NotSorted => ErrorKind::BadInput,
             KvError::Unsupported(_) | KvError::ReadOnly => ErrorKind::Unsupported,
             KvError::NoSuchKeyspace(_) | KvError::Aborted(_) => ErrorKind::Internal,
+            KvError::Fenced(_) => ErrorKind::Io,
         }
+    }
+
+    /// Whether a write that failed with this error certainly wrote nothing:
+    /// it was refused before anything reached the store (a key too long,
+    /// keys out of order, a read-only or fenced store, a stopped feed, a
+    /// full map that LMDB aborted). An I/O or backend error may come from
+    /// the sync after the data was written — PostgreSQL's "fsyncgate":
+    /// what reached the disk is then unknown, and writing the same batch
+    /// again could apply it twice.
+    pub fn wrote_nothing(&self) -> bool {
+        !matches!(self, KvError::Io(_) | KvError::Backend { .. })
     }
 }
 
@@ -60,11 +76,42 @@ impl fmt::Display for KvError {
             KvError::NoSuchKeyspace(i) => write!(f, "keyspace #{i} was not opened"),
             KvError::Aborted(why) => write!(f, "the write was stopped, nothing was written: {why}"),
             KvError::ReadOnly => f.write_str("the store is open read-only; nothing was written"),
+            KvError::Fenced(cause) => write!(
+                f,
+                "an earlier write failed and what it left on disk is unknown ({cause}); \
+                 nothing was written, and the database takes no writes until it is opened again"
+            ),
         }
     }
 }
 
 impl std::error::Error for KvError {}
+
+/// By hand, as `std::io::Error` is not `Clone`: a copy keeps the I/O
+/// error's kind and message (every member of a group commit gets the
+/// error of the write they shared).
+impl Clone for KvError {
+    fn clone(&self) -> Self {
+        match self {
+            KvError::Io(e) => KvError::Io(std::io::Error::new(e.kind(), e.to_string())),
+            KvError::Backend { backend, message } => KvError::Backend {
+                backend,
+                message: message.clone(),
+            },
+            KvError::KeyTooLong { len, max } => KvError::KeyTooLong {
+                len: *len,
+                max: *max,
+            },
+            KvError::NotSorted => KvError::NotSorted,
+            KvError::Full(m) => KvError::Full(m.clone()),
+            KvError::Unsupported(m) => KvError::Unsupported(m.clone()),
+            KvError::NoSuchKeyspace(i) => KvError::NoSuchKeyspace(*i),
+            KvError::Aborted(m) => KvError::Aborted(m.clone()),
+            KvError::ReadOnly => KvError::ReadOnly,
+            KvError::Fenced(m) => KvError::Fenced(m.clone()),
+        }
+    }
+}
 
 impl From<std::io::Error> for KvError {
     fn from(e: std::io::Error) -> Self {

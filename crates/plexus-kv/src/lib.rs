@@ -11,6 +11,7 @@
 
 mod batch;
 mod error;
+mod fence;
 #[cfg(feature = "fjall")]
 mod fjall_backend;
 mod lmdb;
@@ -19,6 +20,7 @@ mod run;
 
 pub use batch::{decode_counter, Op, WriteBatch};
 pub use error::{KvError, Result};
+pub use fence::FencedKv;
 pub use run::{Pairs, Run, Visitor};
 
 use std::ops::Bound;

@@ -244,6 +244,13 @@ impl Committer {
                     .collect()
             }
             Err(e) if n == 1 => vec![(accepted[0].0, Err(e))],
+            // What reached the disk is unknown (a sync failed?): writing the
+            // members again could apply them twice. Each gets the error; the
+            // store takes no more writes until reopened (`FencedKv`).
+            Err(StorageError::Kv(e)) if !e.wrote_nothing() => accepted
+                .into_iter()
+                .map(|(ticket, _)| (ticket, Err(StorageError::Kv(e.clone()))))
+                .collect(),
             Err(_) => accepted
                 .into_iter()
                 .map(|(ticket, mut req)| {

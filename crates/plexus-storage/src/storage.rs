@@ -123,6 +123,9 @@ impl Storage {
     }
 
     fn open_with(kv: Arc<dyn KvStore>, read_only: bool) -> Result<Storage> {
+        // After a write whose outcome is unknown, no further write until
+        // the store is opened again (`plexus_kv::FencedKv`).
+        let kv: Arc<dyn KvStore> = plexus_kv::FencedKv::wrap(kv);
         let snap = kv.snapshot()?;
         let mut fresh = false;
         match snap.get(META, META_FORMAT)? {

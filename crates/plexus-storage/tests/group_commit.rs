@@ -9,8 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// An in-memory store whose writes wait while the gate is shut, and which
-/// refuses any batch holding a value with the poison marker.
+/// An in-memory store whose writes wait while the gate is shut, which
+/// refuses any batch holding a value with the poison marker (before
+/// writing anything), and which writes a batch holding the sync-fail marker
+/// and then fails as a failed fsync would.
 struct GatedKv {
     inner: Arc<dyn KvStore>,
     shut: Mutex<bool>,
@@ -19,6 +21,7 @@ struct GatedKv {
 }
 
 const POISON: &[u8] = b"poison";
+const SYNC_FAILS: &[u8] = b"syncfail";
 
 impl GatedKv {
     fn new() -> Arc<GatedKv> {
@@ -56,15 +59,22 @@ impl KvStore for GatedKv {
             .wait_timeout_while(shut, Duration::from_secs(20), |s| *s)
             .unwrap();
         assert!(!timeout.timed_out(), "the gate stayed shut");
-        let poisoned = batch.ops.iter().any(|op| {
-            matches!(op, Op::Put { value, .. } if value.windows(POISON.len()).any(|w| w == POISON))
-        });
-        if poisoned {
+        let marked = |mark: &[u8]| {
+            batch.ops.iter().any(|op| {
+                matches!(op, Op::Put { value, .. } if value.windows(mark.len()).any(|w| w == mark))
+            })
+        };
+        if marked(POISON) {
+            return Err(plexus_kv::KvError::KeyTooLong { len: 999, max: 511 });
+        }
+        let sync_fails = marked(SYNC_FAILS);
+        self.inner.write(batch)?;
+        if sync_fails {
             return Err(plexus_kv::KvError::Io(std::io::Error::other(
-                "poisoned batch",
+                "fsync failed (EIO)",
             )));
         }
-        self.inner.write(batch)
+        Ok(())
     }
 
     fn bulk_append(
@@ -211,10 +221,13 @@ fn commits_that_wait_together_share_one_write() {
     assert!(s.check_integrity("default").unwrap().is_ok());
 }
 
-/// A member whose batch the store refuses fails alone: the others of its
-/// group are written one by one instead.
-#[test]
-fn a_failing_member_does_not_take_its_group_down() {
+/// A store and three commits queued in one group behind a first (which
+/// landed): the one named `marked` carries the store's `mark`.
+fn group_with_one_marked(
+    keys: [&'static str; 3],
+    marked: &'static str,
+    mark: &'static str,
+) -> (Arc<GatedKv>, Storage, Vec<Commit>) {
     let kv = GatedKv::new();
     let s = Storage::open(kv.clone()).unwrap();
     // Names are interned in writes of their own: intern them before the
@@ -224,12 +237,12 @@ fn a_failing_member_does_not_take_its_group_down() {
         .unwrap();
     t.commit().unwrap();
     let first = hold_first_commit(&kv, &s);
-    let queued: Vec<_> = ["good1", "bad", "good2"]
+    let queued: Vec<_> = keys
         .into_iter()
         .map(|key| {
             commit_on_thread(&s, move |t| {
-                let p = if key == "bad" {
-                    props("x", "poison")
+                let p = if key == marked {
+                    props("x", mark)
                 } else {
                     Props::new()
                 };
@@ -239,6 +252,14 @@ fn a_failing_member_does_not_take_its_group_down() {
         .collect();
     release_when_queued(&kv, &s, &first, &queued);
     first.join().unwrap().unwrap();
+    (kv, s, queued)
+}
+
+/// A member whose batch the store refuses fails alone: the others of its
+/// group are written one by one instead.
+#[test]
+fn a_failing_member_does_not_take_its_group_down() {
+    let (_kv, s, queued) = group_with_one_marked(["good1", "bad", "good2"], "bad", "poison");
     let outcomes: Vec<Result<()>> = queued.into_iter().map(|h| h.join().unwrap()).collect();
     assert!(outcomes[0].is_ok() && outcomes[2].is_ok(), "{outcomes:?}");
     assert!(
@@ -256,4 +277,41 @@ fn a_failing_member_does_not_take_its_group_down() {
         assert_eq!(r.node_id(key).unwrap().is_some(), present, "{key}");
     }
     assert!(s.check_integrity("default").unwrap().is_ok());
+}
+
+/// A group's write that lands and then fails in its sync has an unknown
+/// outcome: no member is written again (which would apply it twice: its
+/// counters, its degrees), every member gets the error, and the store takes
+/// no write until opened again — which shows each member exactly once.
+#[test]
+fn a_group_whose_sync_fails_is_not_written_twice_and_fences_the_store() {
+    let (kv, s, queued) = group_with_one_marked(["m1", "m2", "m3"], "m2", "syncfail");
+    for h in queued {
+        let e = h.join().unwrap().unwrap_err();
+        assert_eq!(e.kind(), plexus_common::ErrorKind::Io, "{e}");
+    }
+    // Fenced: a new write is refused, naming the failed sync; reads go on.
+    let mut t = s.write("default").unwrap();
+    t.create_node(Some("after"), &["N"], &Props::new()).unwrap();
+    let e = t.commit().unwrap_err();
+    assert!(e.to_string().contains("fsync failed"), "{e}");
+    assert!(s
+        .read("default")
+        .unwrap()
+        .node_id("setup")
+        .unwrap()
+        .is_some());
+    // Opened again: the group's write is there once, the store whole.
+    let again = Storage::open(kv.inner.clone()).unwrap();
+    let r = again.read("default").unwrap();
+    for key in ["setup", "first", "m1", "m2", "m3"] {
+        assert!(r.node_id(key).unwrap().is_some(), "{key}");
+    }
+    assert!(r.node_id("after").unwrap().is_none());
+    assert_eq!(r.node_count().unwrap(), 5);
+    assert_eq!(r.label_count("N").unwrap(), 5);
+    assert!(again.check_integrity("default").unwrap().is_ok());
+    let mut t = again.write("default").unwrap();
+    t.create_node(Some("after"), &["N"], &Props::new()).unwrap();
+    t.commit().unwrap();
 }

@@ -18,6 +18,10 @@ pub enum Fault {
     Io,
     /// The disk is full.
     Full,
+    /// A write reaches the store, then the sync after it fails (EIO): the
+    /// writer cannot know what the disk holds; here it holds the write.
+    /// Only writes are numbered for this fault.
+    SyncFailed,
 }
 
 /// When to fail: operations are numbered from 1 as they happen.
@@ -48,15 +52,38 @@ impl Plan {
         self.fail_at > 0 && self.operations() >= self.fail_at
     }
 
+    /// A read: fails when it is the chosen operation.
     fn tick(&self) -> Result<()> {
+        if self.fault == Fault::SyncFailed {
+            return Ok(());
+        }
+        self.tick_write().map(|_| ())
+    }
+
+    /// A write: fails when it is the chosen operation, before it reaches the
+    /// store; or, for [`Fault::SyncFailed`], returns true: write, then fail.
+    fn tick_write(&self) -> Result<bool> {
         let n = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
         if n != self.fail_at {
-            return Ok(());
+            return Ok(false);
         }
         Err(match self.fault {
             Fault::Io => KvError::Io(std::io::Error::other("injected I/O error")),
             Fault::Full => KvError::Full("injected: no space left on device".into()),
+            Fault::SyncFailed => return Ok(true),
         })
+    }
+
+    /// Runs a write under the plan.
+    fn write<T>(&self, write: impl FnOnce() -> Result<T>) -> Result<T> {
+        let then_fail = self.tick_write()?;
+        let out = write()?;
+        if then_fail {
+            return Err(KvError::Io(std::io::Error::other(
+                "injected: fsync failed after the write (EIO)",
+            )));
+        }
+        Ok(out)
     }
 }
 
@@ -106,13 +133,11 @@ impl KvStore for FaultyKv {
     }
 
     fn write(&self, batch: WriteBatch) -> Result<()> {
-        self.plan.tick()?;
-        self.inner.write(batch)
+        self.plan.write(|| self.inner.write(batch))
     }
 
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
-        self.plan.tick()?;
-        self.inner.bulk_append(ks, pairs)
+        self.plan.write(|| self.inner.bulk_append(ks, pairs))
     }
 
     fn write_sorted(
@@ -120,8 +145,7 @@ impl KvStore for FaultyKv {
         runs: &mut dyn Iterator<Item = Result<(Ks, Arc<Run>)>>,
         batch: WriteBatch,
     ) -> Result<()> {
-        self.plan.tick()?;
-        self.inner.write_sorted(runs, batch)
+        self.plan.write(|| self.inner.write_sorted(runs, batch))
     }
 
     fn disk_size(&self) -> Result<u64> {
