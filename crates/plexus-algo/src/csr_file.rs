@@ -3,16 +3,22 @@
 //! Layout (all numbers little-endian):
 //!
 //! ```text
-//! "PLXCSR01"                         8 bytes of magic
+//! "PLXCSR02"                         8 bytes of magic
 //! header_len: u64                    bytes of the header that follows
 //! header:                            version, nodes, out edges, in edges,
-//!                                    key bytes (u64 each), has_keys (u8),
-//!                                    graph name and type names (u32 length + UTF-8),
-//!                                    type ids (u32), padded to 8 bytes
+//!                                    key bytes, weights (u64 each),
+//!                                    has_keys (u8), has_weights (u8),
+//!                                    graph name (u32 length + UTF-8),
+//!                                    type ids (u32) and names,
+//!                                    [weight key], padded to 8 bytes
 //! arrays, each padded to 8 bytes:    ids, out.off, out.target, out.edge, out.rel,
 //!                                    in.off, in.target, in.edge, in.rel,
-//!                                    [keys.off, keys.bytes]
+//!                                    [keys.off, keys.bytes],
+//!                                    [weight edge ids ascending, weights as f64 bits]
 //! ```
+//!
+//! A file of the first version (`PLXCSR01`, before weights were saved) is
+//! refused with an error that says to save it again.
 //!
 //! Opening trusts nothing in the file: every length is checked against the
 //! file's size with checked arithmetic before anything is sliced, nothing is
@@ -31,7 +37,9 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"PLXCSR01";
+const MAGIC: &[u8; 8] = b"PLXCSR02";
+/// The first version: no weights.
+const MAGIC_V1: &[u8; 8] = b"PLXCSR01";
 
 fn bad(path: &Path, why: impl std::fmt::Display) -> AlgoError {
     AlgoError::BadInput(format!(
@@ -62,11 +70,7 @@ impl Csr {
     /// and renamed into place, so a crash leaves the old file or the new one.
     pub fn save(&self, path: &Path) -> Result<()> {
         endian_check()?;
-        if self.weights.is_some() {
-            return Err(AlgoError::BadInput(
-                "a snapshot with edge weights cannot be saved yet; build it without weights".into(),
-            ));
-        }
+        let weights = self.weight_arrays();
         let tmp = path.with_extension("partial");
         let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io(&tmp))?);
         let header = self.header();
@@ -86,6 +90,9 @@ impl Csr {
         if let Some(k) = &self.keys {
             arrays.extend([k.off.bytes(), k.bytes.bytes()]);
         }
+        if let Some((edges, bits)) = &weights {
+            arrays.extend([edges.bytes(), bits.bytes()]);
+        }
         for a in arrays {
             w(a)?;
             w(&[0u8; 8][..pad8(a.len())])?;
@@ -97,19 +104,31 @@ impl Csr {
         std::fs::rename(&tmp, path).map_err(io(path))
     }
 
+    /// The weights as two arrays in edge id order: ids, and f64 bits.
+    fn weight_arrays(&self) -> Option<(Buf<u64>, Buf<u64>)> {
+        let (_, w) = self.weights.as_ref()?;
+        let mut pairs: Vec<(u64, u64)> = w.iter().map(|(e, x)| (*e, x.to_bits())).collect();
+        pairs.sort_unstable();
+        let (edges, bits): (Vec<u64>, Vec<u64>) = pairs.into_iter().unzip();
+        Some((Buf::from(edges), Buf::from(bits)))
+    }
+
     fn header(&self) -> Vec<u8> {
         let mut h = Vec::new();
         let key_bytes = self.keys.as_ref().map_or(0, |k| k.bytes.len());
+        let weights = self.weights.as_ref().map_or(0, |(_, w)| w.len());
         for n in [
             self.version,
             self.ids.len() as u64,
             self.out.edge.len() as u64,
             self.inc.edge.len() as u64,
             key_bytes as u64,
+            weights as u64,
         ] {
             h.extend_from_slice(&n.to_le_bytes());
         }
         h.push(u8::from(self.keys.is_some()));
+        h.push(u8::from(self.weights.is_some()));
         let mut text = |s: &str| {
             h.extend_from_slice(&(s.len() as u32).to_le_bytes());
             h.extend_from_slice(s.as_bytes());
@@ -122,6 +141,10 @@ impl Csr {
             h.extend_from_slice(&t.0.to_le_bytes());
             h.extend_from_slice(&(name.len() as u32).to_le_bytes());
             h.extend_from_slice(name.as_bytes());
+        }
+        if let Some((key, _)) = &self.weights {
+            h.extend_from_slice(&(key.len() as u32).to_le_bytes());
+            h.extend_from_slice(key.as_bytes());
         }
         h.extend(std::iter::repeat_n(0u8, pad8(h.len() + 16)));
         h
@@ -141,11 +164,15 @@ impl Csr {
             at: 0,
             path,
         };
-        if r.take(8)? != MAGIC {
-            return Err(bad(
-                path,
-                "wrong magic (not a snapshot, or another version)",
-            ));
+        match r.take(8)? {
+            m if m == MAGIC => {}
+            m if m == MAGIC_V1 => {
+                return Err(bad(
+                    path,
+                    "it was saved by an earlier version of Plexus; build and save it again",
+                ))
+            }
+            _ => return Err(bad(path, "wrong magic (not a snapshot)")),
         }
         let header_len = r.u64()? as usize;
         let body =
@@ -154,13 +181,19 @@ impl Csr {
         let version = r.u64()?;
         let [nodes, out_edges, in_edges, key_bytes] = [r.u64()?, r.u64()?, r.u64()?, r.u64()?]
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let weight_count = usize::try_from(r.u64()?).unwrap_or(usize::MAX);
         let has_keys = r.take(1)?[0] == 1;
+        let has_weights = r.take(1)?[0] == 1;
         let graph = r.text()?;
         let mut types = HashMap::new();
         for _ in 0..r.u32()? {
             let id = r.u32()?;
             types.insert(r.text()?, TypeId(id));
         }
+        let weight_key = match has_weights {
+            true => Some(r.text()?),
+            false => None,
+        };
         if r.at > body {
             return Err(bad(path, "the header is longer than it says"));
         }
@@ -177,6 +210,10 @@ impl Csr {
             Some(k)
         } else {
             None
+        };
+        let weights = match weight_key {
+            Some(key) => Some((key, r.weights(weight_count)?)),
+            None => None,
         };
         if r.at != map.len() {
             return Err(bad(path, "the file is longer than its arrays"));
@@ -198,7 +235,7 @@ impl Csr {
             out,
             inc,
             types,
-            weights: None,
+            weights,
             keys,
         })
     }
@@ -261,6 +298,22 @@ impl Reader<'_> {
         let bytes = len * std::mem::size_of::<T>();
         self.take(bytes + pad8(bytes))?;
         Ok(buf)
+    }
+
+    /// The weight arrays: edge ids strictly ascending, and f64 bits. The
+    /// count was checked against the file's size by `array` before the map
+    /// is built.
+    fn weights(&mut self, n: usize) -> Result<HashMap<u64, f64>> {
+        let edges: Buf<u64> = self.array(n)?;
+        let bits: Buf<u64> = self.array(n)?;
+        if edges.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(bad(self.path, "weighted edge ids are not ascending"));
+        }
+        Ok(edges
+            .iter()
+            .zip(bits.iter())
+            .map(|(e, b)| (*e, f64::from_bits(*b)))
+            .collect())
     }
 
     fn side(&mut self, nodes: usize, edges: usize) -> Result<Side> {

@@ -329,13 +329,14 @@ proptest! {
         prop_assert_eq!(parallel.edge_count(), g.edges.len());
         parallel = parallel.with_weights(&r, "w").unwrap();
         prop_assert_eq!(&from_store, &check_view(&b, &parallel));
-        // Saved and mapped back, the snapshot answers as it did, keys too
-        // (weights are not saved: check what needs none).
+        // Saved and mapped back, the snapshot answers as it did: keys,
+        // weights (weighted paths in `check_view`) and arrays.
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("g.csr");
-        let keyed = Csr::build(&r).unwrap().with_keys(&r).unwrap();
+        let keyed = Csr::build_with_weights(&r, "w").unwrap().with_keys(&r).unwrap();
         keyed.save(&file).unwrap();
         let mapped = Csr::open(&file).unwrap();
+        prop_assert_eq!(&from_store, &check_view(&b, &mapped));
         prop_assert_eq!(mapped.node_count(), g.n);
         prop_assert_eq!(mapped.edge_count(), g.edges.len());
         for i in 0..g.n {
@@ -358,7 +359,7 @@ fn a_damaged_snapshot_file_is_an_error_never_a_panic() {
     let r = b.db.read("default").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("g.csr");
-    Csr::build(&r)
+    Csr::build_with_weights(&r, "w")
         .unwrap()
         .with_keys(&r)
         .unwrap()
@@ -366,6 +367,13 @@ fn a_damaged_snapshot_file_is_an_error_never_a_panic() {
         .unwrap();
     let good = std::fs::read(&file).unwrap();
     assert!(Csr::open(&file).is_ok());
+    // A file of the first format names the remedy.
+    let mut v1 = good.clone();
+    v1[..8].copy_from_slice(b"PLXCSR01");
+    let old = dir.path().join("old.csr");
+    std::fs::write(&old, &v1).unwrap();
+    let e = Csr::open(&old).unwrap_err().to_string();
+    assert!(e.contains("save it again"), "{e}");
     let bad = dir.path().join("bad.csr");
     // Every truncation, and every byte set to 0xff in turn.
     for len in 0..good.len() {

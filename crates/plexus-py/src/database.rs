@@ -341,11 +341,22 @@ impl Database {
         })
     }
 
-    /// A CSR snapshot of `graph` with each node's user id.
-    fn snapshot(&self, py: Python<'_>, graph: &str) -> PyResult<crate::snapshot::Snapshot> {
+    /// A CSR snapshot of `graph` with each node's user id, and each edge's
+    /// numeric `weight` property when one is named.
+    #[pyo3(signature = (graph, weight=None))]
+    fn snapshot(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        weight: Option<&str>,
+    ) -> PyResult<crate::snapshot::Snapshot> {
         let csr = py.detach(|| -> Result<_, Fail> {
             let r = self.db.read(graph)?;
-            Ok(plexus::algo::Csr::build(&r)?.with_keys(&r)?)
+            let csr = match weight {
+                Some(w) => plexus::algo::Csr::build_with_weights(&r, w)?,
+                None => plexus::algo::Csr::build(&r)?,
+            };
+            Ok(csr.with_keys(&r)?)
         })?;
         Ok(crate::snapshot::Snapshot::new(csr))
     }

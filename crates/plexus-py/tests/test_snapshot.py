@@ -63,6 +63,26 @@ def test_saved_snapshots_open_mapped_and_answer_alike(snap, tmp_path):
         plexus.Snapshot.open(tmp_path / "junk.csr")
 
 
+def test_weighted_snapshots_sample_by_weight_and_save_it(db, tmp_path):
+    # h has 20 leaves; only leaf0 and leaf1 weigh anything.
+    leaves = [f"leaf{i}" for i in range(20)]
+    db.import_data(
+        nodes={"N": pa.table({"id": ["h"] + leaves})},
+        edges=[pa.table({"src": ["h"] * 20, "dst": leaves, "type": ["HAS"] * 20,
+                         "w": [5.0, 1.0] + [0.0] * 18})],
+    )
+    snap = db.snapshot(weight="w")
+    h = snap.index(["h"])
+    _, picked = snap.sample_neighbors(h, 40, mode="weighted:w", seed=7)
+    assert {snap.ids()[i] for i in picked} == {"leaf0", "leaf1"}
+    with pytest.raises(plexus.PlexusError, match="without weights"):
+        db.snapshot().sample_neighbors(h, 3, mode="weighted:w")
+    path = tmp_path / "w.csr"
+    snap.save(path)
+    mapped = plexus.Snapshot.open(path)
+    assert mapped.sample_neighbors(h, 40, mode="weighted:w", seed=7)[1].tolist() == picked.tolist()
+
+
 def test_a_snapshot_does_not_see_later_writes(snap, db):
     before = snap.version
     db.query("CREATE (:N)").consume()

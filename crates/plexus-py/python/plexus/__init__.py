@@ -464,11 +464,13 @@ class Database:
         layer ``i``. Each layer is ``(new node ids, [(from, to), …])``."""
         return self._db.sample_layers(self._graph, list(seeds), list(fanouts), direction, _types(types), seed)
 
-    def snapshot(self) -> "Snapshot":
+    def snapshot(self, weight: Optional[str] = None) -> "Snapshot":
         """A CSR snapshot of the graph as it is now: NumPy views of its
         arrays, id maps, and a seeded sampler for minibatches. It does not
-        change with later writes (compare ``snapshot.version``)."""
-        return Snapshot(self._db.snapshot(self._graph))
+        change with later writes (compare ``snapshot.version``). With
+        ``weight``, it keeps each edge's numeric property of that name, for
+        ``mode="weighted:<weight>"`` sampling; saved files keep it too."""
+        return Snapshot(self._db.snapshot(self._graph, weight))
 
     def close(self) -> None:
         """Drops this handle (later calls on it raise PlexusError); the
