@@ -36,7 +36,34 @@ pub fn match_all(
     row: &Row,
     sink: &mut Sink<'_>,
 ) -> Res<bool> {
-    matcher(g, ctx, patterns, where_, false).run(patterns, row, sink)
+    matcher(g, ctx, patterns, where_, Mode::All).run(patterns, row, sink)
+}
+
+/// [`match_all`] for a consumer that needs each distinct row once (a
+/// DISTINCT projection, `count(DISTINCT …)`): rows may come once however
+/// many matches share them, so a last variable-length hop whose
+/// relationships nothing reads is walked breadth-first, visiting each node
+/// once, instead of enumerating every trail (see `Matcher::reach`).
+pub fn match_distinct(
+    g: &dyn GraphRead,
+    ctx: &Ctx<'_>,
+    patterns: &[PathPattern],
+    where_: Option<&Expr>,
+    row: &Row,
+    sink: &mut Sink<'_>,
+) -> Res<bool> {
+    matcher(g, ctx, patterns, where_, Mode::Distinct).run(patterns, row, sink)
+}
+
+/// What the consumer of the matches needs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Every match, bound.
+    All,
+    /// How many matches: it reads no variable of the row.
+    Count,
+    /// Each distinct row once.
+    Distinct,
 }
 
 /// How many ways `patterns` match with `row`'s bindings and satisfy
@@ -51,7 +78,7 @@ pub fn count_all(
     row: &Row,
 ) -> Res<u64> {
     let mut n = 0u64;
-    matcher(g, ctx, patterns, where_, true).run(patterns, row, &mut |_, times| {
+    matcher(g, ctx, patterns, where_, Mode::Count).run(patterns, row, &mut |_, times| {
         n = n.saturating_add(times);
         Ok(false)
     })?;
@@ -63,7 +90,7 @@ fn matcher<'a, 'c>(
     ctx: &'a Ctx<'c>,
     patterns: &[PathPattern],
     where_: Option<&'a Expr>,
-    count_only: bool,
+    mode: Mode,
 ) -> Matcher<'a, 'c> {
     let mut hints = Vec::new();
     let mut ranges = Vec::new();
@@ -84,7 +111,7 @@ fn matcher<'a, 'c>(
         hints,
         ranges,
         ids,
-        count_only,
+        mode,
         last_pattern: false,
     }
 }
@@ -122,8 +149,8 @@ struct Matcher<'a, 'c> {
     /// `elementId(var) = expr` conjuncts: the node by its user id, one
     /// point lookup; the WHERE is still evaluated on the match.
     ids: Vec<(&'a str, &'a Expr)>,
-    /// The sink only counts: it reads no variable of the row.
-    count_only: bool,
+    /// What the consumer needs.
+    mode: Mode,
     /// Whether the pattern being matched is the MATCH's last.
     last_pattern: bool,
 }
@@ -344,7 +371,11 @@ impl Matcher<'_, '_> {
         };
         self.last_pattern = rest.is_empty();
         self.path(first, row, &mut |m: &mut Self, row: &mut Row| {
-            m.patterns(rest, row, sink)
+            let stop = m.patterns(rest, row, sink);
+            // Back in `first`'s walk, which the later patterns' calls
+            // marked as theirs.
+            m.last_pattern = rest.is_empty();
+            stop
         })
     }
 
@@ -426,7 +457,7 @@ impl Matcher<'_, '_> {
                 .iter()
                 .all(|(k, _)| Some(k.as_str()) == seeked)
         });
-        self.count_only
+        self.mode == Mode::Count
             && self.last_pattern
             && hops.is_empty()
             && p.var.is_none()
@@ -788,6 +819,9 @@ impl Matcher<'_, '_> {
             Some((min, max)) => {
                 let min = min.unwrap_or(1) as usize;
                 let max = max.map_or(usize::MAX, |m| m as usize);
+                if self.reaches(hop, rest, min) {
+                    return self.reach(hop, at, min, max, row, trail, done);
+                }
                 let mut stack = Vec::new();
                 self.var_length(hop, rest, at, at, min, max, &mut stack, row, trail, done)
             }
@@ -889,6 +923,74 @@ impl Matcher<'_, '_> {
             if stop {
                 return Ok(true);
             }
+        }
+        Ok(false)
+    }
+
+    /// Whether a variable-length hop may be walked by [`Matcher::reach`]:
+    /// the consumer needs distinct rows, the hop is the last of the MATCH's
+    /// last pattern and its first relationship (`used` is empty: no other
+    /// relationship of the match to keep distinct from), nothing reads its
+    /// relationships (no relationship, path or inline WHERE), it follows
+    /// one direction and may start at one hop or none. Then the ends it
+    /// reaches are those a breadth-first walk reaches: the shortest walk of
+    /// at least one relationship to a node repeats none (a repeat would
+    /// close a cycle that could be cut out), so a node is the end of a
+    /// trail of 1..=max relationships exactly when a walk reaches it within
+    /// max. Undirected, a walk may go back along the relationship it came
+    /// by, which a trail may not: not taken.
+    fn reaches(&self, hop: &Hop<'_>, rest: &[Hop<'_>], min: usize) -> bool {
+        self.mode == Mode::Distinct
+            && self.last_pattern
+            && rest.is_empty()
+            && self.used.is_empty()
+            && !self.trail_needed
+            && hop.rel.var.is_none()
+            && hop.rel.where_.is_none()
+            && min <= 1
+            && self.direction(hop) != Direction::Both
+    }
+
+    /// The distinct ends of a variable-length hop from `start` (see
+    /// [`Matcher::reaches`]), breadth-first, each arrived at once. The start
+    /// itself is an end at depth 0 when `min` is 0, and when a cycle of at
+    /// most `max` relationships leads back to it.
+    #[allow(clippy::too_many_arguments)]
+    fn reach(
+        &mut self,
+        hop: &Hop<'_>,
+        start: NodeId,
+        min: usize,
+        max: usize,
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
+        let mut seen: std::collections::HashSet<NodeId> = std::collections::HashSet::new();
+        if min == 0 {
+            seen.insert(start);
+            if self.arrive(hop, &[], start, &[], row, trail, done)? {
+                return Ok(true);
+            }
+        }
+        let mut frontier = vec![start];
+        let mut depth = 0;
+        while !frontier.is_empty() && depth < max {
+            depth += 1;
+            let mut next = Vec::new();
+            for at in frontier {
+                for n in self.steps(hop, at)? {
+                    if seen.contains(&n.node) || !self.rel_ok(hop.rel, &n, row)? {
+                        continue;
+                    }
+                    seen.insert(n.node);
+                    next.push(n.node);
+                    if self.arrive(hop, &[], start, &[n], row, trail, done)? {
+                        return Ok(true);
+                    }
+                }
+            }
+            frontier = next;
         }
         Ok(false)
     }

@@ -28,6 +28,36 @@ pub(crate) fn streams(p: &Projection) -> bool {
     !p.distinct && p.order_by.is_empty() && !p.items.iter().any(|i| has_aggregate(&i.expr))
 }
 
+/// Whether a projection gives the same result when each distinct input row
+/// comes once instead of repeated: DISTINCT, or aggregating, and every
+/// aggregate is `count(DISTINCT …)`, `min` or `max`. Then the MATCH before
+/// it may skip repeats (`pattern::match_distinct`). Aggregates whose result
+/// depends on how many rows came (`count(*)`, `sum`) or on their order
+/// (`collect`, even DISTINCT) do not qualify.
+pub(crate) fn ignores_repeats(p: &Projection) -> bool {
+    let mut aggregates = 0;
+    let mut insensitive = true;
+    let mut check = |e: &Expr| {
+        aggregates += 1;
+        insensitive &= match &e.kind {
+            ExprKind::Call { name, distinct, .. } => {
+                let name = name.to_ascii_lowercase();
+                name == "min" || name == "max" || (*distinct && name == "count")
+            }
+            _ => false,
+        };
+    };
+    for e in p
+        .items
+        .iter()
+        .map(|i| &i.expr)
+        .chain(p.order_by.iter().map(|o| &o.expr))
+    {
+        visit_aggregates(e, &mut check);
+    }
+    insensitive && (aggregates > 0 || p.distinct)
+}
+
 /// The names of a projection's items: the alias, a bare variable's name
 /// (without the backticks that may quote it), else the expression's text.
 pub(crate) fn item_names(p: &Projection) -> Vec<String> {
@@ -655,6 +685,36 @@ mod tests {
     use plexus_cypher::{parse, Clause};
 
     /// The RETURN of `RETURN …` text, projected over rows with `x` bound.
+    #[test]
+    fn projections_that_ignore_repeated_rows() {
+        let ignores = |ret: &str| {
+            let q = parse(&format!("WITH 1 AS x {ret}")).unwrap();
+            let Some(Clause::Return(p)) = q.first.clauses.last() else {
+                panic!("no RETURN");
+            };
+            ignores_repeats(p)
+        };
+        for yes in [
+            "RETURN DISTINCT x",
+            "RETURN count(DISTINCT x) AS n",
+            "RETURN x, min(x) AS lo, max(x) AS hi",
+            "RETURN DISTINCT x ORDER BY x LIMIT 2",
+        ] {
+            assert!(ignores(yes), "{yes}");
+        }
+        for no in [
+            "RETURN x",
+            "RETURN x ORDER BY x",
+            "RETURN count(*) AS n",
+            "RETURN count(x) AS n",
+            "RETURN sum(DISTINCT x) + count(x) AS n",
+            "RETURN collect(DISTINCT x) AS xs",
+            "RETURN max(x) AS m ORDER BY count(*)",
+        ] {
+            assert!(!ignores(no), "{no}");
+        }
+    }
+
     fn project_xs(ret: &str, xs: &[Value], guard: &Guard) -> Result<Vec<Row>, QueryError> {
         let q = parse(&format!("WITH 1 AS x {ret}")).unwrap();
         let Some(Clause::Return(p)) = q.first.clauses.last() else {

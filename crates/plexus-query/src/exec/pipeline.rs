@@ -77,6 +77,10 @@ impl Exec<'_, '_> {
             let stage = Stage {
                 clauses: &clauses[start..end],
                 windows: &windows,
+                distinct: match clauses.get(end) {
+                    Some(Clause::With(p) | Clause::Return(p)) => project::ignores_repeats(p),
+                    _ => false,
+                },
             };
             let Some(breaker) = clauses.get(end) else {
                 // No breaker left: the last clause is a streamed RETURN.
@@ -256,9 +260,17 @@ impl Exec<'_, '_> {
             } => {
                 let mut found = false;
                 let mut flow = Flow::More;
+                // Right before a projection that ignores repeats, each
+                // distinct match is enough, once.
+                let distinct = stage.distinct && i + 1 == stage.clauses.len();
+                let run = match distinct {
+                    true => pattern::match_distinct,
+                    false => pattern::match_all,
+                };
                 if let Some(g) = ctx.graph {
-                    pattern::match_all(g, ctx, patterns, where_.as_ref(), row, &mut |m, times| {
+                    run(g, ctx, patterns, where_.as_ref(), row, &mut |m, times| {
                         found = true;
+                        let times = if distinct { 1 } else { times };
                         for _ in 0..times {
                             if self.push(stage, i + 1, m, ctx, sink)? == Flow::Stop {
                                 flow = Flow::Stop;
@@ -388,6 +400,9 @@ impl RowSink for Collect<'_> {
 struct Stage<'a> {
     clauses: &'a [Clause],
     windows: &'a [Option<Window>],
+    /// The projection after the stage gives the same result with each
+    /// distinct row once (`project::ignores_repeats`).
+    distinct: bool,
 }
 
 /// `range(from, to[, step])` with integer arguments, as bounds to walk;
