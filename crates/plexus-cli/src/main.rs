@@ -54,7 +54,9 @@ pub struct Cli {
     /// Print JSON instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Skip the sync to disk at each commit (faster; an OS crash may lose recent commits).
+    /// Skip the sync to disk at each commit: faster; a process crash loses nothing, but an
+    /// OS crash or power loss may lose recent commits and, on LMDB, damage the database
+    /// (for data you can load again).
     #[arg(long, global = true)]
     pub no_sync: bool,
     #[command(subcommand)]

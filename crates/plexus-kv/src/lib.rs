@@ -252,7 +252,10 @@ pub trait KvStore: Send + Sync {
 pub struct KvOptions {
     /// Sync every write to disk before it is acknowledged (the default).
     /// When false, a process crash still loses nothing acknowledged, but an
-    /// operating-system crash or power loss may lose the latest commits.
+    /// operating-system crash or power loss may lose the latest commits; on
+    /// LMDB (`MDB_NOSYNC`) it may also damage the file, as the system may
+    /// write pages out of order when nothing syncs them. fjall's journal
+    /// recovers to the last commit it holds whole.
     pub durable: bool,
     /// LMDB's first map size. The map grows by itself when full, so this
     /// only matters for tests of that growth.

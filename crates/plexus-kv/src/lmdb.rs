@@ -98,8 +98,10 @@ impl LmdbStore {
             .max_readers(4096);
         if !opts.durable {
             // SAFETY: NO_SYNC only skips fsync; a process crash still keeps
-            // every committed write (it is in the page cache). The caller
-            // asked for exactly this trade.
+            // every committed write (it is in the page cache). An OS crash
+            // may lose recent commits or, pages written out of order, damage
+            // the file: the caller asked for exactly this trade (documented
+            // on `KvOptions::durable`).
             unsafe {
                 options.flags(EnvFlags::NO_SYNC);
             }

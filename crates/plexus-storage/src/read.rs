@@ -352,10 +352,7 @@ pub trait GraphRead {
                 None => {
                     let mut p = stat_key(c.g, STAT_DEGREE, &node.0.to_be_bytes());
                     p.push(d);
-                    c.counters(STATS, &p)?
-                        .iter()
-                        .map(|(_, v)| counter_u64(*v))
-                        .sum()
+                    c.counter_sum(STATS, &p)?
                 }
             })
         };
@@ -798,16 +795,18 @@ fn lookup_value(
     prefix.extend_from_slice(&vk);
     let mut full = Vec::new();
     encode_key_value(v, &mut full);
-    for pair in c.scan(
-        PROP_INDEX,
-        &KeyRange::prefix(&prefix),
-        ScanOptions::default(),
-    ) {
-        let (k, _) = pair?;
-        if k.len() != prefix.len() + 8 {
-            continue; // a longer value that merely starts with these bytes
+    // The entries' ids first, read in place (an equality seek is most
+    // queries' start), then the checks that read other keys.
+    let mut found = Vec::new();
+    c.visit(PROP_INDEX, &KeyRange::prefix(&prefix), &mut |k, _| {
+        // A longer value that merely starts with these bytes is skipped;
+        // the rest end in the 8 bytes of a node id.
+        if k.len() == prefix.len() + 8 {
+            found.extend(read_u64(k, prefix.len()).map(NodeId));
         }
-        let n = id_at(&k, k.len() - 8, NodeId)?;
+        Ok(true)
+    })?;
+    for n in found {
         if vk.len() == TRUNCATED_LEN && !confirm(c, def, n, &|f| f == full.as_slice())? {
             continue;
         }

@@ -189,6 +189,29 @@ impl TxnCore {
         Ok(base + delta)
     }
 
+    /// The sum of the counters under a prefix, each counted as at least 0:
+    /// read in place, without collecting them, when this transaction
+    /// changed none of them (a degree on every query of a hop).
+    pub(crate) fn counter_sum(&self, ks: Ks, prefix: &[u8]) -> Result<u64> {
+        let pending = self.overlay.as_ref().is_some_and(|o| {
+            o.counters
+                .range((ks.0, prefix.to_vec())..)
+                .next()
+                .is_some_and(|((s, k), _)| *s == ks.0 && k.starts_with(prefix))
+        });
+        if pending {
+            let all = self.counters(ks, prefix)?;
+            return Ok(all.iter().map(|(_, v)| (*v).max(0) as u64).sum());
+        }
+        let mut sum = 0u64;
+        self.snap
+            .visit(ks, &KeyRange::prefix(prefix), &mut |_, v| {
+                sum = sum.saturating_add(decode_counter(v).max(0) as u64);
+                Ok(true)
+            })?;
+        Ok(sum)
+    }
+
     /// Counters under a prefix, merged with buffered deltas.
     pub(crate) fn counters(&self, ks: Ks, prefix: &[u8]) -> Result<Vec<(Vec<u8>, i64)>> {
         let mut out: BTreeMap<Vec<u8>, i64> = BTreeMap::new();

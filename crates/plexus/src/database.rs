@@ -32,6 +32,8 @@ pub struct Options {
     /// was created with. Default: LMDB.
     pub backend: Option<Backend>,
     /// Sync each commit to disk before acknowledging it (default true).
+    /// Without, an OS crash or power loss may lose recent commits and, on
+    /// LMDB, damage the database (see `plexus_kv::KvOptions::durable`).
     pub durable: bool,
     /// How long a query may run unless it says otherwise (default: no limit).
     pub query_timeout: Option<std::time::Duration>,
