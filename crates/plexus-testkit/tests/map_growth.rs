@@ -3,7 +3,7 @@
 //! reader's map (LMDB answers the reader's next transaction with
 //! `MDB_MAP_RESIZED` until it adopts the new size, which `plexus_kv` does).
 
-use plexus_kv::{Backend, KvOptions, Ks, WriteBatch};
+use plexus_kv::{Backend, Ks, KvOptions, WriteBatch};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
@@ -25,7 +25,9 @@ fn a_reader_in_another_process_follows_the_writers_map_growth() {
         kv.write(b).unwrap();
     };
     write(0, 10);
-    let map_before = std::fs::metadata(path.join("data.mdb")).map(|m| m.len()).unwrap_or(0);
+    let map_before = std::fs::metadata(path.join("data.mdb"))
+        .map(|m| m.len())
+        .unwrap_or(0);
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_map_reader"))
         .arg(&path)
@@ -49,8 +51,15 @@ fn a_reader_in_another_process_follows_the_writers_map_growth() {
         write(10 + k * 512, 10 + (k + 1) * 512);
     }
     let grown = std::fs::metadata(path.join("data.mdb")).unwrap().len();
-    assert!(grown > 8 * map_before.max(1 << 20), "the file grew: {grown} bytes");
-    assert_eq!(ask(), (10 + 8 * 512).to_string(), "the reader sees every commit");
+    assert!(
+        grown > 8 * map_before.max(1 << 20),
+        "the file grew: {grown} bytes"
+    );
+    assert_eq!(
+        ask(),
+        (10 + 8 * 512).to_string(),
+        "the reader sees every commit"
+    );
     write(10_000, 10_001);
     assert_eq!(ask(), (11 + 8 * 512).to_string());
     drop(to_child);
