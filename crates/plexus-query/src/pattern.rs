@@ -975,24 +975,34 @@ impl Matcher<'_, '_> {
         }
         let mut frontier = vec![start];
         let mut depth = 0;
-        while !frontier.is_empty() && depth < max {
-            depth += 1;
-            let mut next = Vec::new();
-            for at in frontier {
-                for n in self.steps(hop, at)? {
-                    if seen.contains(&n.node) || !self.rel_ok(hop.rel, &n, row)? {
-                        continue;
-                    }
-                    seen.insert(n.node);
-                    next.push(n.node);
-                    if self.arrive(hop, &[], start, &[n], row, trail, done)? {
-                        return Ok(true);
+        // The visited set and the frontier are the walk's memory: charged
+        // to the query's budget as they grow, given back when it ends.
+        const PER_NODE: usize = 32;
+        let mut charged = 0;
+        let stop = (|| {
+            while !frontier.is_empty() && depth < max {
+                depth += 1;
+                let mut next = Vec::new();
+                for &at in &frontier {
+                    for n in self.steps(hop, at)? {
+                        if seen.contains(&n.node) || !self.rel_ok(hop.rel, &n, row)? {
+                            continue;
+                        }
+                        self.ctx.guard.charge(PER_NODE)?;
+                        charged += PER_NODE;
+                        seen.insert(n.node);
+                        next.push(n.node);
+                        if self.arrive(hop, &[], start, &[n], row, trail, done)? {
+                            return Ok(true);
+                        }
                     }
                 }
+                frontier = next;
             }
-            frontier = next;
-        }
-        Ok(false)
+            Ok(false)
+        })();
+        self.ctx.guard.release(charged);
+        stop
     }
 
     /// `shortestPath(...)` / `allShortestPaths(...)` between two bound or

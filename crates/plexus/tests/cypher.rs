@@ -473,3 +473,27 @@ fn distinct_ends_of_variable_length_hops_agree_with_every_trail() {
     );
     assert_eq!(t.rows, vec![vec![Value::Int(1)]]);
 }
+
+/// The breadth-first walk of a distinct variable-length match holds the
+/// nodes it visited: charged to the query's memory budget.
+#[test]
+fn a_distinct_walk_is_held_to_the_memory_budget() {
+    let db = Database::in_memory().unwrap();
+    q(&db, "UNWIND range(0, 19999) AS i CREATE (:N {k: i})");
+    q(&db, "CREATE INDEX nk FOR (n:N) ON (n.k)");
+    q(
+        &db,
+        "MATCH (a:N), (b:N) WHERE b.k = a.k + 1 CREATE (a)-[:NEXT]->(b)",
+    );
+    // `max` holds one value: what the budget meets is the walk.
+    let text = "MATCH (a:N {k: 0})-[*]->(b) RETURN max(b.k) AS n";
+    assert_eq!(q(&db, text).rows, vec![vec![Value::Int(19999)]]);
+    let tight = plexus::QueryOptions {
+        memory_limit: Some(256 << 10),
+        ..Default::default()
+    };
+    let e = db
+        .query_with("default", text, &Params::new(), &tight)
+        .unwrap_err();
+    assert_eq!(e.kind(), plexus::ErrorKind::ResourceLimit, "{e}");
+}
