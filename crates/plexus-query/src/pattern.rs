@@ -8,7 +8,7 @@
 //! MATCH: no relationship appears twice in one match.
 
 use crate::error::QueryError;
-use crate::eval::{equals, eval, Ctx, Row};
+use crate::eval::{compare, equals, eval, Ctx, Row};
 use crate::graph::{self, labels_match, node_value, rel_value, type_matches, type_names};
 use plexus_common::{NodeValue, PathValue, RelValue, Value};
 use plexus_cypher::{
@@ -16,6 +16,7 @@ use plexus_cypher::{
     RelPattern,
 };
 use plexus_storage::{Direction, EdgeId, GraphRead, Neighbor, NodeId, StorageError};
+use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
 
 type Res<T> = Result<T, QueryError>;
@@ -600,7 +601,8 @@ impl Matcher<'_, '_> {
     }
 
     /// A range seek for the node's variable from WHERE comparisons on one
-    /// key, when an index serves; `None` otherwise.
+    /// key, when an index or the property's column serves; `None`
+    /// otherwise. The WHERE still checks every candidate.
     fn range_seek(&self, np: &NodePattern, labels: &[&str], row: &Row) -> Res<Option<Vec<NodeId>>> {
         use std::ops::Bound;
         let Some(var) = np.var.as_deref() else {
@@ -639,12 +641,28 @@ impl Matcher<'_, '_> {
             match self.g.find_nodes_in_range(l, key, lo.as_ref(), hi.as_ref()) {
                 Ok(ids) => return Ok(Some(ids)),
                 Err(StorageError::NoIndex(_)) => {}
-                // Bounds of types an index cannot range over: scan instead.
-                Err(StorageError::Invalid(_) | StorageError::Unsupported(_)) => return Ok(None),
+                // Bounds of types an index cannot range over.
+                Err(StorageError::Invalid(_) | StorageError::Unsupported(_)) => break,
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(None)
+        // No index: the property's column, each distinct value compared
+        // once, with Cypher's comparison.
+        let holds = |v: &Value, b: &Bound<Value>, above: bool| {
+            let want = if above {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            };
+            match b {
+                Bound::Included(b) => compare(v, b).is_some_and(|o| o == want || o.is_eq()),
+                Bound::Excluded(b) => compare(v, b) == Some(want),
+                Bound::Unbounded => true,
+            }
+        };
+        Ok(self.g.nodes_where(labels.first().copied(), key, &mut |v| {
+            holds(v, &lo, true) && holds(v, &hi, false)
+        })?)
     }
 
     /// Whether node `id` satisfies the node pattern's labels, properties and

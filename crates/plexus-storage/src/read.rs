@@ -267,21 +267,32 @@ pub trait GraphRead {
     /// Lists and maps compare as stored values (no numeric folding inside).
     fn nodes_equal(&self, label: Option<&str>, key: &str, value: &Value) -> Result<Vec<NodeId>> {
         let c = self.core();
-        let Some(k) = c.shared.catalog.lookup(Token::PropKey, key) else {
+        let Some((k, l)) = filter_tokens(c, label, key) else {
             return Ok(vec![]);
         };
-        let l = match label {
-            Some(name) => match c.shared.catalog.lookup(Token::Label, name) {
-                Some(l) => Some(l),
-                None => return Ok(vec![]),
-            },
-            None => None,
-        };
-        c.read(Subject::AllNodes(c.g.0));
         if let Some(column) = crate::columns::column(c, k)? {
             return Ok(column.select(l, |v| stored_equal(v, value)));
         }
         scan_nodes_equal(c, l, k, value)
+    }
+
+    /// The nodes (with `label`, when given) whose property `key` satisfies
+    /// `pred`, in id order, from the property's column (see `columns.rs`):
+    /// `pred` sees each distinct value once. `None` when no column serves —
+    /// this transaction changed nodes itself, or the column would not fit
+    /// its memory budget — and the caller reads the nodes instead. For
+    /// filters no index answers (`WHERE n.age > 30`).
+    fn nodes_where(
+        &self,
+        label: Option<&str>,
+        key: &str,
+        pred: &mut dyn FnMut(&Value) -> bool,
+    ) -> Result<Option<Vec<NodeId>>> {
+        let c = self.core();
+        let Some((k, l)) = filter_tokens(c, label, key) else {
+            return Ok(Some(vec![]));
+        };
+        Ok(crate::columns::column(c, k)?.map(|column| column.select(l, pred)))
     }
 
     /// A node's user id (its element id), without decoding the rest of it.
@@ -540,6 +551,19 @@ pub trait GraphRead {
             .map(|d| d.name.clone())
             .collect()
     }
+}
+
+/// The key and label ids of a filter over every node, recorded as a read
+/// of all nodes; `None` when the key or the label was never used (nothing
+/// matches).
+fn filter_tokens(c: &TxnCore, label: Option<&str>, key: &str) -> Option<(u32, Option<u32>)> {
+    let k = c.shared.catalog.lookup(Token::PropKey, key)?;
+    let l = match label {
+        Some(name) => Some(c.shared.catalog.lookup(Token::Label, name)?),
+        None => None,
+    };
+    c.read(Subject::AllNodes(c.g.0));
+    Some((k, l))
 }
 
 /// Whether a stored value equals `want` as `nodes_equal` compares: numbers
