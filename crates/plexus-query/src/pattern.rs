@@ -646,23 +646,46 @@ impl Matcher<'_, '_> {
                 Err(e) => return Err(e.into()),
             }
         }
-        // No index: the property's column, each distinct value compared
-        // once, with Cypher's comparison.
-        let holds = |v: &Value, b: &Bound<Value>, above: bool| {
-            let want = if above {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            };
-            match b {
-                Bound::Included(b) => compare(v, b).is_some_and(|o| o == want || o.is_eq()),
-                Bound::Excluded(b) => compare(v, b) == Some(want),
-                Bound::Unbounded => true,
+        // No index: the property's column, every bound on the key compared
+        // once per distinct value, with Cypher's comparison. When the WHERE
+        // is nothing but these bounds, the candidates are its answer.
+        let mut bounds = Vec::new();
+        let mut all_known = true;
+        for h in mine.iter().filter(|h| h.key == key) {
+            match self.eval(h.value, row) {
+                Ok(v) => bounds.push((v, h.lower, h.inclusive)),
+                Err(_) => all_known = false,
             }
+        }
+        let holds = |v: &Value| {
+            bounds.iter().all(|(b, lower, inclusive)| {
+                let want = if *lower {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                };
+                compare(v, b).is_some_and(|o| o == want || (*inclusive && o.is_eq()))
+            })
         };
-        Ok(self.g.nodes_where(labels.first().copied(), key, &mut |v| {
-            holds(v, &lo, true) && holds(v, &hi, false)
-        })?)
+        let ids = self
+            .g
+            .nodes_where(labels.first().copied(), key, &mut |v| holds(v))?;
+        if ids.is_some() && all_known && self.where_is_ranges_on(var, key) {
+            self.where_answered.set(true);
+        }
+        Ok(ids)
+    }
+
+    /// Whether the WHERE is nothing but comparisons of `var.key` with
+    /// values (`var.key > 3 AND var.key <= 9`).
+    fn where_is_ranges_on(&self, var: &str, key: &str) -> bool {
+        self.where_.is_some_and(|w| {
+            conjuncts(w).iter().all(|c| {
+                let mut hints = Vec::new();
+                range_hints(c, &mut hints);
+                matches!(hints.as_slice(), [h] if h.var == var && h.key == key)
+            })
+        })
     }
 
     /// Whether node `id` satisfies the node pattern's labels, properties and
