@@ -106,6 +106,7 @@ pub fn run(cli: &Cli) -> CliResult {
             Ok(())
         }
         Command::Demo { path } => crate::demo::run(path, &out),
+        Command::Upgrade => upgrade(cli, &out),
         Command::User(cmd) => crate::serve::user(cli, cmd, &out),
         Command::Serve {
             listen,
@@ -131,6 +132,46 @@ pub fn run(cli: &Cli) -> CliResult {
             run_on(&db, cli, other, &out)
         }
     }
+}
+
+fn upgrade(cli: &Cli, out: &Out) -> CliResult {
+    use std::io::IsTerminal;
+    let tty = std::io::stderr().is_terminal() && !out.json;
+    let start = std::time::Instant::now();
+    let r = Database::upgrade(&cli.db, &mut |keys| {
+        if tty {
+            eprint!(
+                "\r  {keys} keys converted, {:.1}s elapsed   ",
+                start.elapsed().as_secs_f64()
+            );
+        }
+    })?;
+    if tty {
+        eprintln!();
+    }
+    let text = if r.from == r.to {
+        format!(
+            "the database at {} has format version {} already",
+            cli.db.display(),
+            r.to
+        )
+    } else {
+        format!(
+            "converted the database at {} from format version {} to {}: {} adjacency entries packed into {} blocks, {} degree counters removed, in {:.1}s",
+            cli.db.display(),
+            r.from,
+            r.to,
+            r.entries,
+            r.blocks,
+            r.counters,
+            start.elapsed().as_secs_f64()
+        )
+    };
+    out.done(
+        json!({"path": cli.db, "from": r.from, "to": r.to, "entries": r.entries, "blocks": r.blocks, "counters": r.counters}),
+        &text,
+    );
+    Ok(())
 }
 
 /// Opens the database; while another process has it open for writing,
@@ -252,7 +293,11 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
             crate::cypher::query(db, g, text, &params, pick(cli, *format))
         }
         Command::Shell { format, .. } => crate::cypher::shell(db, g, pick(cli, *format)),
-        Command::Init { .. } | Command::Demo { .. } | Command::Serve { .. } | Command::User(_) => {
+        Command::Init { .. }
+        | Command::Upgrade
+        | Command::Demo { .. }
+        | Command::Serve { .. }
+        | Command::User(_) => {
             unreachable!("handled before opening")
         }
     }

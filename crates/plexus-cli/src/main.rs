@@ -175,6 +175,9 @@ pub enum Command {
     },
     /// Verify every invariant of the graph (reads everything).
     Check,
+    /// Convert a database written by an older format of Plexus to this
+    /// build's, in place (run again if interrupted; back it up first).
+    Upgrade,
     /// Run a Cypher query and print its result.
     Query {
         /// The query, e.g. "MATCH (n:Person) RETURN n.name LIMIT 5".

@@ -2,14 +2,16 @@
 //! memory, in one flat buffer per keyspace (`plexus_kv::Run`: no allocation
 //! per key), sorted, and written in one atomic backend write as sorted runs
 //! (LMDB appends them: no searching, full pages). Statistics are exact when
-//! it returns: counters are computed from the rows (degrees off the sorted
-//! adjacency run), not maintained one by one.
+//! it returns: counters are computed from the rows, not maintained one by
+//! one. The adjacency is written as packed blocks (`adjacency.rs`), built
+//! off the sorted run of per-edge keys.
 //!
 //! The whole load is one commit: a failing row (bad id, dangling edge,
 //! duplicate, constraint or type violation) leaves the database unchanged.
 //! Memory grows with the load (about 100 bytes per key); loads larger than
 //! memory need chunked sorted runs, which this does not do yet.
 
+use crate::adjacency;
 use crate::catalog::Token;
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId};
@@ -561,7 +563,7 @@ impl Storage {
             ));
         }
         // The runs are sorted on two threads of their own (the adjacency
-        // run, by far the largest, and then the degrees counted off it, on
+        // run, by far the largest, then packed into blocks, on
         // one; the others on the second) while this one writes each run as
         // it comes: the backend takes them in any order.
         let adj = std::mem::take(&mut runs[ADJ.0]);
@@ -777,8 +779,8 @@ fn until_done(
     })
 }
 
-/// Sorts the adjacency run and hands it over, then counts the degrees off
-/// it while it is written and hands those runs over too.
+/// Sorts the adjacency run (one key per edge and direction), packs it
+/// into blocks (`adjacency.rs`) and hands those over, then the counters.
 fn sort_adjacency(
     mut adj: Run,
     g: GraphId,
@@ -788,21 +790,22 @@ fn sort_adjacency(
     tx: &std::sync::mpsc::Sender<Sorted>,
 ) {
     adj.sort();
-    let adj = Arc::new(adj);
-    let _ = tx.send(Sorted::Run(Ok((ADJ, adj.clone()))));
-    // Both in key order, the second past the first: appended.
-    match stats_runs(g, report, label_counts, type_counts, &adj) {
+    match block_runs(&adj) {
         Ok(runs) => {
-            for stats in runs {
-                let _ = tx.send(Sorted::Run(Ok((STATS, Arc::new(stats)))));
+            drop(adj);
+            for blocks in runs {
+                let _ = tx.send(Sorted::Run(Ok((ADJ, Arc::new(blocks)))));
             }
         }
         // Reading a spilled part failed: the write stops there, and nothing
         // of it lands.
         Err(e) => {
             let _ = tx.send(Sorted::Run(Err(e)));
+            return;
         }
     }
+    let stats = stats_run(g, report, label_counts, type_counts);
+    let _ = tx.send(Sorted::Run(Ok((STATS, Arc::new(stats)))));
 }
 
 /// Sorts the other runs one by one and hands each over; notes an edge id
@@ -914,19 +917,13 @@ fn resolve(
     out
 }
 
-/// The load's counters, exact: node, edge, label and type counts, then the
-/// degree of each (node, direction, type), counted off the sorted adjacency
-/// run, where each is one stretch of keys sharing graph, node, direction
-/// and type (no hash map over millions of nodes). Two runs in key order,
-/// the degrees split between them at a node near the middle and counted
-/// on two threads.
-fn stats_runs(
+/// The load's counters, exact: node, edge, label and type counts.
+fn stats_run(
     g: GraphId,
     report: &BulkReport,
     labels: &FxHashMap<u32, i64>,
     types: &FxHashMap<u32, i64>,
-    adj: &Run,
-) -> plexus_kv::Result<[Run; 2]> {
+) -> Run {
     let mut run = Run::new();
     let mut put = |key: Vec<u8>, n: i64| run.push(&key, &n.to_le_bytes());
     if report.nodes > 0 {
@@ -942,75 +939,78 @@ fn stats_runs(
         put(stat_key(g, STAT_TYPE, &t.to_be_bytes()), *n);
     }
     run.sort();
+    run
+}
+
+/// The blocks of a sorted adjacency run, where each block is one stretch
+/// of keys sharing graph, node and direction: two runs in key order, split
+/// at a block near the middle and packed on two threads.
+fn block_runs(adj: &Run) -> plexus_kv::Result<[Run; 2]> {
+    let mut first = Run::new();
+    let mut second = Run::new();
     if adj.spilled() {
         // Parts in files are merged as they are read: one pass, one thread.
-        let mut second = Run::new();
-        let mut counter = DegreeCounter::default();
+        let mut packer = Packer::default();
         adj.visit(&mut |k, _| -> plexus_kv::Result<()> {
-            if let Some(group) = k.first_chunk::<DEGREE_GROUP>() {
-                counter.add(group, &mut second);
-            }
+            packer.add(k, &mut first);
             Ok(())
         })?;
-        counter.finish(&mut second);
-        return Ok([run, second]);
+        packer.finish(&mut first);
+        return Ok([first, second]);
     }
-    // The split: the first key at or past the middle that starts a group.
-    let groups = || {
-        adj.iter()
-            .filter_map(|(k, _)| k.first_chunk::<DEGREE_GROUP>())
-    };
+    let heads = || adj.iter().map(|(k, _)| k.get(..adjacency::BLOCK_KEY_LEN));
     let mut mid = adj.len() / 2;
     if mid > 0 {
-        let mut from_middle = groups().skip(mid - 1);
+        let mut from_middle = heads().skip(mid - 1);
         if let Some(before) = from_middle.next() {
-            mid += from_middle.take_while(|g| g == &before).count();
+            mid += from_middle.take_while(|h| *h == before).count();
         }
     }
-    let mut second = Run::new();
+    let pack = |keys: &mut dyn Iterator<Item = &[u8]>, run: &mut Run| {
+        let mut packer = Packer::default();
+        for k in keys {
+            packer.add(k, run);
+        }
+        packer.finish(run);
+    };
     std::thread::scope(|scope| {
-        scope.spawn(|| count_degrees(groups().skip(mid), &mut second));
-        count_degrees(groups().take(mid), &mut run);
+        scope.spawn(|| pack(&mut adj.iter().skip(mid).map(|(k, _)| k), &mut second));
+        pack(&mut adj.iter().take(mid).map(|(k, _)| k), &mut first);
     });
-    Ok([run, second])
+    Ok([first, second])
 }
 
-/// graph (4) | node (8) | direction (1) | type (4), as `degree_key` has it.
-const DEGREE_GROUP: usize = 17;
-
-/// Appends to `run` the degree counters of adjacency key groups (each
-/// key's first bytes), which start and end at group boundaries.
-fn count_degrees<'a>(keys: impl Iterator<Item = &'a [u8; DEGREE_GROUP]>, run: &mut Run) {
-    let mut counter = DegreeCounter::default();
-    for k in keys {
-        counter.add(k, run);
-    }
-    counter.finish(run);
-}
-
-/// Counts stretches of equal adjacency key groups, appending a degree
-/// counter to a run as each stretch ends. Fixed-size groups compare
-/// inline, without a `memcmp` call per key.
+/// Packs stretches of adjacency keys sharing a block key into blocks,
+/// appending each to a run as its stretch ends.
 #[derive(Default)]
-struct DegreeCounter {
-    group: Option<([u8; DEGREE_GROUP], i64)>,
+struct Packer {
+    head: Vec<u8>,
+    entries: Vec<adjacency::Entry>,
+    block: Vec<u8>,
 }
 
-impl DegreeCounter {
-    fn add(&mut self, k: &[u8; DEGREE_GROUP], run: &mut Run) {
-        match &mut self.group {
-            Some((g, n)) if g == k => *n += 1,
-            _ => {
-                self.finish(run);
-                self.group = Some((*k, 1));
-            }
+impl Packer {
+    fn add(&mut self, k: &[u8], run: &mut Run) {
+        // Keys come from this load, built as delta keys: never damaged.
+        let Ok(e) = adjacency::delta_entry(k) else {
+            return;
+        };
+        if k[..adjacency::BLOCK_KEY_LEN] != self.head[..] {
+            self.finish(run);
+            self.head.clear();
+            self.head.extend_from_slice(&k[..adjacency::BLOCK_KEY_LEN]);
         }
+        self.entries.push(e);
     }
 
     fn finish(&mut self, run: &mut Run) {
-        if let Some((g, n)) = self.group.take() {
-            run.push_parts(&[&g[..4], &[STAT_DEGREE], &g[4..]], &n.to_le_bytes());
+        if self.entries.is_empty() {
+            return;
         }
+        self.block.clear();
+        adjacency::encode(&self.entries, &mut self.block);
+        run.push(&self.head, &self.block);
+        self.entries.clear();
     }
 }
 

@@ -22,6 +22,7 @@
 //! counters, the backend write and publication.
 
 use crate::error::{Result, StorageError};
+use crate::keys::ADJ;
 use crate::occ::Footprint;
 use crate::storage::Shared;
 use plexus_kv::WriteBatch;
@@ -266,8 +267,14 @@ impl Committer {
         }
     }
 
-    fn timed_write(&self, shared: &Shared, batch: WriteBatch) -> Result<()> {
+    fn timed_write(&self, shared: &Shared, mut batch: WriteBatch) -> Result<()> {
         let started = Instant::now();
+        // Under the commit lock the latest snapshot is what the batch lands
+        // on: adjacency deltas are settled against it (`adjacency.rs`).
+        if batch.ops.iter().any(|op| op.keyspace() == ADJ) {
+            let snap = shared.kv.snapshot()?;
+            crate::adjacency::settle(&*snap, &mut batch)?;
+        }
         let r = shared.kv.write(batch);
         let took = started.elapsed().as_micros() as u64;
         let t = &self.totals;

@@ -37,7 +37,7 @@ pub(crate) const NODE_KEYS: Ks = Ks(3);
 pub(crate) const EDGES: Ks = Ks(4);
 /// g|user id → edge.
 pub(crate) const EDGE_KEYS: Ks = Ks(5);
-/// g|node|dir|type|neighbour|edge → ().
+/// g|node|dir → packed block; g|node|dir|type|neighbour|edge → delta (`adjacency.rs`).
 pub(crate) const ADJ: Ks = Ks(6);
 /// g|label|node → ().
 pub(crate) const LABELS: Ks = Ks(7);
@@ -63,7 +63,8 @@ pub(crate) const STAT_NODES: u8 = 0;
 pub(crate) const STAT_EDGES: u8 = 1;
 pub(crate) const STAT_LABEL: u8 = 2;
 pub(crate) const STAT_TYPE: u8 = 3;
-pub(crate) const STAT_DEGREE: u8 = 4;
+// 4 held per (node, direction, type) degrees up to format 1; degrees now
+// come from adjacency block headers (`adjacency.rs`). Not to be reused.
 /// The graph's node version: grows with every commit that changes a node
 /// record, so a property column built at one version is known current
 /// (`columns.rs`). A version, not a count: the integrity check skips it.
@@ -143,13 +144,6 @@ pub(crate) fn stat_key(g: GraphId, kind: u8, rest: &[u8]) -> Vec<u8> {
 
 pub(crate) fn node_version_key(g: GraphId) -> Vec<u8> {
     stat_key(g, STAT_NODE_VERSION, &[])
-}
-
-pub(crate) fn degree_key(g: GraphId, n: NodeId, dir: u8, t: u32) -> Vec<u8> {
-    let mut rest = n.0.to_be_bytes().to_vec();
-    rest.push(dir);
-    rest.extend_from_slice(&t.to_be_bytes());
-    stat_key(g, STAT_DEGREE, &rest)
 }
 
 pub(crate) fn schema_key(g: GraphId, kind: u8, id: u32) -> Vec<u8> {

@@ -16,6 +16,7 @@
 //! assert_eq!(r.label_count("Person").unwrap(), 2);
 //! ```
 
+mod adjacency;
 mod bulk;
 mod catalog;
 mod columns;
@@ -31,6 +32,7 @@ mod record;
 mod schema;
 mod space;
 mod storage;
+mod upgrade;
 mod view;
 mod write;
 
@@ -46,6 +48,7 @@ pub use schema::{
 };
 pub use space::{KeyspaceSpace, Per, SpaceReport};
 pub use storage::{Isolation, Storage, DEFAULT_GRAPH, FORMAT_VERSION};
+pub use upgrade::UpgradeReport;
 #[doc(hidden)]
 pub use view::TxnCore;
 pub use write::{DeleteMode, WriteTxn, MAX_ID_LEN};

@@ -1,5 +1,6 @@
 //! Reading a graph: the methods every transaction has.
 
+use crate::adjacency;
 use crate::catalog::Token;
 use crate::error::{Result, StorageError};
 use crate::ids::{Direction, EdgeId, NodeId, TypeId};
@@ -212,13 +213,13 @@ pub trait GraphRead {
             Direction::Both => &[DIR_OUT, DIR_IN],
         };
         for &d in dirs {
-            let prefix = adj_prefix(c.g, node, Some(d), rel_type.map(|t| t.0));
-            for pair in c.scan(ADJ, &KeyRange::prefix(&prefix), ScanOptions::default()) {
-                let n = adjacency_entry(&pair?.0)?;
-                if dir == Direction::Both && d == DIR_IN && n.node == node {
+            let group = group(c, node, d, rel_type.map(|t| t.0), true)?;
+            let outgoing = d == DIR_OUT;
+            for e in group.into_entries() {
+                if dir == Direction::Both && !outgoing && e.node == node.0 {
                     continue; // a self-loop was reported as outgoing
                 }
-                out.push(n);
+                out.push(e.neighbor(outgoing));
             }
         }
         Ok(())
@@ -246,10 +247,7 @@ pub trait GraphRead {
             None => prefix_successor(&graph_prefix(c.g)).map_or(Bound::Unbounded, Bound::Excluded),
         };
         let it = c.scan(ADJ, &KeyRange { start, end }, ScanOptions::default());
-        Box::new(it.map(|r| {
-            let k = r?.0;
-            Ok((id_at(&k, 4, NodeId)?, adjacency_entry(&k)?))
-        }))
+        Box::new(adjacency::Groups::new(it))
     }
 
     /// Every property key the database has interned (as Neo4j's
@@ -357,16 +355,7 @@ pub trait GraphRead {
             },
             None => None,
         };
-        let one_dir = |d: u8| -> Result<u64> {
-            Ok(match t {
-                Some(t) => counter_u64(c.counter(STATS, &degree_key(c.g, node, d, t))?),
-                None => {
-                    let mut p = stat_key(c.g, STAT_DEGREE, &node.0.to_be_bytes());
-                    p.push(d);
-                    c.counter_sum(STATS, &p)?
-                }
-            })
-        };
+        let one_dir = |d: u8| -> Result<u64> { Ok(group(c, node, d, t, false)?.degree()) };
         Ok(match dir {
             Direction::Out => one_dir(DIR_OUT)?,
             Direction::In => one_dir(DIR_IN)?,
@@ -657,15 +646,32 @@ fn members<'a, T: 'static>(
     ids_under(c, ks, token_prefix(c.g, t), f)
 }
 
-/// Decodes an adjacency key g|node|dir|type|neighbour|edge.
-fn adjacency_entry(k: &[u8]) -> Result<Neighbor> {
-    let bad = || StorageError::Corrupt("adjacency key".into());
-    Ok(Neighbor {
-        edge: id_at(k, 25, EdgeId)?,
-        node: id_at(k, 17, NodeId)?,
-        rel_type: TypeId(read_u32(k, 13).ok_or_else(bad)?),
-        outgoing: *k.get(12).ok_or_else(bad)? == DIR_OUT,
-    })
+/// The block and deltas of one node in one direction (of type `t` only,
+/// with one); the block's entries decoded only when `decode` is true.
+fn group(
+    c: &TxnCore,
+    node: NodeId,
+    d: u8,
+    t: Option<u32>,
+    decode: bool,
+) -> Result<adjacency::Group> {
+    let mut group = adjacency::Group::default();
+    let mut failed = None;
+    c.visit(
+        ADJ,
+        &adjacency::group_range(c.g, node, d, t),
+        &mut |k, v| match group.take(k, v, t, decode) {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                failed = Some(e);
+                Ok(false)
+            }
+        },
+    )?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(group),
+    }
 }
 
 pub(crate) fn node_record(c: &TxnCore, id: NodeId) -> Result<Option<NodeRecord>> {

@@ -68,11 +68,11 @@ fn describe(ks: Ks) -> (&'static str, Per) {
         NODE_KEYS => ("node id map (user id → node)", Per::Node),
         EDGES => ("edge records", Per::Edge),
         EDGE_KEYS => ("edge id map (user id → edge)", Per::Edge),
-        ADJ => ("adjacency, both directions", Per::Edge),
+        ADJ => ("adjacency blocks and deltas, both directions", Per::Edge),
         LABELS => ("label members", Per::Node),
         TYPES => ("relationship type members", Per::Edge),
         PROP_INDEX => ("property indexes", Per::Node),
-        STATS => ("counts and degrees", Per::Node),
+        STATS => ("counts", Per::Nothing),
         SCHEMA => ("index and constraint definitions", Per::Nothing),
         _ => ("", Per::Nothing),
     }

@@ -7,6 +7,7 @@ use crate::ids::GraphId;
 use crate::keys::*;
 use crate::occ::{Footprint, Occ, Subject};
 use crate::schema::{schema_entry_id, ConstraintDef, IndexDef, Schema};
+use crate::upgrade::UpgradeReport;
 use crate::view::{Overlay, TxnCore};
 use crate::{ReadTxn, WriteTxn};
 use plexus_common::read_u32;
@@ -16,7 +17,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The on-disk format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2 packs adjacency into blocks and keeps no degree counters.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The graph every new database starts with.
 pub const DEFAULT_GRAPH: &str = "default";
@@ -132,6 +134,11 @@ impl Storage {
             Some(v) => {
                 let version = read_u32(&v, 0)
                     .ok_or_else(|| StorageError::Corrupt("format version".into()))?;
+                if version == 1 {
+                    return Err(StorageError::Unsupported(
+                        "this database has format version 1 (adjacency not packed); convert it in place with `plexus upgrade` (Database::upgrade), then open it".into(),
+                    ));
+                }
                 if version != FORMAT_VERSION {
                     return Err(StorageError::Unsupported(format!(
                         "this database has format version {version}; this build of Plexus reads version {FORMAT_VERSION}"
@@ -232,6 +239,15 @@ impl Storage {
 
     pub fn has_graph(&self, name: &str) -> bool {
         self.shared.catalog.graph(name).is_some()
+    }
+
+    /// Converts the store in `kv`, written by an older format of Plexus,
+    /// to this build's format, in place and in steps (an interrupted
+    /// conversion finishes when run again); a store of this format is left
+    /// as it is. `progress` hears the keys converted so far. Nothing else
+    /// may have the store open.
+    pub fn upgrade(kv: &dyn KvStore, progress: &mut dyn FnMut(u64)) -> Result<UpgradeReport> {
+        crate::upgrade::upgrade(kv, progress)
     }
 
     /// Creates an empty named graph.

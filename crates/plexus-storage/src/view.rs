@@ -71,6 +71,24 @@ impl Overlay {
         self.set(ks, key, None);
     }
 
+    /// What the transaction wrote under `key`: a value, `Some(None)` for a
+    /// delete, `None` when it did not write it.
+    pub fn pending(&self, ks: Ks, key: &[u8]) -> Option<Option<&[u8]>> {
+        self.maps[ks.0].get(key).map(Option::as_deref)
+    }
+
+    /// Drops what the transaction wrote under `key`, as if it never had.
+    pub fn forget(&mut self, ks: Ks, key: Vec<u8>) {
+        let prev = self.maps[ks.0].remove(&key);
+        if self.recording && prev.is_some() {
+            self.undo.push(Undo::Entry {
+                ks: ks.0,
+                key,
+                prev,
+            });
+        }
+    }
+
     pub fn add(&mut self, ks: Ks, key: Vec<u8>, delta: i64) {
         if delta == 0 {
             return;
@@ -187,29 +205,6 @@ impl TxnCore {
             .and_then(|o| o.counters.get(&(ks.0, key.to_vec())).copied())
             .unwrap_or(0);
         Ok(base + delta)
-    }
-
-    /// The sum of the counters under a prefix, each counted as at least 0:
-    /// read in place, without collecting them, when this transaction
-    /// changed none of them (a degree on every query of a hop).
-    pub(crate) fn counter_sum(&self, ks: Ks, prefix: &[u8]) -> Result<u64> {
-        let pending = self.overlay.as_ref().is_some_and(|o| {
-            o.counters
-                .range((ks.0, prefix.to_vec())..)
-                .next()
-                .is_some_and(|((s, k), _)| *s == ks.0 && k.starts_with(prefix))
-        });
-        if pending {
-            let all = self.counters(ks, prefix)?;
-            return Ok(all.iter().map(|(_, v)| (*v).max(0) as u64).sum());
-        }
-        let mut sum = 0u64;
-        self.snap
-            .visit(ks, &KeyRange::prefix(prefix), &mut |_, v| {
-                sum = sum.saturating_add(decode_counter(v).max(0) as u64);
-                Ok(true)
-            })?;
-        Ok(sum)
     }
 
     /// Counters under a prefix, merged with buffered deltas.

@@ -7,6 +7,7 @@
 //! and degrees, constraint checks and conflict keys. One write path means
 //! the records and their indexes cannot disagree.
 
+use crate::adjacency;
 use crate::catalog::Token;
 use crate::counters::Counters;
 use crate::error::{Result, StorageError};
@@ -599,44 +600,58 @@ impl WriteTxn {
         ] {
             fp.touches.insert(s.hash());
         }
-        let keys = [
-            (
-                EDGE_KEYS,
-                user_id_key(g, &r.key),
-                id.0.to_be_bytes().to_vec(),
-            ),
-            (TYPES, token_member_key(g, r.rel_type, id.0), vec![]),
-            (
-                ADJ,
-                adj_key(g, r.src, DIR_OUT, r.rel_type, r.dst, id),
-                vec![],
-            ),
-            (
-                ADJ,
-                adj_key(g, r.dst, DIR_IN, r.rel_type, r.src, id),
-                vec![],
-            ),
-        ];
-        // Edges loaded in bulk without an id have none to index.
-        let keyless = r.key.is_empty();
-        for (ks, k, v) in keys
-            .into_iter()
-            .filter(|(ks, _, _)| !(keyless && *ks == EDGE_KEYS))
-        {
+        if !r.key.is_empty() {
+            let k = user_id_key(g, &r.key);
             if delta > 0 {
-                self.ov().put(ks, k, v);
+                self.ov().put(EDGE_KEYS, k, id.0.to_be_bytes().to_vec());
             } else {
-                self.ov().delete(ks, k);
+                self.ov().delete(EDGE_KEYS, k);
+            }
+        }
+        let tk = token_member_key(g, r.rel_type, id.0);
+        if delta > 0 {
+            self.ov().put(TYPES, tk, vec![]);
+        } else {
+            self.ov().delete(TYPES, tk);
+        }
+        for (node, dir, other) in [(r.src, DIR_OUT, r.dst), (r.dst, DIR_IN, r.src)] {
+            let e = adjacency::Entry {
+                rel_type: r.rel_type,
+                node: other.0,
+                edge: id.0,
+            };
+            let k = adjacency::delta_key(g, node, dir, e);
+            if delta > 0 {
+                self.ov().put(ADJ, k, adjacency::ADDED.to_vec());
+            } else {
+                self.remove_adjacency(k)?;
             }
         }
         let counters = [
             stat_key(g, STAT_EDGES, &[]),
             stat_key(g, STAT_TYPE, &r.rel_type.to_be_bytes()),
-            degree_key(g, r.src, DIR_OUT, r.rel_type),
-            degree_key(g, r.dst, DIR_IN, r.rel_type),
         ];
         for k in counters {
             self.ov().add(STATS, k, delta);
+        }
+        Ok(())
+    }
+
+    /// Removes an edge from a node's adjacency (`adjacency.rs`): an edge
+    /// this transaction added is forgotten; one its snapshot holds as an
+    /// added delta has that delta deleted; one in the block is marked
+    /// removed. The commit leader settles the last two against what was
+    /// committed since.
+    fn remove_adjacency(&mut self, k: Vec<u8>) -> Result<()> {
+        if self.ov().pending(ADJ, &k) == Some(Some(adjacency::ADDED)) {
+            self.ov().forget(ADJ, k);
+            return Ok(());
+        }
+        let committed = self.core.snap.get(ADJ, &k)?;
+        if committed.as_deref() == Some(adjacency::ADDED) {
+            self.ov().delete(ADJ, k);
+        } else {
+            self.ov().put(ADJ, k, adjacency::REMOVED.to_vec());
         }
         Ok(())
     }

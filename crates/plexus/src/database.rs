@@ -105,7 +105,8 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     f.sync_all().map_err(io(path))
 }
 
-fn read_manifest(path: &Path) -> Result<Backend> {
+/// The format version and backend a manifest names.
+fn read_manifest_any(path: &Path) -> Result<(u32, Backend)> {
     let file = path.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&file).map_err(io(&file))?;
     let not_db = |why: String| Error::NotADatabase {
@@ -126,16 +127,45 @@ fn read_manifest(path: &Path) -> Result<Backend> {
             _ => {}
         }
     }
+    let format = format.ok_or_else(|| not_db(format!("{MANIFEST_FILE} has no format version")))?;
+    let name = backend.ok_or_else(|| not_db(format!("{MANIFEST_FILE} names no backend")))?;
+    let backend =
+        Backend::parse(&name).ok_or_else(|| not_db(format!("unknown backend '{name}'")))?;
+    Ok((format, backend))
+}
+
+/// The backend a database of this build's format uses, from its manifest.
+fn read_manifest(path: &Path) -> Result<Backend> {
+    let (format, backend) = read_manifest_any(path)?;
+    let unsupported = |why: String| Error::Storage(plexus_storage::StorageError::Unsupported(why));
     match format {
-        Some(FORMAT_VERSION) => {}
-        Some(v) => return Err(Error::Storage(plexus_storage::StorageError::Unsupported(format!(
+        FORMAT_VERSION => Ok(backend),
+        1 => Err(unsupported(format!(
+            "the database at {} has format version 1 (adjacency not packed); convert it in place with `plexus --db {} upgrade`, then open it",
+            path.display(),
+            path.display()
+        ))),
+        v => Err(unsupported(format!(
             "the database at {} has format version {v}; this build of Plexus reads version {FORMAT_VERSION}",
             path.display()
-        )))),
-        None => return Err(not_db(format!("{MANIFEST_FILE} has no format version"))),
+        ))),
     }
-    let name = backend.ok_or_else(|| not_db(format!("{MANIFEST_FILE} names no backend")))?;
-    Backend::parse(&name).ok_or_else(|| not_db(format!("unknown backend '{name}'")))
+}
+
+/// Writes the manifest for this build's format: to a side file, synced,
+/// renamed over, the folder synced, so a crash leaves the old or the new.
+fn write_manifest(path: &Path, backend: Backend) -> Result<()> {
+    let manifest = format!(
+        "{MAGIC}\nformat = {FORMAT_VERSION}\nbackend = {}\n",
+        backend.name()
+    );
+    let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
+    write_synced(&tmp, manifest.as_bytes())?;
+    std::fs::rename(&tmp, path.join(MANIFEST_FILE)).map_err(io(path))?;
+    // The rename is durable only once the folder is synced.
+    File::open(path)
+        .and_then(|d| d.sync_all())
+        .map_err(io(path))
 }
 
 impl Database {
@@ -162,25 +192,15 @@ impl Database {
         }
         std::fs::create_dir_all(path).map_err(io(path))?;
         let backend = opts.backend.unwrap_or(Backend::Lmdb);
-        let manifest = format!(
-            "{MAGIC}\nformat = {FORMAT_VERSION}\nbackend = {}\n",
-            backend.name()
-        );
-        // Written last-to-first: a crash before the rename leaves no manifest,
-        // and the folder is then refused rather than misread.
+        // Written last-to-first: a crash before the manifest lands leaves
+        // none, and the folder is then refused rather than misread.
         let lock = Self::lock(path)?;
         let opts = Options {
             read_only: false,
             ..opts
         };
         let db = Self::open_backend(path, backend, &opts, Some(lock))?;
-        let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
-        write_synced(&tmp, manifest.as_bytes())?;
-        std::fs::rename(&tmp, path.join(MANIFEST_FILE)).map_err(io(path))?;
-        // The rename is durable only once the folder is synced.
-        File::open(path)
-            .and_then(|d| d.sync_all())
-            .map_err(io(path))?;
+        write_manifest(path, backend)?;
         Ok(db)
     }
 
@@ -223,6 +243,37 @@ impl Database {
         }
         let lock = Self::lock(path)?;
         Self::open_backend(path, backend, &opts, Some(lock))
+    }
+
+    /// Converts the database at `path`, written by an older format of
+    /// Plexus, to this build's format in place (see
+    /// [`Storage::upgrade`]); a database of this format is left as it
+    /// is. Takes the write lock: no other process may have it open.
+    /// `progress` hears the keys converted so far.
+    pub fn upgrade(
+        path: impl AsRef<Path>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<plexus_storage::UpgradeReport> {
+        let path = path.as_ref();
+        if !path.join(MANIFEST_FILE).exists() {
+            return Err(Error::Missing(path.to_path_buf()));
+        }
+        let (format, backend) = read_manifest_any(path)?;
+        let _lock = Self::lock(path)?;
+        let kv = plexus_kv::open(
+            backend,
+            &path.join("data"),
+            KEYSPACE_NAMES,
+            &KvOptions::default(),
+        )?;
+        let report = Storage::upgrade(&*kv, progress)?;
+        drop(kv);
+        // Also when only the manifest is behind (a conversion stopped
+        // between the store's last write and the manifest's).
+        if format != FORMAT_VERSION {
+            write_manifest(path, backend)?;
+        }
+        Ok(report)
     }
 
     /// Opens an existing database for reading only, beside a process that

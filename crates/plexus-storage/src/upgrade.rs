@@ -1,0 +1,183 @@
+//! Converting a store written by an older format, in place.
+//!
+//! Format 1 kept one adjacency key per edge and direction (the key a
+//! delta has now, with the value of an added one) and a degree counter per
+//! (node, direction, type). Format 2 packs the adjacency into blocks
+//! (`adjacency.rs`) and keeps no degree counters. A format 1 store read as
+//! format 2 would already list the right edges (all of them deltas), so
+//! the conversion can go in steps of bounded size, each its own write:
+//! fold a stretch of groups into blocks, delete a stretch of counters.
+//! Interrupted, it starts over on the partly converted store and finishes;
+//! the format version is written last.
+
+use crate::adjacency::{self, Group, BLOCK_KEY_LEN};
+use crate::error::{Result, StorageError};
+use crate::keys::{ADJ, META, META_FORMAT, STATS};
+use crate::storage::FORMAT_VERSION;
+use plexus_common::read_u32;
+use plexus_kv::{KeyRange, KvStore, ScanOptions, WriteBatch};
+use std::ops::Bound;
+
+/// The stats kind of the degree counters of format 1.
+const V1_STAT_DEGREE: u8 = 4;
+/// Keys a conversion step reads before it writes what it has.
+const STEP_KEYS: usize = 200_000;
+
+/// What [`crate::Storage::upgrade`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UpgradeReport {
+    /// The format the store had.
+    pub from: u32,
+    /// The format it has now.
+    pub to: u32,
+    /// Adjacency blocks written.
+    pub blocks: u64,
+    /// Per-edge adjacency keys folded into them.
+    pub entries: u64,
+    /// Degree counters deleted.
+    pub counters: u64,
+}
+
+/// The store's format version; `None` when it has none (not a database).
+pub(crate) fn format_of(kv: &dyn KvStore) -> Result<Option<u32>> {
+    let snap = kv.snapshot()?;
+    snap.get(META, META_FORMAT)?
+        .map(|v| read_u32(&v, 0).ok_or_else(|| StorageError::Corrupt("format version".into())))
+        .transpose()
+}
+
+/// Converts `kv` to [`FORMAT_VERSION`]; `progress` hears the keys done so
+/// far after each step.
+pub(crate) fn upgrade(kv: &dyn KvStore, progress: &mut dyn FnMut(u64)) -> Result<UpgradeReport> {
+    let from = format_of(kv)?.ok_or_else(|| {
+        StorageError::Corrupt("the store has no Plexus format version (not a database?)".into())
+    })?;
+    let mut report = UpgradeReport {
+        from,
+        to: FORMAT_VERSION,
+        ..Default::default()
+    };
+    match from {
+        FORMAT_VERSION => return Ok(report),
+        1 => {}
+        v => {
+            return Err(StorageError::Unsupported(format!(
+                "cannot convert format version {v}; this build of Plexus converts version 1 to {FORMAT_VERSION}"
+            )))
+        }
+    }
+    let mut done = 0u64;
+    pack_adjacency(kv, &mut report, &mut |n| {
+        done += n;
+        progress(done);
+    })?;
+    drop_degree_counters(kv, &mut report, &mut |n| {
+        done += n;
+        progress(done);
+    })?;
+    let mut b = WriteBatch::new();
+    b.put(META, META_FORMAT, FORMAT_VERSION.to_be_bytes().to_vec());
+    kv.write(b)?;
+    Ok(report)
+}
+
+/// Folds every group of the adjacency keyspace into its block, a step of
+/// whole groups at a time.
+fn pack_adjacency(
+    kv: &dyn KvStore,
+    report: &mut UpgradeReport,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    let mut from: Bound<Vec<u8>> = Bound::Unbounded;
+    loop {
+        let snap = kv.snapshot()?;
+        let range = KeyRange {
+            start: from.clone(),
+            end: Bound::Unbounded,
+        };
+        let mut batch = WriteBatch::new();
+        let mut head: Option<Vec<u8>> = None;
+        let mut group = Group::default();
+        let mut keys = 0usize;
+        let mut last = None;
+        for pair in snap.scan(ADJ, &range, ScanOptions::default()) {
+            let (k, v) = pair?;
+            let h = k
+                .get(..BLOCK_KEY_LEN)
+                .ok_or_else(|| StorageError::Corrupt("adjacency key".into()))?;
+            if head.as_deref() != Some(h) {
+                if let Some(done) = head.take() {
+                    finish(&mut batch, &done, std::mem::take(&mut group), report);
+                    // A step ends between groups, never inside one.
+                    if keys >= STEP_KEYS {
+                        last = Some(done);
+                        break;
+                    }
+                }
+                head = Some(h.to_vec());
+            }
+            if k.len() != BLOCK_KEY_LEN {
+                batch.delete(ADJ, k.clone());
+                report.entries += 1;
+            }
+            group.take(&k, &v, None, true)?;
+            keys += 1;
+        }
+        if last.is_none() {
+            if let Some(done) = head.take() {
+                finish(&mut batch, &done, group, report);
+            }
+        }
+        drop(snap);
+        kv.write(batch)?;
+        progress(keys as u64);
+        // On past the last group written (its block sorts before every
+        // key of the next group; its deltas are gone).
+        match last.and_then(|done| plexus_kv::prefix_successor(&done)) {
+            Some(next) => from = Bound::Included(next),
+            None => return Ok(()),
+        }
+    }
+}
+
+fn finish(batch: &mut WriteBatch, head: &[u8], group: Group, report: &mut UpgradeReport) {
+    let entries = group.into_entries();
+    if entries.is_empty() {
+        batch.delete(ADJ, head.to_vec());
+        return;
+    }
+    let mut block = Vec::new();
+    adjacency::encode(&entries, &mut block);
+    batch.put(ADJ, head.to_vec(), block);
+    report.blocks += 1;
+}
+
+/// Deletes format 1's degree counters, a step at a time.
+fn drop_degree_counters(
+    kv: &dyn KvStore,
+    report: &mut UpgradeReport,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    loop {
+        let snap = kv.snapshot()?;
+        let mut batch = WriteBatch::new();
+        for pair in snap.scan(STATS, &KeyRange::all(), ScanOptions::default()) {
+            let (k, _) = pair?;
+            // graph (4) | kind (1) | node (8) | direction (1) | type (4)
+            if k.len() == 18 && k[4] == V1_STAT_DEGREE {
+                batch.delete(STATS, k);
+                if batch.ops.len() >= STEP_KEYS {
+                    break;
+                }
+            }
+        }
+        drop(snap);
+        let n = batch.ops.len();
+        if n == 0 {
+            return Ok(());
+        }
+        kv.write(batch)?;
+        report.counters += n as u64;
+        progress(n as u64);
+    }
+}
