@@ -649,3 +649,29 @@ fn a_second_process_reads_while_one_writes() {
     ok(d, &["--db", p, "node", "put", "x"]);
     assert_eq!(query("MATCH (n) RETURN count(n) AS c")["c"], 4);
 }
+
+#[test]
+fn upgrade_converts_a_format_1_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../plexus/tests/fixtures/format-1/db");
+    std::fs::create_dir_all(d.join("old/data")).unwrap();
+    std::fs::copy(fixture.join("PLEXUS"), d.join("old/PLEXUS")).unwrap();
+    std::fs::copy(fixture.join("data/data.mdb"), d.join("old/data/data.mdb")).unwrap();
+    let advice = fails(d, &["--db", "old", "stats"]);
+    assert!(
+        advice.contains("format version 1") && advice.contains("plexus --db old upgrade"),
+        "{advice}"
+    );
+    let report = json(d, &["--db", "old", "upgrade"]);
+    assert_eq!(
+        (report["from"].as_u64(), report["to"].as_u64()),
+        (Some(1), Some(2)),
+        "{report}"
+    );
+    assert_eq!(report["entries"].as_u64(), Some(614), "{report}");
+    assert!(ok(d, &["--db", "old", "check"]).contains("41 nodes, 307 edges"));
+    let again = ok(d, &["--db", "old", "upgrade"]);
+    assert!(again.contains("format version 2 already"), "{again}");
+}

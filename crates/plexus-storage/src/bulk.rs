@@ -341,18 +341,19 @@ impl Storage {
             reserved_rows(edges.size_hint()),
         );
         ids.reserve(n);
-        for (ks, rows) in [
-            (NODES, n),
-            (NODE_KEYS, n),
-            (LABELS, n),
-            (EDGES, e),
-            (TYPES, e),
-            (ADJ, 2 * e),
-        ] {
+        for (ks, rows) in [(NODES, n), (NODE_KEYS, n), (LABELS, n), (EDGES, e)] {
             // A bounded load spills long before it holds every row.
             if spill.is_none() {
                 runs[ks.0].reserve(rows);
             }
+        }
+        // The adjacency: one compact row per edge, sorted twice to pack both
+        // directions (a tenth of the memory of a key per direction, sorted
+        // with an entry each); a bounded load puts keys in the run instead,
+        // which spills.
+        let mut adj_rows: Option<Vec<AdjRow>> = spill.is_none().then(|| Vec::with_capacity(e));
+        if adj_rows.is_none() {
+            runs[ADJ.0].reserve(2 * e);
         }
         let mut report = BulkReport::default();
         let mut record = Vec::new();
@@ -479,9 +480,18 @@ impl Storage {
                 let id = EdgeId(next_edge.fetch_add(1, Ordering::Relaxed));
                 let ib = id.0.to_be_bytes();
                 let tb = e.rel_type.to_be_bytes();
-                runs[TYPES.0].push_parts(&[&gk, &tb, &ib], &[]);
-                runs[ADJ.0].push_parts(&[&gk, &src, &[DIR_OUT], &tb, &dst, &ib], &[]);
-                runs[ADJ.0].push_parts(&[&gk, &dst, &[DIR_IN], &tb, &src, &ib], &[]);
+                match &mut adj_rows {
+                    Some(rows) => rows.push(AdjRow {
+                        node: e.src.0,
+                        rel_type: e.rel_type,
+                        other: e.dst.0,
+                        edge: id.0,
+                    }),
+                    None => {
+                        runs[ADJ.0].push_parts(&[&gk, &src, &[DIR_OUT], &tb, &dst, &ib], &[]);
+                        runs[ADJ.0].push_parts(&[&gk, &dst, &[DIR_IN], &tb, &src, &ib], &[]);
+                    }
+                }
                 *type_counts.entry(e.rel_type).or_default() += 1;
                 runs[EDGES.0].push_parts(&[&gk, &ib], record);
                 if !key.is_empty() {
@@ -591,7 +601,7 @@ impl Storage {
             let (label_counts, type_counts, report) = (&label_counts, &type_counts, &report);
             scope.spawn(move || {
                 let sorted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    sort_adjacency(adj, g, report, label_counts, type_counts, &tx)
+                    sort_adjacency(adj, adj_rows, g, report, label_counts, type_counts, &tx)
                 }));
                 if sorted.is_ok() {
                     let _ = tx.send(Sorted::Done);
@@ -783,16 +793,23 @@ fn until_done(
 /// into blocks (`adjacency.rs`) and hands those over, then the counters.
 fn sort_adjacency(
     mut adj: Run,
+    rows: Option<Vec<AdjRow>>,
     g: GraphId,
     report: &BulkReport,
     label_counts: &FxHashMap<u32, i64>,
     type_counts: &FxHashMap<u32, i64>,
     tx: &std::sync::mpsc::Sender<Sorted>,
 ) {
-    adj.sort();
-    match block_runs(&adj) {
+    let packed = match rows {
+        Some(rows) => Ok(vec![pack_rows(g, rows)]),
+        None => {
+            adj.sort();
+            block_runs(&adj).map(Vec::from)
+        }
+    };
+    drop(adj);
+    match packed {
         Ok(runs) => {
-            drop(adj);
             for blocks in runs {
                 let _ = tx.send(Sorted::Run(Ok((ADJ, Arc::new(blocks)))));
             }
@@ -978,6 +995,66 @@ fn block_runs(adj: &Run) -> plexus_kv::Result<[Run; 2]> {
         pack(&mut adj.iter().take(mid).map(|(k, _)| k), &mut first);
     });
     Ok([first, second])
+}
+
+/// An edge as the adjacency of one of its ends lists it. Ordered as a
+/// block orders its entries, after the node.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct AdjRow {
+    node: u64,
+    rel_type: u32,
+    other: u64,
+    edge: u64,
+}
+
+/// The blocks of both directions from one row per edge (source in `node`):
+/// sorted by source and packed, then turned around, sorted by target and
+/// packed, and the two runs merged into one in key order (a node's
+/// outgoing block before its incoming one).
+fn pack_rows(g: GraphId, mut rows: Vec<AdjRow>) -> Run {
+    let mut by_dir = [Run::new(), Run::new()];
+    for (dir, run) in [DIR_OUT, DIR_IN].into_iter().zip(&mut by_dir) {
+        if dir == DIR_IN {
+            for r in &mut rows {
+                std::mem::swap(&mut r.node, &mut r.other);
+            }
+        }
+        rows.sort_unstable();
+        let mut key = Vec::with_capacity(adjacency::BLOCK_KEY_LEN);
+        let (mut entries, mut block) = (Vec::new(), Vec::new());
+        for stretch in rows.chunk_by(|a, b| a.node == b.node) {
+            entries.clear();
+            entries.extend(stretch.iter().map(|r| adjacency::Entry {
+                rel_type: r.rel_type,
+                node: r.other,
+                edge: r.edge,
+            }));
+            block.clear();
+            adjacency::encode(&entries, &mut block);
+            key.clear();
+            key.extend_from_slice(&g.0.to_be_bytes());
+            key.extend_from_slice(&stretch[0].node.to_be_bytes());
+            key.push(dir);
+            run.push(&key, &block);
+        }
+    }
+    drop(rows);
+    let [outgoing, incoming] = by_dir;
+    let mut merged = Run::new();
+    let mut a = outgoing.iter().peekable();
+    let mut b = incoming.iter().peekable();
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some((ka, _)), Some((kb, _))) if ka <= kb => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        match next {
+            Some((k, v)) => merged.push(k, v),
+            None => return merged,
+        }
+    }
 }
 
 /// Packs stretches of adjacency keys sharing a block key into blocks,

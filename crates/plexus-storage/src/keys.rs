@@ -41,8 +41,9 @@ pub(crate) const EDGE_KEYS: Ks = Ks(5);
 pub(crate) const ADJ: Ks = Ks(6);
 /// g|label|node → ().
 pub(crate) const LABELS: Ks = Ks(7);
-/// g|type|edge → ().
-pub(crate) const TYPES: Ks = Ks(8);
+/// Format 1's type index (g|type|edge → ()): kept empty since format 2, so
+/// that the keyspaces after it keep their places.
+pub(crate) const TYPES_V1: Ks = Ks(8);
 /// g|index|value key|node → ().
 pub(crate) const PROP_INDEX: Ks = Ks(9);
 /// g|kind|… → i64 counter.
@@ -51,7 +52,7 @@ pub(crate) const STATS: Ks = Ks(10);
 pub(crate) const SCHEMA: Ks = Ks(11);
 
 pub(crate) const GRAPH_KEYSPACES: [Ks; 10] = [
-    NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, TYPES, PROP_INDEX, STATS, SCHEMA,
+    NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, TYPES_V1, PROP_INDEX, STATS, SCHEMA,
 ];
 
 pub(crate) const META_FORMAT: &[u8] = b"format_version";

@@ -1,7 +1,7 @@
 //! The property graph on an ordered key-value store: catalog, nodes, edges,
-//! adjacency in both directions, label/type members, property and
-//! list-element indexes, constraints, counts and degrees, named graphs, and
-//! optimistic transactions.
+//! packed adjacency in both directions (degrees from it), label members,
+//! property and list-element indexes, constraints, counts, named graphs,
+//! and optimistic transactions.
 //!
 //! ```
 //! use plexus_storage::{GraphRead, Storage, Direction, Props};

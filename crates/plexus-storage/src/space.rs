@@ -70,7 +70,7 @@ fn describe(ks: Ks) -> (&'static str, Per) {
         EDGE_KEYS => ("edge id map (user id → edge)", Per::Edge),
         ADJ => ("adjacency blocks and deltas, both directions", Per::Edge),
         LABELS => ("label members", Per::Node),
-        TYPES => ("relationship type members", Per::Edge),
+        TYPES_V1 => ("unused (format 1's type index)", Per::Edge),
         PROP_INDEX => ("property indexes", Per::Node),
         STATS => ("counts", Per::Nothing),
         SCHEMA => ("index and constraint definitions", Per::Nothing),

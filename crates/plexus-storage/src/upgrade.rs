@@ -3,16 +3,17 @@
 //! Format 1 kept one adjacency key per edge and direction (the key a
 //! delta has now, with the value of an added one) and a degree counter per
 //! (node, direction, type). Format 2 packs the adjacency into blocks
-//! (`adjacency.rs`) and keeps no degree counters. A format 1 store read as
+//! (`adjacency.rs`), keeps no degree counters and no type index. A format 1 store read as
 //! format 2 would already list the right edges (all of them deltas), so
 //! the conversion can go in steps of bounded size, each its own write:
-//! fold a stretch of groups into blocks, delete a stretch of counters.
+//! fold a stretch of groups into blocks, delete a stretch of counters;
+//! last, format 1's type index is cleared and the version written.
 //! Interrupted, it starts over on the partly converted store and finishes;
 //! the format version is written last.
 
 use crate::adjacency::{self, Group, BLOCK_KEY_LEN};
 use crate::error::{Result, StorageError};
-use crate::keys::{ADJ, META, META_FORMAT, STATS};
+use crate::keys::{ADJ, META, META_FORMAT, STATS, TYPES_V1};
 use crate::storage::FORMAT_VERSION;
 use plexus_common::read_u32;
 use plexus_kv::{KeyRange, KvStore, ScanOptions, WriteBatch};
@@ -76,6 +77,10 @@ pub(crate) fn upgrade(kv: &dyn KvStore, progress: &mut dyn FnMut(u64)) -> Result
         progress(done);
     })?;
     let mut b = WriteBatch::new();
+    // Format 1's type index: nothing reads it now. Every key starts with a
+    // 4-byte graph id, so this range holds them all (LMDB refuses an empty
+    // key as a bound).
+    b.delete_range(TYPES_V1, vec![0], vec![0xff; 5]);
     b.put(META, META_FORMAT, FORMAT_VERSION.to_be_bytes().to_vec());
     kv.write(b)?;
     Ok(report)

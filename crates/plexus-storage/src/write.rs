@@ -608,12 +608,6 @@ impl WriteTxn {
                 self.ov().delete(EDGE_KEYS, k);
             }
         }
-        let tk = token_member_key(g, r.rel_type, id.0);
-        if delta > 0 {
-            self.ov().put(TYPES, tk, vec![]);
-        } else {
-            self.ov().delete(TYPES, tk);
-        }
         for (node, dir, other) in [(r.src, DIR_OUT, r.dst), (r.dst, DIR_IN, r.src)] {
             let e = adjacency::Entry {
                 rel_type: r.rel_type,

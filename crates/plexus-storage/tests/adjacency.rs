@@ -1,8 +1,8 @@
 //! Packed adjacency against a model: a hub large enough that its block
 //! keeps deltas between folds, written by single and concurrent
 //! transactions, rolled back, and read inside transactions with pending
-//! writes. Neighbours (exact order), degrees and the integrity check must
-//! agree with the model after every step.
+//! writes. Neighbours (exact order), degrees, edges by type and the
+//! integrity check must agree with the model after every step.
 
 use plexus_kv::{Backend, KvOptions};
 use plexus_storage::*;
@@ -175,6 +175,15 @@ fn expected(
 }
 
 fn agrees(r: &impl GraphRead, model: &Model, nodes: &[NodeId]) -> Result<(), TestCaseError> {
+    for (i, name) in TYPES.iter().enumerate() {
+        let got: Vec<EdgeId> = r.edges_with_type(name).map(Result::unwrap).collect();
+        let want: Vec<EdgeId> = model
+            .iter()
+            .filter(|(_, v)| v.2 == i)
+            .map(|(e, _)| *e)
+            .collect();
+        prop_assert_eq!(got, want, "edges of type {}", name);
+    }
     for &n in &nodes[..3] {
         for dir in [Direction::Out, Direction::In, Direction::Both] {
             for ty in [None, Some(0), Some(2)] {

@@ -36,8 +36,8 @@ pub use plexus_storage::{
     BulkEdge, BulkNode, BulkOptions, BulkReport, CommitStats, ConstraintInfo, ConstraintKind,
     ConstraintSpec, Counters, DeleteMode, Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind,
     IndexMode, IndexSpec, IntegrityReport, Isolation, KeyspaceSpace, Neighbor, Node, NodeId,
-    Origin, Per, Props, ReadTxn, SpaceReport, SpillLimit, StorageError, TypeId, WriteTxn,
-    DEFAULT_GRAPH,
+    Origin, Per, Props, ReadTxn, SpaceReport, SpillLimit, StorageError, TypeId, UpgradeReport,
+    WriteTxn, DEFAULT_GRAPH, FORMAT_VERSION,
 };
 pub use query::Params;
 pub use session::{

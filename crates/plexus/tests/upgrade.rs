@@ -1,0 +1,92 @@
+//! A database written by the previous format (1, per-edge adjacency keys
+//! and degree counters), made by the Plexus build before packed adjacency
+//! (`tests/fixtures/format-1/README.md` says how): opening it fails with
+//! advice, `Database::upgrade` converts it, and then it answers as the old
+//! build answered (its answers were saved beside it).
+
+use plexus::{Database, ErrorKind, Options, Params, Value};
+use std::path::{Path, PathBuf};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-1")
+}
+
+/// A copy of the fixture database, to convert without touching the original.
+fn copy_of_fixture(into: &Path) -> PathBuf {
+    let db = into.join("db");
+    std::fs::create_dir_all(db.join("data")).unwrap();
+    let from = fixture().join("db");
+    std::fs::copy(from.join("PLEXUS"), db.join("PLEXUS")).unwrap();
+    std::fs::copy(from.join("data/data.mdb"), db.join("data/data.mdb")).unwrap();
+    db
+}
+
+/// Rows as the CLI's CSV output prints them: fields joined by commas.
+fn csv(db: &Database, query: &str) -> Vec<String> {
+    let t = db
+        .query("default", query, &Params::new())
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    t.rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| match v {
+                    Value::String(s) => s.to_string(),
+                    Value::Int(i) => i.to_string(),
+                    other => panic!("unexpected value {other:?}"),
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect()
+}
+
+/// The old build's answer to a query: `expected/<name>.csv` without its
+/// header line.
+fn expected(name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(fixture().join(format!("expected/{name}.csv"))).unwrap();
+    text.lines().skip(1).map(str::to_string).collect()
+}
+
+const EDGES: &str = "MATCH (a)-[r]->(b) RETURN a.name AS a, type(r) AS t, b.name AS b, r.w AS w ORDER BY a, t, b, w";
+const OUT_DEGREES: &str =
+    "MATCH (n) OPTIONAL MATCH (n)-->(m) RETURN n.name AS n, count(m) AS out ORDER BY n";
+const KNOWS_DEGREES: &str =
+    "MATCH (n) OPTIONAL MATCH (n)-[:KNOWS]-(m) RETURN n.name AS n, count(m) AS knows ORDER BY n";
+
+#[test]
+fn a_format_1_database_is_refused_then_upgraded_and_answers_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = copy_of_fixture(dir.path());
+    let e = Database::open(&path, Options::default()).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert!(e.to_string().contains("plexus --db"), "{e}");
+    assert!(e.to_string().contains("upgrade"), "{e}");
+
+    let mut seen = 0;
+    let report = Database::upgrade(&path, &mut |n| seen = n).unwrap();
+    assert_eq!((report.from, report.to), (1, plexus::FORMAT_VERSION));
+    assert!(report.entries > 600 && report.blocks > 40, "{report:?}");
+    assert!(report.counters > 40, "{report:?}");
+    assert!(seen >= report.entries);
+
+    let db = Database::open(&path, Options::default()).unwrap();
+    let check = db.check("default").unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+    assert_eq!(csv(&db, EDGES), expected("edges"));
+    assert_eq!(csv(&db, OUT_DEGREES), expected("out-degrees"));
+    assert_eq!(csv(&db, KNOWS_DEGREES), expected("knows-degrees"));
+    // And it takes writes in the new format.
+    db.query(
+        "default",
+        "MATCH (a {name: 'name0'}), (b {name: 'name9'}) CREATE (a)-[:KNOWS {w: -1}]->(b)",
+        &Params::new(),
+    )
+    .unwrap();
+    assert!(db.check("default").unwrap().is_ok());
+    drop(db);
+
+    // Run again: nothing left to do.
+    let again = Database::upgrade(&path, &mut |_| {}).unwrap();
+    assert_eq!((again.from, again.entries), (plexus::FORMAT_VERSION, 0));
+}
