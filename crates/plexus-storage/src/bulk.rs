@@ -8,8 +8,8 @@
 //!
 //! The whole load is one commit: a failing row (bad id, dangling edge,
 //! duplicate, constraint or type violation) leaves the database unchanged.
-//! Memory grows with the load (about 100 bytes per key); loads larger than
-//! memory need chunked sorted runs, which this does not do yet.
+//! Memory grows with the load (about 100 bytes per key, 32 per edge for
+//! the adjacency) unless a `SpillLimit` bounds it (runs sorted into files).
 
 use crate::adjacency;
 use crate::catalog::Token;
