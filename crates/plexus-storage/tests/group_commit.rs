@@ -315,3 +315,122 @@ fn a_group_whose_sync_fails_is_not_written_twice_and_fences_the_store() {
     t.create_node(Some("after"), &["N"], &Props::new()).unwrap();
     t.commit().unwrap();
 }
+
+/// The hub's edges, sorted: (type, other end, edge); its degree agrees.
+fn hub_edges(s: &Storage, hub: NodeId) -> Vec<(String, NodeId, EdgeId)> {
+    let r = s.read("default").unwrap();
+    let mut v: Vec<_> = r
+        .neighbors(hub, Direction::Out, None)
+        .unwrap()
+        .into_iter()
+        .map(|n| (r.type_name(n.rel_type).unwrap().to_string(), n.node, n.edge))
+        .collect();
+    v.sort();
+    assert_eq!(r.degree(hub, Direction::Out, None).unwrap(), v.len() as u64);
+    v
+}
+
+fn adjacency_keys(s: &Storage) -> u64 {
+    let space = s.space().unwrap();
+    space
+        .keyspaces
+        .iter()
+        .find(|k| k.name == "adjacency")
+        .unwrap()
+        .entries
+}
+
+/// Members of one group adding and removing edges at one hub are settled
+/// together against the hub's block (`adjacency.rs`): kept as deltas
+/// while few, folded into the block once many. Every edge added lands,
+/// every edge removed goes, two removals of one edge conflict, and the
+/// integrity check holds.
+#[test]
+fn a_group_writing_one_hub_settles_its_adjacency_together() {
+    let kv = GatedKv::new();
+    let s = Storage::open(kv.clone()).unwrap();
+    let mut t = s.write("default").unwrap();
+    let hub = t.create_node(Some("hub"), &["N"], &Props::new()).unwrap();
+    let leaves: Vec<NodeId> = (0..100)
+        .map(|i| {
+            t.create_node(Some(&format!("l{i}")), &["N"], &Props::new())
+                .unwrap()
+        })
+        .collect();
+    let mut block = Vec::new();
+    for (i, l) in leaves.iter().enumerate().take(80) {
+        let ty = if i % 2 == 0 { "A" } else { "B" };
+        block.push(t.create_edge(None, hub, *l, ty, &Props::new()).unwrap());
+    }
+    t.create_edge(None, hub, leaves[0], "C", &Props::new())
+        .unwrap();
+    t.commit().unwrap();
+    let mut old = hub_edges(&s, hub);
+    old.retain(|(t, _, _)| t != "C");
+    let mut added = 1;
+    // One block for the hub, one for each of the 80 leaves with an edge.
+    assert_eq!(adjacency_keys(&s), 81);
+
+    for round in 0..2 {
+        let first = hold_first_commit(&kv, &s);
+        let before = s.commit_stats();
+        // Round 0: a few changes, kept as deltas beside the hub's block of
+        // 81. Round 1: 70 more edges, past what it keeps: folded.
+        let adds = if round == 0 { 3 } else { 35 };
+        let mut queued = Vec::new();
+        for m in 0..2 {
+            let ls = leaves.clone();
+            queued.push(commit_on_thread(&s, move |t| {
+                for i in 0..adds {
+                    t.create_edge(None, hub, ls[m * 40 + i], "C", &Props::new())
+                        .unwrap();
+                }
+            }));
+        }
+        // Two removals of one block edge (one must conflict), one of another,
+        // and an edge added and removed in the same transaction.
+        let (twice, once) = (block[2 * round], block[2 * round + 1]);
+        for e in [twice, twice, once] {
+            queued.push(commit_on_thread(&s, move |t| {
+                assert!(t.delete_edge(e).unwrap());
+            }));
+        }
+        let l0 = leaves[0];
+        queued.push(commit_on_thread(&s, move |t| {
+            let e = t.create_edge(None, hub, l0, "A", &Props::new()).unwrap();
+            assert!(t.delete_edge(e).unwrap());
+        }));
+        release_when_queued(&kv, &s, &first, &queued);
+        first.join().unwrap().unwrap();
+        let outcomes: Vec<Result<()>> = queued.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(
+            outcomes.iter().filter(|r| r.is_err()).count(),
+            1,
+            "{outcomes:?}"
+        );
+        assert!(outcomes[2].is_ok() != outcomes[3].is_ok(), "{outcomes:?}");
+        let after = s.commit_stats();
+        assert_eq!(
+            after.groups - before.groups,
+            2,
+            "the first, then the rest together"
+        );
+
+        old.retain(|(_, _, e)| *e != twice && *e != once);
+        added += 2 * adds;
+        let got = hub_edges(&s, hub);
+        let kept: Vec<_> = got.iter().filter(|(t, _, _)| t != "C").cloned().collect();
+        assert_eq!(kept, old);
+        assert_eq!(got.len() - kept.len(), added);
+        let report = s.check_integrity("default").unwrap();
+        assert!(report.is_ok(), "{:?}", report.problems);
+        // Round 0 left the hub 6 added and 2 removed deltas; round 1's 70
+        // more were folded into its block with them.
+        assert_eq!(adjacency_keys(&s), if round == 0 { 81 + 8 } else { 81 });
+        // The next round's first commit creates it again.
+        let mut t = s.write("default").unwrap();
+        let first = t.node_id("first").unwrap().unwrap();
+        t.delete_node(first, DeleteMode::Detach).unwrap();
+        t.commit().unwrap();
+    }
+}
