@@ -13,6 +13,7 @@
 
 use crate::adjacency;
 use crate::catalog::Token;
+use crate::edge_blocks;
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId};
 use crate::keys::*;
@@ -463,6 +464,8 @@ impl Storage {
         // lookups, tokens, records; freeing the rows) while this one gives
         // them ids and keys: chunks in order, so ids follow the input.
         let next_edge = &self.shared.next_edge;
+        // Edge records go into blocks of consecutive ids (`edge_blocks.rs`).
+        let mut edge_packer = edge_blocks::Packer::default();
         let mut take = |chunk: Resolved| -> Result<()> {
             let mut bytes = &chunk.bytes[..];
             for row in chunk.rows {
@@ -493,7 +496,7 @@ impl Storage {
                     }
                 }
                 *type_counts.entry(e.rel_type).or_default() += 1;
-                runs[EDGES.0].push_parts(&[&gk, &ib], record);
+                edge_packer.add(g, id, record, &mut runs[EDGES.0]);
                 if !key.is_empty() {
                     runs[EDGE_KEYS.0].push_parts(&[&gk, key], &ib);
                 }
@@ -551,6 +554,7 @@ impl Storage {
             }
             Ok(())
         })?;
+        edge_packer.finish(&mut runs[EDGES.0]);
         runs[PROP_INDEX.0].sort();
         self.check_unique(&schema, &runs[PROP_INDEX.0], &ids)?;
         drop(ids);

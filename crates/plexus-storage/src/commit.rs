@@ -22,7 +22,7 @@
 //! counters, the backend write and publication.
 
 use crate::error::{Result, StorageError};
-use crate::keys::ADJ;
+use crate::keys::{ADJ, EDGES};
 use crate::occ::Footprint;
 use crate::storage::Shared;
 use plexus_kv::WriteBatch;
@@ -270,10 +270,19 @@ impl Committer {
     fn timed_write(&self, shared: &Shared, mut batch: WriteBatch) -> Result<()> {
         let started = Instant::now();
         // Under the commit lock the latest snapshot is what the batch lands
-        // on: adjacency deltas are settled against it (`adjacency.rs`).
-        if batch.ops.iter().any(|op| op.keyspace() == ADJ) {
+        // on: adjacency deltas and edge records are settled against it
+        // (`adjacency.rs`, `edge_blocks.rs`).
+        let (adj, edges) = batch.ops.iter().fold((false, false), |(a, e), op| {
+            (a || op.keyspace() == ADJ, e || op.keyspace() == EDGES)
+        });
+        if adj || edges {
             let snap = shared.kv.snapshot()?;
-            crate::adjacency::settle(&*snap, &mut batch)?;
+            if adj {
+                crate::adjacency::settle(&*snap, &mut batch)?;
+            }
+            if edges {
+                crate::edge_blocks::settle(&*snap, &mut batch)?;
+            }
         }
         let r = shared.kv.write(batch);
         let took = started.elapsed().as_micros() as u64;

@@ -121,8 +121,17 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
     let mut exp_edge_ids = BTreeSet::new();
     let mut exp_adj = BTreeSet::new();
     let mut edges = 0u64;
+    let mut records = Vec::new();
     for (k, v) in keys_of(c, EDGES)? {
-        let id = read_u64(&k, 4).unwrap_or(0);
+        let each = crate::edge_blocks::each(&k, &v, &mut |id, r| {
+            records.push((id.0, r.to_vec()));
+            Ok(())
+        });
+        if let Err(e) = each {
+            p.push(format!("edge block {k:?}: {e}"));
+        }
+    }
+    for (id, v) in records {
         let r = match EdgeRecord::decode(&v) {
             Ok(r) => r,
             Err(e) => {

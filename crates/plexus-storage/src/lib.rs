@@ -22,6 +22,7 @@ mod catalog;
 mod columns;
 mod commit;
 mod counters;
+mod edge_blocks;
 mod error;
 mod ids;
 mod integrity;

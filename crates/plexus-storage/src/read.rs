@@ -2,6 +2,7 @@
 
 use crate::adjacency;
 use crate::catalog::Token;
+use crate::edge_blocks;
 use crate::error::{Result, StorageError};
 use crate::ids::{Direction, EdgeId, NodeId, TypeId};
 use crate::keys::*;
@@ -159,7 +160,10 @@ pub trait GraphRead {
     fn edges(&self) -> IdIter<'_, EdgeId> {
         let c = self.core();
         c.read(Subject::AllEdges(c.g.0));
-        ids_under(c, EDGES, graph_prefix(c.g), EdgeId)
+        match edge_ids(c) {
+            Ok(ids) => Box::new(ids.into_iter().map(Ok)),
+            Err(e) => Box::new(std::iter::once(Err(e))),
+        }
     }
 
     /// Every edge of the type, in id order. Walks the outgoing adjacency
@@ -347,10 +351,7 @@ pub trait GraphRead {
             return Ok(None);
         };
         c.read(Subject::Edge(c.g.0, edge.0));
-        match c.get(EDGES, &edge_key(c.g, edge))? {
-            Some(b) => crate::record::edge_prop(&b, k),
-            None => Ok(None),
-        }
+        Ok(with_edge(c, edge, |b| crate::record::edge_prop(b, k))?.flatten())
     }
 
     /// The commit sequence this transaction's snapshot reflects (at least):
@@ -695,9 +696,69 @@ pub(crate) fn node_record(c: &TxnCore, id: NodeId) -> Result<Option<NodeRecord>>
 
 pub(crate) fn edge_record(c: &TxnCore, id: EdgeId) -> Result<Option<EdgeRecord>> {
     c.read(Subject::Edge(c.g.0, id.0));
-    c.get(EDGES, &edge_key(c.g, id))?
-        .map(|b| EdgeRecord::decode(&b))
-        .transpose()
+    with_edge(c, id, EdgeRecord::decode)
+}
+
+/// `f` of the record bytes of edge `id`: the transaction's own write, else
+/// the record in its block (`edge_blocks.rs`), borrowed where the backend
+/// lends it.
+fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<Option<T>> {
+    if let Some(written) = c
+        .overlay
+        .as_ref()
+        .and_then(|o| o.pending(EDGES, &edge_key(c.g, id)))
+    {
+        return written.map(f).transpose();
+    }
+    let block = edge_blocks::block_key(c.g, id);
+    let range = KeyRange {
+        start: Bound::Included(block.clone()),
+        end: Bound::Included(block),
+    };
+    let mut f = Some(f);
+    let mut out = None;
+    c.snap.visit(EDGES, &range, &mut |_, v| {
+        out = Some(match edge_blocks::find(v, id) {
+            Ok(Some(r)) => f.take().map(|f| f(r)).transpose(),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        });
+        Ok(false)
+    })?;
+    out.unwrap_or(Ok(None))
+}
+
+/// Every edge id of the graph, in order: the committed blocks' with the
+/// transaction's own creations and deletions applied.
+fn edge_ids(c: &TxnCore) -> Result<Vec<EdgeId>> {
+    let prefix = graph_prefix(c.g);
+    let mut ids = Vec::new();
+    let mut inner = Ok(());
+    c.snap
+        .visit(EDGES, &KeyRange::prefix(&prefix), &mut |k, v| {
+            inner = edge_blocks::each(k, v, &mut |id, _| {
+                ids.push(id);
+                Ok(())
+            });
+            Ok(inner.is_ok())
+        })?;
+    inner?;
+    if let Some(o) = &c.overlay {
+        let mut gone = std::collections::HashSet::new();
+        for (k, v) in o.written_under(EDGES, &prefix) {
+            let id = id_at(k, 4, EdgeId)?;
+            match v {
+                Some(_) => ids.push(id),
+                None => {
+                    gone.insert(id);
+                }
+            }
+        }
+        ids.retain(|id| !gone.contains(id));
+        ids.sort_unstable();
+        ids.dedup();
+    }
+    Ok(ids)
 }
 
 fn named_props(c: &TxnCore, props: &[(u32, Value)]) -> Result<Props> {

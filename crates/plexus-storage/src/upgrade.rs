@@ -6,23 +6,28 @@
 //! (`adjacency.rs`), keeps no degree counters and no type index. A format 1 store read as
 //! format 2 would already list the right edges (all of them deltas), so
 //! the conversion can go in steps of bounded size, each its own write:
-//! fold a stretch of groups into blocks, delete a stretch of counters;
+//! fold a stretch of groups into blocks, move a stretch of edge records
+//! into blocks (format 2 packs them too, `edge_blocks.rs`), delete a
+//! stretch of counters;
 //! last, format 1's type index is cleared and the version written.
 //! Interrupted, it starts over on the partly converted store and finishes;
 //! the format version is written last.
 
 use crate::adjacency::{self, Group, BLOCK_KEY_LEN};
+use crate::edge_blocks;
 use crate::error::{Result, StorageError};
-use crate::keys::{ADJ, META, META_FORMAT, STATS, TYPES_V1};
+use crate::ids::{EdgeId, GraphId};
+use crate::keys::{ADJ, EDGES, META, META_FORMAT, STATS, TYPES_V1};
 use crate::storage::FORMAT_VERSION;
-use plexus_common::read_u32;
+use plexus_common::{read_u32, read_u64};
 use plexus_kv::{KeyRange, KvStore, ScanOptions, WriteBatch};
 use std::ops::Bound;
 
 /// The stats kind of the degree counters of format 1.
 const V1_STAT_DEGREE: u8 = 4;
-/// Keys a conversion step reads before it writes what it has.
-const STEP_KEYS: usize = 200_000;
+/// Keys a conversion step reads before it writes what it has (smaller in
+/// unit tests, so that small stores take many steps).
+const STEP_KEYS: usize = if cfg!(test) { 5 } else { 200_000 };
 
 /// What [`crate::Storage::upgrade`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,6 +42,8 @@ pub struct UpgradeReport {
     pub entries: u64,
     /// Degree counters deleted.
     pub counters: u64,
+    /// Edge records moved into blocks of consecutive ids.
+    pub edge_records: u64,
 }
 
 /// The store's format version; `None` when it has none (not a database).
@@ -69,6 +76,10 @@ pub(crate) fn upgrade(kv: &dyn KvStore, progress: &mut dyn FnMut(u64)) -> Result
     }
     let mut done = 0u64;
     pack_adjacency(kv, &mut report, &mut |n| {
+        done += n;
+        progress(done);
+    })?;
+    pack_edges(kv, &mut report, &mut |n| {
         done += n;
         progress(done);
     })?;
@@ -157,6 +168,53 @@ fn finish(batch: &mut WriteBatch, head: &[u8], group: Group, report: &mut Upgrad
     report.blocks += 1;
 }
 
+/// Moves format 1's edge records (one key per edge) into blocks
+/// (`edge_blocks.rs`), a step of whole blocks at a time, merging any block
+/// an interrupted run already wrote.
+fn pack_edges(
+    kv: &dyn KvStore,
+    report: &mut UpgradeReport,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    loop {
+        let snap = kv.snapshot()?;
+        let mut batch = WriteBatch::new();
+        let mut keys = 0usize;
+        let mut deletes = Vec::new();
+        let mut last_block: Option<Vec<u8>> = None;
+        for pair in snap.scan(EDGES, &KeyRange::all(), ScanOptions::default()) {
+            let (k, v) = pair?;
+            if k.len() != edge_blocks::EDGE_KEY_LEN {
+                continue; // a block already
+            }
+            let id = read_u64(&k, 4).ok_or_else(|| StorageError::Corrupt("edge key".into()))?;
+            let g =
+                GraphId(read_u32(&k, 0).ok_or_else(|| StorageError::Corrupt("edge key".into()))?);
+            let block = edge_blocks::block_key(g, EdgeId(id));
+            if keys >= STEP_KEYS && last_block.as_ref() != Some(&block) {
+                break;
+            }
+            last_block = Some(block);
+            // The per-edge key goes; its record is put as a transaction's
+            // per-edge write would be, and settled into its block below.
+            deletes.push(k.clone());
+            batch.put(EDGES, k, v);
+            keys += 1;
+        }
+        if keys == 0 {
+            return Ok(());
+        }
+        edge_blocks::settle(&*snap, &mut batch)?;
+        drop(snap);
+        for k in deletes {
+            batch.delete(EDGES, k);
+        }
+        kv.write(batch)?;
+        report.edge_records += keys as u64;
+        progress(keys as u64);
+    }
+}
+
 /// Deletes format 1's degree counters, a step at a time.
 fn drop_degree_counters(
     kv: &dyn KvStore,
@@ -184,5 +242,96 @@ fn drop_degree_counters(
         kv.write(batch)?;
         report.counters += n as u64;
         progress(n as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Direction, GraphRead, Props, Storage};
+    use std::sync::Arc;
+
+    /// Rewrites a store of this format as format 1 laid it out: one
+    /// adjacency key per edge and direction, one key per edge record.
+    fn to_format_1(kv: &dyn KvStore) {
+        let snap = kv.snapshot().unwrap();
+        let mut b = WriteBatch::new();
+        for pair in snap.scan(ADJ, &KeyRange::all(), ScanOptions::default()) {
+            let (k, v) = pair.unwrap();
+            b.delete(ADJ, k.clone());
+            let mut es = Vec::new();
+            adjacency::decode(&v, None, &mut es).unwrap();
+            for e in es {
+                let mut dk = k.clone();
+                dk.extend_from_slice(&e.rel_type.to_be_bytes());
+                dk.extend_from_slice(&e.node.to_be_bytes());
+                dk.extend_from_slice(&e.edge.to_be_bytes());
+                b.put(ADJ, dk, Vec::new());
+            }
+        }
+        for pair in snap.scan(EDGES, &KeyRange::all(), ScanOptions::default()) {
+            let (k, v) = pair.unwrap();
+            b.delete(EDGES, k.clone());
+            edge_blocks::each(&k, &v, &mut |id, r| {
+                let mut ek = k[..4].to_vec();
+                ek.extend_from_slice(&id.0.to_be_bytes());
+                b.put(EDGES, ek, r.to_vec());
+                Ok(())
+            })
+            .unwrap();
+        }
+        b.put(META, META_FORMAT, 1u32.to_be_bytes().to_vec());
+        kv.write(b).unwrap();
+    }
+
+    #[test]
+    fn a_format_1_layout_converts_in_many_steps() {
+        let kv: Arc<dyn KvStore> = plexus_kv::open(
+            plexus_kv::Backend::Memory,
+            std::path::Path::new(""),
+            crate::KEYSPACE_NAMES,
+            &Default::default(),
+        )
+        .unwrap();
+        let s = Storage::open(kv.clone()).unwrap();
+        let mut t = s.write("default").unwrap();
+        let nodes: Vec<_> = (0..30)
+            .map(|i| {
+                t.create_node(Some(&format!("n{i}")), &[], &Props::new())
+                    .unwrap()
+            })
+            .collect();
+        for i in 0..200 {
+            let (a, b) = (nodes[i % 30], nodes[(i * 7 + 3) % 30]);
+            t.create_edge(None, a, b, ["A", "B"][i % 2], &Props::new())
+                .unwrap();
+        }
+        t.commit().unwrap();
+        let before: Vec<_> = {
+            let r = s.read("default").unwrap();
+            nodes
+                .iter()
+                .map(|n| r.neighbors(*n, Direction::Both, None).unwrap())
+                .collect()
+        };
+        drop(s);
+        to_format_1(&*kv);
+        assert!(Storage::open(kv.clone()).is_err());
+        let mut steps = 0;
+        let report = upgrade(&*kv, &mut |_| steps += 1).unwrap();
+        assert_eq!(
+            (report.from, report.edge_records, report.entries),
+            (1, 200, 400)
+        );
+        assert!(steps > 20, "{steps} steps");
+        let s = Storage::open(kv).unwrap();
+        let r = s.read("default").unwrap();
+        let after: Vec<_> = nodes
+            .iter()
+            .map(|n| r.neighbors(*n, Direction::Both, None).unwrap())
+            .collect();
+        assert_eq!(after, before);
+        let check = s.check_integrity("default").unwrap();
+        assert!(check.is_ok(), "{:?}", check.problems);
     }
 }

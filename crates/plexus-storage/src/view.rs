@@ -77,6 +77,20 @@ impl Overlay {
         self.maps[ks.0].get(key).map(Option::as_deref)
     }
 
+    /// What the transaction wrote under keys starting with `prefix`, in key
+    /// order: a value, or `None` for a delete.
+    pub fn written_under<'a>(
+        &'a self,
+        ks: Ks,
+        prefix: &[u8],
+    ) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a {
+        let range = KeyRange::prefix(prefix);
+        let (start, end) = (range.start.clone(), range.end.clone());
+        self.maps[ks.0]
+            .range::<Vec<u8>, _>((start, end))
+            .map(|(k, v)| (k.as_slice(), v.as_deref()))
+    }
+
     /// Drops what the transaction wrote under `key`, as if it never had.
     pub fn forget(&mut self, ks: Ks, key: Vec<u8>) {
         let prev = self.maps[ks.0].remove(&key);

@@ -68,6 +68,8 @@ fn a_format_1_database_is_refused_then_upgraded_and_answers_as_before() {
     assert_eq!((report.from, report.to), (1, plexus::FORMAT_VERSION));
     assert!(report.entries > 600 && report.blocks > 40, "{report:?}");
     assert!(report.counters > 40, "{report:?}");
+    // The old build's `stats --space` counted 307 edge records.
+    assert_eq!(report.edge_records, 307, "{report:?}");
     assert!(seen >= report.entries);
 
     let db = Database::open(&path, Options::default()).unwrap();
