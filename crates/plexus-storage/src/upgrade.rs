@@ -284,8 +284,48 @@ mod tests {
         kv.write(b).unwrap();
     }
 
-    #[test]
-    fn a_format_1_layout_converts_in_many_steps() {
+    /// A store whose writes fail once `left` reaches 0, as a crash or a full
+    /// disk would stop a conversion between two of its steps.
+    struct Failing {
+        inner: Arc<dyn KvStore>,
+        left: std::sync::atomic::AtomicI64,
+    }
+
+    impl KvStore for Failing {
+        fn snapshot(&self) -> plexus_kv::Result<Box<dyn plexus_kv::Snapshot>> {
+            self.inner.snapshot()
+        }
+        fn write(&self, batch: WriteBatch) -> plexus_kv::Result<()> {
+            if self.left.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) <= 0 {
+                return Err(plexus_kv::KvError::Io(std::io::Error::other("stopped")));
+            }
+            self.inner.write(batch)
+        }
+        fn bulk_append(
+            &self,
+            ks: plexus_kv::Ks,
+            pairs: &mut dyn Iterator<Item = plexus_kv::KvPair>,
+        ) -> plexus_kv::Result<u64> {
+            self.inner.bulk_append(ks, pairs)
+        }
+        fn disk_size(&self) -> plexus_kv::Result<u64> {
+            self.inner.disk_size()
+        }
+        fn stored_sizes(&self) -> plexus_kv::Result<Vec<u64>> {
+            self.inner.stored_sizes()
+        }
+        fn backend(&self) -> plexus_kv::Backend {
+            self.inner.backend()
+        }
+    }
+
+    /// A memory store with a small graph, laid out as format 1, and the
+    /// neighbours of its nodes as format 2 read them before.
+    fn format_1_store() -> (
+        Arc<dyn KvStore>,
+        Vec<crate::NodeId>,
+        Vec<Vec<crate::Neighbor>>,
+    ) {
         let kv: Arc<dyn KvStore> = plexus_kv::open(
             plexus_kv::Backend::Memory,
             std::path::Path::new(""),
@@ -307,23 +347,21 @@ mod tests {
                 .unwrap();
         }
         t.commit().unwrap();
-        let before: Vec<_> = {
-            let r = s.read("default").unwrap();
-            nodes
-                .iter()
-                .map(|n| r.neighbors(*n, Direction::Both, None).unwrap())
-                .collect()
-        };
-        drop(s);
+        let r = s.read("default").unwrap();
+        let before = nodes
+            .iter()
+            .map(|n| r.neighbors(*n, Direction::Both, None).unwrap())
+            .collect();
+        drop((r, s));
         to_format_1(&*kv);
-        assert!(Storage::open(kv.clone()).is_err());
-        let mut steps = 0;
-        let report = upgrade(&*kv, &mut |_| steps += 1).unwrap();
-        assert_eq!(
-            (report.from, report.edge_records, report.entries),
-            (1, 200, 400)
-        );
-        assert!(steps > 20, "{steps} steps");
+        (kv, nodes, before)
+    }
+
+    fn converted_as_before(
+        kv: Arc<dyn KvStore>,
+        nodes: &[crate::NodeId],
+        before: &[Vec<crate::Neighbor>],
+    ) {
         let s = Storage::open(kv).unwrap();
         let r = s.read("default").unwrap();
         let after: Vec<_> = nodes
@@ -333,5 +371,42 @@ mod tests {
         assert_eq!(after, before);
         let check = s.check_integrity("default").unwrap();
         assert!(check.is_ok(), "{:?}", check.problems);
+    }
+
+    /// Stopped after any of its steps, a conversion run again finishes it.
+    #[test]
+    fn a_conversion_stopped_at_any_step_finishes_when_run_again() {
+        let (kv, _, _) = format_1_store();
+        let mut writes = 0;
+        upgrade(&*kv, &mut |_| writes += 1).unwrap();
+        for stop in 0..writes + 1 {
+            let (kv, nodes, before) = format_1_store();
+            let failing = Failing {
+                inner: kv.clone(),
+                left: std::sync::atomic::AtomicI64::new(stop),
+            };
+            assert!(
+                upgrade(&failing, &mut |_| {}).is_err(),
+                "stopped after {stop} writes"
+            );
+            assert!(Storage::open(kv.clone()).is_err(), "still format 1");
+            let report = upgrade(&*kv, &mut |_| {}).unwrap();
+            assert_eq!(report.from, 1);
+            converted_as_before(kv, &nodes, &before);
+        }
+    }
+
+    #[test]
+    fn a_format_1_layout_converts_in_many_steps() {
+        let (kv, nodes, before) = format_1_store();
+        assert!(Storage::open(kv.clone()).is_err());
+        let mut steps = 0;
+        let report = upgrade(&*kv, &mut |_| steps += 1).unwrap();
+        assert_eq!(
+            (report.from, report.edge_records, report.entries),
+            (1, 200, 400)
+        );
+        assert!(steps > 20, "{steps} steps");
+        converted_as_before(kv, &nodes, &before);
     }
 }
