@@ -452,7 +452,7 @@ impl Storage {
             }
             record.clear();
             rec.encode_into(&mut record);
-            runs[NODE_KEYS.0].push_parts(&[&gk, rec.key.as_bytes()], &ib);
+            runs[NODE_KEYS.0].push_parts(&[&gk, rec.key.as_bytes()], &id_value(id.0));
             runs[NODES.0].push_parts(&[&gk, &ib], &record);
             ids.insert(IdKey::new(rec.key), id);
             report.nodes += 1;
@@ -498,7 +498,7 @@ impl Storage {
                 *type_counts.entry(e.rel_type).or_default() += 1;
                 edge_packer.add(g, id, record, &mut runs[EDGES.0]);
                 if !key.is_empty() {
-                    runs[EDGE_KEYS.0].push_parts(&[&gk, key], &ib);
+                    runs[EDGE_KEYS.0].push_parts(&[&gk, key], &id_value(id.0));
                 }
                 report.edges += 1;
             }

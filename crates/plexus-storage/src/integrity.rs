@@ -96,7 +96,7 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
     rep.nodes = nodes.len() as u64;
     *counters.entry(stat_key(g, STAT_NODES, &[])).or_default() += nodes.len() as i64;
     for (k, v) in keys_of(c, NODE_KEYS)? {
-        let id = read_u64(&v, 0).unwrap_or(u64::MAX);
+        let id = read_id_value(&v).unwrap_or(u64::MAX);
         match nodes.get(&id) {
             Some(r) if k[4..] == *r.key.as_bytes() => {}
             _ => p.push(format!(
@@ -119,6 +119,7 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
     compare(p, "property index", &exp_index, &index);
 
     let mut exp_edge_ids = BTreeSet::new();
+    let mut edge_keys = BTreeMap::new();
     let mut exp_adj = BTreeSet::new();
     let mut edges = 0u64;
     let mut records = Vec::new();
@@ -147,6 +148,7 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
         }
         if !r.key.is_empty() {
             exp_edge_ids.insert(user_id_key(g, &r.key));
+            edge_keys.insert(id, r.key.clone());
         }
         let eid = crate::EdgeId(id);
         exp_adj.insert(adj_key(g, r.src, DIR_OUT, r.rel_type, r.dst, eid));
@@ -157,7 +159,20 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
     }
     rep.edges = edges;
     *counters.entry(stat_key(g, STAT_EDGES, &[])).or_default() += edges as i64;
-    let edge_ids: BTreeSet<Vec<u8>> = keys_of(c, EDGE_KEYS)?.into_keys().collect();
+    let edge_map = keys_of(c, EDGE_KEYS)?;
+    for (k, v) in &edge_map {
+        let id = read_id_value(v).unwrap_or(u64::MAX);
+        if edge_keys
+            .get(&id)
+            .is_none_or(|key| k[4..] != *key.as_bytes())
+        {
+            p.push(format!(
+                "edge id index entry {:?} points to missing edge #{id}",
+                String::from_utf8_lossy(&k[4..])
+            ));
+        }
+    }
+    let edge_ids: BTreeSet<Vec<u8>> = edge_map.into_keys().collect();
     compare(p, "edge id index", &exp_edge_ids, &edge_ids);
     // Format 2 keeps no type index; a store converted from format 1 must
     // have had it cleared.

@@ -99,6 +99,28 @@ pub(crate) fn edge_key(g: GraphId, e: EdgeId) -> Vec<u8> {
     k
 }
 
+/// The value of an id map entry (user id → internal id): the id as a
+/// varint (format 2; format 1 wrote 8 bytes big-endian).
+pub(crate) fn id_value(id: u64) -> Vec<u8> {
+    let mut v = Vec::with_capacity(4);
+    plexus_common::write_varint(&mut v, id);
+    v
+}
+
+/// The internal id an id map entry holds; `None` when the value is not
+/// one varint exactly.
+pub(crate) fn read_id_value(v: &[u8]) -> Option<u64> {
+    let (id, len) = plexus_common::read_varint(v).ok()?;
+    (len == v.len()).then_some(id)
+}
+
+/// Whether an id map value is format 1's 8-byte big-endian id. A varint of
+/// 8 bytes starts with its continuation bit set; an id below 2^63 written
+/// big-endian does not: the two never look alike.
+pub(crate) fn is_v1_id_value(v: &[u8]) -> bool {
+    v.len() == 8 && v[0] < 0x80
+}
+
 pub(crate) fn user_id_key(g: GraphId, id: &str) -> Vec<u8> {
     let mut k = with_graph(g, id.len());
     k.extend_from_slice(id.as_bytes());

@@ -55,6 +55,10 @@ pub struct Neighbor {
 /// A lazy sequence of ids.
 pub type IdIter<'a, T> = Box<dyn Iterator<Item = Result<T>> + 'a>;
 
+fn bad_id_value() -> StorageError {
+    StorageError::Corrupt("id map value".into())
+}
+
 fn id_at<T>(key: &[u8], at: usize, f: fn(u64) -> T) -> Result<T> {
     read_u64(key, at)
         .map(f)
@@ -101,7 +105,7 @@ pub trait GraphRead {
         let c = self.core();
         c.read(Subject::NodeKey(c.g.0, key));
         match c.get(NODE_KEYS, &user_id_key(c.g, key))? {
-            Some(v) => Ok(Some(id_at(&v, 0, NodeId)?)),
+            Some(v) => Ok(Some(NodeId(read_id_value(&v).ok_or_else(bad_id_value)?))),
             None => Ok(None),
         }
     }
@@ -132,7 +136,7 @@ pub trait GraphRead {
         let c = self.core();
         c.read(Subject::EdgeKey(c.g.0, key));
         match c.get(EDGE_KEYS, &user_id_key(c.g, key))? {
-            Some(v) => Ok(Some(id_at(&v, 0, EdgeId)?)),
+            Some(v) => Ok(Some(EdgeId(read_id_value(&v).ok_or_else(bad_id_value)?))),
             None => Ok(None),
         }
     }

@@ -1,23 +1,25 @@
 //! Converting a store written by an older format, in place.
 //!
-//! Format 1 kept one adjacency key per edge and direction (the key a
-//! delta has now, with the value of an added one) and a degree counter per
-//! (node, direction, type). Format 2 packs the adjacency into blocks
-//! (`adjacency.rs`), keeps no degree counters and no type index. A format 1 store read as
-//! format 2 would already list the right edges (all of them deltas), so
-//! the conversion can go in steps of bounded size, each its own write:
-//! fold a stretch of groups into blocks, move a stretch of edge records
-//! into blocks (format 2 packs them too, `edge_blocks.rs`), delete a
-//! stretch of counters;
-//! last, format 1's type index is cleared and the version written.
-//! Interrupted, it starts over on the partly converted store and finishes;
-//! the format version is written last.
+//! Format 1 kept one adjacency key per edge and direction (the key a delta
+//! has now, with the value of an added one), a degree counter per (node,
+//! direction, type), a type index, one key per edge record and id map
+//! values of 8 bytes big-endian. Format 2 packs the adjacency into blocks
+//! (`adjacency.rs`) and edge records into blocks of 64 ids
+//! (`edge_blocks.rs`), keeps no degree counters and no type index, and
+//! writes id map values as varints. Each part converts in steps of
+//! bounded size, each its own write, and every step leaves a store the
+//! next run can finish: format 1's adjacency keys read as added deltas,
+//! per-edge records merge into any block already written, and a value is
+//! converted only while it still has format 1's shape. The type index is
+//! cleared and the format version written last, in one write.
 
 use crate::adjacency::{self, Group, BLOCK_KEY_LEN};
 use crate::edge_blocks;
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId};
-use crate::keys::{ADJ, EDGES, META, META_FORMAT, STATS, TYPES_V1};
+use crate::keys::{
+    id_value, is_v1_id_value, ADJ, EDGES, EDGE_KEYS, META, META_FORMAT, NODE_KEYS, STATS, TYPES_V1,
+};
 use crate::storage::FORMAT_VERSION;
 use plexus_common::{read_u32, read_u64};
 use plexus_kv::{KeyRange, KvStore, ScanOptions, WriteBatch};
@@ -44,6 +46,8 @@ pub struct UpgradeReport {
     pub counters: u64,
     /// Edge records moved into blocks of consecutive ids.
     pub edge_records: u64,
+    /// Id map values rewritten as varints.
+    pub id_values: u64,
 }
 
 /// The store's format version; `None` when it has none (not a database).
@@ -80,6 +84,10 @@ pub(crate) fn upgrade(kv: &dyn KvStore, progress: &mut dyn FnMut(u64)) -> Result
         progress(done);
     })?;
     pack_edges(kv, &mut report, &mut |n| {
+        done += n;
+        progress(done);
+    })?;
+    convert_id_values(kv, &mut report, &mut |n| {
         done += n;
         progress(done);
     })?;
@@ -215,6 +223,51 @@ fn pack_edges(
     }
 }
 
+/// Rewrites format 1's id map values (8 bytes big-endian) as varints, a
+/// step at a time; values already converted are left as they are.
+fn convert_id_values(
+    kv: &dyn KvStore,
+    report: &mut UpgradeReport,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    for ks in [NODE_KEYS, EDGE_KEYS] {
+        let mut from: Bound<Vec<u8>> = Bound::Unbounded;
+        loop {
+            let snap = kv.snapshot()?;
+            let range = KeyRange {
+                start: from.clone(),
+                end: Bound::Unbounded,
+            };
+            let mut batch = WriteBatch::new();
+            let mut last = None;
+            for pair in snap.scan(ks, &range, ScanOptions::default()) {
+                let (k, v) = pair?;
+                if is_v1_id_value(&v) {
+                    let id = read_u64(&v, 0)
+                        .ok_or_else(|| StorageError::Corrupt("id map value".into()))?;
+                    batch.put(ks, k.clone(), id_value(id));
+                }
+                last = Some(k);
+                if batch.ops.len() >= STEP_KEYS {
+                    break;
+                }
+            }
+            drop(snap);
+            let n = batch.ops.len() as u64;
+            if n > 0 {
+                kv.write(batch)?;
+                report.id_values += n;
+                progress(n);
+            }
+            match last {
+                Some(k) if n as usize >= STEP_KEYS => from = Bound::Excluded(k),
+                _ => break,
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Deletes format 1's degree counters, a step at a time.
 fn drop_degree_counters(
     kv: &dyn KvStore,
@@ -279,6 +332,13 @@ mod tests {
                 Ok(())
             })
             .unwrap();
+        }
+        for ks in [NODE_KEYS, EDGE_KEYS] {
+            for pair in snap.scan(ks, &KeyRange::all(), ScanOptions::default()) {
+                let (k, v) = pair.unwrap();
+                let id = crate::keys::read_id_value(&v).unwrap();
+                b.put(ks, k, id.to_be_bytes().to_vec());
+            }
         }
         b.put(META, META_FORMAT, 1u32.to_be_bytes().to_vec());
         kv.write(b).unwrap();

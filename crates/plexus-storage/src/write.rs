@@ -432,7 +432,7 @@ impl WriteTxn {
             self.fp.touches.insert(Subject::AllNodes(g.0).hash());
             let ik = user_id_key(g, &r.key);
             if delta > 0 {
-                self.ov().put(NODE_KEYS, ik, id.0.to_be_bytes().to_vec());
+                self.ov().put(NODE_KEYS, ik, id_value(id.0));
             } else {
                 self.ov().delete(NODE_KEYS, ik);
             }
@@ -603,7 +603,7 @@ impl WriteTxn {
         if !r.key.is_empty() {
             let k = user_id_key(g, &r.key);
             if delta > 0 {
-                self.ov().put(EDGE_KEYS, k, id.0.to_be_bytes().to_vec());
+                self.ov().put(EDGE_KEYS, k, id_value(id.0));
             } else {
                 self.ov().delete(EDGE_KEYS, k);
             }

@@ -4,7 +4,7 @@
 //! advice, `Database::upgrade` converts it, and then it answers as the old
 //! build answered (its answers were saved beside it).
 
-use plexus::{Database, ErrorKind, Options, Params, Value};
+use plexus::{Database, ErrorKind, GraphRead, Options, Params, Value};
 use std::path::{Path, PathBuf};
 
 fn fixture() -> PathBuf {
@@ -68,8 +68,10 @@ fn a_format_1_database_is_refused_then_upgraded_and_answers_as_before() {
     assert_eq!((report.from, report.to), (1, plexus::FORMAT_VERSION));
     assert!(report.entries > 600 && report.blocks > 40, "{report:?}");
     assert!(report.counters > 40, "{report:?}");
-    // The old build's `stats --space` counted 307 edge records.
+    // The old build's `stats --space` counted 307 edge records, 41 node
+    // ids and 305 edge ids.
     assert_eq!(report.edge_records, 307, "{report:?}");
+    assert_eq!(report.id_values, 41 + 305, "{report:?}");
     assert!(seen >= report.entries);
 
     let db = Database::open(&path, Options::default()).unwrap();
@@ -78,6 +80,15 @@ fn a_format_1_database_is_refused_then_upgraded_and_answers_as_before() {
     assert_eq!(csv(&db, EDGES), expected("edges"));
     assert_eq!(csv(&db, OUT_DEGREES), expected("out-degrees"));
     assert_eq!(csv(&db, KNOWS_DEGREES), expected("knows-degrees"));
+    // User ids still find their nodes and edges (the id maps converted).
+    let r = db.read("default").unwrap();
+    let (p0, p7) = (
+        r.node_id("p0").unwrap().unwrap(),
+        r.node_id("p7").unwrap().unwrap(),
+    );
+    let e = r.edge_by_key("e20").unwrap().unwrap();
+    assert_eq!((e.src, e.dst, e.rel_type.as_str()), (p0, p7, "KNOWS"));
+    drop(r);
     // And it takes writes in the new format.
     db.query(
         "default",
