@@ -78,23 +78,16 @@ pub(crate) fn upgrade(kv: &dyn KvStore, progress: &mut dyn FnMut(u64)) -> Result
             )))
         }
     }
+    // Each part reports the keys of each step; `progress` hears the total.
     let mut done = 0u64;
-    pack_adjacency(kv, &mut report, &mut |n| {
+    let mut step = |n: u64| {
         done += n;
         progress(done);
-    })?;
-    pack_edges(kv, &mut report, &mut |n| {
-        done += n;
-        progress(done);
-    })?;
-    convert_id_values(kv, &mut report, &mut |n| {
-        done += n;
-        progress(done);
-    })?;
-    drop_degree_counters(kv, &mut report, &mut |n| {
-        done += n;
-        progress(done);
-    })?;
+    };
+    pack_adjacency(kv, &mut report, &mut step)?;
+    pack_edges(kv, &mut report, &mut step)?;
+    convert_id_values(kv, &mut report, &mut step)?;
+    drop_degree_counters(kv, &mut report, &mut step)?;
     let mut b = WriteBatch::new();
     // Format 1's type index: nothing reads it now. Every key starts with a
     // 4-byte graph id, so this range holds them all (LMDB refuses an empty
