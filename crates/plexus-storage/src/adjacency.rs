@@ -28,7 +28,7 @@
 
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId, TypeId};
-use crate::keys::{adj_key, adj_prefix, ADJ, DIR_OUT};
+use crate::keys::{adj_prefix, ADJ, DIR_OUT};
 use crate::read::Neighbor;
 use plexus_common::{read_u32, read_u64};
 use plexus_common::{write_varint, Reader};
@@ -86,7 +86,17 @@ pub(crate) fn block_key(g: GraphId, node: NodeId, dir: u8) -> Vec<u8> {
 
 /// The key of the delta of `e` at `node` in direction `dir`.
 pub(crate) fn delta_key(g: GraphId, node: NodeId, dir: u8, e: Entry) -> Vec<u8> {
-    adj_key(g, node, dir, e.rel_type, NodeId(e.node), EdgeId(e.edge))
+    delta_key_under(&block_key(g, node, dir), e)
+}
+
+/// The key of the delta of `e` under the block key `block`.
+pub(crate) fn delta_key_under(block: &[u8], e: Entry) -> Vec<u8> {
+    let mut k = Vec::with_capacity(DELTA_KEY_LEN);
+    k.extend_from_slice(block);
+    k.extend_from_slice(&e.rel_type.to_be_bytes());
+    k.extend_from_slice(&e.node.to_be_bytes());
+    k.extend_from_slice(&e.edge.to_be_bytes());
+    k
 }
 
 /// The entry a delta key names.
@@ -406,13 +416,7 @@ pub(crate) fn listed(
     let flush = |b: Option<(Vec<u8>, Vec<Entry>)>,
                  out: &mut std::collections::BTreeSet<Vec<u8>>| {
         if let Some((head, entries)) = b {
-            for e in entries {
-                let mut k = head.clone();
-                k.extend_from_slice(&e.rel_type.to_be_bytes());
-                k.extend_from_slice(&e.node.to_be_bytes());
-                k.extend_from_slice(&e.edge.to_be_bytes());
-                out.insert(k);
-            }
+            out.extend(entries.into_iter().map(|e| delta_key_under(&head, e)));
         }
     };
     for (k, v) in pairs {
@@ -544,13 +548,7 @@ fn settle_group(
     }
     let pending = committed.added.len() + committed.removed.len() + changes.len();
     let fold = committed.block_count <= SMALL_BLOCK || pending > max_deltas(committed.block_count);
-    let key_of = |e: &Entry| {
-        let mut k = block.to_vec();
-        k.extend_from_slice(&e.rel_type.to_be_bytes());
-        k.extend_from_slice(&e.node.to_be_bytes());
-        k.extend_from_slice(&e.edge.to_be_bytes());
-        k
-    };
+    let key_of = |e: &Entry| delta_key_under(block, *e);
     if !fold {
         for (e, change) in changes {
             let was_delta = committed.added.binary_search(&e).is_ok();

@@ -17,7 +17,7 @@
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId};
 use crate::keys::{edge_key, EDGES};
-use plexus_common::{read_u64, write_varint, Reader};
+use plexus_common::{read_u32, read_u64, write_varint, Reader};
 use plexus_kv::{KeyRange, Op, Snapshot, WriteBatch};
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -145,15 +145,12 @@ pub(crate) fn settle(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
             Op::Delete { ks, key } if *ks == EDGES && key.len() == EDGE_KEY_LEN => (key, None),
             _ => return true,
         };
-        let Some(id) = read_u64(key, 4) else {
+        let (Some(g), Some(id)) = (read_u32(key, 0), read_u64(key, 4)) else {
             failed = Some(corrupt("edge key"));
             return true;
         };
-        let mut bk = key[..4].to_vec();
-        bk.extend_from_slice(&(id >> SHIFT).to_be_bytes());
-        bk.push(0);
         blocks
-            .entry(bk)
+            .entry(block_key(GraphId(g), EdgeId(id)))
             .or_default()
             .insert(id & ((1 << SHIFT) - 1), value);
         false

@@ -381,12 +381,11 @@ pub trait GraphRead {
             Direction::Out => one_dir(DIR_OUT)?,
             Direction::In => one_dir(DIR_IN)?,
             Direction::Both => {
-                let loops = self
-                    .neighbors(node, Direction::Out, rel_type)?
-                    .iter()
-                    .filter(|n| n.node == node)
-                    .count() as u64;
-                one_dir(DIR_OUT)? + one_dir(DIR_IN)? - loops
+                // The outgoing block decoded once: its size, and its loops
+                // (listed in both directions, counted once).
+                let out = group(c, node, DIR_OUT, t, true)?.into_entries();
+                let loops = out.iter().filter(|e| e.node == node.0).count() as u64;
+                out.len() as u64 + one_dir(DIR_IN)? - loops
             }
         })
     }

@@ -308,11 +308,7 @@ mod tests {
             let mut es = Vec::new();
             adjacency::decode(&v, None, &mut es).unwrap();
             for e in es {
-                let mut dk = k.clone();
-                dk.extend_from_slice(&e.rel_type.to_be_bytes());
-                dk.extend_from_slice(&e.node.to_be_bytes());
-                dk.extend_from_slice(&e.edge.to_be_bytes());
-                b.put(ADJ, dk, Vec::new());
+                b.put(ADJ, adjacency::delta_key_under(&k, e), Vec::new());
             }
         }
         for pair in snap.scan(EDGES, &KeyRange::all(), ScanOptions::default()) {
