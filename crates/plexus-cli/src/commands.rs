@@ -157,7 +157,7 @@ fn upgrade(cli: &Cli, out: &Out) -> CliResult {
         )
     } else {
         format!(
-            "converted the database at {} from format version {} to {}: {} adjacency entries packed into {} blocks, {} edge records into blocks of 64, {} id map values rewritten, {} degree counters removed, in {:.1}s",
+            "converted the database at {} from format version {} to {}: {} adjacency entries packed into {} blocks, {} edge records into blocks of 64, {} id map entries and {} label and index entries into blocks, {} degree counters removed, in {:.1}s",
             cli.db.display(),
             r.from,
             r.to,
@@ -165,12 +165,13 @@ fn upgrade(cli: &Cli, out: &Out) -> CliResult {
             r.blocks,
             r.edge_records,
             r.id_values,
+            r.index_entries,
             r.counters,
             start.elapsed().as_secs_f64()
         )
     };
     out.done(
-        json!({"path": cli.db, "from": r.from, "to": r.to, "entries": r.entries, "blocks": r.blocks, "edge_records": r.edge_records, "id_values": r.id_values, "counters": r.counters}),
+        json!({"path": cli.db, "from": r.from, "to": r.to, "entries": r.entries, "blocks": r.blocks, "edge_records": r.edge_records, "id_values": r.id_values, "index_entries": r.index_entries, "counters": r.counters}),
         &text,
     );
     Ok(())

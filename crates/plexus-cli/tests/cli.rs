@@ -667,11 +667,11 @@ fn upgrade_converts_a_format_1_database() {
     let report = json(d, &["--db", "old", "upgrade"]);
     assert_eq!(
         (report["from"].as_u64(), report["to"].as_u64()),
-        (Some(1), Some(2)),
+        (Some(1), Some(3)),
         "{report}"
     );
     assert_eq!(report["entries"].as_u64(), Some(614), "{report}");
     assert!(ok(d, &["--db", "old", "check"]).contains("41 nodes, 307 edges"));
     let again = ok(d, &["--db", "old", "upgrade"]);
-    assert!(again.contains("format version 2 already"), "{again}");
+    assert!(again.contains("format version 3 already"), "{again}");
 }

@@ -30,6 +30,9 @@ pub enum KvError {
     /// unknown what reached the disk (the error it failed with): the store
     /// takes no write until it is opened again (see [`crate::FencedKv`]).
     Fenced(String),
+    /// Stored bytes that do not decode, found by a layer that reads through
+    /// a snapshot (a damaged block of packed entries): what is wrong.
+    Corrupt(String),
 }
 
 pub type Result<T, E = KvError> = std::result::Result<T, E>;
@@ -44,6 +47,7 @@ impl KvError {
             KvError::Unsupported(_) | KvError::ReadOnly => ErrorKind::Unsupported,
             KvError::NoSuchKeyspace(_) | KvError::Aborted(_) => ErrorKind::Internal,
             KvError::Fenced(_) => ErrorKind::Io,
+            KvError::Corrupt(_) => ErrorKind::Corruption,
         }
     }
 
@@ -81,6 +85,7 @@ impl fmt::Display for KvError {
                 "an earlier write failed and what it left on disk is unknown ({cause}); \
                  nothing was written, and the database takes no writes until it is opened again"
             ),
+            KvError::Corrupt(what) => write!(f, "damaged data: {what}"),
         }
     }
 }
@@ -109,6 +114,7 @@ impl Clone for KvError {
             KvError::Aborted(m) => KvError::Aborted(m.clone()),
             KvError::ReadOnly => KvError::ReadOnly,
             KvError::Fenced(m) => KvError::Fenced(m.clone()),
+            KvError::Corrupt(m) => KvError::Corrupt(m.clone()),
         }
     }
 }

@@ -156,6 +156,22 @@ pub trait Snapshot: Send {
         }
         Ok(())
     }
+
+    /// [`Snapshot::visit`] in reverse key order: the last key at most some
+    /// bound is one cursor seek (a block whose key is its first entry's).
+    fn visit_rev(&self, ks: Ks, range: &KeyRange, f: &mut PairVisitor<'_>) -> Result<()> {
+        let opts = ScanOptions {
+            reverse: true,
+            limit: None,
+        };
+        for pair in self.scan(ks, range, opts) {
+            let (k, v) = pair?;
+            if !f(&k, &v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Which backend stores the data.

@@ -524,6 +524,23 @@ impl Snapshot for LmdbSnapshot {
         Ok(())
     }
 
+    fn visit_rev(&self, ks: Ks, range: &KeyRange, f: &mut crate::PairVisitor<'_>) -> Result<()> {
+        let db = self.db(ks)?;
+        if range.is_empty() {
+            return Ok(());
+        }
+        for pair in db
+            .rev_range(&self.txn, &range.as_slices())
+            .map_err(backend_err)?
+        {
+            let (k, v) = pair.map_err(backend_err)?;
+            if !f(k, v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
         let db = match self.db(ks) {
             Ok(db) => db,

@@ -117,6 +117,14 @@ fn visits_lend_what_scans_give(backend: Backend) {
         })
         .unwrap();
         assert_eq!(visited, scanned, "{range:?}");
+        let mut backwards = Vec::new();
+        snap.visit_rev(A, &range, &mut |k, v| {
+            backwards.push((k.to_vec(), v.to_vec()));
+            Ok(true)
+        })
+        .unwrap();
+        backwards.reverse();
+        assert_eq!(backwards, scanned, "reversed {range:?}");
     }
     // Returning false stops the visit.
     let mut seen = 0;
@@ -126,6 +134,13 @@ fn visits_lend_what_scans_give(backend: Backend) {
     })
     .unwrap();
     assert_eq!(seen, 2);
+    let mut last = Vec::new();
+    snap.visit_rev(A, &KeyRange::all(), &mut |k, _| {
+        last.push(k.to_vec());
+        Ok(false)
+    })
+    .unwrap();
+    assert_eq!(last, vec![b"b1".to_vec()]);
 }
 
 fn snapshots_are_isolated(backend: Backend) {

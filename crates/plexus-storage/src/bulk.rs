@@ -496,7 +496,7 @@ impl Storage {
                     }
                 }
                 *type_counts.entry(e.rel_type).or_default() += 1;
-                edge_packer.add(g, id, record, &mut runs[EDGES.0]);
+                edge_packer.add(g, id, record, &mut runs[EDGES.0])?;
                 if !key.is_empty() {
                     runs[EDGE_KEYS.0].push_parts(&[&gk, key], &id_value(id.0));
                 }
@@ -843,9 +843,23 @@ fn sort_others(
             if let Ok(Some(key)) = run.first_duplicate() {
                 let key = key[4..].to_vec();
                 *repeated.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
+                let _ = tx.send(Sorted::Run(Err(plexus_kv::KvError::Aborted(
+                    "an edge id is given twice".into(),
+                ))));
+                break;
             }
         }
-        if tx.send(Sorted::Run(Ok((ks, Arc::new(run))))).is_err() {
+        // Id maps, label members and index entries are stored in blocks
+        // of sorted keys (`packed.rs`).
+        let sent = if crate::packed::touches(ks) {
+            match crate::packed::pack_run(ks, &run) {
+                Ok(packed) => Ok((ks, Arc::new(packed))),
+                Err(e) => Err(plexus_kv::KvError::Aborted(e.to_string())),
+            }
+        } else {
+            Ok((ks, Arc::new(run)))
+        };
+        if tx.send(Sorted::Run(sent)).is_err() {
             break;
         }
     }

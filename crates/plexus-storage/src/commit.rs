@@ -270,18 +270,30 @@ impl Committer {
     fn timed_write(&self, shared: &Shared, mut batch: WriteBatch) -> Result<()> {
         let started = Instant::now();
         // Under the commit lock the latest snapshot is what the batch lands
-        // on: adjacency deltas and edge records are settled against it
-        // (`adjacency.rs`, `edge_blocks.rs`).
-        let (adj, edges) = batch.ops.iter().fold((false, false), |(a, e), op| {
-            (a || op.keyspace() == ADJ, e || op.keyspace() == EDGES)
-        });
-        if adj || edges {
+        // on: adjacency deltas, edge records and the entries of packed
+        // keyspaces are settled against it (`adjacency.rs`,
+        // `edge_blocks.rs`, `packed.rs`).
+        let (adj, edges, ids) = batch
+            .ops
+            .iter()
+            .fold((false, false, false), |(a, e, i), op| {
+                let ks = op.keyspace();
+                (
+                    a || ks == ADJ,
+                    e || ks == EDGES,
+                    i || crate::packed::touches(ks),
+                )
+            });
+        if adj || edges || ids {
             let snap = shared.kv.snapshot()?;
             if adj {
                 crate::adjacency::settle(&*snap, &mut batch)?;
             }
             if edges {
                 crate::edge_blocks::settle(&*snap, &mut batch)?;
+            }
+            if ids {
+                crate::packed::settle(&*snap, &mut batch)?;
             }
         }
         let r = shared.kv.write(batch);

@@ -4,8 +4,12 @@
 //! An LMDB entry costs its key and about ten bytes of header: with a
 //! 12-byte key per edge, that was 22 of the 50 bytes an edge record took.
 //! So the `edges` keyspace holds *blocks*, key `g|id >> 6|0` (13 bytes:
-//! longer than a per-edge key, so the two never meet), value, per record
-//! in id order, `varint (id & 63), varint length, record`.
+//! longer than a per-edge key, so the two never meet). A block's value is
+//! [`MARK`], then per record in id order: `varint (id & 63)`, the record's
+//! user id stored after the previous record's (`prefix.rs`: edges loaded
+//! together have ids like `e1234560`, `e1234561`), `varint length` and
+//! the record after its user id. Format 2 stored whole records, without
+//! the mark ([`each_v2`], for `plexus upgrade`).
 //!
 //! Transactions still write one key per edge (`g|id`, 12 bytes) into their
 //! overlay, and read their own writes by it; such keys never reach the
@@ -17,6 +21,7 @@
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId};
 use crate::keys::{edge_key, EDGES};
+use crate::record::{join_key, split_key};
 use plexus_common::{read_u32, read_u64, write_varint, Reader};
 use plexus_kv::{KeyRange, Op, Snapshot, WriteBatch};
 use std::collections::BTreeMap;
@@ -27,6 +32,9 @@ const SHIFT: u32 = 6;
 pub(crate) const BLOCK_KEY_LEN: usize = 13;
 /// The length of a per-edge key, as transactions write them.
 pub(crate) const EDGE_KEY_LEN: usize = 12;
+/// The first byte of a block (format 3): format 2's blocks began with an
+/// id's low bits, below 64.
+pub(crate) const MARK: u8 = 0x80;
 
 fn corrupt(what: &str) -> StorageError {
     StorageError::Corrupt(format!("edge block {what}"))
@@ -50,8 +58,63 @@ fn base_of(key: &[u8]) -> Result<u64> {
         .ok_or_else(|| corrupt("key"))
 }
 
+/// Whether a block has this format's layout (not format 2's).
+pub(crate) fn is_current(block: &[u8]) -> bool {
+    block.first() == Some(&MARK)
+}
+
+/// The next record's id low bits, above the last one's.
+fn next_low(r: &mut Reader<'_>, last: &mut Option<u64>) -> Result<u64> {
+    let low = r.varint().map_err(|_| corrupt("record"))?;
+    if low >> SHIFT != 0 || last.is_some_and(|l| l >= low) {
+        return Err(corrupt("record order"));
+    }
+    *last = Some(low);
+    Ok(low)
+}
+
+/// Walks a block's records in id order, each rebuilt in `record`, until
+/// `f` (given the id's low bits) returns false.
+fn walk(
+    block: &[u8],
+    record: &mut Vec<u8>,
+    f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
+) -> Result<()> {
+    let bad = |_| corrupt("record");
+    let mut r = Reader::new(block);
+    if r.byte().map_err(bad)? != MARK {
+        return Err(corrupt("mark"));
+    }
+    let mut user = Vec::new();
+    let mut last = None;
+    while !r.is_empty() {
+        let low = next_low(&mut r, &mut last)?;
+        crate::prefix::next(&mut r, &mut user, false).map_err(bad)?;
+        let len = r.len().map_err(bad)?;
+        join_key(&user, r.bytes(len).map_err(bad)?, record);
+        if !f(low, record)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Calls `f` with each record of a block, in id order.
 pub(crate) fn each(
+    key: &[u8],
+    block: &[u8],
+    f: &mut dyn FnMut(EdgeId, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let base = base_of(key)?;
+    walk(block, &mut Vec::new(), &mut |low, r| {
+        f(EdgeId(base | low), r)?;
+        Ok(true)
+    })
+}
+
+/// Format 2's blocks, `varint (id & 63), varint length, record` per record:
+/// what [`each`] is to this format's.
+pub(crate) fn each_v2(
     key: &[u8],
     block: &[u8],
     f: &mut dyn FnMut(EdgeId, &[u8]) -> Result<()>,
@@ -61,45 +124,58 @@ pub(crate) fn each(
     let mut r = Reader::new(block);
     let mut last = None;
     while !r.is_empty() {
-        let low = r.varint().map_err(bad)?;
-        if low >> SHIFT != 0 || last.is_some_and(|l| l >= low) {
-            return Err(corrupt("record order"));
-        }
-        last = Some(low);
+        let low = next_low(&mut r, &mut last)?;
         let len = r.len().map_err(bad)?;
         f(EdgeId(base | low), r.bytes(len).map_err(bad)?)?;
     }
     Ok(())
 }
 
-/// The record of `id` in its block, if there.
-pub(crate) fn find(block: &[u8], id: EdgeId) -> Result<Option<&[u8]>> {
+/// A format 2 block in this format's layout, and how many records it holds.
+pub(crate) fn convert_v2(key: &[u8], block: &[u8]) -> Result<(Vec<u8>, u64)> {
+    let mut records = BTreeMap::new();
+    each_v2(key, block, &mut |id, r| {
+        records.insert(id.0 & ((1 << SHIFT) - 1), r.to_vec());
+        Ok(())
+    })?;
+    Ok((encode(&records)?, records.len() as u64))
+}
+
+/// Puts the record of `id` from its block into `record`; false when the
+/// block does not hold it.
+pub(crate) fn find(block: &[u8], id: EdgeId, record: &mut Vec<u8>) -> Result<bool> {
     let want = id.0 & ((1 << SHIFT) - 1);
-    let bad = |_| corrupt("record");
-    let mut r = Reader::new(block);
-    while !r.is_empty() {
-        let low = r.varint().map_err(bad)?;
-        let len = r.len().map_err(bad)?;
-        let bytes = r.bytes(len).map_err(bad)?;
-        if low == want {
-            return Ok(Some(bytes));
-        }
-        if low > want {
-            break;
-        }
+    let mut found = false;
+    walk(block, record, &mut |low, _| {
+        found = low == want;
+        Ok(low < want)
+    })?;
+    Ok(found)
+}
+
+/// Appends one record to a block being built, after the record before it
+/// (`prev` holds that one's user id).
+fn push(out: &mut Vec<u8>, prev: &mut Vec<u8>, low: u64, record: &[u8]) -> Result<()> {
+    if out.is_empty() {
+        out.push(MARK);
+        prev.clear();
     }
-    Ok(None)
+    let (user, rest) = split_key(record)?;
+    write_varint(out, low);
+    crate::prefix::push(out, prev, user);
+    write_varint(out, rest.len() as u64);
+    out.extend_from_slice(rest);
+    Ok(())
 }
 
 /// Packs records, given by id low bits in ascending order, into a block.
-fn encode(records: &BTreeMap<u64, Vec<u8>>) -> Vec<u8> {
+fn encode(records: &BTreeMap<u64, Vec<u8>>) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(records.values().map(|r| r.len() + 3).sum());
+    let mut prev = Vec::new();
     for (low, r) in records {
-        write_varint(&mut out, *low);
-        write_varint(&mut out, r.len() as u64);
-        out.extend_from_slice(r);
+        push(&mut out, &mut prev, *low, r)?;
     }
-    out
+    Ok(out)
 }
 
 /// Appends records to blocks as a bulk load assigns ids, in id order.
@@ -107,19 +183,29 @@ fn encode(records: &BTreeMap<u64, Vec<u8>>) -> Vec<u8> {
 pub(crate) struct Packer {
     key: Vec<u8>,
     block: Vec<u8>,
+    prev: Vec<u8>,
 }
 
 impl Packer {
     /// Adds the record of `id`, which is larger than every id added before.
-    pub fn add(&mut self, g: GraphId, id: EdgeId, record: &[u8], run: &mut plexus_kv::Run) {
+    pub fn add(
+        &mut self,
+        g: GraphId,
+        id: EdgeId,
+        record: &[u8],
+        run: &mut plexus_kv::Run,
+    ) -> Result<()> {
         let key = block_key(g, id);
         if key != self.key {
             self.finish(run);
             self.key = key;
         }
-        write_varint(&mut self.block, id.0 & ((1 << SHIFT) - 1));
-        write_varint(&mut self.block, record.len() as u64);
-        self.block.extend_from_slice(record);
+        push(
+            &mut self.block,
+            &mut self.prev,
+            id.0 & ((1 << SHIFT) - 1),
+            record,
+        )
     }
 
     pub fn finish(&mut self, run: &mut plexus_kv::Run) {
@@ -166,6 +252,8 @@ pub(crate) fn settle(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
         };
         let mut inner = None;
         snap.visit(EDGES, &range, &mut |k, v| {
+            // A format 2 block (a conversion still running) reads as well.
+            let each = if is_current(v) { each } else { each_v2 };
             inner = Some(each(k, v, &mut |id, r| {
                 records.insert(id.0 & ((1 << SHIFT) - 1), r.to_vec());
                 Ok(())
@@ -182,7 +270,7 @@ pub(crate) fn settle(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
         if records.is_empty() {
             batch.delete(EDGES, bk);
         } else {
-            batch.put(EDGES, bk, encode(&records));
+            batch.put(EDGES, bk, encode(&records)?);
         }
     }
     Ok(())
@@ -199,23 +287,32 @@ mod tests {
             let g = GraphId(3);
             let mut run = plexus_kv::Run::new();
             let mut p = Packer::default();
+            let record = |id: u64| {
+                let mut r = Vec::new();
+                join_key(format!("e{}", id / 3).as_bytes(), format!("r{id}").as_bytes(), &mut r);
+                r
+            };
             for id in &ids {
-                p.add(g, EdgeId(*id), format!("r{id}").as_bytes(), &mut run);
+                p.add(g, EdgeId(*id), &record(*id), &mut run).unwrap();
             }
             p.finish(&mut run);
             let mut seen = Vec::new();
+            let mut buf = Vec::new();
             for (k, v) in run.iter() {
                 each(k, v, &mut |id, r| {
-                    assert_eq!(r, format!("r{}", id.0).as_bytes());
-                    assert_eq!(find(v, id).unwrap(), Some(r));
+                    assert_eq!(r, record(id.0));
+                    assert!(find(v, id, &mut buf).unwrap());
+                    assert_eq!(buf, r);
                     seen.push(id.0);
                     Ok(())
                 }).unwrap();
                 let base = base_of(k).unwrap();
                 for id in base..base + 64 {
-                    let want = format!("r{id}");
-                    let want = ids.contains(&id).then_some(want.as_bytes());
-                    prop_assert_eq!(find(v, EdgeId(id)).unwrap(), want);
+                    let found = find(v, EdgeId(id), &mut buf).unwrap();
+                    prop_assert_eq!(found, ids.contains(&id));
+                    if found {
+                        prop_assert_eq!(&buf, &record(id));
+                    }
                 }
             }
             prop_assert_eq!(seen, ids.iter().copied().collect::<Vec<_>>());
@@ -225,8 +322,27 @@ mod tests {
                 let i = at.index(v.len());
                 v[i] ^= flip;
                 let _ = each(k, &v, &mut |_, _| Ok(()));
-                let _ = find(&v, EdgeId(5));
+                let _ = find(&v, EdgeId(5), &mut buf);
             }
         }
+    }
+
+    #[test]
+    fn records_loaded_together_share_their_user_ids() {
+        let mut run = plexus_kv::Run::new();
+        let mut p = Packer::default();
+        let mut whole = 0;
+        for id in 0..64u64 {
+            let mut r = Vec::new();
+            join_key(format!("e12345{id:02}").as_bytes(), &[7; 10], &mut r);
+            whole += r.len();
+            p.add(GraphId(1), EdgeId(id), &r, &mut run).unwrap();
+        }
+        p.finish(&mut run);
+        let (_, v) = run.iter().next().unwrap();
+        // Per record: low bits, one prefix byte, one or two bytes of user
+        // id, the length and ten bytes: at most 15 of a whole record's 20.
+        assert_eq!(whole, 64 * 20);
+        assert!(v.len() <= 64 * 15 + 8, "{} of {whole}", v.len());
     }
 }

@@ -30,11 +30,22 @@ impl IntegrityReport {
     }
 }
 
+/// Every pair of `ks` in the graph (packed keyspaces entry by entry); a
+/// key not above the one before it (overlapping blocks) is damage.
 fn keys_of(c: &TxnCore, ks: Ks) -> Result<BTreeMap<Vec<u8>, Vec<u8>>> {
     let prefix = graph_prefix(c.g);
-    c.scan(ks, &KeyRange::prefix(&prefix), ScanOptions::default())
-        .map(|p| p.map_err(Into::into))
-        .collect()
+    let mut out = BTreeMap::new();
+    for pair in c.scan(ks, &KeyRange::prefix(&prefix), ScanOptions::default()) {
+        let (k, v) = pair?;
+        if out.last_key_value().is_some_and(|(last, _)| *last >= k) {
+            return Err(crate::StorageError::Corrupt(format!(
+                "keyspace {}: key {k:?} out of order",
+                KEYSPACES[ks.0]
+            )));
+        }
+        out.insert(k, v);
+    }
+    Ok(out)
 }
 
 fn compare(
@@ -95,8 +106,9 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
     }
     rep.nodes = nodes.len() as u64;
     *counters.entry(stat_key(g, STAT_NODES, &[])).or_default() += nodes.len() as i64;
-    for (k, v) in keys_of(c, NODE_KEYS)? {
-        let id = read_id_value(&v).unwrap_or(u64::MAX);
+    let node_map = keys_of(c, NODE_KEYS)?;
+    for (k, v) in &node_map {
+        let id = read_id_value(v).unwrap_or(u64::MAX);
         match nodes.get(&id) {
             Some(r) if k[4..] == *r.key.as_bytes() => {}
             _ => p.push(format!(
@@ -105,7 +117,7 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
             )),
         }
     }
-    let ids: BTreeSet<Vec<u8>> = keys_of(c, NODE_KEYS)?.into_keys().collect();
+    let ids: BTreeSet<Vec<u8>> = node_map.into_keys().collect();
     compare(p, "node id index", &exp_ids, &ids);
     let labels: BTreeSet<Vec<u8>> = keys_of(c, LABELS)?.into_keys().collect();
     compare(p, "label index", &exp_labels, &labels);

@@ -28,6 +28,8 @@ mod ids;
 mod integrity;
 mod keys;
 mod occ;
+mod packed;
+mod prefix;
 mod read;
 mod record;
 mod schema;
@@ -49,7 +51,7 @@ pub use schema::{
 };
 pub use space::{KeyspaceSpace, Per, SpaceReport};
 pub use storage::{Isolation, Storage, DEFAULT_GRAPH, FORMAT_VERSION};
-pub use upgrade::UpgradeReport;
+pub use upgrade::{convertible, UpgradeReport};
 #[doc(hidden)]
 pub use view::TxnCore;
 pub use write::{DeleteMode, WriteTxn, MAX_ID_LEN};

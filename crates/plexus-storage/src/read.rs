@@ -55,6 +55,14 @@ pub struct Neighbor {
 /// A lazy sequence of ids.
 pub type IdIter<'a, T> = Box<dyn Iterator<Item = Result<T>> + 'a>;
 
+/// The internal id the id map `ks` holds for the user id `key`.
+fn mapped_id(c: &TxnCore, ks: plexus_kv::Ks, key: &str) -> Result<Option<u64>> {
+    match c.get(ks, &user_id_key(c.g, key))? {
+        Some(v) => Ok(Some(read_id_value(&v).ok_or_else(bad_id_value)?)),
+        None => Ok(None),
+    }
+}
+
 fn bad_id_value() -> StorageError {
     StorageError::Corrupt("id map value".into())
 }
@@ -104,10 +112,7 @@ pub trait GraphRead {
     fn node_id(&self, key: &str) -> Result<Option<NodeId>> {
         let c = self.core();
         c.read(Subject::NodeKey(c.g.0, key));
-        match c.get(NODE_KEYS, &user_id_key(c.g, key))? {
-            Some(v) => Ok(Some(NodeId(read_id_value(&v).ok_or_else(bad_id_value)?))),
-            None => Ok(None),
-        }
+        Ok(mapped_id(c, NODE_KEYS, key)?.map(NodeId))
     }
 
     fn node_by_key(&self, key: &str) -> Result<Option<Node>> {
@@ -135,10 +140,7 @@ pub trait GraphRead {
     fn edge_id(&self, key: &str) -> Result<Option<EdgeId>> {
         let c = self.core();
         c.read(Subject::EdgeKey(c.g.0, key));
-        match c.get(EDGE_KEYS, &user_id_key(c.g, key))? {
-            Some(v) => Ok(Some(EdgeId(read_id_value(&v).ok_or_else(bad_id_value)?))),
-            None => Ok(None),
-        }
+        Ok(mapped_id(c, EDGE_KEYS, key)?.map(EdgeId))
     }
 
     fn edge_by_key(&self, key: &str) -> Result<Option<Edge>> {
@@ -703,8 +705,7 @@ pub(crate) fn edge_record(c: &TxnCore, id: EdgeId) -> Result<Option<EdgeRecord>>
 }
 
 /// `f` of the record bytes of edge `id`: the transaction's own write, else
-/// the record in its block (`edge_blocks.rs`), borrowed where the backend
-/// lends it.
+/// the record rebuilt from its block (`edge_blocks.rs`).
 fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<Option<T>> {
     if let Some(written) = c
         .overlay
@@ -718,17 +719,17 @@ fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> 
         start: Bound::Included(block.clone()),
         end: Bound::Included(block),
     };
-    let mut f = Some(f);
-    let mut out = None;
+    let mut record = Vec::new();
+    let mut found = Ok(false);
     c.snap.visit(EDGES, &range, &mut |_, v| {
-        out = Some(match edge_blocks::find(v, id) {
-            Ok(Some(r)) => f.take().map(|f| f(r)).transpose(),
-            Ok(None) => Ok(None),
-            Err(e) => Err(e),
-        });
+        found = edge_blocks::find(v, id, &mut record);
         Ok(false)
     })?;
-    out.unwrap_or(Ok(None))
+    if found? {
+        f(&record).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 /// Every edge id of the graph, in order: the committed blocks' with the

@@ -106,6 +106,29 @@ fn skip_header(r: &mut Reader<'_>, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// An encoded record cut into its user id and the bytes after it, so that
+/// a block of records can store the ids prefix-compressed
+/// (`edge_blocks.rs`); [`join_key`] puts them back together.
+pub(crate) fn split_key(b: &[u8]) -> Result<(&[u8], &[u8])> {
+    let mut r = Reader::new(b);
+    if r.byte()? != RECORD_V1 {
+        return Err(StorageError::Corrupt("record of unknown format".into()));
+    }
+    let n = r.len()?;
+    let key = r.bytes(n)?;
+    let rest = r.bytes(r.remaining())?;
+    Ok((key, rest))
+}
+
+/// The record [`split_key`] cut into `key` and `rest`, into `out`.
+pub(crate) fn join_key(key: &[u8], rest: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.push(RECORD_V1);
+    write_varint(out, key.len() as u64);
+    out.extend_from_slice(key);
+    out.extend_from_slice(rest);
+}
+
 /// One property of an encoded node record: what `NodeRecord::decode` then
 /// a lookup would give, without decoding the other properties.
 /// A node record's user id, without decoding the rest of it.

@@ -149,14 +149,14 @@ mod tests {
         let r = s.space().unwrap();
         assert_eq!((r.nodes, r.edges), (2, 2));
         let get = |name: &str| r.keyspaces.iter().find(|k| k.name == name).unwrap();
-        assert_eq!(get("node_keys").entries, 2);
+        assert_eq!(get("node_keys").entries, 1, "both user ids in one block");
         assert_eq!(
             get("edge_keys").entries,
             1,
             "the edge without an id has no entry"
         );
         assert_eq!(get("adjacency").entries, 4, "each edge from both ends");
-        assert_eq!(get("labels").entries, 2);
+        assert_eq!(get("labels").entries, 1, "both members in one block");
         // In memory, a keyspace's stored size is its keys and values.
         for k in &r.keyspaces {
             assert_eq!(k.stored_bytes, k.key_bytes + k.value_bytes, "{}", k.name);

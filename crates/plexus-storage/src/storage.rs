@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 /// The on-disk format this build writes and reads.
 /// Version 2 packs adjacency into blocks and keeps no degree counters.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The graph every new database starts with.
 pub const DEFAULT_GRAPH: &str = "default";
@@ -134,10 +134,10 @@ impl Storage {
             Some(v) => {
                 let version = read_u32(&v, 0)
                     .ok_or_else(|| StorageError::Corrupt("format version".into()))?;
-                if version == 1 {
-                    return Err(StorageError::Unsupported(
-                        "this database has format version 1 (adjacency not packed); convert it in place with `plexus upgrade` (Database::upgrade), then open it".into(),
-                    ));
+                if let Some(what) = crate::upgrade::convertible(version) {
+                    return Err(StorageError::Unsupported(format!(
+                        "this database has format version {version} ({what}); convert it in place with `plexus upgrade` (Database::upgrade), then open it"
+                    )));
                 }
                 if version != FORMAT_VERSION {
                     return Err(StorageError::Unsupported(format!(
@@ -304,7 +304,9 @@ impl Storage {
         let g = self.graph_id(graph)?;
         // Read before the snapshot: the snapshot then reflects at least this version.
         let version = self.shared.occ.current();
-        let snap = self.shared.kv.snapshot()?;
+        // Readers see packed keyspaces one entry per key (`packed.rs`).
+        let snap: Box<dyn plexus_kv::Snapshot> =
+            Box::new(crate::packed::Unpacked(self.shared.kv.snapshot()?));
         let schema = load_schema(&*snap, g)?;
         Ok(TxnCore {
             shared: self.shared.clone(),

@@ -6,20 +6,23 @@
 //! values of 8 bytes big-endian. Format 2 packs the adjacency into blocks
 //! (`adjacency.rs`) and edge records into blocks of 64 ids
 //! (`edge_blocks.rs`), keeps no degree counters and no type index, and
-//! writes id map values as varints. Each part converts in steps of
-//! bounded size, each its own write, and every step leaves a store the
+//! writes id map values as varints. Format 3 packs the id maps, label
+//! members and index entries into blocks of sorted keys (`packed.rs`) and
+//! stores the user ids of an edge block's records prefix-compressed
+//! (`edge_blocks.rs`). Each part converts in steps
+//! of bounded size, each its own write, and every step leaves a store the
 //! next run can finish: format 1's adjacency keys read as added deltas,
-//! per-edge records merge into any block already written, and a value is
-//! converted only while it still has format 1's shape. The type index is
-//! cleared and the format version written last, in one write.
+//! per-edge records merge into any block already written, and edge blocks
+//! and id map blocks of this format are told from older ones by their
+//! first bytes. The type
+//! index is cleared and the format version written last, in one write.
 
 use crate::adjacency::{self, Group, BLOCK_KEY_LEN};
 use crate::edge_blocks;
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId};
-use crate::keys::{
-    id_value, is_v1_id_value, ADJ, EDGES, EDGE_KEYS, META, META_FORMAT, NODE_KEYS, STATS, TYPES_V1,
-};
+use crate::keys::{ADJ, EDGES, META, META_FORMAT, STATS, TYPES_V1};
+use crate::packed;
 use crate::storage::FORMAT_VERSION;
 use plexus_common::{read_u32, read_u64};
 use plexus_kv::{KeyRange, KvStore, ScanOptions, WriteBatch};
@@ -44,10 +47,23 @@ pub struct UpgradeReport {
     pub entries: u64,
     /// Degree counters deleted.
     pub counters: u64,
-    /// Edge records moved into blocks of consecutive ids.
+    /// Edge records moved into blocks of consecutive ids, or rewritten in
+    /// this format's block layout.
     pub edge_records: u64,
-    /// Id map values rewritten as varints.
+    /// Id map entries (user id → internal id) packed into blocks.
     pub id_values: u64,
+    /// Label members and property index entries packed into blocks.
+    pub index_entries: u64,
+}
+
+/// What an older format this build converts lacks, for the advice to
+/// run `plexus upgrade`; `None` for a format it does not convert.
+pub fn convertible(format: u32) -> Option<&'static str> {
+    match format {
+        1 => Some("adjacency not packed"),
+        2 => Some("id maps not packed"),
+        _ => None,
+    }
 }
 
 /// The store's format version; `None` when it has none (not a database).
@@ -71,10 +87,10 @@ pub(crate) fn upgrade(kv: &dyn KvStore, progress: &mut dyn FnMut(u64)) -> Result
     };
     match from {
         FORMAT_VERSION => return Ok(report),
-        1 => {}
+        1 | 2 => {}
         v => {
             return Err(StorageError::Unsupported(format!(
-                "cannot convert format version {v}; this build of Plexus converts version 1 to {FORMAT_VERSION}"
+                "cannot convert format version {v}; this build of Plexus converts versions 1 and 2 to {FORMAT_VERSION}"
             )))
         }
     }
@@ -84,10 +100,13 @@ pub(crate) fn upgrade(kv: &dyn KvStore, progress: &mut dyn FnMut(u64)) -> Result
         done += n;
         progress(done);
     };
-    pack_adjacency(kv, &mut report, &mut step)?;
-    pack_edges(kv, &mut report, &mut step)?;
-    convert_id_values(kv, &mut report, &mut step)?;
-    drop_degree_counters(kv, &mut report, &mut step)?;
+    if from == 1 {
+        pack_adjacency(kv, &mut report, &mut step)?;
+        pack_edges(kv, &mut report, &mut step)?;
+        drop_degree_counters(kv, &mut report, &mut step)?;
+    }
+    repack_edge_blocks(kv, &mut report, &mut step)?;
+    pack_keyspaces(kv, &mut report, &mut step)?;
     let mut b = WriteBatch::new();
     // Format 1's type index: nothing reads it now. Every key starts with a
     // 4-byte graph id, so this range holds them all (LMDB refuses an empty
@@ -98,6 +117,24 @@ pub(crate) fn upgrade(kv: &dyn KvStore, progress: &mut dyn FnMut(u64)) -> Result
     Ok(report)
 }
 
+/// Runs `step` on the range from the start of a keyspace, then again from
+/// where each run says the next starts, until a run says it finished.
+pub(crate) fn in_steps(
+    mut step: impl FnMut(KeyRange) -> Result<Option<Bound<Vec<u8>>>>,
+) -> Result<()> {
+    let mut from: Bound<Vec<u8>> = Bound::Unbounded;
+    loop {
+        let range = KeyRange {
+            start: from,
+            end: Bound::Unbounded,
+        };
+        match step(range)? {
+            Some(next) => from = next,
+            None => return Ok(()),
+        }
+    }
+}
+
 /// Folds every group of the adjacency keyspace into its block, a step of
 /// whole groups at a time.
 fn pack_adjacency(
@@ -105,13 +142,8 @@ fn pack_adjacency(
     report: &mut UpgradeReport,
     progress: &mut dyn FnMut(u64),
 ) -> Result<()> {
-    let mut from: Bound<Vec<u8>> = Bound::Unbounded;
-    loop {
+    in_steps(|range| {
         let snap = kv.snapshot()?;
-        let range = KeyRange {
-            start: from.clone(),
-            end: Bound::Unbounded,
-        };
         let mut batch = WriteBatch::new();
         let mut head: Option<Vec<u8>> = None;
         let mut group = Group::default();
@@ -150,11 +182,10 @@ fn pack_adjacency(
         progress(keys as u64);
         // On past the last group written (its block sorts before every
         // key of the next group; its deltas are gone).
-        match last.and_then(|done| plexus_kv::prefix_successor(&done)) {
-            Some(next) => from = Bound::Included(next),
-            None => return Ok(()),
-        }
-    }
+        Ok(last
+            .and_then(|done| plexus_kv::prefix_successor(&done))
+            .map(Bound::Included))
+    })
 }
 
 fn finish(batch: &mut WriteBatch, head: &[u8], group: Group, report: &mut UpgradeReport) {
@@ -216,46 +247,56 @@ fn pack_edges(
     }
 }
 
-/// Rewrites format 1's id map values (8 bytes big-endian) as varints, a
-/// step at a time; values already converted are left as they are.
-fn convert_id_values(
+/// Rewrites format 2's edge blocks (whole records) in this format's layout
+/// (user ids prefix-compressed), a step at a time; blocks already in it
+/// are left as they are.
+fn repack_edge_blocks(
     kv: &dyn KvStore,
     report: &mut UpgradeReport,
     progress: &mut dyn FnMut(u64),
 ) -> Result<()> {
-    for ks in [NODE_KEYS, EDGE_KEYS] {
-        let mut from: Bound<Vec<u8>> = Bound::Unbounded;
-        loop {
-            let snap = kv.snapshot()?;
-            let range = KeyRange {
-                start: from.clone(),
-                end: Bound::Unbounded,
-            };
-            let mut batch = WriteBatch::new();
-            let mut last = None;
-            for pair in snap.scan(ks, &range, ScanOptions::default()) {
-                let (k, v) = pair?;
-                if is_v1_id_value(&v) {
-                    let id = read_u64(&v, 0)
-                        .ok_or_else(|| StorageError::Corrupt("id map value".into()))?;
-                    batch.put(ks, k.clone(), id_value(id));
-                }
-                last = Some(k);
-                if batch.ops.len() >= STEP_KEYS {
-                    break;
-                }
+    in_steps(|range| {
+        let snap = kv.snapshot()?;
+        let mut batch = WriteBatch::new();
+        let mut records = 0u64;
+        let mut last = None;
+        for pair in snap.scan(EDGES, &range, ScanOptions::default()) {
+            let (k, v) = pair?;
+            if !edge_blocks::is_current(&v) {
+                let (block, n) = edge_blocks::convert_v2(&k, &v)?;
+                batch.put(EDGES, k.clone(), block);
+                records += n;
             }
-            drop(snap);
-            let n = batch.ops.len() as u64;
-            if n > 0 {
-                kv.write(batch)?;
-                report.id_values += n;
-                progress(n);
+            last = Some(k);
+            if records as usize >= STEP_KEYS {
+                break;
             }
-            match last {
-                Some(k) if n as usize >= STEP_KEYS => from = Bound::Excluded(k),
-                _ => break,
-            }
+        }
+        drop(snap);
+        if records > 0 {
+            kv.write(batch)?;
+            report.edge_records += records;
+            progress(records);
+        }
+        Ok(last
+            .filter(|_| records as usize >= STEP_KEYS)
+            .map(Bound::Excluded))
+    })
+}
+
+/// Packs the single entries of the id maps, label members and index
+/// entries into blocks (`packed.rs`), a step at a time.
+fn pack_keyspaces(
+    kv: &dyn KvStore,
+    report: &mut UpgradeReport,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    for ks in packed::PACKED {
+        let n = packed::pack_singles(kv, ks, STEP_KEYS, progress)?;
+        if packed::kind(ks) == Some(packed::Kind::Ids) {
+            report.id_values += n;
+        } else {
+            report.index_entries += n;
         }
     }
     Ok(())
@@ -295,6 +336,7 @@ fn drop_degree_counters(
 mod tests {
     use super::*;
     use crate::{Direction, GraphRead, Props, Storage};
+    use plexus_kv::Snapshot;
     use std::sync::Arc;
 
     /// Rewrites a store of this format as format 1 laid it out: one
@@ -322,14 +364,59 @@ mod tests {
             })
             .unwrap();
         }
-        for ks in [NODE_KEYS, EDGE_KEYS] {
-            for pair in snap.scan(ks, &KeyRange::all(), ScanOptions::default()) {
-                let (k, v) = pair.unwrap();
-                let id = crate::keys::read_id_value(&v).unwrap();
-                b.put(ks, k, id.to_be_bytes().to_vec());
-            }
-        }
+        drop(snap);
+        kv.write(b).unwrap();
+        unpack(kv, |id| id.to_be_bytes().to_vec());
+        let mut b = WriteBatch::new();
         b.put(META, META_FORMAT, 1u32.to_be_bytes().to_vec());
+        kv.write(b).unwrap();
+    }
+
+    /// Rewrites the packed keyspaces as one entry per key, an id map's
+    /// value `value(id)`.
+    fn unpack(kv: &dyn KvStore, value: fn(u64) -> Vec<u8>) {
+        let snap = kv.snapshot().unwrap();
+        let view = packed::Unpacked(kv.snapshot().unwrap());
+        for ks in packed::PACKED {
+            let mut b = WriteBatch::new();
+            for pair in snap.scan(ks, &KeyRange::all(), ScanOptions::default()) {
+                b.delete(ks, pair.unwrap().0);
+            }
+            kv.write(b).unwrap();
+            let mut b = WriteBatch::new();
+            for pair in view.scan(ks, &KeyRange::all(), ScanOptions::default()) {
+                let (k, v) = pair.unwrap();
+                let v = match packed::kind(ks) {
+                    Some(packed::Kind::Ids) => value(crate::keys::read_id_value(&v).unwrap()),
+                    _ => v,
+                };
+                b.put(ks, k, v);
+            }
+            kv.write(b).unwrap();
+        }
+    }
+
+    /// Rewrites a store of this format as format 2 laid it out: one entry
+    /// per user id, its id a varint.
+    fn to_format_2(kv: &dyn KvStore) {
+        unpack(kv, crate::keys::id_value);
+        let snap = kv.snapshot().unwrap();
+        let mut b = WriteBatch::new();
+        // Edge blocks of whole records: `varint low, varint length, record`.
+        for pair in snap.scan(EDGES, &KeyRange::all(), ScanOptions::default()) {
+            let (k, v) = pair.unwrap();
+            let mut old = Vec::new();
+            edge_blocks::each(&k, &v, &mut |id, r| {
+                plexus_common::write_varint(&mut old, id.0 & 63);
+                plexus_common::write_varint(&mut old, r.len() as u64);
+                old.extend_from_slice(r);
+                Ok(())
+            })
+            .unwrap();
+            b.put(EDGES, k, old);
+        }
+        drop(snap);
+        b.put(META, META_FORMAT, 2u32.to_be_bytes().to_vec());
         kv.write(b).unwrap();
     }
 
@@ -368,9 +455,11 @@ mod tests {
         }
     }
 
-    /// A memory store with a small graph, laid out as format 1, and the
-    /// neighbours of its nodes as format 2 read them before.
-    fn format_1_store() -> (
+    /// A memory store with a small graph, laid out as `format`, and the
+    /// neighbours of its nodes as this format read them before.
+    fn old_store(
+        format: u32,
+    ) -> (
         Arc<dyn KvStore>,
         Vec<crate::NodeId>,
         Vec<Vec<crate::Neighbor>>,
@@ -392,7 +481,9 @@ mod tests {
             .collect();
         for i in 0..200 {
             let (a, b) = (nodes[i % 30], nodes[(i * 7 + 3) % 30]);
-            t.create_edge(None, a, b, ["A", "B"][i % 2], &Props::new())
+            let key = format!("e{i}");
+            let key = (i % 2 == 0).then_some(key.as_str());
+            t.create_edge(key, a, b, ["A", "B"][i % 2], &Props::new())
                 .unwrap();
         }
         t.commit().unwrap();
@@ -402,7 +493,10 @@ mod tests {
             .map(|n| r.neighbors(*n, Direction::Both, None).unwrap())
             .collect();
         drop((r, s));
-        to_format_1(&*kv);
+        match format {
+            1 => to_format_1(&*kv),
+            _ => to_format_2(&*kv),
+        }
         (kv, nodes, before)
     }
 
@@ -418,6 +512,14 @@ mod tests {
             .map(|n| r.neighbors(*n, Direction::Both, None).unwrap())
             .collect();
         assert_eq!(after, before);
+        for (i, n) in nodes.iter().enumerate() {
+            assert_eq!(r.node_id(&format!("n{i}")).unwrap(), Some(*n));
+        }
+        for i in 0..200 {
+            let e = r.edge_id(&format!("e{i}")).unwrap();
+            assert_eq!(e.is_some(), i % 2 == 0, "e{i}");
+        }
+        assert_eq!(r.node_id("n30").unwrap(), None);
         let check = s.check_integrity("default").unwrap();
         assert!(check.is_ok(), "{:?}", check.problems);
     }
@@ -425,37 +527,65 @@ mod tests {
     /// Stopped after any of its steps, a conversion run again finishes it.
     #[test]
     fn a_conversion_stopped_at_any_step_finishes_when_run_again() {
-        let (kv, _, _) = format_1_store();
-        let mut writes = 0;
-        upgrade(&*kv, &mut |_| writes += 1).unwrap();
-        for stop in 0..writes + 1 {
-            let (kv, nodes, before) = format_1_store();
-            let failing = Failing {
-                inner: kv.clone(),
-                left: std::sync::atomic::AtomicI64::new(stop),
-            };
-            assert!(
-                upgrade(&failing, &mut |_| {}).is_err(),
-                "stopped after {stop} writes"
-            );
-            assert!(Storage::open(kv.clone()).is_err(), "still format 1");
-            let report = upgrade(&*kv, &mut |_| {}).unwrap();
-            assert_eq!(report.from, 1);
-            converted_as_before(kv, &nodes, &before);
+        for format in [1, 2] {
+            let (kv, _, _) = old_store(format);
+            let mut writes = 0;
+            upgrade(&*kv, &mut |_| writes += 1).unwrap();
+            for stop in 0..writes + 1 {
+                let (kv, nodes, before) = old_store(format);
+                let failing = Failing {
+                    inner: kv.clone(),
+                    left: std::sync::atomic::AtomicI64::new(stop),
+                };
+                assert!(
+                    upgrade(&failing, &mut |_| {}).is_err(),
+                    "stopped after {stop} writes"
+                );
+                assert!(Storage::open(kv.clone()).is_err(), "still format {format}");
+                let report = upgrade(&*kv, &mut |_| {}).unwrap();
+                assert_eq!(report.from, format);
+                converted_as_before(kv, &nodes, &before);
+            }
         }
     }
 
     #[test]
     fn a_format_1_layout_converts_in_many_steps() {
-        let (kv, nodes, before) = format_1_store();
+        let (kv, nodes, before) = old_store(1);
         assert!(Storage::open(kv.clone()).is_err());
         let mut steps = 0;
         let report = upgrade(&*kv, &mut |_| steps += 1).unwrap();
         assert_eq!(
-            (report.from, report.edge_records, report.entries),
-            (1, 200, 400)
+            (
+                report.from,
+                report.edge_records,
+                report.entries,
+                report.id_values
+            ),
+            (1, 200, 400, 130)
         );
         assert!(steps > 20, "{steps} steps");
+        converted_as_before(kv, &nodes, &before);
+    }
+
+    #[test]
+    fn a_format_2_layout_converts_its_id_maps_and_edge_blocks() {
+        let (kv, nodes, before) = old_store(2);
+        let e = Storage::open(kv.clone()).err().unwrap();
+        assert!(e.to_string().contains("format version 2"), "{e}");
+        let mut steps = 0;
+        let report = upgrade(&*kv, &mut |_| steps += 1).unwrap();
+        assert_eq!(
+            (
+                report.from,
+                report.edge_records,
+                report.entries,
+                report.id_values
+            ),
+            (2, 200, 0, 130)
+        );
+        // Four edge blocks, then the id maps five entries a step.
+        assert_eq!(steps, 4 + 130usize.div_ceil(STEP_KEYS), "{steps} steps");
         converted_as_before(kv, &nodes, &before);
     }
 }

@@ -199,12 +199,17 @@ pub struct TxnCore {
 
 impl TxnCore {
     pub(crate) fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        if let Some(o) = &self.overlay {
-            if let Some(v) = o.maps[ks.0].get(key) {
-                return Ok(v.clone());
-            }
+        if let Some(v) = self.own_write(ks, key) {
+            return Ok(v.map(<[u8]>::to_vec));
         }
         Ok(self.snap.get(ks, key)?)
+    }
+
+    /// This transaction's own write of `key`: `Some(None)` for a delete,
+    /// `None` when it wrote nothing there.
+    pub(crate) fn own_write(&self, ks: Ks, key: &[u8]) -> Option<Option<&[u8]>> {
+        let o = self.overlay.as_ref()?;
+        o.maps[ks.0].get(key).map(Option::as_deref)
     }
 
     pub(crate) fn counter(&self, ks: Ks, key: &[u8]) -> Result<i64> {

@@ -121,6 +121,11 @@ impl Snapshot for FaultySnapshot {
         self.plan.tick()?;
         self.inner.visit(ks, range, f)
     }
+
+    fn visit_rev(&self, ks: Ks, range: &KeyRange, f: &mut PairVisitor<'_>) -> Result<()> {
+        self.plan.tick()?;
+        self.inner.visit_rev(ks, range, f)
+    }
 }
 
 impl KvStore for FaultyKv {

@@ -138,14 +138,14 @@ fn read_manifest_any(path: &Path) -> Result<(u32, Backend)> {
 fn read_manifest(path: &Path) -> Result<Backend> {
     let (format, backend) = read_manifest_any(path)?;
     let unsupported = |why: String| Error::Storage(plexus_storage::StorageError::Unsupported(why));
-    match format {
-        FORMAT_VERSION => Ok(backend),
-        1 => Err(unsupported(format!(
-            "the database at {} has format version 1 (adjacency not packed); convert it in place with `plexus --db {} upgrade`, then open it",
+    match (format, plexus_storage::convertible(format)) {
+        (FORMAT_VERSION, _) => Ok(backend),
+        (v, Some(what)) => Err(unsupported(format!(
+            "the database at {} has format version {v} ({what}); convert it in place with `plexus --db {} upgrade`, then open it",
             path.display(),
             path.display()
         ))),
-        v => Err(unsupported(format!(
+        (v, None) => Err(unsupported(format!(
             "the database at {} has format version {v}; this build of Plexus reads version {FORMAT_VERSION}",
             path.display()
         ))),
