@@ -157,8 +157,21 @@ pub trait Snapshot: Send {
         Ok(())
     }
 
-    /// [`Snapshot::visit`] in reverse key order: the last key at most some
-    /// bound is one cursor seek (a block whose key is its first entry's).
+    /// Hands `f` the last pair whose key is at most `key` and at least
+    /// `min`, if there is one: one cursor seek (the block holding a key,
+    /// when a block's key is its first entry's).
+    fn floor(&self, ks: Ks, min: &[u8], key: &[u8], f: &mut PairVisitor<'_>) -> Result<()> {
+        let range = KeyRange {
+            start: Bound::Included(min.to_vec()),
+            end: Bound::Included(key.to_vec()),
+        };
+        self.visit_rev(ks, &range, &mut |k, v| {
+            f(k, v)?;
+            Ok(false)
+        })
+    }
+
+    /// [`Snapshot::visit`] in reverse key order.
     fn visit_rev(&self, ks: Ks, range: &KeyRange, f: &mut PairVisitor<'_>) -> Result<()> {
         let opts = ScanOptions {
             reverse: true,

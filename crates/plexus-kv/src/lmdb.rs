@@ -524,6 +524,20 @@ impl Snapshot for LmdbSnapshot {
         Ok(())
     }
 
+    fn floor(&self, ks: Ks, min: &[u8], key: &[u8], f: &mut crate::PairVisitor<'_>) -> Result<()> {
+        if key.is_empty() {
+            return Ok(());
+        }
+        let found = self
+            .db(ks)?
+            .get_lower_than_or_equal_to(&self.txn, key)
+            .map_err(backend_err)?;
+        if let Some((k, v)) = found.filter(|(k, _)| *k >= min) {
+            f(k, v)?;
+        }
+        Ok(())
+    }
+
     fn visit_rev(&self, ks: Ks, range: &KeyRange, f: &mut crate::PairVisitor<'_>) -> Result<()> {
         let db = self.db(ks)?;
         if range.is_empty() {

@@ -141,6 +141,25 @@ fn visits_lend_what_scans_give(backend: Backend) {
     })
     .unwrap();
     assert_eq!(last, vec![b"b1".to_vec()]);
+    // The last key at most a bound, and not below a floor.
+    let floor = |min: &[u8], key: &[u8]| {
+        let mut got = None;
+        snap.floor(A, min, key, &mut |k, _| {
+            got = Some(k.to_vec());
+            Ok(true)
+        })
+        .unwrap();
+        got
+    };
+    assert_eq!(floor(b"a", b"a2"), Some(b"a2".to_vec()));
+    assert_eq!(floor(b"a", b"a25"), Some(b"a2".to_vec()));
+    assert_eq!(floor(b"a", b"zz"), Some(b"b1".to_vec()));
+    assert_eq!(floor(b"a", b"a0"), None);
+    assert_eq!(
+        floor(b"a3", b"b0"),
+        None,
+        "a3 is above the last key at most b0"
+    );
 }
 
 fn snapshots_are_isolated(backend: Backend) {

@@ -126,6 +126,11 @@ impl Snapshot for FaultySnapshot {
         self.plan.tick()?;
         self.inner.visit_rev(ks, range, f)
     }
+
+    fn floor(&self, ks: Ks, min: &[u8], key: &[u8], f: &mut PairVisitor<'_>) -> Result<()> {
+        self.plan.tick()?;
+        self.inner.floor(ks, min, key, f)
+    }
 }
 
 impl KvStore for FaultyKv {
