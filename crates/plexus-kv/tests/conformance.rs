@@ -156,9 +156,9 @@ fn visits_lend_what_scans_give(backend: Backend) {
     assert_eq!(floor(b"a", b"zz"), Some(b"b1".to_vec()));
     assert_eq!(floor(b"a", b"a0"), None);
     assert_eq!(
-        floor(b"a3", b"b0"),
+        floor(b"a4", b"b0"),
         None,
-        "a3 is above the last key at most b0"
+        "a3, the last key at most b0, is below a4"
     );
 }
 
