@@ -189,19 +189,15 @@ fn walk(kind: Kind, key: &[u8], block: &[u8], f: &mut EntryVisitor<'_>) -> Resul
     }
     // The full key: the prefix code works on what follows the graph.
     let mut full = key.to_vec();
-    let mut rest = full.split_off(G);
     let (mut r, mut id) = open(kind, block)?;
-    full.extend_from_slice(&rest);
     if !f(&full, id, r.remaining())? {
         return Ok(());
     }
     while !r.is_empty() {
-        crate::prefix::next(&mut r, &mut rest, true).map_err(bad)?;
+        crate::prefix::next_after(&mut r, &mut full, G, true).map_err(bad)?;
         if kind == Kind::Ids {
             id = id.wrapping_add(unzigzag(r.varint().map_err(bad)?));
         }
-        full.truncate(G);
-        full.extend_from_slice(&rest);
         if !f(&full, id, r.remaining())? {
             return Ok(());
         }
@@ -304,6 +300,35 @@ fn block_range(snap: &dyn Snapshot, ks: Ks, range: &KeyRange) -> Result<KeyRange
     })
 }
 
+/// What a walk in key order does with an entry of a block.
+enum Step {
+    /// Below the range's start.
+    Skip,
+    Take,
+    /// Past its end: this and every later entry.
+    Stop,
+}
+
+/// Where `key` stands to `range`, for keys met in ascending order;
+/// `started` notes that one was at or above the start (so later ones are).
+fn step(range: &KeyRange, started: &mut bool, key: &[u8]) -> Step {
+    if past_end(range, key) {
+        return Step::Stop;
+    }
+    if !*started {
+        let above = match &range.start {
+            Bound::Included(s) => key >= s.as_slice(),
+            Bound::Excluded(s) => key > s.as_slice(),
+            Bound::Unbounded => true,
+        };
+        if !above {
+            return Step::Skip;
+        }
+        *started = true;
+    }
+    Step::Take
+}
+
 /// Whether `key` lies past the end of `range`.
 fn past_end(range: &KeyRange, key: &[u8]) -> bool {
     match &range.end {
@@ -332,14 +357,20 @@ impl Unpacked {
         let blocks = block_range(&*self.0, ks, range)?;
         let mut inner: Result<()> = Ok(());
         let mut more = true;
+        let mut started = false;
+        let mut value = Vec::new();
         self.0.visit(ks, &blocks, &mut |k, v| {
             inner = each(kind, k, v, &mut |full, id| {
-                if past_end(range, full) {
-                    more = false;
-                    return Ok(false);
-                }
-                if range.contains(full) {
-                    more = f(full, &value_of(kind, id))?;
+                match step(range, &mut started, full) {
+                    Step::Skip => {}
+                    Step::Stop => more = false,
+                    Step::Take => {
+                        value.clear();
+                        if kind == Kind::Ids {
+                            write_varint(&mut value, id);
+                        }
+                        more = f(full, &value)?;
+                    }
                 }
                 Ok(more)
             });
@@ -389,6 +420,7 @@ impl Snapshot for Unpacked {
                 range: range.clone(),
                 ready: VecDeque::new(),
                 done: range.is_empty(),
+                started: false,
             }
             .take(limit),
         )
@@ -462,6 +494,7 @@ struct Expand<'a> {
     range: KeyRange,
     ready: VecDeque<KvPair>,
     done: bool,
+    started: bool,
 }
 
 impl Iterator for Expand<'_> {
@@ -486,17 +519,20 @@ impl Iterator for Expand<'_> {
                 }
                 Some(Ok(pair)) => pair,
             };
-            let (range, kind, ready, done) =
-                (&self.range, self.kind, &mut self.ready, &mut self.done);
+            let (range, kind, ready, done, started) = (
+                &self.range,
+                self.kind,
+                &mut self.ready,
+                &mut self.done,
+                &mut self.started,
+            );
             let walked = each(kind, &k, &v, &mut |full, id| {
-                if past_end(range, full) {
-                    *done = true;
-                    return Ok(false);
+                match step(range, started, full) {
+                    Step::Skip => {}
+                    Step::Stop => *done = true,
+                    Step::Take => ready.push_back((full.to_vec(), value_of(kind, id))),
                 }
-                if range.contains(full) {
-                    ready.push_back((full.to_vec(), value_of(kind, id)));
-                }
-                Ok(true)
+                Ok(!*done)
             });
             if let Err(e) = walked {
                 self.done = true;

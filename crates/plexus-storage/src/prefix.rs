@@ -44,7 +44,19 @@ pub(crate) fn next(
     cur: &mut Vec<u8>,
     ascending: bool,
 ) -> Result<(), DecodeError> {
+    next_after(r, cur, 0, ascending)
+}
+
+/// [`next`] for keys stored after the first `base` bytes of `cur` (a
+/// block's keys without the graph, kept whole in `cur`).
+pub(crate) fn next_after(
+    r: &mut Reader<'_>,
+    cur: &mut Vec<u8>,
+    base: usize,
+    ascending: bool,
+) -> Result<(), DecodeError> {
     let (shared, suffix) = read(r)?;
+    let shared = base.saturating_add(shared);
     if shared > cur.len() {
         return Err(r.err("shared prefix"));
     }
