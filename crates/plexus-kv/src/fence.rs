@@ -76,6 +76,10 @@ impl KvStore for FencedKv {
         self.guarded(|| self.inner.write_sorted(runs, batch))
     }
 
+    fn reserve(&self, bytes: u64) -> Result<()> {
+        self.inner.reserve(bytes)
+    }
+
     fn disk_size(&self) -> Result<u64> {
         self.inner.disk_size()
     }

@@ -238,6 +238,14 @@ pub trait KvStore: Send + Sync {
     /// order are an error and nothing is written.
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64>;
 
+    /// Makes room for a write of about `bytes` (a bulk load, before
+    /// [`KvStore::write_sorted`]): a backend with a fixed-size map grows it
+    /// now, between transactions, so that the write need not be replayed
+    /// (and may free each run once written). The default does nothing.
+    fn reserve(&self, _bytes: u64) -> Result<()> {
+        Ok(())
+    }
+
     /// Writes sorted runs (pairs in strictly ascending key order, one run
     /// per keyspace) and then `batch`, all atomically. The sorted path lets
     /// a backend append instead of searching; the default applies it as one

@@ -23,6 +23,10 @@ use std::time::{Duration, Instant};
 /// 256 GiB of address space; on 64-bit Linux this reserves no memory or disk.
 pub(crate) const DEFAULT_MAP_SIZE: usize = 256 << 30;
 
+/// LMDB's page size here (the operating system's, 4 KiB on the machines
+/// Plexus runs on; the map's room is measured in it).
+const PAGE: usize = 4096;
+
 /// How long a resize waits for open snapshots before giving up.
 const RESIZE_WAIT: Duration = Duration::from_secs(30);
 
@@ -89,8 +93,7 @@ impl LmdbStore {
         if !opts.read_only {
             std::fs::create_dir_all(path)?;
         }
-        let page = 4096;
-        let map_size = opts.lmdb_initial_map_size.max(page).div_ceil(page) * page;
+        let map_size = opts.lmdb_initial_map_size.max(PAGE).div_ceil(PAGE) * PAGE;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options
             .map_size(map_size)
@@ -180,6 +183,14 @@ impl LmdbStore {
 
     /// Doubles the map. Called with the write lock held and no write
     /// transaction open; waits for snapshots of this process to close.
+    /// Bytes of the map past its last used page (free pages inside it not
+    /// counted: a lower bound of what fits).
+    fn room(&self) -> usize {
+        let info = self.env.info();
+        let used = info.last_page_number.saturating_add(1).saturating_mul(PAGE);
+        info.map_size.saturating_sub(used)
+    }
+
     fn grow(&self, map_size: &mut usize) -> Result<()> {
         let new_size = map_size.saturating_mul(2);
         self.resize(new_size, *map_size)?;
@@ -441,10 +452,23 @@ impl KvStore for LmdbStore {
                 self.check_key(key)?;
             }
         }
-        // Runs are written as they arrive, and kept: a transaction retried
-        // after growing the map writes them again.
+        // Runs are written as they arrive. A transaction retried after
+        // growing the map writes them again, so a run is kept until the
+        // commit — unless the map's free room surely holds everything
+        // written so far (half the room, against twice a run's memory and
+        // 16 bytes an entry), as with the default map or after `reserve`:
+        // then it is freed once written, which keeps a bulk load's runs
+        // out of its peak memory. Should the map fill after one was freed,
+        // nothing is written and the write is refused.
+        let mut budget = self.room() / 2;
+        let mut freed = false;
         let mut arrived: Vec<(Ks, Arc<Run>)> = Vec::new();
         self.with_write_txn(&mut |wtxn| {
+            if freed {
+                return Err(WriteErr::Kv(KvError::Full(
+                    "the load outgrew the LMDB map while it was written; nothing was written and the map has grown: run it again".into(),
+                )));
+            }
             let mut written = 0;
             loop {
                 if written == arrived.len() {
@@ -455,10 +479,36 @@ impl KvStore for LmdbStore {
                 }
                 let (ks, run) = &arrived[written];
                 self.append_run(wtxn, self.db(*ks)?, run)?;
+                let need = run
+                    .memory()
+                    .saturating_mul(2)
+                    .saturating_add(run.len().saturating_mul(16));
+                if !run.spilled() && need <= budget {
+                    budget -= need;
+                    arrived[written].1 = Arc::new(Run::new());
+                    freed = true;
+                }
                 written += 1;
             }
             self.apply(wtxn, &batch)
         })
+    }
+
+    fn reserve(&self, bytes: u64) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let mut map_size = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let room = self.room();
+        let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        if room < bytes {
+            let new_size = map_size
+                .saturating_add(bytes - room)
+                .max(map_size.saturating_mul(2));
+            self.resize(new_size, *map_size)?;
+            *map_size = new_size;
+        }
+        Ok(())
     }
 
     fn disk_size(&self) -> Result<u64> {

@@ -425,6 +425,49 @@ fn lmdb_sorted_runs_survive_map_growth() {
     }
 }
 
+/// A run the map's room surely held is freed once written; should the map
+/// fill after that, the write is refused whole (nothing written) rather
+/// than leaving the freed run's keyspace empty. With room reserved first,
+/// the same load fits.
+#[test]
+fn lmdb_sorted_runs_freed_early_are_never_written_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = KvOptions {
+        durable: false,
+        lmdb_initial_map_size: 64 << 20,
+        ..KvOptions::default()
+    };
+    let s = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
+    let run = |n: u32, len: usize| -> Arc<Run> {
+        Arc::new(
+            (0..n)
+                .map(|i| (i.to_be_bytes().to_vec(), vec![9u8; len]))
+                .collect(),
+        )
+    };
+    // The first run (4 MiB of memory) fits half the room; the second's
+    // 20,000 values of 4,000 bytes (overflow pages) do not fit the map.
+    let (small, large) = (run(100, 100), run(20_000, 4_000));
+    let load = |s: &dyn KvStore| {
+        let mut runs = vec![(A, small.clone()), (B, large.clone())]
+            .into_iter()
+            .map(Ok);
+        s.write_sorted(&mut runs, WriteBatch::new())
+    };
+    let e = load(&*s).unwrap_err();
+    assert_eq!(e.kind(), plexus_common::ErrorKind::ResourceLimit, "{e}");
+    assert!(e.to_string().contains("nothing was written"), "{e}");
+    let count = |ks| {
+        let snap = s.snapshot().unwrap();
+        snap.scan(ks, &KeyRange::all(), ScanOptions::default())
+            .count()
+    };
+    assert_eq!((count(A), count(B)), (0, 0), "nothing of the refused load");
+    s.reserve(400 << 20).unwrap();
+    load(&*s).unwrap();
+    assert_eq!((count(A), count(B)), (100, 20_000));
+}
+
 #[test]
 fn lmdb_opens_read_only() {
     let dir = tempfile::tempdir().unwrap();

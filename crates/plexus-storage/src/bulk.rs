@@ -591,6 +591,18 @@ impl Storage {
         // id runs (sorted by string) last.
         others.sort_by_key(|(ks, _)| *ks == NODE_KEYS || *ks == EDGE_KEYS);
         let kv = &self.shared.kv;
+        // Room for the write up front (generously: packed, it is smaller
+        // than the runs), so that the backend need not keep the runs to
+        // write them again, and frees each once written.
+        let runs_bytes: usize = others
+            .iter()
+            .map(|(_, r)| r.memory().saturating_mul(3).saturating_add(r.len() * 64))
+            .sum();
+        let adj_bytes = adj.memory().saturating_mul(3)
+            + adj_rows
+                .as_ref()
+                .map_or(0, |rows| rows.len().saturating_mul(64));
+        kv.reserve(runs_bytes.saturating_add(adj_bytes) as u64)?;
         // An edge id given twice, as the sorted edge-id run shows it (the
         // backend then refuses that run, and the whole write).
         let repeated: std::sync::Mutex<Option<Vec<u8>>> = Default::default();

@@ -150,6 +150,10 @@ impl KvStore for FaultyKv {
         self.plan.write(|| self.inner.bulk_append(ks, pairs))
     }
 
+    fn reserve(&self, bytes: u64) -> Result<()> {
+        self.inner.reserve(bytes)
+    }
+
     fn write_sorted(
         &self,
         runs: &mut dyn Iterator<Item = Result<(Ks, Arc<Run>)>>,
