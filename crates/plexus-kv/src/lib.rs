@@ -161,14 +161,7 @@ pub trait Snapshot: Send {
     /// `min`, if there is one: one cursor seek (the block holding a key,
     /// when a block's key is its first entry's).
     fn floor(&self, ks: Ks, min: &[u8], key: &[u8], f: &mut PairVisitor<'_>) -> Result<()> {
-        let range = KeyRange {
-            start: Bound::Included(min.to_vec()),
-            end: Bound::Included(key.to_vec()),
-        };
-        self.visit_rev(ks, &range, &mut |k, v| {
-            f(k, v)?;
-            Ok(false)
-        })
+        floor_by_visit_rev(self, ks, min, key, f)
     }
 
     /// [`Snapshot::visit`] in reverse key order.
@@ -185,6 +178,25 @@ pub trait Snapshot: Send {
         }
         Ok(())
     }
+}
+
+/// [`Snapshot::floor`] through [`Snapshot::visit_rev`]: the default, and
+/// for wrappers that change what a keyspace's pairs are.
+pub fn floor_by_visit_rev<S: Snapshot + ?Sized>(
+    snap: &S,
+    ks: Ks,
+    min: &[u8],
+    key: &[u8],
+    f: &mut PairVisitor<'_>,
+) -> Result<()> {
+    let range = KeyRange {
+        start: Bound::Included(min.to_vec()),
+        end: Bound::Included(key.to_vec()),
+    };
+    snap.visit_rev(ks, &range, &mut |k, v| {
+        f(k, v)?;
+        Ok(false)
+    })
 }
 
 /// Which backend stores the data.

@@ -443,14 +443,7 @@ impl Snapshot for Unpacked {
         if kind(ks).is_none() {
             return self.0.floor(ks, min, key, f);
         }
-        let range = KeyRange {
-            start: Bound::Included(min.to_vec()),
-            end: Bound::Included(key.to_vec()),
-        };
-        self.visit_rev(ks, &range, &mut |k, v| {
-            f(k, v)?;
-            Ok(false)
-        })
+        plexus_kv::floor_by_visit_rev(self, ks, min, key, f)
     }
 
     fn visit_rev(
