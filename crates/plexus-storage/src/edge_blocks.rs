@@ -73,13 +73,13 @@ fn next_low(r: &mut Reader<'_>, last: &mut Option<u64>) -> Result<u64> {
     Ok(low)
 }
 
-/// Walks a block's records in id order, each rebuilt in `record`, until
-/// `f` (given the id's low bits) returns false.
-fn walk(
-    block: &[u8],
-    record: &mut Vec<u8>,
-    f: &mut dyn FnMut(u64, &[u8]) -> Result<bool>,
-) -> Result<()> {
+/// What [`walk`] calls per record: id low bits, user id, the rest.
+type RecordVisitor<'a> = dyn FnMut(u64, &[u8], &[u8]) -> Result<bool> + 'a;
+
+/// Walks a block's records in id order, handing `f` each one's id low
+/// bits, user id and the record after it, until `f` returns false. Callers
+/// rebuild only the records they keep.
+fn walk(block: &[u8], f: &mut RecordVisitor<'_>) -> Result<()> {
     let bad = |_| corrupt("record");
     let mut r = Reader::new(block);
     if r.byte().map_err(bad)? != MARK {
@@ -91,8 +91,7 @@ fn walk(
         let low = next_low(&mut r, &mut last)?;
         crate::prefix::next(&mut r, &mut user, false).map_err(bad)?;
         let len = r.len().map_err(bad)?;
-        join_key(&user, r.bytes(len).map_err(bad)?, record);
-        if !f(low, record)? {
+        if !f(low, &user, r.bytes(len).map_err(bad)?)? {
             break;
         }
     }
@@ -106,8 +105,20 @@ pub(crate) fn each(
     f: &mut dyn FnMut(EdgeId, &[u8]) -> Result<()>,
 ) -> Result<()> {
     let base = base_of(key)?;
-    walk(block, &mut Vec::new(), &mut |low, r| {
-        f(EdgeId(base | low), r)?;
+    let mut record = Vec::new();
+    walk(block, &mut |low, user, rest| {
+        join_key(user, rest, &mut record);
+        f(EdgeId(base | low), &record)?;
+        Ok(true)
+    })
+}
+
+/// Calls `f` with each edge id a block holds, in order, without rebuilding
+/// the records.
+pub(crate) fn each_id(key: &[u8], block: &[u8], f: &mut dyn FnMut(EdgeId)) -> Result<()> {
+    let base = base_of(key)?;
+    walk(block, &mut |low, _, _| {
+        f(EdgeId(base | low));
         Ok(true)
     })
 }
@@ -146,8 +157,11 @@ pub(crate) fn convert_v2(key: &[u8], block: &[u8]) -> Result<(Vec<u8>, u64)> {
 pub(crate) fn find(block: &[u8], id: EdgeId, record: &mut Vec<u8>) -> Result<bool> {
     let want = id.0 & ((1 << SHIFT) - 1);
     let mut found = false;
-    walk(block, record, &mut |low, _| {
-        found = low == want;
+    walk(block, &mut |low, user, rest| {
+        if low == want {
+            join_key(user, rest, record);
+            found = true;
+        }
         Ok(low < want)
     })?;
     Ok(found)

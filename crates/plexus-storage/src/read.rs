@@ -740,10 +740,7 @@ fn edge_ids(c: &TxnCore) -> Result<Vec<EdgeId>> {
     let mut inner = Ok(());
     c.snap
         .visit(EDGES, &KeyRange::prefix(&prefix), &mut |k, v| {
-            inner = edge_blocks::each(k, v, &mut |id, _| {
-                ids.push(id);
-                Ok(())
-            });
+            inner = edge_blocks::each_id(k, v, &mut |id| ids.push(id));
             Ok(inner.is_ok())
         })?;
     inner?;

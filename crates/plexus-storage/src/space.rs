@@ -95,10 +95,7 @@ impl Storage {
             let mut damaged = None;
             snap.visit(ks, &KeyRange::all(), &mut |k, v| {
                 if ks == EDGES {
-                    let counted = crate::edge_blocks::each(k, v, &mut |_, _| {
-                        edges += 1;
-                        Ok(())
-                    });
+                    let counted = crate::edge_blocks::each_id(k, v, &mut |_| edges += 1);
                     if let Err(e) = counted {
                         damaged = Some(e);
                         return Ok(false);
