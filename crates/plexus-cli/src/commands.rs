@@ -225,7 +225,6 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
                 *array_delimiter,
                 *index_mode,
                 memory_limit.as_deref(),
-                &cli.db,
             )?,
             skip_bad_rows.as_deref(),
             *upsert,
@@ -306,28 +305,24 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
     }
 }
 
-/// The import's options from its flags. A memory limit spills the keys
-/// to a folder inside the database (not the system's temporary folder,
-/// which may itself live in memory).
+/// The import's options from its flags. Keys past the memory limit spill
+/// to a folder inside the database (`Database::import`).
 fn import_options(
     (delimiter, quote): (char, char),
     array_delimiter: char,
     index_mode: IndexModeArg,
     memory_limit: Option<&str>,
-    db: &std::path::Path,
 ) -> Result<plexus::ingest::ImportOptions, Box<dyn std::error::Error>> {
-    use plexus::ingest::{CsvOptions, ImportOptions};
+    use plexus::ingest::{CsvOptions, ImportOptions, MemoryLimit};
     for (what, c) in [("delimiter", delimiter), ("quote", quote)] {
         if !c.is_ascii() {
             return Err(format!("the {what} '{c}' must be a single ASCII character").into());
         }
     }
-    let spill = match memory_limit {
-        Some(text) => Some(plexus::SpillLimit {
-            bytes: parse_size(text)?,
-            dir: db.join("import-spill"),
-        }),
-        None => None,
+    let memory = match memory_limit {
+        None => MemoryLimit::Machine,
+        Some("none" | "unbounded") => MemoryLimit::Unbounded,
+        Some(text) => MemoryLimit::Bytes(parse_size(text)?),
     };
     Ok(ImportOptions {
         csv: CsvOptions {
@@ -340,7 +335,9 @@ fn import_options(
             IndexModeArg::Defer => plexus::IndexMode::Defer,
             IndexModeArg::DeferRebuild => plexus::IndexMode::DeferRebuild,
         },
-        spill,
+        memory,
+        // The database's folder (`Database::import`).
+        spill_dir: None,
     })
 }
 
@@ -438,10 +435,6 @@ pub fn import(
     } else {
         db.import(g, &n, &e, &opts, &mut progress, skipper)
     };
-    // The spilled files went with the import; their folder goes too.
-    if let Some(spill) = &opts.spill {
-        let _ = std::fs::remove_dir(&spill.dir);
-    }
     let r = r?;
     if let Some(e) = write_failed {
         return Err(format!("cannot write the bad-row report: {e}").into());

@@ -167,9 +167,10 @@ pub enum Command {
         /// (defer-rebuild). Unique indexes are always maintained.
         #[arg(long, value_enum, default_value = "maintain")]
         index_mode: IndexModeArg,
-        /// Memory for the import's keys at most (e.g. 2G): past it, they are
-        /// sorted into files in the database folder and merged as written,
-        /// so imports larger than memory fit. Unbounded by default.
+        /// Memory for the import's keys at most (e.g. 2G, or `none`): past
+        /// it, they are sorted into files in the database folder and merged
+        /// as written, so imports larger than memory fit. A quarter of the
+        /// machine's memory by default.
         #[arg(long, value_name = "SIZE")]
         memory_limit: Option<String>,
     },

@@ -334,6 +334,16 @@ fn an_import_can_bound_its_memory() {
         !d.join("plexus-data").join("import-spill").exists(),
         "spill folder removed"
     );
+    // `none` lifts the bound (a quarter of the machine's memory otherwise).
+    let other = tempfile::tempdir().unwrap();
+    for f in ["people.csv", "knows.csv"] {
+        std::fs::copy(d.join(f), other.path().join(f)).unwrap();
+    }
+    ok(other.path(), &["init"]);
+    assert_eq!(
+        import_people(other.path(), &["--memory-limit", "none"]),
+        (Some(5000), Some(5000))
+    );
 }
 
 #[test]

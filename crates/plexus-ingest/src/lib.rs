@@ -125,9 +125,70 @@ pub struct ImportOptions {
     /// import returns (for the bulk path, the same as `Maintain`, which
     /// already fills them with one sorted run).
     pub index_mode: IndexMode,
-    /// At most this much memory for the keys of a bulk import, the rest
-    /// sorted into files and merged as written; unbounded without it.
-    pub spill: Option<SpillLimit>,
+    /// Memory for the keys of a bulk import at most; past it, they are
+    /// sorted into files in `spill_dir` and merged as written. A quarter of
+    /// the machine's memory by default.
+    pub memory: MemoryLimit,
+    /// Where keys past the limit go: the system's temporary folder when
+    /// `None` (`plexus::Database` names a folder inside the database, as the
+    /// temporary one may itself live in memory).
+    pub spill_dir: Option<std::path::PathBuf>,
+}
+
+/// How much memory a bulk import's keys may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemoryLimit {
+    /// A quarter of the machine's memory (or of the control group's limit,
+    /// when lower): see [`MemoryLimit::bytes`].
+    #[default]
+    Machine,
+    Bytes(usize),
+    Unbounded,
+}
+
+/// The least a machine-derived limit allows (a smaller machine still
+/// loads, spilling early).
+const MIN_MACHINE_LIMIT: usize = 256 << 20;
+
+impl MemoryLimit {
+    /// The limit in bytes; `None` when unbounded.
+    pub fn bytes(self) -> Option<usize> {
+        match self {
+            MemoryLimit::Machine => Some((machine_memory() / 4).max(MIN_MACHINE_LIMIT)),
+            MemoryLimit::Bytes(n) => Some(n),
+            MemoryLimit::Unbounded => None,
+        }
+    }
+
+    fn spill(self, dir: Option<&std::path::Path>) -> Option<SpillLimit> {
+        let bytes = self.bytes()?;
+        let dir = dir.map_or_else(
+            || std::env::temp_dir().join("plexus-import"),
+            |d| d.to_path_buf(),
+        );
+        Some(SpillLimit { bytes, dir })
+    }
+}
+
+/// The machine's memory in bytes: the smaller of `/proc/meminfo`'s total
+/// and the control group's `memory.max`; 8 GiB where neither can be read
+/// (not Linux).
+pub fn machine_memory() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    });
+    // "max" (no limit) does not parse, and leaves the total.
+    let group = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|t| t.trim().parse::<usize>().ok());
+    match (total, group) {
+        (Some(t), Some(g)) => t.min(g),
+        (Some(t), None) => t,
+        (None, Some(g)) => g,
+        (None, None) => 8 << 30,
+    }
 }
 
 /// What an import did.
@@ -231,7 +292,7 @@ pub fn import_batches(
         BulkOptions {
             skip: None,
             index_mode: opts.index_mode,
-            spill: opts.spill.clone(),
+            spill: opts.memory.spill(opts.spill_dir.as_deref()),
         },
     )?;
     let progress = progress.into_inner();
@@ -319,7 +380,7 @@ pub fn import(
             BulkOptions {
                 skip: skipper,
                 index_mode: opts.index_mode,
-                spill: opts.spill.clone(),
+                spill: opts.memory.spill(opts.spill_dir.as_deref()),
             },
         );
         // Hang up before waiting for the reader: a failed load leaves it
@@ -648,5 +709,23 @@ mod reader_tests {
         let fatal = Mutex::new(None);
         assert!(guarded(&tx, &fatal, || true));
         assert!(fatal.into_inner().unwrap().is_none());
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::MemoryLimit;
+
+    #[test]
+    fn a_limit_comes_from_the_machine_unless_given() {
+        let machine = MemoryLimit::Machine.bytes().unwrap();
+        assert!(machine >= super::MIN_MACHINE_LIMIT);
+        assert!(machine <= super::machine_memory().max(super::MIN_MACHINE_LIMIT));
+        assert_eq!(MemoryLimit::Bytes(5).bytes(), Some(5));
+        assert_eq!(MemoryLimit::Unbounded.bytes(), None);
+        let dir = std::path::Path::new("here");
+        let spill = MemoryLimit::Bytes(5).spill(Some(dir)).unwrap();
+        assert_eq!((spill.bytes, spill.dir.as_path()), (5, dir));
+        assert!(MemoryLimit::Unbounded.spill(Some(dir)).is_none());
     }
 }

@@ -275,7 +275,7 @@ impl LmdbStore {
     /// takes): a bad one fails the transaction, so nothing of it lands, and
     /// the run is read once rather than once more to check it first.
     fn append_run(&self, wtxn: &mut heed::RwTxn<'_>, db: Db, run: &Run) -> Result<(), WriteErr> {
-        if !run.spilled() {
+        if !run.parted() {
             return self.append_pairs(wtxn, db, &mut run.iter());
         }
         // Parts in files are merged as they are read: pairs come to a

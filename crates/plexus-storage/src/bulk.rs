@@ -8,7 +8,7 @@
 //!
 //! The whole load is one commit: a failing row (bad id, dangling edge,
 //! duplicate, constraint or type violation) leaves the database unchanged.
-//! Memory grows with the load (about 100 bytes per key, 32 per edge for
+//! Memory grows with the load (about 100 bytes per key, 16 per edge for
 //! the adjacency) unless a `SpillLimit` bounds it (runs sorted into files).
 
 use crate::adjacency;
@@ -349,13 +349,15 @@ impl Storage {
             }
         }
         // The adjacency: one compact row per edge, sorted twice to pack both
-        // directions (a tenth of the memory of a key per direction, sorted
-        // with an entry each); a bounded load puts keys in the run instead,
-        // which spills.
-        let mut adj_rows: Option<Vec<AdjRow>> = spill.is_none().then(|| Vec::with_capacity(e));
-        if adj_rows.is_none() {
-            runs[ADJ.0].reserve(2 * e);
-        }
+        // directions (a twentieth of the memory of a key per direction,
+        // sorted with an entry each); a bounded load that outgrows its limit
+        // turns them into keys in the run, which spills.
+        let mut adj_rows: Option<AdjRows> = Some(AdjRows {
+            rows: Vec::with_capacity(if spill.is_none() { e } else { 0 }),
+            // Every id this load gives lies past these (the counters only grow).
+            node_base: self.shared.next_node.load(Ordering::Relaxed),
+            edge_base: self.shared.next_edge.load(Ordering::Relaxed),
+        });
         let mut report = BulkReport::default();
         let mut record = Vec::new();
         // A row either passes every check and adds all its keys, or adds
@@ -457,7 +459,7 @@ impl Storage {
             ids.insert(IdKey::new(rec.key), id);
             report.nodes += 1;
             if report.nodes.is_multiple_of(4096) {
-                spill_if_over(&mut runs, spill.as_ref())?;
+                spill_if_over(&mut runs, &mut adj_rows, g, spill.as_ref())?;
             }
         }
         // Edges are checked and encoded on a thread of their own (endpoint
@@ -484,12 +486,7 @@ impl Storage {
                 let ib = id.0.to_be_bytes();
                 let tb = e.rel_type.to_be_bytes();
                 match &mut adj_rows {
-                    Some(rows) => rows.push(AdjRow {
-                        node: e.src.0,
-                        rel_type: e.rel_type,
-                        other: e.dst.0,
-                        edge: id.0,
-                    }),
+                    Some(rows) => rows.push(e.src, e.dst, e.rel_type, id)?,
                     None => {
                         runs[ADJ.0].push_parts(&[&gk, &src, &[DIR_OUT], &tb, &dst, &ib], &[]);
                         runs[ADJ.0].push_parts(&[&gk, &dst, &[DIR_IN], &tb, &src, &ib], &[]);
@@ -502,7 +499,7 @@ impl Storage {
                 }
                 report.edges += 1;
             }
-            spill_if_over(&mut runs, spill.as_ref())
+            spill_if_over(&mut runs, &mut adj_rows, g, spill.as_ref())
         };
         std::thread::scope(|scope| -> Result<()> {
             let (to_check, checking) = std::sync::mpsc::sync_channel::<Vec<Result<BulkEdge>>>(2);
@@ -555,6 +552,7 @@ impl Storage {
             Ok(())
         })?;
         edge_packer.finish(&mut runs[EDGES.0]);
+        edge_ids.forget_seen();
         runs[PROP_INDEX.0].sort();
         self.check_unique(&schema, &runs[PROP_INDEX.0], &ids)?;
         drop(ids);
@@ -601,7 +599,7 @@ impl Storage {
         let adj_bytes = adj.memory().saturating_mul(3)
             + adj_rows
                 .as_ref()
-                .map_or(0, |rows| rows.len().saturating_mul(64));
+                .map_or(0, |a| a.rows.len().saturating_mul(64));
         kv.reserve(runs_bytes.saturating_add(adj_bytes) as u64)?;
         // An edge id given twice, as the sorted edge-id run shows it (the
         // backend then refuses that run, and the whole write).
@@ -693,17 +691,31 @@ impl Storage {
     }
 }
 
-/// With a limit, writes the runs out to files once they hold more memory
-/// than it allows (each run sorted first; later keys start new parts).
-fn spill_if_over(runs: &mut [Run], limit: Option<&SpillLimit>) -> Result<()> {
+/// With a limit, writes the runs out to files once they and the adjacency
+/// rows hold more memory than it allows (each run sorted first; later keys
+/// start new parts; the rows become keys).
+fn spill_if_over(
+    runs: &mut [Run],
+    adj_rows: &mut Option<AdjRows>,
+    g: GraphId,
+    limit: Option<&SpillLimit>,
+) -> Result<()> {
     let Some(limit) = limit else {
         return Ok(());
     };
-    if runs.iter().map(Run::memory).sum::<usize>() <= limit.bytes {
+    let rows = adj_rows
+        .as_ref()
+        .map_or(0, |a| a.rows.capacity() * std::mem::size_of::<AdjRow>());
+    if runs.iter().map(Run::memory).sum::<usize>() + rows <= limit.bytes {
         return Ok(());
     }
     for run in runs.iter_mut() {
         run.spill(&limit.dir)?;
+    }
+    // Past the limit, the rows go too, as keys in sorted files, and the
+    // edges to come go straight to keys.
+    if let Some(rows) = adj_rows.take() {
+        rows.into_keys(g, &mut runs[ADJ.0], &limit.dir)?;
     }
     Ok(())
 }
@@ -713,13 +725,13 @@ enum EdgeIds {
     /// Every id kept: a repeat is refused at its row, which can then be
     /// skipped (for loads that skip bad rows).
     Exact(FxHashSet<String>),
-    /// Only a 64-bit hash of each id kept, and the rows whose hash was
+    /// Only a 32-bit hash of each id kept, and the rows whose hash was
     /// seen before noted: a repeat is found for sure once the edge-id run
     /// is sorted (two equal keys; the backend refuses the write), and named
     /// by its noted row. Millions of ids cost a set of integers, not of
     /// strings.
     Hashed {
-        seen: FxHashSet<u64>,
+        seen: FxHashSet<u32>,
         noted: Vec<(String, Origin)>,
     },
 }
@@ -744,12 +756,24 @@ impl EdgeIds {
             EdgeIds::Hashed { seen, noted } => {
                 let mut h = rustc_hash::FxHasher::default();
                 std::hash::Hasher::write(&mut h, key.as_bytes());
-                if !seen.insert(std::hash::Hasher::finish(&h)) {
+                // 32 bits: five million ids note a few thousand rows that
+                // only share a hash, and the set takes half the memory.
+                let hash = (std::hash::Hasher::finish(&h) >> 32) as u32;
+                if !seen.insert(hash) {
                     noted.push((key.to_string(), origin.clone()));
                 }
             }
         }
         Ok(())
+    }
+
+    /// Frees the hashes once every edge is in: only the noted rows are
+    /// needed after (to name a repeat).
+    fn forget_seen(&mut self) {
+        match self {
+            EdgeIds::Exact(_) => {}
+            EdgeIds::Hashed { seen, .. } => *seen = FxHashSet::default(),
+        }
     }
 
     /// The error for an id found twice in the sorted run (hashed mode).
@@ -809,7 +833,7 @@ fn until_done(
 /// into blocks (`adjacency.rs`) and hands those over, then the counters.
 fn sort_adjacency(
     mut adj: Run,
-    rows: Option<Vec<AdjRow>>,
+    rows: Option<AdjRows>,
     g: GraphId,
     report: &BulkReport,
     label_counts: &FxHashMap<u32, i64>,
@@ -817,7 +841,7 @@ fn sort_adjacency(
     tx: &std::sync::mpsc::Sender<Sorted>,
 ) {
     let packed = match rows {
-        Some(rows) => Ok(vec![pack_rows(g, rows)]),
+        Some(rows) => Ok(vec![rows.pack(g)]),
         None => {
             adj.sort();
             block_runs(&adj).map(Vec::from)
@@ -995,7 +1019,7 @@ fn stats_run(
 fn block_runs(adj: &Run) -> plexus_kv::Result<[Run; 2]> {
     let mut first = Run::new();
     let mut second = Run::new();
-    if adj.spilled() {
+    if adj.parted() {
         // Parts in files are merged as they are read: one pass, one thread.
         let mut packer = Packer::default();
         adj.visit(&mut |k, _| -> plexus_kv::Result<()> {
@@ -1027,63 +1051,103 @@ fn block_runs(adj: &Run) -> plexus_kv::Result<[Run; 2]> {
     Ok([first, second])
 }
 
-/// An edge as the adjacency of one of its ends lists it. Ordered as a
-/// block orders its entries, after the node.
+/// An edge as the adjacency of one of its ends lists it, in 16 bytes: ids
+/// as offsets from the first this load gives (a load's rows are most of its
+/// memory). Ordered as a block orders its entries, after the node.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct AdjRow {
-    node: u64,
+    node: u32,
     rel_type: u32,
-    other: u64,
-    edge: u64,
+    other: u32,
+    edge: u32,
 }
 
-/// The blocks of both directions from one row per edge (source in `node`):
-/// sorted by source and packed, then turned around, sorted by target and
-/// packed, and the two runs merged into one in key order (a node's
-/// outgoing block before its incoming one).
-fn pack_rows(g: GraphId, mut rows: Vec<AdjRow>) -> Run {
-    let mut by_dir = [Run::new(), Run::new()];
-    for (dir, run) in [DIR_OUT, DIR_IN].into_iter().zip(&mut by_dir) {
-        if dir == DIR_IN {
-            for r in &mut rows {
-                std::mem::swap(&mut r.node, &mut r.other);
-            }
-        }
-        rows.sort_unstable();
-        let mut key = Vec::with_capacity(adjacency::BLOCK_KEY_LEN);
-        let (mut entries, mut block) = (Vec::new(), Vec::new());
-        for stretch in rows.chunk_by(|a, b| a.node == b.node) {
-            entries.clear();
-            entries.extend(stretch.iter().map(|r| adjacency::Entry {
-                rel_type: r.rel_type,
-                node: r.other,
-                edge: r.edge,
-            }));
-            block.clear();
-            adjacency::encode(&entries, &mut block);
-            key.clear();
-            key.extend_from_slice(&g.0.to_be_bytes());
-            key.extend_from_slice(&stretch[0].node.to_be_bytes());
-            key.push(dir);
-            run.push(&key, &block);
-        }
-    }
-    drop(rows);
-    let [outgoing, incoming] = by_dir;
-    let mut merged = Run::new();
-    let mut a = outgoing.iter().peekable();
-    let mut b = incoming.iter().peekable();
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some((ka, _)), Some((kb, _))) if ka <= kb => a.next(),
-            (Some(_), Some(_)) => b.next(),
-            (Some(_), None) => a.next(),
-            (None, _) => b.next(),
+/// One row per edge (source in `node`), and the ids the offsets count from.
+struct AdjRows {
+    rows: Vec<AdjRow>,
+    node_base: u64,
+    edge_base: u64,
+}
+
+impl AdjRows {
+    fn push(&mut self, src: NodeId, dst: NodeId, rel_type: u32, edge: EdgeId) -> Result<()> {
+        let offset = |id: u64, base: u64| {
+            id.checked_sub(base)
+                .and_then(|o| u32::try_from(o).ok())
+                .ok_or_else(|| {
+                    StorageError::Unsupported(
+                        "a bulk load spans more than 2^32 node or edge ids; load it in parts"
+                            .into(),
+                    )
+                })
         };
-        match next {
-            Some((k, v)) => merged.push(k, v),
-            None => return merged,
+        self.rows.push(AdjRow {
+            node: offset(src.0, self.node_base)?,
+            rel_type,
+            other: offset(dst.0, self.node_base)?,
+            edge: offset(edge.0, self.edge_base)?,
+        });
+        Ok(())
+    }
+
+    /// The rows as adjacency keys (both directions) in `run`, spilled to
+    /// `dir` a slice of rows at a time, so that the keys of only one slice
+    /// are held beside the rows.
+    fn into_keys(self, g: GraphId, run: &mut Run, dir: &std::path::Path) -> Result<()> {
+        let gk = g.0.to_be_bytes();
+        for slice in self.rows.chunks(1 << 18) {
+            for r in slice {
+                let src = (self.node_base + u64::from(r.node)).to_be_bytes();
+                let dst = (self.node_base + u64::from(r.other)).to_be_bytes();
+                let ib = (self.edge_base + u64::from(r.edge)).to_be_bytes();
+                let tb = r.rel_type.to_be_bytes();
+                run.push_parts(&[&gk, &src, &[DIR_OUT], &tb, &dst, &ib], &[]);
+                run.push_parts(&[&gk, &dst, &[DIR_IN], &tb, &src, &ib], &[]);
+            }
+            run.spill(dir)?;
         }
+        Ok(())
+    }
+
+    /// The blocks of both directions: sorted by source and packed, then
+    /// turned around, sorted by target and packed; the two runs are read
+    /// as one, in key order (a node's outgoing block before its incoming
+    /// one).
+    fn pack(self, g: GraphId) -> Run {
+        let AdjRows {
+            mut rows,
+            node_base,
+            edge_base,
+        } = self;
+        let mut by_dir = Vec::with_capacity(2);
+        for dir in [DIR_OUT, DIR_IN] {
+            if dir == DIR_IN {
+                for r in &mut rows {
+                    std::mem::swap(&mut r.node, &mut r.other);
+                }
+            }
+            rows.sort_unstable();
+            let mut run = Run::new();
+            let mut key = Vec::with_capacity(adjacency::BLOCK_KEY_LEN);
+            let (mut entries, mut block) = (Vec::new(), Vec::new());
+            for stretch in rows.chunk_by(|a, b| a.node == b.node) {
+                entries.clear();
+                entries.extend(stretch.iter().map(|r| adjacency::Entry {
+                    rel_type: r.rel_type,
+                    node: node_base + u64::from(r.other),
+                    edge: edge_base + u64::from(r.edge),
+                }));
+                block.clear();
+                adjacency::encode(&entries, &mut block);
+                key.clear();
+                key.extend_from_slice(&g.0.to_be_bytes());
+                key.extend_from_slice(&(node_base + u64::from(stretch[0].node)).to_be_bytes());
+                key.push(dir);
+                run.push(&key, &block);
+            }
+            by_dir.push(run);
+        }
+        Run::merged(by_dir)
     }
 }
 

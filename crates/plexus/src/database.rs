@@ -471,7 +471,30 @@ impl Database {
         skip: Option<&mut dyn FnMut(&str)>,
     ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
         self.ensure_graph(graph)?;
-        plexus_ingest::import(&self.storage, graph, nodes, edges, opts, progress, skip)
+        self.spilling_here(opts, |opts| {
+            plexus_ingest::import(&self.storage, graph, nodes, edges, opts, progress, skip)
+        })
+    }
+
+    /// Runs an import with keys past the memory limit spilled into the
+    /// database's folder unless `opts` names one (the system's temporary
+    /// folder may live in memory, which spilling is meant to spare); the
+    /// files go with the import, and the folder after it.
+    fn spilling_here<T>(
+        &self,
+        opts: &plexus_ingest::ImportOptions,
+        import: impl FnOnce(&plexus_ingest::ImportOptions) -> T,
+    ) -> T {
+        let here = match (&opts.spill_dir, &self.path) {
+            (None, Some(p)) => p.join("import-spill"),
+            _ => return import(opts),
+        };
+        let mut opts = opts.clone();
+        opts.spill_dir = Some(here.clone());
+        let result = import(&opts);
+        // Empty by now (or never made); a folder still holding files is left.
+        let _ = std::fs::remove_dir(&here);
+        result
     }
 
     /// Imports files into `graph` (created when missing) whether or not it
@@ -501,7 +524,9 @@ impl Database {
         progress: &mut dyn FnMut(u64),
     ) -> std::result::Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
         self.ensure_graph(graph)?;
-        plexus_ingest::import_batches(&self.storage, graph, nodes, edges, opts, progress)
+        self.spilling_here(opts, |opts| {
+            plexus_ingest::import_batches(&self.storage, graph, nodes, edges, opts, progress)
+        })
     }
 
     /// Upserts Arrow record batches into `graph` (created when missing),
