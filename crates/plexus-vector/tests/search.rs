@@ -1,0 +1,147 @@
+//! The HNSW graph against exact search on the same vectors: recall on
+//! clustered data, filters that return exactly `k`, removals never
+//! returned, f16 storage beside f32.
+
+use plexus_vector::{exact_search, Hnsw, Metric, Params, Precision, Scratch};
+use proptest::prelude::*;
+
+/// A deterministic Gaussian mixture: `n` vectors of `dim` around
+/// `clusters` centres (Box–Muller over a xorshift generator).
+fn mixture(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut x = seed | 1;
+    let mut uniform = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let mut normal = move || {
+        let (u, v) = (uniform(), uniform());
+        ((-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()) as f32
+    };
+    let centres: Vec<Vec<f32>> = (0..clusters)
+        .map(|_| (0..dim).map(|_| normal() * 1.5).collect())
+        .collect();
+    (0..n)
+        .map(|i| centres[i % clusters].iter().map(|c| c + normal()).collect())
+        .collect()
+}
+
+fn build(vs: &[Vec<f32>], metric: Metric, precision: Precision) -> Hnsw {
+    let mut h = Hnsw::new(metric, vs[0].len(), precision, Params::default());
+    for v in vs {
+        h.insert(v).unwrap();
+    }
+    h
+}
+
+/// Mean share of the exact top `k` that the graph search returns.
+fn recall(h: &Hnsw, queries: &[Vec<f32>], k: usize, ef: usize) -> f64 {
+    let mut s = Scratch::default();
+    let mut hit = 0usize;
+    for q in queries {
+        let got: Vec<u32> = h
+            .search(q, k, ef, None, &mut s)
+            .unwrap()
+            .iter()
+            .map(|r| r.0)
+            .collect();
+        let want = exact_search(h, q, k, None).unwrap();
+        hit += want.iter().filter(|w| got.contains(&w.0)).count();
+    }
+    hit as f64 / (queries.len() * k) as f64
+}
+
+#[test]
+fn recall_on_clustered_vectors() {
+    // Queries from the same clusters, left out of the index.
+    let mut vs = mixture(4100, 48, 20, 7);
+    let queries = vs.split_off(4000);
+    for metric in [Metric::Cosine, Metric::Euclidean, Metric::Dot] {
+        for precision in [Precision::F32, Precision::F16] {
+            let h = build(&vs, metric, precision);
+            let r = recall(&h, &queries, 10, 64);
+            eprintln!("{metric:?} {precision:?}: recall@10 {r:.3} at ef 64");
+            assert!(r >= 0.95, "{metric:?} {precision:?}: recall {r}");
+        }
+    }
+}
+
+#[test]
+fn f16_storage_halves_the_vectors_and_keeps_the_order() {
+    let vs = mixture(2000, 64, 10, 3);
+    let h32 = build(&vs, Metric::Cosine, Precision::F32);
+    let h16 = build(&vs, Metric::Cosine, Precision::F16);
+    assert_eq!(h16.codes().bytes() * 2, h32.codes().bytes());
+    let q = &mixture(2001, 64, 10, 3)[2000];
+    let a = exact_search(&h32, q, 10, None).unwrap();
+    let b = exact_search(&h16, q, 10, None).unwrap();
+    let same = a.iter().filter(|x| b.iter().any(|y| y.0 == x.0)).count();
+    assert!(same >= 9, "{a:?} {b:?}");
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x.1 - y.1).abs() < 2e-3, "{x:?} {y:?}");
+    }
+}
+
+#[test]
+fn bad_vectors_are_refused() {
+    let mut h = Hnsw::new(Metric::Cosine, 3, Precision::F32, Params::default());
+    assert!(h
+        .insert(&[1.0, 2.0])
+        .unwrap_err()
+        .to_string()
+        .contains("2 dimensions"));
+    assert!(h.insert(&[0.0, 0.0, 0.0]).is_err());
+    assert!(h
+        .insert(&[1.0, f32::NAN, 0.0])
+        .unwrap_err()
+        .to_string()
+        .contains("component 1"));
+    assert_eq!(h.len(), 0);
+    let mut s = Scratch::default();
+    assert!(h
+        .search(&[1.0, 0.0, 0.0], 5, 10, None, &mut s)
+        .unwrap()
+        .is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// Whatever the data, filter and removals: results are distinct live
+    /// slots the filter passes, closest first, exactly `min(k, passing)`
+    /// of them, and never closer than the exact answer allows.
+    #[test]
+    fn searches_keep_their_promises(
+        n in 1usize..300,
+        seed in any::<u64>(),
+        k in 0usize..20,
+        modulus in 1u32..12,
+        removed in proptest::collection::vec(any::<u32>(), 0..40),
+    ) {
+        let vs = mixture(n, 8, 4, seed);
+        let mut h = Hnsw::new(Metric::Euclidean, 8, Precision::F32, Params { m: 4, ef_construction: 16, seed });
+        for v in &vs {
+            h.insert(v).unwrap();
+        }
+        for r in &removed {
+            h.remove(r % n as u32);
+        }
+        let filter = |s: u32| s.is_multiple_of(modulus);
+        let passing = (0..n as u32).filter(|s| filter(*s) && !h.is_deleted(*s)).count();
+        let mut s = Scratch::default();
+        let got = h.search(&vs[0], k, 8, Some(&filter), &mut s).unwrap();
+        let want = exact_search(&h, &vs[0], k, Some(&filter)).unwrap();
+        prop_assert_eq!(got.len(), k.min(passing));
+        prop_assert_eq!(want.len(), k.min(passing));
+        let mut seen = std::collections::HashSet::new();
+        for (i, (slot, d)) in got.iter().enumerate() {
+            prop_assert!(filter(*slot) && !h.is_deleted(*slot));
+            prop_assert!(seen.insert(*slot));
+            prop_assert!(*d >= want[i].1 - 1e-4);
+            if i > 0 {
+                prop_assert!(got[i - 1].1 <= *d);
+            }
+        }
+    }
+}
