@@ -10,6 +10,7 @@ pub mod ldbc;
 pub mod peers;
 pub mod report;
 pub mod snb;
+pub mod vectors;
 pub mod writers;
 
 /// One measured workload: its reported name, the query it runs, and the

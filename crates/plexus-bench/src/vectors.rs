@@ -1,0 +1,315 @@
+//! `plexus-bench vectors`: nearest-neighbour search on generated vectors,
+//! Plexus's HNSW (`plexus-vector`, the crate on its own until the database
+//! serves vector indexes) beside faiss and hnswlib on the same files, one
+//! engine after another.
+//!
+//! The vectors are a Gaussian mixture drawn from a seed (the queries from
+//! the same clusters, left out of the base), compared by cosine. Ground
+//! truth is an exact search in f32 here; every engine's recall@k is
+//! measured against it. Each engine reports, per `ef`: recall, p50 and p99
+//! latency of single queries on one thread, queries per second on
+//! `threads` threads, build time and index size.
+
+use plexus_vector::{Hnsw, Metric, Params, Precision, Scratch};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Pinned so that results are comparable from run to run.
+const PACKAGES: &[&str] = &["numpy==2.2.6", "faiss-cpu==1.12.0", "hnswlib==0.8.0"];
+
+const PEER_SCRIPT: &str = include_str!("../peers/vectors.py");
+
+pub const PEERS: &[&str] = &["faiss-hnsw", "faiss-hnsw-sq16", "faiss-flat", "hnswlib"];
+
+pub struct Options {
+    pub n: usize,
+    pub dim: usize,
+    pub queries: usize,
+    pub clusters: usize,
+    pub k: usize,
+    pub efs: Vec<usize>,
+    pub m: usize,
+    pub ef_construction: usize,
+    pub threads: usize,
+    pub precision: Precision,
+    pub engines: Vec<String>,
+    pub work: PathBuf,
+    pub venv: PathBuf,
+    pub seed: u64,
+}
+
+/// The data set, as the files peers read: raw little-endian f32 rows.
+struct Data {
+    base: Vec<f32>,
+    queries: Vec<f32>,
+    /// The exact `k` nearest base rows of each query.
+    truth: Vec<Vec<u32>>,
+}
+
+/// Unit vectors from a Gaussian mixture: `rows` of `dim` around `clusters`
+/// centres (xorshift and Box–Muller, so every run draws the same).
+fn mixture(rows: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
+    let mut x = seed | 1;
+    let mut uniform = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let mut normal = move || {
+        let (u, v) = (uniform(), uniform());
+        ((-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()) as f32
+    };
+    let centres: Vec<f32> = (0..clusters * dim).map(|_| normal() * 1.5).collect();
+    let mut out = Vec::with_capacity(rows * dim);
+    for i in 0..rows {
+        let c = &centres[(i % clusters) * dim..][..dim];
+        let start = out.len();
+        out.extend(c.iter().map(|c| c + normal()));
+        let row = &mut out[start..];
+        let norm = plexus_vector::kernels::dot(row, row).sqrt();
+        row.iter_mut().for_each(|v| *v /= norm);
+    }
+    out
+}
+
+/// The exact `k` nearest rows of each query by cosine (unit vectors: the
+/// largest dot products), on `threads` threads.
+fn ground_truth(
+    base: &[f32],
+    queries: &[f32],
+    dim: usize,
+    k: usize,
+    threads: usize,
+) -> Vec<Vec<u32>> {
+    let qs: Vec<&[f32]> = queries.chunks(dim).collect();
+    let per = qs.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = qs
+            .chunks(per)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|q| {
+                            let mut scored: Vec<(f32, u32)> = base
+                                .chunks(dim)
+                                .enumerate()
+                                .map(|(i, b)| (-plexus_vector::kernels::dot(q, b), i as u32))
+                                .collect();
+                            let k = k.min(scored.len());
+                            scored.select_nth_unstable_by(k.saturating_sub(1), |a, b| {
+                                a.0.total_cmp(&b.0)
+                            });
+                            scored.truncate(k);
+                            scored.sort_by(|a, b| a.0.total_cmp(&b.0));
+                            scored.into_iter().map(|s| s.1).collect()
+                        })
+                        .collect::<Vec<Vec<u32>>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a ground-truth thread panicked"))
+            .collect()
+    })
+}
+
+fn write_f32(path: &Path, v: &[f32]) -> std::io::Result<()> {
+    let mut bytes = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        bytes.extend_from_slice(&x.to_le_bytes());
+    }
+    std::fs::write(path, bytes)
+}
+
+fn recall(found: &[Vec<u32>], truth: &[Vec<u32>], k: usize) -> f64 {
+    let hits: usize = found
+        .iter()
+        .zip(truth)
+        .map(|(f, t)| t.iter().filter(|x| f.contains(x)).count())
+        .sum();
+    hits as f64 / (truth.len() * k).max(1) as f64
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i]
+}
+
+/// Plexus's HNSW: built once, then every `ef`.
+fn run_plexus(o: &Options, d: &Data) -> Result<Vec<Value>, String> {
+    let params = Params {
+        m: o.m,
+        ef_construction: o.ef_construction,
+        ..Params::default()
+    };
+    let mut h = Hnsw::new(Metric::Cosine, o.dim, o.precision, params);
+    let start = Instant::now();
+    for row in d.base.chunks(o.dim) {
+        h.insert(row).map_err(|e| e.to_string())?;
+    }
+    let build_s = start.elapsed().as_secs_f64();
+    let index_mb = (h.codes().bytes() + h.link_bytes()) as f64 / 1048576.0;
+    let engine = format!(
+        "plexus-{}",
+        if o.precision == Precision::F16 {
+            "f16"
+        } else {
+            "f32"
+        }
+    );
+    let queries: Vec<&[f32]> = d.queries.chunks(o.dim).collect();
+    let mut rows = Vec::new();
+    for &ef in &o.efs {
+        let mut s = Scratch::default();
+        let mut lat = Vec::with_capacity(queries.len());
+        let mut found = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let t = Instant::now();
+            let r = h
+                .search(q, o.k, ef, None, &mut s)
+                .map_err(|e| e.to_string())?;
+            lat.push(t.elapsed().as_secs_f64() * 1e3);
+            found.push(r.into_iter().map(|x| x.0).collect::<Vec<u32>>());
+        }
+        lat.sort_by(f64::total_cmp);
+        // Queries per second with `threads` threads sharing the queries.
+        let t = Instant::now();
+        std::thread::scope(|sc| {
+            for part in queries.chunks(queries.len().div_ceil(o.threads.max(1)).max(1)) {
+                let h = &h;
+                sc.spawn(move || {
+                    let mut s = Scratch::default();
+                    for q in part {
+                        let _ = h.search(q, o.k, ef, None, &mut s);
+                    }
+                });
+            }
+        });
+        let qps = queries.len() as f64 / t.elapsed().as_secs_f64();
+        rows.push(json!({
+            "engine": engine, "ef": ef, "recall": recall(&found, &d.truth, o.k),
+            "p50_ms": percentile(&lat, 0.5), "p99_ms": percentile(&lat, 0.99), "qps": qps,
+            "build_s": build_s, "build_threads": 1, "index_mb": index_mb,
+        }));
+    }
+    Ok(rows)
+}
+
+/// The peers, by `peers/vectors.py` in the virtualenv.
+fn run_peers(o: &Options, engines: &[&str]) -> Result<Vec<Value>, String> {
+    let python = crate::peers::ensure_venv_with(&o.venv, PACKAGES)?;
+    let script = o.work.join("vectors.py");
+    std::fs::write(&script, PEER_SCRIPT).map_err(|e| e.to_string())?;
+    let job = json!({
+        "base": o.work.join("base.f32"), "queries": o.work.join("queries.f32"),
+        "truth": o.work.join("truth.u32"), "n": o.n, "dim": o.dim, "k": o.k,
+        "efs": o.efs, "m": o.m, "ef_construction": o.ef_construction,
+        "threads": o.threads, "engines": engines, "work": o.work,
+    });
+    let mut child = Command::new(&python)
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", python.display()))?;
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(job.to_string().as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for line in BufReader::new(child.stdout.take().ok_or("no stdout")?).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        match serde_json::from_str::<Value>(&line) {
+            Ok(v) => rows.push(v),
+            Err(_) => eprintln!("{line}"),
+        }
+    }
+    let st = child.wait().map_err(|e| e.to_string())?;
+    if !st.success() {
+        return Err(format!("the vector peers failed ({st})"));
+    }
+    Ok(rows)
+}
+
+/// Generates the data, runs every engine, returns one row per engine and `ef`.
+pub fn run(o: &Options) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+    std::fs::create_dir_all(&o.work)?;
+    eprintln!("vectors: {} × {}, {} queries ...", o.n, o.dim, o.queries);
+    let all = mixture(o.n + o.queries, o.dim, o.clusters, o.seed);
+    let (base, queries) = all.split_at(o.n * o.dim);
+    let t = Instant::now();
+    let truth = ground_truth(base, queries, o.dim, o.k, o.threads);
+    eprintln!("ground truth in {:.1} s", t.elapsed().as_secs_f64());
+    write_f32(&o.work.join("base.f32"), base)?;
+    write_f32(&o.work.join("queries.f32"), queries)?;
+    let tb: Vec<u8> = truth
+        .iter()
+        .flatten()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    std::fs::write(o.work.join("truth.u32"), tb)?;
+    let data = Data {
+        base: base.to_vec(),
+        queries: queries.to_vec(),
+        truth,
+    };
+    drop(all);
+    let mut rows = Vec::new();
+    if o.engines.iter().any(|e| e == "plexus") {
+        eprintln!("plexus ...");
+        rows.extend(run_plexus(o, &data)?);
+    }
+    drop(data);
+    let peers: Vec<&str> = o
+        .engines
+        .iter()
+        .map(String::as_str)
+        .filter(|e| PEERS.contains(e))
+        .collect();
+    if let Some(bad) = o
+        .engines
+        .iter()
+        .find(|e| *e != "plexus" && !PEERS.contains(&e.as_str()))
+    {
+        return Err(format!("unknown engine '{bad}' (plexus, {})", PEERS.join(", ")).into());
+    }
+    if !peers.is_empty() {
+        rows.extend(run_peers(o, &peers)?);
+    }
+    Ok(rows)
+}
+
+/// The rows as a markdown table.
+pub fn table(o: &Options, rows: &[Value]) -> String {
+    let mut s = format!(
+        "{} × {} unit vectors (Gaussian mixture, {} clusters), {} queries, cosine, k = {}, M = {}, ef_construction = {}, {} threads for build and QPS.\n\n",
+        o.n, o.dim, o.clusters, o.queries, o.k, o.m, o.ef_construction, o.threads
+    );
+    s.push_str("| engine | ef | recall@k | p50 | p99 | QPS | build (threads) | index |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for r in rows {
+        let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+        s.push_str(&format!(
+            "| {} | {} | {:.3} | {:.3} ms | {:.3} ms | {:.0} | {:.1} s ({}) | {:.1} MB |\n",
+            r["engine"].as_str().unwrap_or("?"),
+            r["ef"],
+            f("recall"),
+            f("p50_ms"),
+            f("p99_ms"),
+            f("qps"),
+            f("build_s"),
+            r["build_threads"],
+            f("index_mb"),
+        ));
+    }
+    s
+}
