@@ -150,11 +150,16 @@ fn run_plexus(o: &Options, d: &Data) -> Result<Vec<Value>, String> {
         ef_construction: o.ef_construction,
         ..Params::default()
     };
-    let mut h = Hnsw::new(Metric::Cosine, o.dim, o.precision, params);
     let start = Instant::now();
-    for row in d.base.chunks(o.dim) {
-        h.insert(row).map_err(|e| e.to_string())?;
-    }
+    let h = Hnsw::build(
+        Metric::Cosine,
+        o.dim,
+        o.precision,
+        params,
+        &d.base,
+        o.threads,
+    )
+    .map_err(|e| e.to_string())?;
     let build_s = start.elapsed().as_secs_f64();
     let index_mb = (h.codes().bytes() + h.link_bytes()) as f64 / 1048576.0;
     let engine = format!(
@@ -197,7 +202,7 @@ fn run_plexus(o: &Options, d: &Data) -> Result<Vec<Value>, String> {
         rows.push(json!({
             "engine": engine, "ef": ef, "recall": recall(&found, &d.truth, o.k),
             "p50_ms": percentile(&lat, 0.5), "p99_ms": percentile(&lat, 0.99), "qps": qps,
-            "build_s": build_s, "build_threads": 1, "index_mb": index_mb,
+            "build_s": build_s, "build_threads": o.threads, "index_mb": index_mb,
         }));
     }
     Ok(rows)

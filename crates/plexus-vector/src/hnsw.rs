@@ -21,6 +21,8 @@ use crate::metric::{prepare, Codes, Metric, Precision};
 use crate::VectorError;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::Mutex;
 
 /// Build parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +79,7 @@ pub struct Scratch {
     candidates: BinaryHeap<Reverse<Near>>,
     results: BinaryHeap<Near>,
     query: Vec<f32>,
+    links: Vec<u32>,
 }
 
 impl Scratch {
@@ -104,20 +107,33 @@ impl Scratch {
 }
 
 /// An HNSW graph with its vectors.
+///
+/// Linking takes `&self`, so that a bulk build links on several threads
+/// (`Hnsw::build`): layer-0 links are atomics (a reader sees each link
+/// whole, a list being rewritten may show old and new links, which a walk
+/// tolerates), and a slot's writer holds that slot's lock, which also
+/// guards its higher layers.
 pub struct Hnsw {
     params: Params,
     codes: Codes,
     layer_of: Vec<u8>,
     /// Layer 0: `2m` links per slot; `count0[slot]` of them in use.
-    links0: Vec<u32>,
-    count0: Vec<u16>,
-    /// Layers 1 and up, per slot (empty for the slots of layer 0 only).
-    upper: Vec<Vec<Vec<u32>>>,
+    links0: Vec<AtomicU32>,
+    count0: Vec<AtomicU32>,
+    /// Per slot, its layers 1 and up (empty for most), behind the lock a
+    /// writer of any of its layers holds.
+    upper: Vec<Mutex<Vec<Vec<u32>>>>,
     deleted: Vec<bool>,
     live: usize,
-    entry: Option<u32>,
+    /// The entry slot and its layer.
+    top: Mutex<Option<(u32, u8)>>,
     /// For linking (`insert` has the graph to itself).
     scratch: Scratch,
+}
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while linking leaves links that are each valid.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Hnsw {
@@ -136,9 +152,52 @@ impl Hnsw {
             upper: Vec::new(),
             deleted: Vec::new(),
             live: 0,
-            entry: None,
+            top: Mutex::new(None),
             scratch: Scratch::default(),
         }
+    }
+
+    /// An index of `rows` (vectors of `dim`, one after another; slot `i`
+    /// is row `i`), linked on `threads` threads.
+    pub fn build(
+        metric: Metric,
+        dim: usize,
+        precision: Precision,
+        params: Params,
+        rows: &[f32],
+        threads: usize,
+    ) -> Result<Hnsw, VectorError> {
+        let mut h = Hnsw::new(metric, dim, precision, params);
+        if dim == 0 || !rows.len().is_multiple_of(dim) {
+            return Err(VectorError::Dimension {
+                expected: dim,
+                got: rows.len() % dim.max(1),
+            });
+        }
+        for row in rows.chunks(dim) {
+            let q = prepare(metric, dim, row)?;
+            h.push_slot(&q)?;
+        }
+        let next = AtomicUsize::new(0);
+        let n = h.len();
+        let h_ref = &h;
+        std::thread::scope(|sc| {
+            for _ in 0..threads.max(1) {
+                sc.spawn(|| {
+                    let mut s = Scratch::default();
+                    let mut q = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, AtomicOrdering::Relaxed);
+                        if i >= n {
+                            break;
+                        }
+                        h_ref.codes.get(i as u32, &mut q);
+                        h_ref.link(i as u32, &q, &mut s);
+                    }
+                });
+            }
+        });
+        Ok(h)
     }
 
     pub fn codes(&self) -> &Codes {
@@ -168,9 +227,9 @@ impl Hnsw {
         let upper: usize = self
             .upper
             .iter()
-            .flat_map(|layers| layers.iter().map(|l| l.len() * 4))
+            .map(|u| locked(u).iter().map(|l| l.len() * 4).sum::<usize>())
             .sum();
-        self.links0.len() * 4 + self.count0.len() * 2 + self.layer_of.len() + upper
+        (self.links0.len() + self.count0.len()) * 4 + self.layer_of.len() + upper
     }
 
     fn cap(&self, layer: u8) -> usize {
@@ -181,22 +240,33 @@ impl Hnsw {
         }
     }
 
-    fn links(&self, slot: u32, layer: u8) -> &[u32] {
+    /// The links of `slot` on `layer`, into `out`.
+    fn links_into(&self, slot: u32, layer: u8, out: &mut Vec<u32>) {
+        out.clear();
         if layer == 0 {
             let at = slot as usize * 2 * self.params.m;
-            &self.links0[at..at + self.count0[slot as usize] as usize]
-        } else {
-            &self.upper[slot as usize][layer as usize - 1]
+            let n = (self.count0[slot as usize].load(AtomicOrdering::Acquire) as usize)
+                .min(2 * self.params.m);
+            out.extend(
+                self.links0[at..at + n]
+                    .iter()
+                    .map(|l| l.load(AtomicOrdering::Relaxed)),
+            );
+        } else if let Some(l) = locked(&self.upper[slot as usize]).get(layer as usize - 1) {
+            out.extend_from_slice(l);
         }
     }
 
-    fn set_links(&mut self, slot: u32, layer: u8, links: &[u32]) {
+    /// Sets the links of `slot` on `layer`; the caller holds its lock
+    /// (`layers`).
+    fn store_links(&self, slot: u32, layer: u8, layers: &mut [Vec<u32>], links: &[u32]) {
         if layer == 0 {
             let at = slot as usize * 2 * self.params.m;
-            self.links0[at..at + links.len()].copy_from_slice(links);
-            self.count0[slot as usize] = links.len() as u16;
-        } else {
-            let l = &mut self.upper[slot as usize][layer as usize - 1];
+            for (cell, l) in self.links0[at..].iter().zip(links) {
+                cell.store(*l, AtomicOrdering::Relaxed);
+            }
+            self.count0[slot as usize].store(links.len() as u32, AtomicOrdering::Release);
+        } else if let Some(l) = layers.get_mut(layer as usize - 1) {
             l.clear();
             l.extend_from_slice(links);
         }
@@ -214,53 +284,76 @@ impl Hnsw {
         (layer as u8).min(MAX_LAYER)
     }
 
+    /// Stores a prepared vector in a new slot, not linked yet.
+    fn push_slot(&mut self, q: &[f32]) -> Result<u32, VectorError> {
+        let slot = u32::try_from(self.len()).map_err(|_| VectorError::Full)?;
+        self.codes.push(q);
+        let layer = self.draw_layer(slot);
+        self.layer_of.push(layer);
+        self.links0
+            .extend((0..2 * self.params.m).map(|_| AtomicU32::new(0)));
+        self.count0.push(AtomicU32::new(0));
+        self.upper
+            .push(Mutex::new(vec![Vec::new(); layer as usize]));
+        self.deleted.push(false);
+        self.live += 1;
+        Ok(slot)
+    }
+
     /// Adds a vector; its slot is the number of slots before it.
     pub fn insert(&mut self, v: &[f32]) -> Result<u32, VectorError> {
         let q = prepare(self.codes.metric(), self.codes.dim(), v)?;
-        let slot = u32::try_from(self.len()).map_err(|_| VectorError::Full)?;
-        self.codes.push(&q);
-        let layer = self.draw_layer(slot);
-        self.layer_of.push(layer);
-        self.links0.resize(self.links0.len() + 2 * self.params.m, 0);
-        self.count0.push(0);
-        self.upper.push(vec![Vec::new(); layer as usize]);
-        self.deleted.push(false);
-        self.live += 1;
-        let Some(entry) = self.entry else {
-            self.entry = Some(slot);
-            return Ok(slot);
+        let slot = self.push_slot(&q)?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        self.link(slot, &q, &mut scratch);
+        self.scratch = scratch;
+        Ok(slot)
+    }
+
+    /// Links a stored slot into the graph (the first becomes the entry).
+    fn link(&self, slot: u32, q: &[f32], s: &mut Scratch) {
+        let layer = self.layer_of[slot as usize];
+        let (entry, top) = {
+            let mut t = locked(&self.top);
+            match *t {
+                Some(x) => x,
+                None => {
+                    *t = Some((slot, layer));
+                    return;
+                }
+            }
         };
-        let top = self.layer_of[entry as usize];
         let mut ep = Near {
-            d: self.codes.distance(&q, entry),
+            d: self.codes.distance(q, entry),
             slot: entry,
         };
         for l in (layer.saturating_add(1)..=top).rev() {
-            ep = self.greedy(&q, ep, l);
+            ep = self.greedy(q, ep, l, s);
         }
         let mut eps = vec![ep];
-        let mut scratch = std::mem::take(&mut self.scratch);
         for l in (0..=layer.min(top)).rev() {
-            let found = self.search_layer(
-                &q,
-                &eps,
-                self.params.ef_construction,
-                l,
-                &|_| true,
-                &mut scratch,
-            );
+            let mut found =
+                self.search_layer(q, &eps, self.params.ef_construction, l, &|_| true, s);
+            // Another thread may have linked this slot on a layer above.
+            found.retain(|n| n.slot != slot);
             let chosen = self.select(&found, self.params.m);
-            self.set_links(slot, l, &chosen);
+            {
+                let mut layers = locked(&self.upper[slot as usize]);
+                self.store_links(slot, l, &mut layers, &chosen);
+            }
             for &n in &chosen {
                 self.connect(n, slot, l);
             }
-            eps = found;
+            if !found.is_empty() {
+                eps = found;
+            }
         }
-        self.scratch = scratch;
         if layer > top {
-            self.entry = Some(slot);
+            let mut t = locked(&self.top);
+            if t.is_none_or(|(_, tl)| layer > tl) {
+                *t = Some((slot, layer));
+            }
         }
-        Ok(slot)
     }
 
     /// Marks a slot deleted: never a result again.
@@ -275,13 +368,27 @@ impl Hnsw {
 
     /// Links `new` from `n` on `layer`; when `n` has no room, its links are
     /// chosen again among the old ones and `new`.
-    fn connect(&mut self, n: u32, new: u32, layer: u8) {
+    fn connect(&self, n: u32, new: u32, layer: u8) {
         let cap = self.cap(layer);
-        let current = self.links(n, layer);
+        let mut layers = locked(&self.upper[n as usize]);
+        let mut current = Vec::with_capacity(cap + 1);
+        if layer == 0 {
+            let at = n as usize * 2 * self.params.m;
+            let c = self.count0[n as usize].load(AtomicOrdering::Acquire) as usize;
+            current.extend(
+                self.links0[at..at + c]
+                    .iter()
+                    .map(|l| l.load(AtomicOrdering::Relaxed)),
+            );
+        } else if let Some(l) = layers.get(layer as usize - 1) {
+            current.extend_from_slice(l);
+        }
+        if current.contains(&new) {
+            return;
+        }
         if current.len() < cap {
-            let mut links = current.to_vec();
-            links.push(new);
-            self.set_links(n, layer, &links);
+            current.push(new);
+            self.store_links(n, layer, &mut layers, &current);
             return;
         }
         let mut base = Vec::new();
@@ -296,7 +403,7 @@ impl Hnsw {
             .collect();
         cands.sort_unstable();
         let chosen = self.select(&cands, cap);
-        self.set_links(n, layer, &chosen);
+        self.store_links(n, layer, &mut layers, &chosen);
     }
 
     /// The paper's heuristic over candidates sorted by distance: a
@@ -319,10 +426,12 @@ impl Hnsw {
 
     /// From `ep`, the closest slot on `layer` found by moving to a closer
     /// neighbour while there is one.
-    fn greedy(&self, q: &[f32], mut ep: Near, layer: u8) -> Near {
+    fn greedy(&self, q: &[f32], mut ep: Near, layer: u8, s: &mut Scratch) -> Near {
+        let mut links = std::mem::take(&mut s.links);
         loop {
             let mut moved = false;
-            for &n in self.links(ep.slot, layer) {
+            self.links_into(ep.slot, layer, &mut links);
+            for &n in &links {
                 let d = self.codes.distance(q, n);
                 if d < ep.d {
                     ep = Near { d, slot: n };
@@ -330,6 +439,7 @@ impl Hnsw {
                 }
             }
             if !moved {
+                s.links = links;
                 return ep;
             }
         }
@@ -358,12 +468,14 @@ impl Hnsw {
         while s.results.len() > ef {
             s.results.pop();
         }
+        let mut links = std::mem::take(&mut s.links);
         while let Some(Reverse(c)) = s.candidates.pop() {
             let worst = s.results.peek().map_or(f32::INFINITY, |w| w.d);
             if s.results.len() >= ef && c.d > worst {
                 break;
             }
-            for &n in self.links(c.slot, layer) {
+            self.links_into(c.slot, layer, &mut links);
+            for &n in &links {
                 if !s.visit(n) {
                     continue;
                 }
@@ -381,6 +493,7 @@ impl Hnsw {
                 }
             }
         }
+        s.links = links;
         let mut out: Vec<Near> = s.results.drain().collect();
         out.sort_unstable();
         out
@@ -402,13 +515,14 @@ impl Hnsw {
         q.extend(prepare(self.codes.metric(), self.codes.dim(), query)?);
         let accept = |slot: u32| !self.deleted[slot as usize] && filter.is_none_or(|f| f(slot));
         let mut found = Vec::new();
-        if let (Some(entry), true) = (self.entry, k > 0) {
+        let top = *locked(&self.top);
+        if let (Some((entry, layer)), true) = (top, k > 0) {
             let mut ep = Near {
                 d: self.codes.distance(&q, entry),
                 slot: entry,
             };
-            for l in (1..=self.layer_of[entry as usize]).rev() {
-                ep = self.greedy(&q, ep, l);
+            for l in (1..=layer).rev() {
+                ep = self.greedy(&q, ep, l, scratch);
             }
             found = self.search_layer(&q, &[ep], ef.max(k), 0, &accept, scratch);
             found.truncate(k);

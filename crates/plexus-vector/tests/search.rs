@@ -67,6 +67,39 @@ fn recall_on_clustered_vectors() {
     }
 }
 
+/// A build linking on several threads finds what one inserting in turn
+/// finds; rows of the wrong length are refused.
+#[test]
+fn a_parallel_build_keeps_the_recall() {
+    let mut vs = mixture(4100, 48, 20, 11);
+    let queries = vs.split_off(4000);
+    let rows: Vec<f32> = vs.iter().flatten().copied().collect();
+    for threads in [1, 3] {
+        let h = Hnsw::build(
+            Metric::Cosine,
+            48,
+            Precision::F16,
+            Params::default(),
+            &rows,
+            threads,
+        )
+        .unwrap();
+        assert_eq!((h.len(), h.live()), (4000, 4000));
+        let r = recall(&h, &queries, 10, 64);
+        eprintln!("build on {threads} threads: recall@10 {r:.3} at ef 64");
+        assert!(r >= 0.95, "{threads} threads: recall {r}");
+    }
+    let e = Hnsw::build(
+        Metric::Cosine,
+        48,
+        Precision::F16,
+        Params::default(),
+        &rows[..47],
+        2,
+    );
+    assert!(e.is_err());
+}
+
 #[test]
 fn f16_storage_halves_the_vectors_and_keeps_the_order() {
     let vs = mixture(2000, 64, 10, 3);
