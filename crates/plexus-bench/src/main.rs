@@ -164,6 +164,10 @@ enum Cmd {
             default_value = "plexus,faiss-hnsw,faiss-hnsw-sq16,faiss-flat,hnswlib"
         )]
         engines: Vec<String>,
+        /// Shares of the vectors filtered searches accept (Plexus only,
+        /// for now), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "0.01,0.1")]
+        filters: Vec<f64>,
         /// Working folder for the vector files (default: a temporary one).
         #[arg(long)]
         work: Option<PathBuf>,
@@ -373,6 +377,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             threads,
             precision,
             engines,
+            filters,
             work,
             venv,
             out,
@@ -395,6 +400,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
                 threads,
                 precision,
                 engines,
+                filters,
                 work: work.clone().unwrap_or_else(|| tmp.clone()),
                 venv: venv.unwrap_or_else(|| home_cache("vector-venv")),
                 seed: 42,

@@ -36,6 +36,8 @@ pub struct Options {
     pub threads: usize,
     pub precision: Precision,
     pub engines: Vec<String>,
+    /// Shares of the slots filters pass (Plexus only, for now).
+    pub filters: Vec<f64>,
     pub work: PathBuf,
     pub venv: PathBuf,
     pub seed: u64,
@@ -84,6 +86,7 @@ fn ground_truth(
     dim: usize,
     k: usize,
     threads: usize,
+    pass: &(dyn Fn(u32) -> bool + Sync),
 ) -> Vec<Vec<u32>> {
     let qs: Vec<&[f32]> = queries.chunks(dim).collect();
     let per = qs.len().div_ceil(threads.max(1)).max(1);
@@ -97,6 +100,7 @@ fn ground_truth(
                             let mut scored: Vec<(f32, u32)> = base
                                 .chunks(dim)
                                 .enumerate()
+                                .filter(|(i, _)| pass(*i as u32))
                                 .map(|(i, b)| (-plexus_vector::kernels::dot(q, b), i as u32))
                                 .collect();
                             let k = k.min(scored.len());
@@ -171,41 +175,97 @@ fn run_plexus(o: &Options, d: &Data) -> Result<Vec<Value>, String> {
         }
     );
     let queries: Vec<&[f32]> = d.queries.chunks(o.dim).collect();
-    let mut rows = Vec::new();
-    for &ef in &o.efs {
-        let mut s = Scratch::default();
-        let mut lat = Vec::with_capacity(queries.len());
-        let mut found = Vec::with_capacity(queries.len());
-        for q in &queries {
-            let t = Instant::now();
-            let r = h
-                .search(q, o.k, ef, None, &mut s)
-                .map_err(|e| e.to_string())?;
-            lat.push(t.elapsed().as_secs_f64() * 1e3);
-            found.push(r.into_iter().map(|x| x.0).collect::<Vec<u32>>());
-        }
-        lat.sort_by(f64::total_cmp);
-        // Queries per second with `threads` threads sharing the queries.
-        let t = Instant::now();
-        std::thread::scope(|sc| {
-            for part in queries.chunks(queries.len().div_ceil(o.threads.max(1)).max(1)) {
-                let h = &h;
-                sc.spawn(move || {
-                    let mut s = Scratch::default();
-                    for q in part {
-                        let _ = h.search(q, o.k, ef, None, &mut s);
-                    }
-                });
-            }
-        });
-        let qps = queries.len() as f64 / t.elapsed().as_secs_f64();
-        rows.push(json!({
-            "engine": engine, "ef": ef, "recall": recall(&found, &d.truth, o.k),
+    let row = |name: &str, ef: usize, (recall, lat, qps): (f64, Vec<f64>, f64)| {
+        json!({
+            "engine": name, "ef": ef, "recall": recall,
             "p50_ms": percentile(&lat, 0.5), "p99_ms": percentile(&lat, 0.99), "qps": qps,
             "build_s": build_s, "build_threads": o.threads, "index_mb": index_mb,
-        }));
+        })
+    };
+    let mut rows = Vec::new();
+    for &ef in &o.efs {
+        let search = |q: &[f32], s: &mut Scratch| walk(&h, q, o.k, ef, None, s);
+        rows.push(row(&engine, ef, measure(o, &queries, &d.truth, &search)));
+    }
+    // Filters passing a share of the slots, spread at random (a hash of
+    // the slot): the walk at every ef, and an exact scan of the slots
+    // that pass.
+    for &share in &o.filters {
+        let pass = move |slot: u32| passes(slot, share);
+        eprintln!("filter {share}: ground truth ...");
+        let truth = ground_truth(&d.base, &d.queries, o.dim, o.k, o.threads, &pass);
+        let label = format!("{engine}, filter {}%", share * 100.0);
+        for &ef in &o.efs {
+            let search = |q: &[f32], s: &mut Scratch| walk(&h, q, o.k, ef, Some(&pass), s);
+            rows.push(row(&label, ef, measure(o, &queries, &truth, &search)));
+        }
+        let exact = |q: &[f32], _: &mut Scratch| {
+            plexus_vector::exact_search(&h, q, o.k, Some(&pass))
+                .map(|r| r.into_iter().map(|x| x.0).collect())
+                .unwrap_or_default()
+        };
+        rows.push(row(
+            &format!("{label}, exact"),
+            0,
+            measure(o, &queries, &truth, &exact),
+        ));
     }
     Ok(rows)
+}
+
+/// Whether a filter passing `share` of the slots passes `slot`.
+fn passes(slot: u32, share: f64) -> bool {
+    let mut x = u64::from(slot).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    ((x >> 11) as f64 / (1u64 << 53) as f64) < share
+}
+
+/// The slots a graph search finds.
+fn walk(
+    h: &Hnsw,
+    q: &[f32],
+    k: usize,
+    ef: usize,
+    filter: Option<&dyn Fn(u32) -> bool>,
+    s: &mut Scratch,
+) -> Vec<u32> {
+    h.search(q, k, ef, filter, s)
+        .map(|r| r.into_iter().map(|x| x.0).collect())
+        .unwrap_or_default()
+}
+
+/// Recall, the sorted single-query latencies in ms (one thread), and
+/// queries per second on `o.threads` threads, of `search`.
+fn measure(
+    o: &Options,
+    queries: &[&[f32]],
+    truth: &[Vec<u32>],
+    search: &(dyn Fn(&[f32], &mut Scratch) -> Vec<u32> + Sync),
+) -> (f64, Vec<f64>, f64) {
+    let mut s = Scratch::default();
+    let mut lat = Vec::with_capacity(queries.len());
+    let mut found = Vec::with_capacity(queries.len());
+    for q in queries {
+        let t = Instant::now();
+        found.push(search(q, &mut s));
+        lat.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    lat.sort_by(f64::total_cmp);
+    let t = Instant::now();
+    std::thread::scope(|sc| {
+        for part in queries.chunks(queries.len().div_ceil(o.threads.max(1)).max(1)) {
+            sc.spawn(move || {
+                let mut s = Scratch::default();
+                for q in part {
+                    let _ = search(q, &mut s);
+                }
+            });
+        }
+    });
+    let qps = queries.len() as f64 / t.elapsed().as_secs_f64();
+    (recall(&found, truth, o.k), lat, qps)
 }
 
 /// The peers, by `peers/vectors.py` in the virtualenv.
@@ -253,7 +313,7 @@ pub fn run(o: &Options) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     let all = mixture(o.n + o.queries, o.dim, o.clusters, o.seed);
     let (base, queries) = all.split_at(o.n * o.dim);
     let t = Instant::now();
-    let truth = ground_truth(base, queries, o.dim, o.k, o.threads);
+    let truth = ground_truth(base, queries, o.dim, o.k, o.threads, &|_| true);
     eprintln!("ground truth in {:.1} s", t.elapsed().as_secs_f64());
     write_f32(&o.work.join("base.f32"), base)?;
     write_f32(&o.work.join("queries.f32"), queries)?;
