@@ -51,27 +51,10 @@ struct Data {
     truth: Vec<Vec<u32>>,
 }
 
-/// Unit vectors from a Gaussian mixture: `rows` of `dim` around `clusters`
-/// centres (xorshift and Box–Muller, so every run draws the same).
+/// Unit vectors from a Gaussian mixture (`plexus_vector::sample`).
 fn mixture(rows: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
-    let mut x = seed | 1;
-    let mut uniform = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    };
-    let mut normal = move || {
-        let (u, v) = (uniform(), uniform());
-        ((-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()) as f32
-    };
-    let centres: Vec<f32> = (0..clusters * dim).map(|_| normal() * 1.5).collect();
-    let mut out = Vec::with_capacity(rows * dim);
-    for i in 0..rows {
-        let c = &centres[(i % clusters) * dim..][..dim];
-        let start = out.len();
-        out.extend(c.iter().map(|c| c + normal()));
-        let row = &mut out[start..];
+    let mut out = plexus_vector::sample::gaussian_mixture(rows, dim, clusters, seed);
+    for row in out.chunks_mut(dim) {
         let norm = plexus_vector::kernels::dot(row, row).sqrt();
         row.iter_mut().for_each(|v| *v /= norm);
     }

@@ -7,6 +7,7 @@ mod exact;
 pub mod hnsw;
 pub mod kernels;
 pub mod metric;
+pub mod sample;
 
 pub use hnsw::{Hnsw, Params, Scratch};
 pub use metric::{prepare, Codes, Metric, Precision};

@@ -5,25 +5,11 @@
 use plexus_vector::{exact_search, Hnsw, Metric, Params, Precision, Scratch};
 use proptest::prelude::*;
 
-/// A deterministic Gaussian mixture: `n` vectors of `dim` around
-/// `clusters` centres (Box–Muller over a xorshift generator).
+/// A deterministic Gaussian mixture, a vector per row.
 fn mixture(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<Vec<f32>> {
-    let mut x = seed | 1;
-    let mut uniform = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    };
-    let mut normal = move || {
-        let (u, v) = (uniform(), uniform());
-        ((-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()) as f32
-    };
-    let centres: Vec<Vec<f32>> = (0..clusters)
-        .map(|_| (0..dim).map(|_| normal() * 1.5).collect())
-        .collect();
-    (0..n)
-        .map(|i| centres[i % clusters].iter().map(|c| c + normal()).collect())
+    plexus_vector::sample::gaussian_mixture(n, dim, clusters, seed)
+        .chunks(dim)
+        .map(<[f32]>::to_vec)
         .collect()
 }
 
