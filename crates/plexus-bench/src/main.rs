@@ -134,50 +134,7 @@ enum Cmd {
     /// Nearest-neighbour search on generated unit vectors: Plexus's HNSW
     /// beside faiss and hnswlib (pinned in a virtualenv), recall@k against
     /// exact search, latency, QPS, build time and index size.
-    Vectors {
-        #[arg(long, default_value_t = 200_000)]
-        n: usize,
-        #[arg(long, default_value_t = 1024)]
-        dim: usize,
-        #[arg(long, default_value_t = 1000)]
-        queries: usize,
-        #[arg(long, default_value_t = 100)]
-        clusters: usize,
-        #[arg(long, default_value_t = 10)]
-        k: usize,
-        /// Search breadths to measure, comma-separated.
-        #[arg(long, value_delimiter = ',', default_value = "16,32,64,128,256")]
-        efs: Vec<usize>,
-        /// Links per node (faiss's HNSW32 is 32; layer 0 has twice).
-        #[arg(long, default_value_t = 32)]
-        m: usize,
-        #[arg(long, default_value_t = 128)]
-        ef_construction: usize,
-        #[arg(long, default_value_t = 2)]
-        threads: usize,
-        /// Plexus's storage: f16 or f32.
-        #[arg(long, default_value = "f16")]
-        precision: String,
-        #[arg(
-            long,
-            value_delimiter = ',',
-            default_value = "plexus,faiss-hnsw,faiss-hnsw-sq16,faiss-flat,hnswlib"
-        )]
-        engines: Vec<String>,
-        /// Shares of the vectors filtered searches accept (Plexus only,
-        /// for now), comma-separated.
-        #[arg(long, value_delimiter = ',', default_value = "0.01,0.1")]
-        filters: Vec<f64>,
-        /// Working folder for the vector files (default: a temporary one).
-        #[arg(long)]
-        work: Option<PathBuf>,
-        /// The peers' virtualenv (created on first use).
-        #[arg(long)]
-        venv: Option<PathBuf>,
-        /// Markdown output (JSON lines beside it).
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Vectors(plexus_bench::vectors::Options),
     /// Insert nodes one transaction each; compare the first and last tenth.
     InsertOverTime {
         #[arg(long, default_value_t = 1_000_000)]
@@ -365,59 +322,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             };
             concurrent_writes(&threads, &workloads, &o, out)
         }
-        Cmd::Vectors {
-            n,
-            dim,
-            queries,
-            clusters,
-            k,
-            efs,
-            m,
-            ef_construction,
-            threads,
-            precision,
-            engines,
-            filters,
-            work,
-            venv,
-            out,
-        } => {
-            let precision = match precision.as_str() {
-                "f16" => plexus_vector::Precision::F16,
-                "f32" => plexus_vector::Precision::F32,
-                other => return Err(format!("precision '{other}': f16 or f32").into()),
-            };
-            let tmp = std::env::temp_dir().join(format!("plexus-vectors-{}", std::process::id()));
-            let o = plexus_bench::vectors::Options {
-                n,
-                dim,
-                queries,
-                clusters,
-                k,
-                efs,
-                m,
-                ef_construction,
-                threads,
-                precision,
-                engines,
-                filters,
-                work: work.clone().unwrap_or_else(|| tmp.clone()),
-                venv: venv.unwrap_or_else(|| home_cache("vector-venv")),
-                seed: 42,
-            };
-            let rows = plexus_bench::vectors::run(&o)?;
-            let table = plexus_bench::vectors::table(&o, &rows);
-            println!("{table}");
-            if let Some(out) = out {
-                std::fs::write(&out, &table)?;
-                let lines: String = rows.iter().map(|r| format!("{r}\n")).collect();
-                std::fs::write(out.with_extension("jsonl"), lines)?;
-            }
-            if work.is_none() {
-                let _ = std::fs::remove_dir_all(&tmp);
-            }
-            Ok(())
-        }
+        Cmd::Vectors(o) => plexus_bench::vectors::main(&o),
         Cmd::InsertOverTime {
             nodes,
             backend,

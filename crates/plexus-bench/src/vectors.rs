@@ -24,23 +24,89 @@ const PEER_SCRIPT: &str = include_str!("../peers/vectors.py");
 
 pub const PEERS: &[&str] = &["faiss-hnsw", "faiss-hnsw-sq16", "faiss-flat", "hnswlib"];
 
+/// `plexus-bench vectors`, as its flags give it.
+#[derive(clap::Args)]
 pub struct Options {
+    #[arg(long, default_value_t = 200_000)]
     pub n: usize,
+    #[arg(long, default_value_t = 1024)]
     pub dim: usize,
+    #[arg(long, default_value_t = 1000)]
     pub queries: usize,
+    #[arg(long, default_value_t = 100)]
     pub clusters: usize,
+    #[arg(long, default_value_t = 10)]
     pub k: usize,
+    /// Search breadths to measure, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16,32,64,128,256")]
     pub efs: Vec<usize>,
+    /// Links per node (faiss's HNSW32 is 32; layer 0 has twice).
+    #[arg(long, default_value_t = 32)]
     pub m: usize,
+    #[arg(long, default_value_t = 128)]
     pub ef_construction: usize,
+    #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// Plexus's storage: f16 or f32.
+    #[arg(long, default_value = "f16", value_parser = parse_precision)]
     pub precision: Precision,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "plexus,faiss-hnsw,faiss-hnsw-sq16,faiss-flat,hnswlib"
+    )]
     pub engines: Vec<String>,
-    /// Shares of the slots filters pass (Plexus only, for now).
+    /// Shares of the vectors filtered searches accept (Plexus only, for
+    /// now), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "0.01,0.1")]
     pub filters: Vec<f64>,
+    /// Working folder for the vector files (a temporary one, removed
+    /// after, by default).
+    #[arg(long, default_value_os_t = default_work())]
     pub work: PathBuf,
+    /// The peers' virtualenv (created on first use).
+    #[arg(long, default_value_os_t = default_venv())]
     pub venv: PathBuf,
+    #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Markdown output (JSON lines beside it).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+fn parse_precision(text: &str) -> Result<Precision, String> {
+    match text {
+        "f16" => Ok(Precision::F16),
+        "f32" => Ok(Precision::F32),
+        other => Err(format!("precision '{other}': f16 or f32")),
+    }
+}
+
+fn default_work() -> PathBuf {
+    std::env::temp_dir().join(format!("plexus-vectors-{}", std::process::id()))
+}
+
+fn default_venv() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+        .join(".cache/plexus-bench/vector-venv")
+}
+
+/// Runs the benchmark, prints the table and writes it to `out`.
+pub fn main(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let rows = run(o)?;
+    let table = table(o, &rows);
+    println!("{table}");
+    if let Some(out) = &o.out {
+        std::fs::write(out, &table)?;
+        let lines: String = rows.iter().map(|r| format!("{r}\n")).collect();
+        std::fs::write(out.with_extension("jsonl"), lines)?;
+    }
+    if o.work == default_work() {
+        let _ = std::fs::remove_dir_all(&o.work);
+    }
+    Ok(())
 }
 
 /// The data set, as the files peers read: raw little-endian f32 rows.
