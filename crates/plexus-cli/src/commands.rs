@@ -784,6 +784,7 @@ fn index(db: &Database, g: &str, cmd: &IndexCmd, out: &Out) -> CliResult {
                     IndexKind::Property
                 },
                 value_type,
+                options: Vec::new(),
             };
             let name = in_txn(db, g, |t| Ok(t.create_index(spec)?))?;
             out.changed("index", &name, "created");

@@ -31,6 +31,11 @@ const T_DURATION: u8 = 14;
 /// decimal text (`0.125`, `523.417`): 3 to 5 bytes instead of 9. The idea
 /// of ALP (adaptive lossless floating-point compression), value by value.
 const T_DECIMAL: u8 = 15;
+/// A list of floats that are all exactly 32-bit floats (embeddings, as
+/// numpy's float32 and Parquet's FLOAT give them): varint count, then 4
+/// bytes each, little-endian. Written only where it is shorter than the
+/// list of values; read back as the same list of 64-bit floats.
+const T_F32_LIST: u8 = 16;
 /// The largest scale tried: 10^15 and the mantissa still fit a double's
 /// 53 exact bits for the values that matter.
 const MAX_SCALE: usize = 15;
@@ -212,9 +217,19 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
             write_str(out, b);
         }
         Value::List(items) => {
+            let start = out.len();
             out.push(T_LIST);
             write_varint(out, items.len() as u64);
             items.iter().for_each(|i| encode_value(i, out));
+            if items.len() >= 2 && out.len() - start > 1 + 9 + 4 * items.len() {
+                if let Some(f32s) = exact_f32s(items) {
+                    out.truncate(start);
+                    out.push(T_F32_LIST);
+                    write_varint(out, f32s.len() as u64);
+                    f32s.iter()
+                        .for_each(|f| out.extend_from_slice(&f.to_le_bytes()));
+                }
+            }
         }
         Value::Map(m) => {
             out.push(T_MAP);
@@ -271,6 +286,18 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// The list as 32-bit floats, when every item is a float that one holds
+/// exactly (same bits back).
+fn exact_f32s(items: &[Value]) -> Option<Vec<f32>> {
+    items
+        .iter()
+        .map(|v| match v {
+            Value::Float(x) if ((*x as f32) as f64).to_bits() == x.to_bits() => Some(*x as f32),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Decodes one value from the reader.
 pub fn decode_value(r: &mut Reader<'_>) -> Result<Value, DecodeError> {
     decode_at(r, 0)
@@ -305,6 +332,10 @@ fn skip_at(r: &mut Reader<'_>, depth: usize) -> Result<(), DecodeError> {
             for _ in 0..r.len()? {
                 skip_at(r, depth + 1)?;
             }
+        }
+        T_F32_LIST => {
+            let n = r.len()?;
+            r.bytes(n.checked_mul(4).ok_or(r.err("length"))?)?;
         }
         T_MAP => {
             for _ in 0..r.len()? {
@@ -375,6 +406,15 @@ fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Value, DecodeError> {
                 items.push(decode_at(r, depth + 1)?);
             }
             Value::List(items)
+        }
+        T_F32_LIST => {
+            let n = r.len()?;
+            let b = r.bytes(n.checked_mul(4).ok_or(r.err("length"))?)?;
+            Value::List(
+                b.chunks_exact(4)
+                    .map(|c| Value::Float(f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))))
+                    .collect(),
+            )
         }
         T_MAP => {
             let n = r.len()?;
@@ -539,6 +579,47 @@ mod tests {
             skip_value(&mut r).unwrap();
             assert!(r.is_empty());
         }
+    }
+
+    /// Embeddings take 4 bytes a component, and come back the same; lists
+    /// that are not all exact f32 floats, or shorter as values, stay lists.
+    #[test]
+    fn f32_lists_are_compact() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let emb: Vec<Value> = (0..1024)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                Value::Float(f64::from((state >> 40) as f32 / 16_777_216.0 - 0.5))
+            })
+            .collect();
+        let v = Value::List(emb.clone());
+        let buf = encoded(&v);
+        assert_eq!(buf[0], T_F32_LIST);
+        assert!(buf.len() <= 3 + 4 * 1024, "{}", buf.len());
+        let mut r = Reader::new(&buf);
+        assert_eq!(decode_value(&mut r).unwrap(), v);
+        let mut r = Reader::new(&buf);
+        skip_value(&mut r).unwrap();
+        assert!(r.is_empty());
+        for cut in 0..buf.len().min(40) {
+            assert!(decode_value(&mut Reader::new(&buf[..cut])).is_err());
+        }
+        // -0.0 keeps its sign; a float f32 cannot hold keeps the list form.
+        let signed = Value::List(vec![Value::Float(-0.0), Value::Float(0.1f32 as f64)]);
+        assert_eq!(
+            decode_value(&mut Reader::new(&encoded(&signed))).unwrap(),
+            signed
+        );
+        let mut mixed = emb.clone();
+        mixed.push(Value::Float(0.1));
+        assert_eq!(encoded(&Value::List(mixed))[0], T_LIST);
+        let short = Value::List(vec![Value::Float(0.5), Value::Float(1.5)]);
+        assert_eq!(encoded(&short)[0], T_LIST);
+        let mut ints = emb;
+        ints.push(Value::Int(1));
+        assert_eq!(encoded(&Value::List(ints))[0], T_LIST);
     }
 
     #[test]

@@ -21,12 +21,17 @@ pub enum Statement {
     Explain(Query),
     /// Run the query and show the plan with the rows each step produced.
     Profile(Query),
-    /// `CREATE INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.key)`.
+    /// `CREATE [VECTOR] INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.key)
+    /// [OPTIONS {…}]`.
     CreateIndex {
         name: Option<String>,
         label: String,
         key: String,
         if_not_exists: bool,
+        /// A vector index (`CREATE VECTOR INDEX`).
+        vector: bool,
+        /// The `OPTIONS` map, evaluated with the query's parameters.
+        options: Option<Expr>,
     },
     /// `CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR (n:Label) REQUIRE n.key IS UNIQUE | IS NOT NULL`.
     CreateConstraint {
@@ -42,9 +47,11 @@ pub enum Statement {
         name: String,
         if_exists: bool,
     },
-    /// `SHOW INDEXES`, `SHOW CONSTRAINTS`.
+    /// `SHOW [VECTOR] INDEXES`, `SHOW CONSTRAINTS`.
     Show {
         constraints: bool,
+        /// Vector indexes only (`SHOW VECTOR INDEXES`).
+        vector: bool,
     },
 }
 

@@ -29,7 +29,10 @@ pub fn parse(src: &str) -> Result<Query, ParseError> {
 pub fn parse_statement(src: &str) -> Result<Statement, ParseError> {
     let toks = lex(src)?;
     let mut p = Parser::new(src, toks);
-    let schema = (p.is_kw("CREATE") && (p.is_kw_at(1, "INDEX") || p.is_kw_at(1, "CONSTRAINT")))
+    let schema = (p.is_kw("CREATE")
+        && (p.is_kw_at(1, "INDEX")
+            || p.is_kw_at(1, "CONSTRAINT")
+            || (p.is_kw_at(1, "VECTOR") && p.is_kw_at(2, "INDEX"))))
         || p.is_kw("DROP")
         || p.is_kw("SHOW");
     if !schema && !p.is_kw("EXPLAIN") && !p.is_kw("PROFILE") {
@@ -330,14 +333,19 @@ impl<'a> Parser<'a> {
     /// The schema commands.
     fn schema(&mut self) -> R<Statement> {
         if self.eat_kw("SHOW") {
-            let constraints = if self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT") {
-                true
-            } else if self.eat_kw("INDEXES") || self.eat_kw("INDEX") {
-                false
-            } else {
-                return Err(self.unexpected("INDEXES or CONSTRAINTS"));
-            };
-            return Ok(Statement::Show { constraints });
+            let vector = self.eat_kw("VECTOR");
+            let constraints =
+                if !vector && (self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT")) {
+                    true
+                } else if self.eat_kw("INDEXES") || self.eat_kw("INDEX") {
+                    false
+                } else {
+                    return Err(self.unexpected("INDEXES or CONSTRAINTS"));
+                };
+            return Ok(Statement::Show {
+                constraints,
+                vector,
+            });
         }
         if self.eat_kw("DROP") {
             let constraint = if self.eat_kw("CONSTRAINT") {
@@ -358,7 +366,8 @@ impl<'a> Parser<'a> {
             });
         }
         self.expect_kw("CREATE")?;
-        let constraint = if self.eat_kw("CONSTRAINT") {
+        let vector = self.eat_kw("VECTOR");
+        let constraint = if !vector && self.eat_kw("CONSTRAINT") {
             true
         } else {
             self.expect_kw("INDEX")?;
@@ -397,14 +406,26 @@ impl<'a> Parser<'a> {
         };
         if !constraint {
             self.expect_kw("ON")?;
-            self.expect(&Tok::LParen)?;
-            let key = property(self)?;
-            self.expect(&Tok::RParen)?;
+            // Neo4j takes `ON (n.key)`, and `ON n.key` for vector indexes.
+            let key = if self.eat(&Tok::LParen) {
+                let key = property(self)?;
+                self.expect(&Tok::RParen)?;
+                key
+            } else {
+                property(self)?
+            };
+            let options = if self.eat_kw("OPTIONS") {
+                Some(self.map_literal()?)
+            } else {
+                None
+            };
             return Ok(Statement::CreateIndex {
                 name,
                 label,
                 key,
                 if_not_exists,
+                vector,
+                options,
             });
         }
         if !self.eat_kw("REQUIRE") {

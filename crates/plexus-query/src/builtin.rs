@@ -18,7 +18,7 @@ pub(crate) enum Graph<'a> {
 }
 
 impl Graph<'_> {
-    fn read(&self) -> Option<&dyn GraphRead> {
+    pub(crate) fn read(&self) -> Option<&dyn GraphRead> {
         match self {
             Graph::None => None,
             Graph::Read(g) => Some(*g),
@@ -28,6 +28,14 @@ impl Graph<'_> {
 }
 
 type Body = fn(&mut Graph<'_>, &[Value]) -> Result<Vec<Vec<Value>>, QueryError>;
+
+/// A read-only procedure that takes a filter on the nodes it yields: a
+/// `YIELD … WHERE` pushed into it (`vector.rs`).
+pub(crate) type Filtered = fn(
+    &Graph<'_>,
+    &[Value],
+    Option<&dyn Fn(NodeId) -> bool>,
+) -> Result<Vec<Vec<Value>>, QueryError>;
 
 /// A built-in procedure: its signature and body.
 pub(crate) struct Builtin {
@@ -40,6 +48,9 @@ pub(crate) struct Builtin {
     /// Whether a call writes (the query then runs in a write transaction).
     pub writes: bool,
     body: Body,
+    /// Set for procedures that filter what they yield themselves; `body`
+    /// is then the call without a filter.
+    pub filtered: Option<Filtered>,
 }
 
 impl Builtin {
@@ -54,7 +65,37 @@ impl Builtin {
     }
 }
 
+fn query_nodes(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    crate::vector::query_nodes(g, args, None)
+}
+
 const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "db.index.vector.queryNodes",
+        inputs: &[
+            ("indexName", ArgType::String),
+            ("numberOfNearestNeighbours", ArgType::Integer),
+            ("query", ArgType::Any),
+        ],
+        required: 3,
+        outputs: &["node", "score"],
+        writes: false,
+        body: query_nodes,
+        filtered: Some(crate::vector::query_nodes),
+    },
+    Builtin {
+        name: "db.create.setNodeVectorProperty",
+        inputs: &[
+            ("node", ArgType::Any),
+            ("key", ArgType::String),
+            ("vector", ArgType::Any),
+        ],
+        required: 3,
+        outputs: &[],
+        writes: true,
+        body: crate::vector::set_node_vector_property,
+        filtered: None,
+    },
     Builtin {
         name: "db.labels",
         inputs: &[],
@@ -62,6 +103,7 @@ const BUILTINS: &[Builtin] = &[
         outputs: &["label"],
         writes: false,
         body: labels,
+        filtered: None,
     },
     Builtin {
         name: "db.relationshipTypes",
@@ -70,6 +112,7 @@ const BUILTINS: &[Builtin] = &[
         outputs: &["relationshipType"],
         writes: false,
         body: relationship_types,
+        filtered: None,
     },
     Builtin {
         name: "db.propertyKeys",
@@ -78,6 +121,7 @@ const BUILTINS: &[Builtin] = &[
         outputs: &["propertyKey"],
         writes: false,
         body: property_keys,
+        filtered: None,
     },
     Builtin {
         name: "dbms.components",
@@ -86,6 +130,7 @@ const BUILTINS: &[Builtin] = &[
         outputs: &["name", "versions", "edition"],
         writes: false,
         body: components,
+        filtered: None,
     },
     Builtin {
         name: "apoc.create.addLabels",
@@ -94,6 +139,7 @@ const BUILTINS: &[Builtin] = &[
         outputs: &["node"],
         writes: true,
         body: add_labels,
+        filtered: None,
     },
     Builtin {
         name: "apoc.merge.relationship",
@@ -109,6 +155,7 @@ const BUILTINS: &[Builtin] = &[
         outputs: &["rel"],
         writes: true,
         body: merge_relationship,
+        filtered: None,
     },
 ];
 

@@ -992,6 +992,10 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
     };
     let a0 = args.first().cloned().unwrap_or(Value::Null);
     Ok(match lname.as_str() {
+        "vector.similarity.cosine" | "vector.similarity.euclidean" => {
+            arity(2)?;
+            crate::vector::similarity(name, &args[0], &args[1])?
+        }
         // APOC's list de-duplication, which cognee sends on every node write:
         // the first of equal elements kept, in order.
         "apoc.coll.toset" => {

@@ -159,8 +159,12 @@ impl Prepared {
         params: &Params,
         guard: &Guard,
     ) -> Result<Table, QueryError> {
-        if let Statement::Show { constraints } = &self.statement {
-            return crate::schema::show(g, *constraints);
+        if let Statement::Show {
+            constraints,
+            vector,
+        } = &self.statement
+        {
+            return crate::schema::show(g, *constraints, *vector);
         }
         let (q, mode) = self.query()?;
         run(q, mode, Access::Read(g), &self.env(params, guard, None))
@@ -176,8 +180,12 @@ impl Prepared {
         guard: &Guard,
         sink: &mut dyn RowSink,
     ) -> Result<(), QueryError> {
-        if let Statement::Show { constraints } = &self.statement {
-            return feed(crate::schema::show(g, *constraints)?, sink);
+        if let Statement::Show {
+            constraints,
+            vector,
+        } = &self.statement
+        {
+            return feed(crate::schema::show(g, *constraints, *vector)?, sink);
         }
         let (q, mode) = self.query()?;
         run_into(
@@ -204,8 +212,11 @@ impl Prepared {
             Statement::Query(q) => run(q, Mode::Run, Access::Write(txn), &env),
             Statement::Explain(q) => run(q, Mode::Explain, Access::Write(txn), &env),
             Statement::Profile(q) => run(q, Mode::Profile, Access::Write(txn), &env),
-            Statement::Show { constraints } => crate::schema::show(&*txn, *constraints),
-            other => crate::schema::apply(txn, other),
+            Statement::Show {
+                constraints,
+                vector,
+            } => crate::schema::show(&*txn, *constraints, *vector),
+            other => crate::schema::apply(txn, other, params, guard),
         }
     }
 }
@@ -968,16 +979,22 @@ impl Exec<'_, '_> {
             };
         let bound = bind_yields(name, &outputs, yields)?;
         self.call_columns = bound.iter().map(|(_, n)| n.clone()).collect();
+        let pushed = pushed_filter(&bound, yields);
         let mut out = Vec::new();
         for r in rows {
             let values = self.call_args(&inputs, args, &r)?;
             let records = match procs.get(procedure) {
                 Some((sig, body)) => procedure::call(sig, body.as_ref(), values)?,
                 None => match builtin::get(procedure) {
-                    Some(b) => {
-                        let mut g = self.builtin_graph(clause, b.writes)?;
-                        b.call(&mut g, values)?
-                    }
+                    Some(b) => match (b.filtered, pushed) {
+                        (Some(f), Some((node, w))) => {
+                            self.call_filtered(f, b.inputs.len(), values, &r, node, w)?
+                        }
+                        _ => {
+                            let mut g = self.builtin_graph(clause, b.writes)?;
+                            b.call(&mut g, values)?
+                        }
+                    },
                     None => vec![],
                 },
             };
@@ -1001,6 +1018,50 @@ impl Exec<'_, '_> {
             }
         }
         Ok(out)
+    }
+
+    /// A read-only built-in procedure called with its `YIELD … WHERE` as a
+    /// filter on the node it yields (`vector.rs`); the `WHERE` still runs
+    /// after it, on what it yields.
+    fn call_filtered(
+        &self,
+        f: builtin::Filtered,
+        inputs: usize,
+        mut values: Vec<Value>,
+        r: &Row,
+        node: &str,
+        where_: &Expr,
+    ) -> Result<Vec<Vec<Value>>, QueryError> {
+        values.resize(inputs, Value::Null);
+        let ctx = self.ctx();
+        let failed: std::cell::RefCell<Option<QueryError>> = Default::default();
+        let row = std::cell::RefCell::new(r.clone());
+        let pass = |n: plexus_storage::NodeId| -> bool {
+            if failed.borrow().is_some() {
+                return false;
+            }
+            let mut row = row.borrow_mut();
+            row.insert(
+                node.to_string(),
+                Value::Node(Box::new(crate::graph::node_value(n))),
+            );
+            match eval(where_, &row, &ctx) {
+                Ok(v) => v == Value::Bool(true),
+                Err(e) => {
+                    *failed.borrow_mut() = Some(e);
+                    false
+                }
+            }
+        };
+        let g = match self.graph() {
+            Some(g) => builtin::Graph::Read(g),
+            None => builtin::Graph::None,
+        };
+        let out = f(&g, &values, Some(&pass));
+        match failed.into_inner() {
+            Some(e) => Err(e),
+            None => out,
+        }
     }
 
     /// A call's arguments: evaluated in the row, or (a standalone CALL
@@ -1040,6 +1101,22 @@ impl Exec<'_, '_> {
             None => builtin::Graph::None,
         })
     }
+}
+
+/// The `YIELD … WHERE` a procedure may apply as a filter on the node it
+/// yields first (its first output): when that output is yielded and the
+/// predicate reads no other output. The node's alias and the predicate.
+fn pushed_filter<'a>(
+    bound: &'a [(usize, String)],
+    yields: Option<&'a plexus_cypher::Yield>,
+) -> Option<(&'a str, &'a Expr)> {
+    let w = yields?.where_.as_ref()?;
+    let node = bound.iter().find(|(i, _)| *i == 0)?;
+    bound
+        .iter()
+        .filter(|(i, _)| *i != 0)
+        .all(|(_, alias)| crate::vector::free_of(w, alias))
+        .then_some((node.1.as_str(), w))
 }
 
 /// Whether a variable may be read by these clauses. Conservative: it

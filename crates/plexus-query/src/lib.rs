@@ -25,6 +25,7 @@ mod project;
 mod regex;
 mod schema;
 mod temporal;
+mod vector;
 
 pub use error::{QueryError, StorageCause};
 pub use exec::{run_read, run_standalone, run_write, Prepared, RowSink, Table};

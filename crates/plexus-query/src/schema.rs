@@ -2,7 +2,11 @@
 //! and SHOW CONSTRAINTS, on the storage's own indexes and constraints.
 
 use crate::error::QueryError;
+use crate::eval::Ctx;
 use crate::exec::Table;
+use crate::limits::Guard;
+use std::collections::BTreeMap;
+type Params = BTreeMap<String, Value>;
 use plexus_common::Value;
 use plexus_cypher::Statement;
 use plexus_storage::{
@@ -16,25 +20,87 @@ fn done(what: &str, name: String) -> Table {
     }
 }
 
+fn bad_option(message: String) -> QueryError {
+    QueryError::Argument {
+        code: "InvalidArgumentValue",
+        message,
+    }
+}
+
+/// The options of `CREATE … INDEX … OPTIONS {indexConfig: {…}}` as
+/// storage takes them: the `indexConfig` entries (Neo4j's other option,
+/// `indexProvider`, names an implementation and is ignored).
+fn index_options(
+    options: Option<&plexus_cypher::Expr>,
+    params: &Params,
+    guard: &Guard,
+) -> Result<Vec<(String, Value)>, QueryError> {
+    let Some(e) = options else {
+        return Ok(vec![]);
+    };
+    let ctx = Ctx {
+        params,
+        graph: None,
+        aggregates: None,
+        guard,
+    };
+    let Value::Map(m) = crate::eval::eval(e, &Default::default(), &ctx)? else {
+        return Err(bad_option("OPTIONS takes a map".into()));
+    };
+    let mut out = Vec::new();
+    for (k, v) in m {
+        match (k.as_str(), v) {
+            ("indexConfig", Value::Map(config)) => out.extend(config),
+            ("indexConfig", Value::Null) | ("indexProvider", _) => {}
+            ("indexConfig", other) => {
+                return Err(bad_option(format!(
+                    "OPTIONS indexConfig takes a map, not {other}"
+                )))
+            }
+            (other, _) => {
+                return Err(bad_option(format!(
+                    "unknown index option `{other}` (known: indexConfig, indexProvider)"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Applies a schema change in the transaction.
-pub fn apply(txn: &mut WriteTxn, st: &Statement) -> Result<Table, QueryError> {
+pub fn apply(
+    txn: &mut WriteTxn,
+    st: &Statement,
+    params: &Params,
+    guard: &Guard,
+) -> Result<Table, QueryError> {
     match st {
         Statement::CreateIndex {
             name,
             label,
             key,
             if_not_exists,
+            vector,
+            options,
         } => {
+            let kind = if *vector {
+                IndexKind::Vector
+            } else {
+                IndexKind::Property
+            };
             let same = txn.indexes()?.into_iter().find(|i| {
                 name.as_ref().is_some_and(|n| *n == i.name)
-                    || (i.label.as_deref() == Some(label)
-                        && i.key == *key
-                        && i.kind == IndexKind::Property)
+                    || (i.label.as_deref() == Some(label) && i.key == *key && i.kind == kind)
             });
             if let (true, Some(i)) = (*if_not_exists, &same) {
                 return Ok(done("exists", i.name.clone()));
             }
-            let mut spec = IndexSpec::property(label, key);
+            let options = index_options(options.as_ref(), params, guard)?;
+            let mut spec = if *vector {
+                IndexSpec::vector(label, key, options)
+            } else {
+                IndexSpec::property(label, key)
+            };
             if let Some(n) = name {
                 spec = spec.named(n);
             }
@@ -91,8 +157,8 @@ pub fn apply(txn: &mut WriteTxn, st: &Statement) -> Result<Table, QueryError> {
     }
 }
 
-/// SHOW INDEXES / SHOW CONSTRAINTS.
-pub fn show(g: &dyn GraphRead, constraints: bool) -> Result<Table, QueryError> {
+/// SHOW [VECTOR] INDEXES / SHOW CONSTRAINTS.
+pub fn show(g: &dyn GraphRead, constraints: bool, vector: bool) -> Result<Table, QueryError> {
     let s = |x: &str| Value::String(x.to_string());
     if constraints {
         return Ok(Table {
@@ -116,24 +182,43 @@ pub fn show(g: &dyn GraphRead, constraints: bool) -> Result<Table, QueryError> {
                 .collect(),
         });
     }
+    // Neo4j's column names where they exist (`labelsOrTypes`,
+    // `properties`, `options`), so clients that read them work.
     Ok(Table {
-        columns: ["name", "label", "property", "type", "unique", "state"]
-            .map(String::from)
-            .to_vec(),
+        columns: [
+            "name",
+            "state",
+            "type",
+            "entityType",
+            "labelsOrTypes",
+            "properties",
+            "unique",
+            "options",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows: g
             .indexes()?
             .into_iter()
+            .filter(|i| !vector || i.kind == IndexKind::Vector)
             .map(|i| {
+                let config: BTreeMap<String, Value> = i.options.iter().cloned().collect();
+                let options = BTreeMap::from([("indexConfig".to_string(), Value::Map(config))]);
                 vec![
                     s(&i.name),
-                    i.label.as_deref().map_or(Value::Null, s),
-                    s(&i.key),
-                    s(match i.kind {
-                        IndexKind::Property => "PROPERTY",
-                        IndexKind::ListElement => "LIST ELEMENT",
-                    }),
-                    Value::Bool(i.unique),
                     s(if i.stale { "STALE" } else { "ONLINE" }),
+                    s(match i.kind {
+                        IndexKind::Property => "RANGE",
+                        IndexKind::ListElement => "LIST ELEMENT",
+                        IndexKind::Vector => "VECTOR",
+                    }),
+                    s("NODE"),
+                    i.label
+                        .as_deref()
+                        .map_or(Value::Null, |l| Value::List(vec![s(l)])),
+                    Value::List(vec![s(&i.key)]),
+                    Value::Bool(i.unique),
+                    Value::Map(options),
                 ]
             })
             .collect(),

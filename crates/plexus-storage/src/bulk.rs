@@ -311,6 +311,20 @@ impl Storage {
                 deferred.push(def.clone());
             }
         }
+        // Maintained indexes (vector) are filled by a transaction right
+        // after the load; stale until it commits, so that a crash between
+        // the two leaves an index that asks to be rebuilt, never one that
+        // silently lacks the loaded vectors.
+        let mut maintained = false;
+        for def in schema
+            .indexes
+            .iter_mut()
+            .filter(|d| d.kind.is_maintained() && !d.stale)
+        {
+            def.stale = true;
+            deferred.push(def.clone());
+            maintained = true;
+        }
         let is_empty = |snap: &dyn plexus_kv::Snapshot| -> Result<bool> {
             let n = snap
                 .get(STATS, &stat_key(g, STAT_NODES, &[]))?
@@ -639,6 +653,12 @@ impl Storage {
         let mut fp = Footprint::default();
         fp.writes.insert(Subject::Schema(g.0).hash());
         self.shared.occ.publish(fp);
+        drop(_c);
+        if maintained {
+            let mut t = self.write(graph)?;
+            t.rebuild_maintained_indexes()?;
+            t.commit()?;
+        }
         Ok(report)
     }
 

@@ -23,6 +23,7 @@
 
 use crate::error::{Result, StorageError};
 use crate::keys::{ADJ, EDGES};
+use crate::maintain::Effects;
 use crate::occ::Footprint;
 use crate::storage::Shared;
 use plexus_kv::WriteBatch;
@@ -37,6 +38,8 @@ pub(crate) struct Request {
     pub fp: Footprint,
     pub serializable: bool,
     pub batch: WriteBatch,
+    /// Changes to maintained indexes, published with the write (`maintain.rs`).
+    pub effects: Effects,
 }
 
 /// Totals since the store was opened, for `plexus stats` and benchmarks.
@@ -230,9 +233,21 @@ impl Committer {
         mut batch: WriteBatch,
         accepted: Vec<(u64, Request)>,
     ) -> Vec<(u64, Result<()>)> {
+        let published = publish(shared, accepted.iter().map(|(_, r)| &r.effects));
         shared.persist_counters(&mut batch);
         let n = accepted.len() as u64;
-        match self.timed_write(shared, batch) {
+        let written = self.timed_write(shared, batch);
+        if published {
+            match &written {
+                Ok(()) => accepted
+                    .iter()
+                    .for_each(|(_, r)| drop_indexes(shared, &r.effects)),
+                Err(_) => accepted
+                    .iter()
+                    .for_each(|(_, r)| retract(shared, &r.effects)),
+            }
+        }
+        match written {
             Ok(()) => {
                 self.totals.commits.fetch_add(n, Relaxed);
                 self.totals.largest_group.fetch_max(n, Relaxed);
@@ -256,8 +271,16 @@ impl Committer {
                 .into_iter()
                 .map(|(ticket, mut req)| {
                     let mut alone = std::mem::take(&mut req.batch);
+                    let published = publish(shared, std::iter::once(&req.effects));
                     shared.persist_counters(&mut alone);
-                    let outcome = self.timed_write(shared, alone).map(|()| {
+                    let outcome = self.timed_write(shared, alone);
+                    if published {
+                        match &outcome {
+                            Ok(()) => drop_indexes(shared, &req.effects),
+                            Err(_) => retract(shared, &req.effects),
+                        }
+                    }
+                    let outcome = outcome.map(|()| {
                         self.totals.commits.fetch_add(1, Relaxed);
                         shared.occ.publish(req.fp);
                     });
@@ -306,6 +329,51 @@ impl Committer {
         self.recent_write_micros
             .store(avg - avg / 8 + took / 8, Relaxed);
         Ok(r?)
+    }
+}
+
+/// Makes the maintained-index changes of the members about to be written
+/// visible at the next index sequence number (which `persist_counters`
+/// then writes with them): readers whose snapshot lacks the write hold a
+/// lower number and see none of it. Indexes created are installed now, so
+/// that a reader of the written snapshot finds them; indexes dropped are
+/// removed once the write landed (`drop_indexes`). False when there was
+/// nothing to publish.
+fn publish<'a>(shared: &Shared, members: impl Iterator<Item = &'a Effects> + Clone) -> bool {
+    if members.clone().all(Effects::is_empty) {
+        return false;
+    }
+    let seq = shared.maintained.seq.fetch_add(1, Relaxed) + 1;
+    for e in members {
+        for (g, index, state) in &e.installs {
+            if state.is_some() {
+                shared.maintained.install(*g, *index, state.clone(), seq);
+            }
+        }
+        for c in &e.changes {
+            c.state.publish(&c.staged, seq);
+        }
+    }
+    true
+}
+
+/// The write failed: undoes `publish`.
+fn retract(shared: &Shared, e: &Effects) {
+    for c in e.changes.iter().rev() {
+        c.state.retract(&c.staged);
+    }
+    for (g, index, state) in &e.installs {
+        if state.is_some() {
+            shared.maintained.install(*g, *index, None, 0);
+        }
+    }
+}
+
+fn drop_indexes(shared: &Shared, e: &Effects) {
+    for (g, index, state) in &e.installs {
+        if state.is_none() {
+            shared.maintained.install(*g, *index, None, 0);
+        }
     }
 }
 

@@ -61,6 +61,12 @@ pub enum StorageError {
     /// A bug: a worker thread failed (its panic message); the operation
     /// was stopped with nothing written.
     Internal(String),
+    /// A maintained index (a vector index) refused a node's value.
+    Maintained {
+        index: String,
+        node: String,
+        cause: crate::maintain::Cause,
+    },
     /// An error about one row of a bulk load, with where the row came from.
     InRow {
         origin: String,
@@ -80,7 +86,7 @@ impl StorageError {
             Unsupported(_) => ErrorKind::Unsupported,
             Internal(_) => ErrorKind::Internal,
             InRow { error, .. } => error.kind(),
-            Invalid(_) => ErrorKind::BadInput,
+            Invalid(_) | Maintained { .. } => ErrorKind::BadInput,
             UnknownGraph(_)
             | GraphExists(_)
             | NotFound { .. }
@@ -119,6 +125,8 @@ impl fmt::Display for StorageError {
             InvalidName { what, name, why } => write!(f, "invalid {what} '{name}': {why}"),
             Conflict(m) => write!(f, "transaction conflict: {m}; retry the transaction"),
             Unsupported(m) => f.write_str(m),
+            Maintained { index, node, cause } if node.is_empty() => write!(f, "index '{index}': {cause}"),
+            Maintained { index, node, cause } => write!(f, "index '{index}' refuses the value of node '{node}': {cause}"),
             InRow { origin, error } => write!(f, "{origin}: {error}"),
             Invalid(m) => f.write_str(m),
             Internal(m) => write!(f, "internal error, nothing was written: {m}"),
@@ -126,7 +134,16 @@ impl fmt::Display for StorageError {
     }
 }
 
-impl std::error::Error for StorageError {}
+impl std::error::Error for StorageError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StorageError::Kv(e) => Some(e),
+            StorageError::Maintained { cause, .. } => Some(cause.as_ref()),
+            StorageError::InRow { error, .. } => Some(error.as_ref()),
+            _ => None,
+        }
+    }
+}
 
 impl From<KvError> for StorageError {
     fn from(e: KvError) -> Self {

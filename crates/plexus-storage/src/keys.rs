@@ -23,6 +23,7 @@ pub(crate) const KEYSPACES: &[&str] = &[
     "prop_index",
     "stats",
     "schema",
+    "index_data",
 ];
 
 /// Manifest and id counters.
@@ -50,15 +51,21 @@ pub(crate) const PROP_INDEX: Ks = Ks(9);
 pub(crate) const STATS: Ks = Ks(10);
 /// g|kind|id → index or constraint definition.
 pub(crate) const SCHEMA: Ks = Ks(11);
+/// g|index|… → whatever the index's maintainer keeps (`maintain.rs`).
+pub(crate) const INDEX_DATA: Ks = Ks(12);
 
-pub(crate) const GRAPH_KEYSPACES: [Ks; 10] = [
+pub(crate) const GRAPH_KEYSPACES: [Ks; 11] = [
     NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, TYPES_V1, PROP_INDEX, STATS, SCHEMA,
+    INDEX_DATA,
 ];
 
 pub(crate) const META_FORMAT: &[u8] = b"format_version";
 pub(crate) const META_NEXT_NODE: &[u8] = b"next_node";
 pub(crate) const META_NEXT_EDGE: &[u8] = b"next_edge";
 pub(crate) const META_NEXT_SCHEMA: &[u8] = b"next_schema";
+/// The sequence number of the last commit that changed a maintained
+/// index: readers compare it with the stamps of indexed entries.
+pub(crate) const META_INDEX_SEQ: &[u8] = b"index_seq";
 
 pub(crate) const STAT_NODES: u8 = 0;
 pub(crate) const STAT_EDGES: u8 = 1;

@@ -27,6 +27,7 @@ mod error;
 mod ids;
 mod integrity;
 mod keys;
+mod maintain;
 mod occ;
 mod packed;
 mod prefix;
@@ -45,7 +46,8 @@ pub use counters::Counters;
 pub use error::{Result, StorageError};
 pub use ids::{Direction, EdgeId, GraphId, NodeId, TypeId};
 pub use integrity::IntegrityReport;
-pub use read::{Edge, GraphRead, IdIter, Neighbor, Node, Props};
+pub use maintain::{Cause, IndexEntries, IndexMaintainer, MaintainedIndex, Staged};
+pub use read::{Edge, GraphRead, IdIter, MaintainedView, Neighbor, Node, Props};
 pub use schema::{
     ConstraintInfo, ConstraintKind, ConstraintSpec, IndexInfo, IndexKind, IndexMode, IndexSpec,
 };

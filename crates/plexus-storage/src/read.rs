@@ -52,6 +52,19 @@ pub struct Neighbor {
     pub outgoing: bool,
 }
 
+/// A maintained index as one transaction sees it
+/// ([`GraphRead::maintained_index`]).
+pub struct MaintainedView {
+    pub info: IndexInfo,
+    /// The live state every transaction shares.
+    pub state: Arc<dyn crate::maintain::MaintainedIndex>,
+    /// The index sequence number of the transaction's snapshot: it sees
+    /// changes published at this number or lower.
+    pub seq: u64,
+    /// The transaction's own changes, not committed yet, in order.
+    pub own: Vec<crate::maintain::Staged>,
+}
+
 /// A lazy sequence of ids.
 pub type IdIter<'a, T> = Box<dyn Iterator<Item = Result<T>> + 'a>;
 
@@ -500,28 +513,36 @@ pub trait GraphRead {
         Ok(out)
     }
 
+    /// A maintained index (a vector index) as this transaction sees it.
+    fn maintained_index(&self, name: &str) -> Result<MaintainedView> {
+        let c = self.core();
+        let def = c
+            .schema
+            .indexes
+            .iter()
+            .find(|d| d.name == name)
+            .ok_or_else(|| StorageError::NoIndex(format!("named '{name}'")))?;
+        if !def.kind.is_maintained() {
+            return Err(StorageError::NoIndex(format!(
+                "named '{name}' of a maintained kind (it is a {:?} index)",
+                def.kind
+            )));
+        }
+        if def.stale {
+            return Err(StorageError::IndexStale(name.into()));
+        }
+        Ok(MaintainedView {
+            info: def.info(&c.shared.catalog)?,
+            state: crate::maintain::state_for(c, def)?,
+            seq: crate::maintain::index_seq(&*c.snap)?,
+            own: c.effects.staged(c.g, def.id),
+        })
+    }
+
     fn indexes(&self) -> Result<Vec<IndexInfo>> {
         let c = self.core();
         let cat = &c.shared.catalog;
-        c.schema
-            .indexes
-            .iter()
-            .map(|d| {
-                Ok(IndexInfo {
-                    name: d.name.clone(),
-                    label: d
-                        .label
-                        .map(|l| cat.name(Token::Label, l))
-                        .transpose()?
-                        .map(|s| s.to_string()),
-                    key: cat.name(Token::PropKey, d.key)?.to_string(),
-                    kind: d.kind,
-                    value_type: d.value_type,
-                    unique: d.unique,
-                    stale: d.stale,
-                })
-            })
-            .collect()
+        c.schema.indexes.iter().map(|d| d.info(cat)).collect()
     }
 
     fn constraints(&self) -> Result<Vec<ConstraintInfo>> {

@@ -18,6 +18,18 @@ pub enum IndexKind {
     Property,
     /// Each element of a list property: "contains" lookups.
     ListElement,
+    /// A vector property, for nearest-neighbour search: kept by the
+    /// maintainer registered for this kind (`maintain.rs`), with its own
+    /// options (dimensions, similarity, precision).
+    Vector,
+}
+
+impl IndexKind {
+    /// Whether a registered maintainer keeps this index's entries (in the
+    /// `index_data` keyspace) rather than storage's property index.
+    pub fn is_maintained(self) -> bool {
+        self == IndexKind::Vector
+    }
 }
 
 /// What a constraint demands.
@@ -44,7 +56,7 @@ pub enum IndexMode {
 }
 
 /// An index to create.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct IndexSpec {
     /// Defaults to `idx_<label>_<key>` or `list_<label>_<key>`.
     pub name: Option<String>,
@@ -54,6 +66,9 @@ pub struct IndexSpec {
     pub kind: IndexKind,
     /// When set, values of another type are refused (for list indexes: elements).
     pub value_type: Option<ValueType>,
+    /// Options of a maintained index (vector: `vector.dimensions`, …),
+    /// checked and completed by its maintainer.
+    pub options: Vec<(String, Value)>,
 }
 
 impl IndexSpec {
@@ -65,6 +80,17 @@ impl IndexSpec {
             key: key.into(),
             kind: IndexKind::Property,
             value_type: None,
+            options: Vec::new(),
+        }
+    }
+
+    /// A vector index on `label.key` with its options (see the maintainer:
+    /// `vector.dimensions` is required).
+    pub fn vector(label: &str, key: &str, options: Vec<(String, Value)>) -> IndexSpec {
+        IndexSpec {
+            kind: IndexKind::Vector,
+            options,
+            ..IndexSpec::property(label, key)
         }
     }
 
@@ -98,7 +124,7 @@ pub struct ConstraintSpec {
 }
 
 /// An index as stored and reported.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct IndexInfo {
     pub name: String,
     pub label: Option<String>,
@@ -107,6 +133,8 @@ pub struct IndexInfo {
     pub value_type: Option<ValueType>,
     pub unique: bool,
     pub stale: bool,
+    /// A maintained index's options, as its maintainer completed them.
+    pub options: Vec<(String, Value)>,
 }
 
 /// A constraint as reported.
@@ -128,6 +156,7 @@ pub(crate) struct IndexDef {
     pub value_type: Option<ValueType>,
     pub unique: bool,
     pub stale: bool,
+    pub options: Vec<(String, Value)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -164,9 +193,20 @@ impl IndexDef {
         out.push(match self.kind {
             IndexKind::Property => 0,
             IndexKind::ListElement => 1,
+            IndexKind::Vector => 2,
         });
         out.push(self.value_type.map(|t| t.code() + 1).unwrap_or(0));
         out.push(self.unique as u8 | (self.stale as u8) << 1);
+        // Options follow only where there are any, so definitions written
+        // before options existed read the same.
+        if !self.options.is_empty() {
+            write_varint(&mut out, self.options.len() as u64);
+            for (k, v) in &self.options {
+                write_varint(&mut out, k.len() as u64);
+                out.extend_from_slice(k.as_bytes());
+                plexus_common::encode_value(v, &mut out);
+            }
+        }
         out
     }
 
@@ -186,6 +226,7 @@ impl IndexDef {
         let kind = match r.byte()? {
             0 => IndexKind::Property,
             1 => IndexKind::ListElement,
+            2 => IndexKind::Vector,
             _ => return Err(StorageError::Corrupt("index kind".into())),
         };
         let value_type = match r.byte()? {
@@ -196,6 +237,14 @@ impl IndexDef {
             ),
         };
         let flags = r.byte()?;
+        let mut options = Vec::new();
+        if !r.is_empty() {
+            let n = r.varint()?;
+            for _ in 0..n {
+                let k = r.string()?;
+                options.push((k, plexus_common::decode_value(&mut r)?));
+            }
+        }
         Ok(IndexDef {
             id,
             name,
@@ -205,6 +254,26 @@ impl IndexDef {
             value_type,
             unique: flags & 1 != 0,
             stale: flags & 2 != 0,
+            options,
+        })
+    }
+
+    /// The definition as users see it, names instead of tokens.
+    pub fn info(&self, cat: &crate::catalog::Catalog) -> Result<IndexInfo> {
+        use crate::catalog::Token;
+        Ok(IndexInfo {
+            name: self.name.clone(),
+            label: self
+                .label
+                .map(|l| cat.name(Token::Label, l))
+                .transpose()?
+                .map(|s| s.to_string()),
+            key: cat.name(Token::PropKey, self.key)?.to_string(),
+            kind: self.kind,
+            value_type: self.value_type,
+            unique: self.unique,
+            stale: self.stale,
+            options: self.options.clone(),
         })
     }
 
@@ -213,10 +282,19 @@ impl IndexDef {
         self.label.is_none_or(|l| rec.has_label(l))
     }
 
+    /// The value a maintained index holds for `rec`: the property, where
+    /// the index covers the node and the value is not null.
+    pub fn maintained_value<'r>(&self, rec: &'r NodeRecord) -> Option<&'r Value> {
+        if !self.covers(rec) {
+            return None;
+        }
+        prop(&rec.props, self.key).filter(|v| !v.is_null())
+    }
+
     /// The value keys this index holds for `rec` (sorted, distinct), or a
     /// type error naming the node.
     pub fn entries(&self, rec: &NodeRecord) -> Result<Vec<Vec<u8>>> {
-        if !self.covers(rec) {
+        if !self.covers(rec) || self.kind.is_maintained() {
             return Ok(vec![]);
         }
         let Some(v) = prop(&rec.props, self.key).filter(|v| !v.is_null()) else {
@@ -248,6 +326,7 @@ impl IndexDef {
                 }
                 keys
             }
+            IndexKind::Vector => vec![],
         };
         out.sort();
         out.dedup();
@@ -326,8 +405,21 @@ mod tests {
             value_type: Some(ValueType::String),
             unique: false,
             stale: true,
+            options: vec![],
         };
         assert_eq!(IndexDef::decode(3, &d.encode()).unwrap(), d);
+        let v = IndexDef {
+            kind: IndexKind::Vector,
+            options: vec![
+                ("vector.dimensions".into(), Value::Int(4)),
+                (
+                    "vector.similarity_function".into(),
+                    Value::String("cosine".into()),
+                ),
+            ],
+            ..d.clone()
+        };
+        assert_eq!(IndexDef::decode(3, &v.encode()).unwrap(), v);
         let c = ConstraintDef {
             id: 1,
             name: "c".into(),

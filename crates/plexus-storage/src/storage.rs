@@ -52,6 +52,8 @@ pub(crate) struct Shared {
     pub read_only: bool,
     /// Property columns for filters no index serves.
     pub columns: crate::columns::ColumnCache,
+    /// Maintainers and the live state of maintained indexes.
+    pub maintained: crate::maintain::Registry,
 }
 
 impl Shared {
@@ -76,6 +78,11 @@ impl Shared {
                 .to_le_bytes()
                 .to_vec(),
         );
+        b.put(
+            META,
+            META_INDEX_SEQ,
+            self.maintained.seq.load(Relaxed).to_le_bytes().to_vec(),
+        );
     }
 }
 
@@ -87,13 +94,17 @@ pub struct Storage {
 }
 
 fn meta_u64(snap: &dyn Snapshot, key: &[u8]) -> Result<u64> {
+    meta_u64_or(snap, key, 1)
+}
+
+fn meta_u64_or(snap: &dyn Snapshot, key: &[u8], missing: u64) -> Result<u64> {
     Ok(match snap.get(META, key)? {
         Some(v) => u64::from_le_bytes(
             v.as_slice()
                 .try_into()
                 .map_err(|_| StorageError::Corrupt("id counter".into()))?,
         ),
-        None => 1,
+        None => missing,
     })
 }
 
@@ -188,11 +199,16 @@ impl Storage {
             },
             read_only,
             columns: Default::default(),
+            maintained: Default::default(),
             occ: Occ::default(),
             commit_lock: Mutex::new(()),
             committer: Committer::default(),
             kv,
         });
+        shared
+            .maintained
+            .seq
+            .store(meta_u64_or(&*snap, META_INDEX_SEQ, 0)?, Ordering::Relaxed);
         drop(snap);
         let s = Storage { shared };
         // A new store gets its default graph. So does one whose creation was
@@ -290,6 +306,7 @@ impl Storage {
         self.shared.occ.publish(fp);
         self.shared.catalog.graph_dropped(name);
         self.shared.columns.forget_graph(g.0);
+        self.shared.maintained.forget_graph(g);
         Ok(())
     }
 
@@ -317,6 +334,7 @@ impl Storage {
             schema,
             reads: serializable.then(|| RefCell::new(Default::default())),
             version,
+            effects: Default::default(),
         })
     }
 

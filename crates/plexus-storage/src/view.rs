@@ -195,6 +195,8 @@ pub struct TxnCore {
     pub(crate) reads: Option<RefCell<HashSet<u64>>>,
     /// The commit sequence number current when the snapshot was taken.
     pub(crate) version: u64,
+    /// What a write transaction did to maintained indexes (`maintain.rs`).
+    pub(crate) effects: crate::maintain::Effects,
 }
 
 impl TxnCore {

@@ -108,12 +108,14 @@ impl WriteTxn {
     fn op<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.ov().begin_op();
         let counted = self.counters;
+        let effects = self.core.effects.mark();
         let r = f(self);
         match &r {
             Ok(_) => self.ov().end_op(),
             Err(_) => {
                 self.ov().rollback_op();
                 self.counters = counted;
+                self.core.effects.undo_to(effects);
                 let g = self.g();
                 let scan = self.core.scan(
                     SCHEMA,
@@ -464,7 +466,44 @@ impl WriteTxn {
             }
         }
         for i in 0..self.core.schema.indexes.len() {
-            self.maintain_index(i, id, old, new)?;
+            if self.core.schema.indexes[i].kind.is_maintained() {
+                let def = self.core.schema.indexes[i].clone();
+                self.stage(&def, id, old, new)?;
+            } else {
+                self.maintain_index(i, id, old, new)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands a node's change to the maintainer of a maintained index
+    /// (`maintain.rs`), when the indexed value changed.
+    fn stage(
+        &mut self,
+        def: &IndexDef,
+        id: NodeId,
+        old: Option<&NodeRecord>,
+        new: Option<&NodeRecord>,
+    ) -> Result<()> {
+        let old_v = old.and_then(|r| def.maintained_value(r));
+        let new_v = new.and_then(|r| def.maintained_value(r));
+        // A stale index is rebuilt whole before it answers again.
+        if old_v == new_v || def.stale {
+            return Ok(());
+        }
+        let g = self.g();
+        self.fp.touches.insert(Subject::Index(g.0, def.id).hash());
+        let state = crate::maintain::state_for(&self.core, def)?;
+        let mut entries = crate::maintain::entries_of(&mut self.core, def.id);
+        let staged = state
+            .stage(&mut entries, id, old_v, new_v)
+            .map_err(|cause| StorageError::Maintained {
+                index: def.name.clone(),
+                node: new.or(old).map(|r| r.key.clone()).unwrap_or_default(),
+                cause,
+            })?;
+        if let Some(s) = staged {
+            self.core.effects.add(g, def.id, &state, s);
         }
         Ok(())
     }
@@ -659,12 +698,12 @@ impl WriteTxn {
     pub fn create_index(&mut self, spec: IndexSpec) -> Result<String> {
         self.op(|t| {
             t.counters.indexes_added += 1;
-            let prefix = if spec.kind == IndexKind::ListElement {
-                "list"
-            } else {
-                "idx"
+            let prefix = match spec.kind {
+                IndexKind::ListElement => "list",
+                IndexKind::Vector => "vector",
+                IndexKind::Property => "idx",
             };
-            let def = t.new_index_def(
+            let mut def = t.new_index_def(
                 spec.name.as_deref(),
                 prefix,
                 spec.label.as_deref(),
@@ -673,6 +712,21 @@ impl WriteTxn {
                 spec.value_type,
                 false,
             )?;
+            if def.kind.is_maintained() {
+                let m = t.core.shared.maintained.maintainer(def.kind)?;
+                def.options =
+                    m.define(&spec.options)
+                        .map_err(|cause| StorageError::Maintained {
+                            index: def.name.clone(),
+                            node: String::new(),
+                            cause,
+                        })?;
+            } else if !spec.options.is_empty() {
+                return Err(StorageError::Invalid(format!(
+                    "index '{}' takes no options",
+                    def.name
+                )));
+            }
             t.install_index(def)
         })
     }
@@ -791,6 +845,7 @@ impl WriteTxn {
             value_type,
             unique,
             stale: false,
+            options: Vec::new(),
         })
     }
 
@@ -808,14 +863,11 @@ impl WriteTxn {
     /// Writes every entry of an index from the current nodes, as one sorted
     /// run; for a unique index, fails on the first duplicate value.
     fn fill_index(&mut self, def: &IndexDef) -> Result<()> {
+        if def.kind.is_maintained() {
+            return self.fill_maintained(def);
+        }
         let g = self.g();
-        let ids: Vec<NodeId> = match def.label {
-            Some(l) => {
-                let name = self.core.shared.catalog.name(Token::Label, l)?;
-                self.nodes_with_label(&name).collect::<Result<_>>()?
-            }
-            None => self.nodes().collect::<Result<_>>()?,
-        };
+        let ids = self.covered_nodes(def)?;
         let mut entries: Vec<(Vec<u8>, NodeId)> = Vec::new();
         for n in ids {
             let r = self.existing_node(n)?;
@@ -843,19 +895,48 @@ impl WriteTxn {
         Ok(())
     }
 
+    /// The nodes an index covers: its label's, or all.
+    fn covered_nodes(&self, def: &IndexDef) -> Result<Vec<NodeId>> {
+        Ok(match def.label {
+            Some(l) => {
+                let name = self.core.shared.catalog.name(Token::Label, l)?;
+                self.nodes_with_label(&name).collect::<Result<_>>()?
+            }
+            None => self.nodes().collect::<Result<_>>()?,
+        })
+    }
+
+    /// A new maintained index: an empty state of its own, installed when
+    /// the transaction commits, given every node the index covers.
+    fn fill_maintained(&mut self, def: &IndexDef) -> Result<()> {
+        let g = self.g();
+        let m = self.core.shared.maintained.maintainer(def.kind)?;
+        let info = def.info(&self.core.shared.catalog)?;
+        let state = m.load(&info, &mut std::iter::empty(), 0)?;
+        self.core.effects.install(g, def.id, Some(state));
+        for n in self.covered_nodes(def)? {
+            let r = self.existing_node(n)?;
+            self.stage(def, n, None, Some(&r))?;
+        }
+        Ok(())
+    }
+
     fn clear_index(&mut self, def: &IndexDef) -> Result<()> {
         let prefix = token_prefix(self.g(), def.id);
+        let ks = if def.kind.is_maintained() {
+            let g = self.g();
+            self.core.effects.install(g, def.id, None);
+            INDEX_DATA
+        } else {
+            PROP_INDEX
+        };
         let keys: Vec<Vec<u8>> = self
             .core
-            .scan(
-                PROP_INDEX,
-                &KeyRange::prefix(&prefix),
-                ScanOptions::default(),
-            )
+            .scan(ks, &KeyRange::prefix(&prefix), ScanOptions::default())
             .map(|p| p.map(|(k, _)| k))
             .collect::<Result<_, _>>()?;
         for k in keys {
-            self.ov().delete(PROP_INDEX, k);
+            self.ov().delete(ks, k);
         }
         Ok(())
     }
@@ -916,11 +997,22 @@ impl WriteTxn {
 
     /// Rebuilds every stale index with a sorted bulk fill, and returns their names.
     pub fn rebuild_indexes(&mut self) -> Result<Vec<String>> {
+        self.rebuild_where(|_| true)
+    }
+
+    /// Rebuilds the stale maintained indexes (vector), as a bulk load
+    /// leaves them, and returns their names.
+    pub fn rebuild_maintained_indexes(&mut self) -> Result<Vec<String>> {
+        self.rebuild_where(|k| k.is_maintained())
+    }
+
+    fn rebuild_where(&mut self, kinds: impl Fn(IndexKind) -> bool) -> Result<Vec<String>> {
         self.op(|t| {
             let g = t.g();
             let mut names = Vec::new();
             for i in 0..t.core.schema.indexes.len() {
-                if !t.core.schema.indexes[i].stale {
+                let def = &t.core.schema.indexes[i];
+                if !def.stale || !kinds(def.kind) {
                     continue;
                 }
                 t.fp.writes.insert(Subject::Schema(g.0).hash());
@@ -955,6 +1047,7 @@ impl WriteTxn {
         if let Some(reads) = self.core.reads.take() {
             self.fp.reads = reads.into_inner();
         }
+        let effects = std::mem::take(&mut self.core.effects);
         // The snapshot must be closed before writing: LMDB can only grow
         // its map while no transaction of this process is open.
         self.core.snap = Box::new(crate::view::Closed);
@@ -964,12 +1057,35 @@ impl WriteTxn {
             fp: std::mem::take(&mut self.fp),
             serializable: self.isolation == Isolation::Serializable,
             batch: overlay.into_batch(),
+            effects: effects.clone(),
         };
-        shared.committer.commit(&shared, req)
+        shared.committer.commit(&shared, req)?;
+        settle(&shared, &effects)
     }
 
     /// Discards every change (dropping the transaction does the same).
     pub fn rollback(self) {}
+}
+
+/// After a commit: the slow part of its maintained-index changes, then a
+/// checkpoint of each index changed, when one is due. The commit stands
+/// whatever happens here; a failed checkpoint is only written later.
+fn settle(
+    shared: &std::sync::Arc<crate::storage::Shared>,
+    effects: &crate::maintain::Effects,
+) -> Result<()> {
+    for c in &effects.changes {
+        c.state.settle(&c.staged);
+    }
+    let mut seen = BTreeSet::new();
+    for c in &effects.changes {
+        if seen.insert((c.g.0, c.index)) {
+            // Not an error of the commit, which landed: the links are
+            // written by a later checkpoint or rebuilt at open.
+            let _ = crate::maintain::checkpoint(shared, c.g, &*c.state, c.index, false);
+        }
+    }
+    Ok(())
 }
 
 fn index_entry_key(g: GraphId, index: u32, vk: &[u8], n: NodeId) -> Vec<u8> {

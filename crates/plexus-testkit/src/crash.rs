@@ -43,6 +43,21 @@ pub fn prepare(db: &Database) -> plexus::Result<()> {
             kind: ConstraintKind::Unique,
         })?;
         t.create_index(IndexSpec::list("L", "tags"))?;
+        t.create_index(
+            IndexSpec::vector(
+                "L",
+                "vec",
+                vec![
+                    ("vector.dimensions".into(), Value::Int(4)),
+                    (
+                        "vector.similarity_function".into(),
+                        Value::String("euclidean".into()),
+                    ),
+                    ("vector.quantization.enabled".into(), Value::Bool(false)),
+                ],
+            )
+            .named("steps"),
+        )?;
         t.commit()?;
     }
     Ok(())
@@ -69,6 +84,15 @@ pub fn step(db: &Database, i: u64) -> plexus::Result<()> {
             "payload".to_string(),
             Value::String("x".repeat((i % 50) as usize)),
         ),
+        (
+            "vec".to_string(),
+            Value::List(
+                step_vector(i)
+                    .iter()
+                    .map(|x| Value::Float(f64::from(*x)))
+                    .collect(),
+            ),
+        ),
     ]);
     let n = t.create_node(Some(&format!("n{i}")), &["L"], &props)?;
     if i > 0 {
@@ -88,6 +112,36 @@ pub fn step(db: &Database, i: u64) -> plexus::Result<()> {
     )?;
     t.commit()?;
     Ok(())
+}
+
+/// Step `i`'s vector in the `steps` index: its own point, exact in f32.
+pub fn step_vector(i: u64) -> [f32; 4] {
+    [i as f32, (i % 7) as f32, (i % 3) as f32, 1.0]
+}
+
+/// Checks the vector index against the graph: each node is the nearest
+/// to its own step's vector, and a search for more than there are returns
+/// exactly the nodes there are (no deleted or uncommitted one). The
+/// problems found.
+pub fn vector_problems(db: &Database) -> plexus::Result<Vec<String>> {
+    let (nodes, _) = observed(db)?;
+    let r = db.read("default")?;
+    let mut problems = Vec::new();
+    for s in &nodes {
+        let hits = plexus::vectors::search(&r, "steps", &step_vector(*s), 1, None, None)?;
+        let found = match hits.first() {
+            Some(h) => r.node(h.node)?.map(|n| n.key),
+            None => None,
+        };
+        if found.as_deref() != Some(&format!("n{s}")) {
+            problems.push(format!("step {s}: its vector finds {found:?}"));
+        }
+    }
+    let all = plexus::vectors::search(&r, "steps", &[0.0; 4], nodes.len() + 5, None, None)?;
+    if all.len() != nodes.len() {
+        problems.push(format!("{} vectors for {} nodes", all.len(), nodes.len()));
+    }
+    Ok(problems)
 }
 
 /// What the database holds: node steps and edges by step.

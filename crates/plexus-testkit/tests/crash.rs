@@ -4,7 +4,7 @@
 
 use plexus::{Backend, Database, Options};
 use plexus_testkit::crash::{
-    concurrent_observed, concurrent_progress, expected, observed, progress,
+    concurrent_observed, concurrent_progress, expected, observed, progress, vector_problems,
 };
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -44,6 +44,11 @@ fn crash_loop(backend: Backend) {
         );
         let report = db.check("default").unwrap();
         assert!(report.is_ok(), "round {round}: {:?}", report.problems);
+        assert_eq!(
+            vector_problems(&db).unwrap(),
+            Vec::<String>::new(),
+            "round {round}"
+        );
         acked = m;
     }
     assert!(

@@ -12,6 +12,7 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
         "plexus-kv",
         "plexus-storage",
         "plexus-vector",
+        "plexus-vector-index",
         "plexus-temporal",
         "plexus-ingest",
         "plexus-algo",
@@ -31,6 +32,12 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
         vec!["plexus-common", "plexus-storage", "plexus-vector"],
     );
     m.insert("plexus-algo", vec!["plexus-common", "plexus-storage"]);
+    // Vector indexes in the graph: storage's maintained-index seam filled
+    // with plexus-vector's search (ARCHITECTURE.md).
+    m.insert(
+        "plexus-vector-index",
+        vec!["plexus-common", "plexus-storage", "plexus-vector"],
+    );
     m.insert("plexus-cypher", vec!["plexus-common"]);
     m.insert("plexus-query", below_query.to_vec());
     let mut facade = below_query.to_vec();

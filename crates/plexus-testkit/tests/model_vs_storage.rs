@@ -408,6 +408,7 @@ impl Run {
                         IndexKind::Property
                     },
                     value_type: idx.typed,
+                    options: Vec::new(),
                 };
                 let want = self.model.create_index(idx);
                 agree!(self.txn().create_index(spec), want);

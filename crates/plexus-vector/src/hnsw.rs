@@ -127,8 +127,55 @@ pub struct Hnsw {
     live: usize,
     /// The entry slot and its layer.
     top: Mutex<Option<(u32, u8)>>,
+    /// Slots being linked now or lately (`Linking`).
+    linking: Mutex<Linking>,
     /// For linking (`insert` has the graph to itself).
     scratch: Scratch,
+}
+
+/// Slots linked at the same time on several threads may each miss the
+/// other (neither was reachable when the other searched), and on data
+/// where each slot keeps few links (points on a line keep two) that cuts
+/// the graph. So each link is logged with the times it started and ended,
+/// and a slot, once linked, is introduced to the slots whose linking
+/// overlapped its own.
+#[derive(Default)]
+struct Linking {
+    clock: u64,
+    /// (slot, started, ended: `u64::MAX` while running).
+    log: Vec<(u32, u64, u64)>,
+}
+
+impl Linking {
+    fn begin(&mut self, slot: u32) -> u64 {
+        self.clock += 1;
+        self.log.push((slot, self.clock, u64::MAX));
+        self.clock
+    }
+
+    /// Ends `slot`'s linking; the slots whose linking overlapped it.
+    fn end(&mut self, slot: u32, started: u64) -> Vec<u32> {
+        self.clock += 1;
+        let now = self.clock;
+        let mut peers = Vec::new();
+        for e in &mut self.log {
+            if e.0 == slot && e.1 == started {
+                e.2 = now;
+            } else if e.2 > started {
+                peers.push(e.0);
+            }
+        }
+        // A finished link matters only to links running when it ended.
+        let oldest = self
+            .log
+            .iter()
+            .filter(|e| e.2 == u64::MAX)
+            .map(|e| e.1)
+            .min();
+        self.log
+            .retain(|e| oldest.is_some_and(|o| e.2 == u64::MAX || e.2 > o));
+        peers
+    }
 }
 
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -153,6 +200,7 @@ impl Hnsw {
             deleted: Vec::new(),
             live: 0,
             top: Mutex::new(None),
+            linking: Mutex::default(),
             scratch: Scratch::default(),
         }
     }
@@ -242,6 +290,16 @@ impl Hnsw {
 
     /// The links of `slot` on `layer`, into `out`.
     fn links_into(&self, slot: u32, layer: u8, out: &mut Vec<u32>) {
+        if layer == 0 {
+            self.links_into_locked(slot, 0, &[], out);
+        } else {
+            let layers = locked(&self.upper[slot as usize]);
+            self.links_into_locked(slot, layer, &layers, out);
+        }
+    }
+
+    /// As `links_into`, for a caller that holds the slot's lock.
+    fn links_into_locked(&self, slot: u32, layer: u8, layers: &[Vec<u32>], out: &mut Vec<u32>) {
         out.clear();
         if layer == 0 {
             let at = slot as usize * 2 * self.params.m;
@@ -252,7 +310,7 @@ impl Hnsw {
                     .iter()
                     .map(|l| l.load(AtomicOrdering::Relaxed)),
             );
-        } else if let Some(l) = locked(&self.upper[slot as usize]).get(layer as usize - 1) {
+        } else if let Some(l) = layers.get(layer as usize - 1) {
             out.extend_from_slice(l);
         }
     }
@@ -287,17 +345,106 @@ impl Hnsw {
     /// Stores a prepared vector in a new slot, not linked yet.
     fn push_slot(&mut self, q: &[f32]) -> Result<u32, VectorError> {
         let slot = u32::try_from(self.len()).map_err(|_| VectorError::Full)?;
-        self.codes.push(q);
-        let layer = self.draw_layer(slot);
-        self.layer_of.push(layer);
-        self.links0
-            .extend((0..2 * self.params.m).map(|_| AtomicU32::new(0)));
-        self.count0.push(AtomicU32::new(0));
-        self.upper
-            .push(Mutex::new(vec![Vec::new(); layer as usize]));
-        self.deleted.push(false);
-        self.live += 1;
+        self.place(slot, q);
         Ok(slot)
+    }
+
+    /// Grows the graph to `n` slots; the new ones are holes (deleted,
+    /// without links) until a vector is placed in them.
+    fn grow_to(&mut self, n: usize) {
+        for slot in self.len()..n {
+            let layer = self.draw_layer(slot as u32);
+            self.layer_of.push(layer);
+            self.upper
+                .push(Mutex::new(vec![Vec::new(); layer as usize]));
+            self.count0.push(AtomicU32::new(0));
+            self.deleted.push(true);
+        }
+        self.links0
+            .resize_with(n * 2 * self.params.m, || AtomicU32::new(0));
+        // Holes get zero vectors, so a damaged link to one is only a
+        // poor waypoint.
+        if n > self.codes.len() {
+            self.codes.set(n as u32 - 1, &vec![0.0; self.codes.dim()]);
+        }
+    }
+
+    /// Stores a prepared vector (see [`prepare`]) in `slot`, not linked
+    /// yet: for owners that number slots themselves (the database's
+    /// index reserves a slot per written vector, so slots of rolled-back
+    /// writes stay holes). Slots skipped over are holes.
+    pub fn place(&mut self, slot: u32, prepared: &[f32]) {
+        self.grow_to(self.len().max(slot as usize + 1));
+        self.codes.set(slot, prepared);
+        self.revive(slot);
+    }
+
+    /// As [`Hnsw::place`], from the bytes [`Codes::encode`] wrote.
+    pub fn place_encoded(&mut self, slot: u32, bytes: &[u8]) -> Result<(), VectorError> {
+        self.grow_to(self.len().max(slot as usize + 1));
+        self.codes.set_encoded(slot, bytes)?;
+        self.revive(slot);
+        Ok(())
+    }
+
+    fn revive(&mut self, slot: u32) {
+        if let Some(d) = self.deleted.get_mut(slot as usize) {
+            if *d {
+                *d = false;
+                self.live += 1;
+            }
+        }
+    }
+
+    /// Links a slot given a vector by [`Hnsw::place`] into the graph;
+    /// takes `&self`, so several threads may link at once, beside
+    /// searches.
+    pub fn link_slot(&self, slot: u32, s: &mut Scratch) {
+        let mut q = std::mem::take(&mut s.query);
+        self.codes.get(slot, &mut q);
+        self.link(slot, &q, s);
+        s.query = q;
+    }
+
+    /// The links of `slot`, layer 0 first: what its owner persists.
+    pub fn links_of(&self, slot: u32) -> Vec<Vec<u32>> {
+        let mut out = Vec::new();
+        if slot as usize >= self.len() {
+            return out;
+        }
+        for layer in 0..=self.layer_of[slot as usize] {
+            let mut l = Vec::new();
+            self.links_into(slot, layer, &mut l);
+            out.push(l);
+        }
+        out
+    }
+
+    /// Gives `slot` links persisted by [`Hnsw::links_of`]; links to slots
+    /// beyond the graph and layers above the slot's are dropped, lists
+    /// cut to their capacity. The slot with the highest layer so
+    /// restored becomes the entry.
+    pub fn restore_links(&mut self, slot: u32, layers: &[Vec<u32>]) {
+        if slot as usize >= self.len() {
+            return;
+        }
+        let n = self.len() as u32;
+        let top = self.layer_of[slot as usize];
+        for (layer, links) in layers.iter().enumerate().take(top as usize + 1) {
+            let layer = layer as u8;
+            let kept: Vec<u32> = links
+                .iter()
+                .copied()
+                .filter(|&l| l < n && l != slot)
+                .take(self.cap(layer))
+                .collect();
+            let mut upper = locked(&self.upper[slot as usize]);
+            self.store_links(slot, layer, &mut upper, &kept);
+        }
+        let t = self.top.get_mut().unwrap_or_else(|p| p.into_inner());
+        if t.is_none_or(|(_, tl)| top > tl) {
+            *t = Some((slot, top));
+        }
     }
 
     /// Adds a vector; its slot is the number of slots before it.
@@ -310,8 +457,38 @@ impl Hnsw {
         Ok(slot)
     }
 
-    /// Links a stored slot into the graph (the first becomes the entry).
+    /// Links a stored slot into the graph (the first becomes the entry),
+    /// then to the slots linked at the same time that are as close as its
+    /// links.
     fn link(&self, slot: u32, q: &[f32], s: &mut Scratch) {
+        let started = locked(&self.linking).begin(slot);
+        self.link_alone(slot, q, s);
+        let peers = locked(&self.linking).end(slot, started);
+        for p in peers {
+            let d = self.codes.distance(q, p);
+            if self.within_reach(slot, d) {
+                self.connect(slot, p, 0);
+            }
+            if self.within_reach(p, d) {
+                self.connect(p, slot, 0);
+            }
+        }
+    }
+
+    /// Whether a slot at distance `d` from `n` belongs among `n`'s layer-0
+    /// links: no farther than the farthest of them, or `n` has none.
+    fn within_reach(&self, n: u32, d: f32) -> bool {
+        let mut links = Vec::new();
+        self.links_into(n, 0, &mut links);
+        if links.is_empty() {
+            return true;
+        }
+        let mut base = Vec::new();
+        self.codes.get(n, &mut base);
+        links.iter().any(|&l| self.codes.distance(&base, l) >= d)
+    }
+
+    fn link_alone(&self, slot: u32, q: &[f32], s: &mut Scratch) {
         let layer = self.layer_of[slot as usize];
         let (entry, top) = {
             let mut t = locked(&self.top);
@@ -336,9 +513,26 @@ impl Hnsw {
                 self.search_layer(q, &eps, self.params.ef_construction, l, &|_| true, s);
             // Another thread may have linked this slot on a layer above.
             found.retain(|n| n.slot != slot);
-            let chosen = self.select(&found, self.params.m);
+            let mut chosen = self.select(&found, self.params.m);
             {
                 let mut layers = locked(&self.upper[slot as usize]);
+                // Slots linked on other threads meanwhile may have linked
+                // themselves to this one already: keep those links (they
+                // are the way back to them) among the chosen.
+                let mut current = Vec::new();
+                self.links_into_locked(slot, l, &layers, &mut current);
+                if current.iter().any(|c| !chosen.contains(c)) {
+                    let mut cands: Vec<Near> = chosen
+                        .iter()
+                        .chain(current.iter().filter(|c| !chosen.contains(c)))
+                        .map(|&s| Near {
+                            d: self.codes.distance(q, s),
+                            slot: s,
+                        })
+                        .collect();
+                    cands.sort_unstable();
+                    chosen = self.select(&cands, self.cap(l));
+                }
                 self.store_links(slot, l, &mut layers, &chosen);
             }
             for &n in &chosen {

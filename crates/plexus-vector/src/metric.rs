@@ -152,6 +152,69 @@ impl Codes {
         slot
     }
 
+    /// Stores a prepared vector in `slot`, growing the buffer with zero
+    /// vectors up to it where needed (slots never given a vector are
+    /// holes their owner never links nor returns).
+    pub fn set(&mut self, slot: u32, v: &[f32]) {
+        let at = slot as usize * self.dim;
+        let end = at + self.dim;
+        match self.precision {
+            Precision::F32 => {
+                if self.f32s.len() < end {
+                    self.f32s.resize(end, 0.0);
+                }
+                self.f32s[at..end].copy_from_slice(v);
+            }
+            Precision::F16 => {
+                if self.f16s.len() < end {
+                    self.f16s.resize(end, f16::ZERO);
+                }
+                for (c, x) in self.f16s[at..end].iter_mut().zip(v) {
+                    *c = f16::from_f32(*x);
+                }
+            }
+        }
+    }
+
+    /// The stored form of a prepared vector: little-endian f32 or f16
+    /// components, as [`Codes::set_encoded`] reads them back.
+    pub fn encode(&self, v: &[f32]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(v.len() * self.precision.bytes());
+        for x in v {
+            match self.precision {
+                Precision::F32 => out.extend_from_slice(&x.to_le_bytes()),
+                Precision::F16 => out.extend_from_slice(&f16::from_f32(*x).to_le_bytes()),
+            }
+        }
+        out
+    }
+
+    /// Stores in `slot` a vector [`Codes::encode`] wrote; refuses bytes of
+    /// another length (damaged data) or with components that are not
+    /// finite.
+    pub fn set_encoded(&mut self, slot: u32, bytes: &[u8]) -> Result<(), VectorError> {
+        let width = self.precision.bytes();
+        if bytes.len() != self.dim * width {
+            return Err(VectorError::Dimension {
+                expected: self.dim,
+                got: bytes.len() / width,
+            });
+        }
+        let v: Vec<f32> = bytes
+            .chunks_exact(width)
+            .map(|c| match c {
+                [a, b, c, d] => f32::from_le_bytes([*a, *b, *c, *d]),
+                [a, b] => f16::from_le_bytes([*a, *b]).to_f32(),
+                _ => f32::NAN,
+            })
+            .collect();
+        if let Some(at) = v.iter().position(|x| !x.is_finite()) {
+            return Err(VectorError::NotFinite { at });
+        }
+        self.set(slot, &v);
+        Ok(())
+    }
+
     /// The vector in `slot`, as f32 (what f16 storage kept of it).
     pub fn get(&self, slot: u32, out: &mut Vec<f32>) {
         let at = slot as usize * self.dim;

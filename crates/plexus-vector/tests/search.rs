@@ -164,3 +164,30 @@ proptest! {
         }
     }
 }
+
+/// Points on a line keep two links each (the heuristic prunes the rest),
+/// so a link lost between threads linking at once cuts the line. A
+/// parallel build once lost them (a slot storing its own links over those
+/// another thread had just added to it); every point must stay reachable.
+#[test]
+fn a_parallel_build_keeps_every_link_back() {
+    let rows: Vec<f32> = (0..2000).flat_map(|i| [i as f32, 0.0]).collect();
+    for _ in 0..3 {
+        let h = Hnsw::build(
+            Metric::Euclidean,
+            2,
+            Precision::F32,
+            Params::default(),
+            &rows,
+            4,
+        )
+        .unwrap();
+        let mut s = Scratch::default();
+        for i in (0..2000).step_by(37) {
+            let q = [i as f32 + 0.3, 0.0];
+            let got = h.search(&q, 2, 32, None, &mut s).unwrap();
+            let slots: Vec<u32> = got.iter().map(|r| r.0).collect();
+            assert_eq!(slots, [i, i + 1], "query {q:?}");
+        }
+    }
+}

@@ -16,7 +16,7 @@
 use crate::error::{Error, Result};
 use plexus_kv::{Backend, KvOptions};
 use plexus_storage::{
-    GraphRead, Isolation, ReadTxn, Storage, WriteTxn, FORMAT_VERSION, KEYSPACE_NAMES,
+    GraphRead, Isolation, NodeId, ReadTxn, Storage, WriteTxn, FORMAT_VERSION, KEYSPACE_NAMES,
 };
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -78,9 +78,35 @@ pub struct GraphStats {
 pub struct Database {
     storage: Storage,
     path: Option<PathBuf>,
+    /// Dropped with the last clone: writes the vector indexes' checkpoint,
+    /// then releases the write lock (declared in that order).
+    _close: std::sync::Arc<Close>,
     _lock: Option<std::sync::Arc<File>>,
     plans: std::sync::Arc<crate::query::PlanCache>,
     limits: plexus_query::QueryLimits,
+}
+
+/// What closing a database does once its last clone is dropped.
+struct Close(Storage);
+
+impl Drop for Close {
+    fn drop(&mut self) {
+        // Persisted links spare the next open their linking; if writing
+        // them fails, the next open links what it finds.
+        if !self.0.is_read_only() {
+            let _ = self.0.checkpoint_indexes();
+        }
+    }
+}
+
+/// The store with the maintainers of the indexes storage does not keep
+/// itself (vectors), registered before anything reads it.
+fn with_maintainers(storage: Storage) -> Result<Storage> {
+    storage.register_maintainer(
+        plexus_storage::IndexKind::Vector,
+        std::sync::Arc::new(plexus_vector_index::VectorMaintainer),
+    )?;
+    Ok(storage)
 }
 
 fn limits_of(opts: &Options) -> plexus_query::QueryLimits {
@@ -304,8 +330,10 @@ impl Database {
 
     /// A database in memory, with `opts`' query limits.
     pub fn in_memory_with(opts: Options) -> Result<Database> {
+        let storage = with_maintainers(Storage::in_memory()?)?;
         Ok(Database {
-            storage: Storage::in_memory()?,
+            _close: std::sync::Arc::new(Close(storage.clone())),
+            storage,
             path: None,
             _lock: None,
             plans: Default::default(),
@@ -355,12 +383,13 @@ impl Database {
             ..KvOptions::default()
         };
         let kv = plexus_kv::open(backend, &path.join("data"), KEYSPACE_NAMES, &kv_opts)?;
-        let storage = if opts.read_only {
+        let storage = with_maintainers(if opts.read_only {
             Storage::open_read_only(kv)?
         } else {
             Storage::open(kv)?
-        };
+        })?;
         Ok(Database {
+            _close: std::sync::Arc::new(Close(storage.clone())),
             storage,
             path: Some(path.to_path_buf()),
             _lock: lock.map(std::sync::Arc::new),
@@ -413,6 +442,24 @@ impl Database {
     /// A read-only snapshot of `graph`.
     pub fn read(&self, graph: &str) -> Result<ReadTxn> {
         Ok(self.storage.read(graph)?)
+    }
+
+    /// The `k` nodes nearest `query` in the vector index `index` of
+    /// `graph`, nearest first, that `filter` passes (exactly `min(k,
+    /// passing)`). In a transaction, `plexus::vectors::search` does the
+    /// same on the transaction's view.
+    pub fn vector_search(
+        &self,
+        graph: &str,
+        index: &str,
+        query: &[f32],
+        k: usize,
+        filter: Option<&dyn Fn(NodeId) -> bool>,
+    ) -> Result<Vec<plexus_vector_index::Hit>> {
+        let r = self.storage.read(graph)?;
+        Ok(plexus_vector_index::search(
+            &r, index, query, k, None, filter,
+        )?)
     }
 
     /// A write transaction on `graph` (snapshot isolation).

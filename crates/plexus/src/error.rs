@@ -36,6 +36,8 @@ pub enum Error {
     /// Arrow refused a result's columns (a bug: their types are inferred
     /// from the values).
     Arrow(arrow_schema::ArrowError),
+    /// A vector search refused its input or failed.
+    Vector(plexus_vector_index::VectorIndexError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -51,6 +53,11 @@ impl Error {
             }
             Error::Locked(..) | Error::Io { .. } | Error::Thread(_) => ErrorKind::Io,
             Error::Arrow(_) => ErrorKind::Internal,
+            Error::Vector(e) => match e {
+                plexus_vector_index::VectorIndexError::Storage(s) => s.kind(),
+                plexus_vector_index::VectorIndexError::Corrupt(_) => ErrorKind::Corruption,
+                _ => ErrorKind::BadInput,
+            },
         }
     }
 }
@@ -86,6 +93,7 @@ impl fmt::Display for Error {
             Error::TransactionClosed => f.write_str("the transaction is closed"),
             Error::Thread(e) => write!(f, "cannot start a thread for the query: {e}"),
             Error::Arrow(e) => write!(f, "cannot convert the result to Arrow: {e}"),
+            Error::Vector(e) => write!(f, "{e}"),
         }
     }
 }
@@ -97,6 +105,7 @@ impl std::error::Error for Error {
             Error::Query(e) => Some(e),
             Error::Io { error, .. } | Error::Thread(error) => Some(error),
             Error::Arrow(e) => Some(e),
+            Error::Vector(e) => Some(e),
             _ => None,
         }
     }
@@ -105,6 +114,12 @@ impl std::error::Error for Error {
 impl From<StorageError> for Error {
     fn from(e: StorageError) -> Self {
         Error::Storage(e)
+    }
+}
+
+impl From<plexus_vector_index::VectorIndexError> for Error {
+    fn from(e: plexus_vector_index::VectorIndexError) -> Self {
+        Error::Vector(e)
     }
 }
 

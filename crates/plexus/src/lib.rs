@@ -39,6 +39,9 @@ pub use plexus_storage::{
     Origin, Per, Props, ReadTxn, SpaceReport, SpillLimit, StorageError, TypeId, UpgradeReport,
     WriteTxn, DEFAULT_GRAPH, FORMAT_VERSION,
 };
+/// Vector search in a transaction (`vectors::search`), and the options of
+/// a vector index.
+pub use plexus_vector_index as vectors;
 pub use query::Params;
 pub use session::{
     Cursor, Polled, QueryKind, QueryOptions, Session, Started, Summary, Transaction,

@@ -1,0 +1,265 @@
+//! Vectors in Cypher, as Neo4j 5 clients send them: the procedures
+//! `db.index.vector.queryNodes` and `db.create.setNodeVectorProperty`, the
+//! functions `vector.similarity.cosine/euclidean`, and the rule that pushes
+//! a `YIELD … WHERE` on the found node into the search itself.
+//!
+//! Pushed down, the predicate is the search's filter: the search returns
+//! the `k` nearest nodes that pass it (exactly `k` whenever `k` pass),
+//! where Neo4j returns the `k` nearest and then drops those that fail, so
+//! a selective `WHERE` leaves fewer. A predicate that reads the score (or
+//! anything this rule cannot see through) stays a filter after the search.
+
+use crate::builtin::Graph;
+use crate::error::QueryError;
+use crate::graph::node_value;
+use plexus_common::Value;
+use plexus_cypher::{Expr, ExprKind};
+use plexus_storage::{NodeId, StorageError};
+use plexus_vector_index::VectorIndexError;
+
+/// The largest `k` a query may ask for.
+pub const MAX_K: i64 = 10_000;
+
+fn argument(message: String) -> QueryError {
+    QueryError::Argument {
+        code: "InvalidArgumentValue",
+        message,
+    }
+}
+
+/// A list of numbers as f32, or why not (naming the procedure's argument).
+pub fn floats(v: &Value, what: &str) -> Result<Vec<f32>, QueryError> {
+    plexus_vector_index::vector_of(v)
+        .map_err(|e| QueryError::type_error(format!("{what} must be a vector: {e}")))
+}
+
+fn search_error(index: &str, e: VectorIndexError) -> QueryError {
+    match e {
+        VectorIndexError::Storage(StorageError::NoIndex(_)) => QueryError::Procedure {
+            code: "ProcedureCallFailed",
+            message: format!("there is no vector index named '{index}'"),
+        },
+        VectorIndexError::Storage(s) => s.into(),
+        other => argument(format!("vector index '{index}': {other}")),
+    }
+}
+
+/// `db.index.vector.queryNodes(index, k, vector) YIELD node, score`: the
+/// `k` nodes nearest `vector` (that `filter` passes, when a `WHERE` was
+/// pushed down), nearest first, with Neo4j's scores.
+pub(crate) fn query_nodes(
+    g: &Graph<'_>,
+    args: &[Value],
+    filter: Option<&dyn Fn(NodeId) -> bool>,
+) -> Result<Vec<Vec<Value>>, QueryError> {
+    const NAME: &str = "db.index.vector.queryNodes";
+    let index = match &args[0] {
+        Value::String(s) => s.as_str(),
+        other => {
+            return Err(QueryError::type_error(format!(
+                "the index name of {NAME} must be a string, not {other}"
+            )))
+        }
+    };
+    let k = match &args[1] {
+        Value::Int(k) if (1..=MAX_K).contains(k) => *k as usize,
+        other => {
+            return Err(argument(format!(
+                "{NAME} takes a number of neighbours from 1 to {MAX_K}, not {other}"
+            )))
+        }
+    };
+    let query = floats(&args[2], &format!("the query vector of {NAME}"))?;
+    let graph = g
+        .read()
+        .ok_or_else(|| QueryError::Unsupported(format!("{NAME} needs a graph")))?;
+    let hits = plexus_vector_index::search(graph, index, &query, k, None, filter)
+        .map_err(|e| search_error(index, e))?;
+    Ok(hits
+        .into_iter()
+        .map(|h| {
+            vec![
+                Value::Node(Box::new(node_value(h.node))),
+                Value::Float(h.score),
+            ]
+        })
+        .collect())
+}
+
+/// `db.create.setNodeVectorProperty(node, key, vector)`: sets the
+/// property to the vector, checked to be a list of finite numbers.
+pub(crate) fn set_node_vector_property(
+    g: &mut Graph<'_>,
+    args: &[Value],
+) -> Result<Vec<Vec<Value>>, QueryError> {
+    const NAME: &str = "db.create.setNodeVectorProperty";
+    let node = match &args[0] {
+        Value::Node(n) => NodeId(n.id),
+        Value::Null => return Ok(vec![]),
+        other => {
+            return Err(QueryError::type_error(format!(
+                "argument `node` of {NAME} must be a node, not {}",
+                other.value_type()
+            )))
+        }
+    };
+    let key = match &args[1] {
+        Value::String(s) if !s.is_empty() => s.clone(),
+        other => {
+            return Err(argument(format!(
+                "{NAME} needs a property key (a non-empty string), not {other}"
+            )))
+        }
+    };
+    let v = floats(&args[2], &format!("argument `vector` of {NAME}"))?;
+    let value = Value::List(v.into_iter().map(|x| Value::Float(f64::from(x))).collect());
+    let Graph::Write(t) = g else {
+        return Err(QueryError::Unsupported(format!(
+            "{NAME} writes, in a read-only query"
+        )));
+    };
+    t.set_node_property(node, &key, value)?;
+    Ok(vec![])
+}
+
+/// The numbers of a list, for the similarity functions.
+fn numbers(name: &str, v: &Value) -> Result<Vec<f64>, QueryError> {
+    let Value::List(items) = v else {
+        return Err(QueryError::type_error(format!(
+            "{name}() takes two lists of numbers, not a {}",
+            v.value_type()
+        )));
+    };
+    items
+        .iter()
+        .map(|x| match x {
+            Value::Int(i) => Ok(*i as f64),
+            Value::Float(f) => Ok(*f),
+            other => Err(QueryError::type_error(format!(
+                "{name}() takes lists of numbers; this one holds a {}",
+                other.value_type()
+            ))),
+        })
+        .collect()
+}
+
+/// `vector.similarity.cosine(a, b)` and `vector.similarity.euclidean(a,
+/// b)`, scored as the vector index scores (Neo4j's definitions): cosine
+/// `(1 + cos) / 2`, Euclidean `1 / (1 + d²)`. Null with a null argument,
+/// or a zero vector under cosine.
+pub fn similarity(name: &str, a: &Value, b: &Value) -> Result<Value, QueryError> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    let (x, y) = (numbers(name, a)?, numbers(name, b)?);
+    if x.len() != y.len() || x.is_empty() {
+        return Err(argument(format!(
+            "{name}() takes two vectors of the same, non-zero length, not {} and {}",
+            x.len(),
+            y.len()
+        )));
+    }
+    let score = if name.eq_ignore_ascii_case("vector.similarity.cosine") {
+        let dot: f64 = x.iter().zip(&y).map(|(p, q)| p * q).sum();
+        let norms = x.iter().map(|p| p * p).sum::<f64>().sqrt()
+            * y.iter().map(|q| q * q).sum::<f64>().sqrt();
+        if norms == 0.0 || !norms.is_finite() {
+            return Ok(Value::Null);
+        }
+        (1.0 + (dot / norms).clamp(-1.0, 1.0)) / 2.0
+    } else {
+        let d2: f64 = x.iter().zip(&y).map(|(p, q)| (p - q) * (p - q)).sum();
+        1.0 / (1.0 + d2)
+    };
+    if score.is_finite() {
+        Ok(Value::Float(score))
+    } else {
+        Err(argument(format!(
+            "{name}(): the vectors are too large to compare"
+        )))
+    }
+}
+
+/// Whether `e` certainly does not read the variable `var`: false for any
+/// expression this does not look into (subqueries, comprehensions,
+/// patterns), so that a predicate is pushed down only when it is safe.
+pub(crate) fn free_of(e: &Expr, var: &str) -> bool {
+    let f = |x: &Expr| free_of(x, var);
+    match &e.kind {
+        ExprKind::Null
+        | ExprKind::Bool(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::String(_)
+        | ExprKind::Param(_) => true,
+        ExprKind::Var(v) => v != var,
+        ExprKind::List(items) => items.iter().all(f),
+        ExprKind::Map(entries) => entries.iter().all(|(_, v)| f(v)),
+        ExprKind::Property(b, _) | ExprKind::Unary(_, b) | ExprKind::IsNull(b, _) => f(b),
+        ExprKind::HasLabels(b, _) => f(b),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => f(a) && f(b),
+        ExprKind::Slice(a, b, c) => f(a) && b.iter().all(|x| f(x)) && c.iter().all(|x| f(x)),
+        ExprKind::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            operand.iter().all(|x| f(x))
+                && whens.iter().all(|(a, b)| f(a) && f(b))
+                && else_.iter().all(|x| f(x))
+        }
+        ExprKind::Call { args, .. } => args.iter().all(f),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(xs: &[f64]) -> Value {
+        Value::List(xs.iter().map(|x| Value::Float(*x)).collect())
+    }
+
+    #[test]
+    fn similarities_as_neo4j_defines_them() {
+        let cos = "vector.similarity.cosine";
+        let euc = "vector.similarity.euclidean";
+        assert_eq!(
+            similarity(cos, &list(&[1.0, 0.0]), &list(&[2.0, 0.0])).unwrap(),
+            Value::Float(1.0)
+        );
+        assert_eq!(
+            similarity(cos, &list(&[1.0, 0.0]), &list(&[-1.0, 0.0])).unwrap(),
+            Value::Float(0.0)
+        );
+        assert_eq!(
+            similarity(euc, &list(&[0.0, 0.0]), &list(&[1.0, 1.0])).unwrap(),
+            Value::Float(1.0 / 3.0)
+        );
+        assert_eq!(
+            similarity(cos, &list(&[0.0]), &list(&[1.0])).unwrap(),
+            Value::Null
+        );
+        assert_eq!(
+            similarity(cos, &Value::Null, &list(&[1.0])).unwrap(),
+            Value::Null
+        );
+        assert!(similarity(cos, &list(&[1.0]), &list(&[1.0, 2.0])).is_err());
+        assert!(similarity(euc, &Value::String("x".into()), &list(&[1.0])).is_err());
+        // Infinitely far scores 0; infinities compared give no number.
+        assert_eq!(
+            similarity(euc, &list(&[1e300]), &list(&[-1e300])).unwrap(),
+            Value::Float(0.0)
+        );
+        assert!(similarity(euc, &list(&[f64::INFINITY]), &list(&[f64::INFINITY])).is_err());
+    }
+
+    #[test]
+    fn free_of_is_conservative() {
+        let e = |s: &str| plexus_cypher::parse_expression(s).unwrap();
+        assert!(free_of(&e("node.x = 1 AND $p > 2"), "score"));
+        assert!(!free_of(&e("node.x = 1 AND score > 0.5"), "score"));
+        assert!(!free_of(&e("[x IN [1] | x] = [1]"), "score"));
+    }
+}

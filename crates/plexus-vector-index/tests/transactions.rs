@@ -1,0 +1,395 @@
+//! Vector indexes inside transactions: a committed vector is found, a
+//! rolled-back one never, a deleted node never appears, readers see exactly
+//! their snapshot and a writer its own changes; the index survives a reopen
+//! with and without a checkpoint; a bulk load and `create_index` on existing
+//! data fill it; and a property test against exact search over a model.
+
+use plexus_common::Value;
+use plexus_storage::{
+    DeleteMode, GraphRead, IndexKind, IndexSpec, NodeId, Props, Storage, StorageError,
+};
+use plexus_vector_index::{search, VectorMaintainer};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+fn open(dir: &Path) -> Storage {
+    let kv = plexus_kv::open(
+        plexus_kv::Backend::Lmdb,
+        dir,
+        plexus_storage::KEYSPACE_NAMES,
+        &plexus_kv::KvOptions::default(),
+    )
+    .unwrap();
+    let s = Storage::open(kv).unwrap();
+    s.register_maintainer(IndexKind::Vector, Arc::new(VectorMaintainer))
+        .unwrap();
+    s
+}
+
+fn memory() -> Storage {
+    let s = Storage::in_memory().unwrap();
+    s.register_maintainer(IndexKind::Vector, Arc::new(VectorMaintainer))
+        .unwrap();
+    s
+}
+
+fn options(dim: i64, similarity: &str) -> Vec<(String, Value)> {
+    vec![
+        ("vector.dimensions".into(), Value::Int(dim)),
+        (
+            "vector.similarity_function".into(),
+            Value::String(similarity.into()),
+        ),
+    ]
+}
+
+fn create_index(s: &Storage, dim: i64, similarity: &str) {
+    let mut t = s.write("default").unwrap();
+    t.create_index(IndexSpec::vector("Doc", "v", options(dim, similarity)).named("docs"))
+        .unwrap();
+    t.commit().unwrap();
+}
+
+fn props(v: &[f32]) -> Props {
+    let mut p = Props::new();
+    p.insert(
+        "v".into(),
+        Value::List(v.iter().map(|x| Value::Float(f64::from(*x))).collect()),
+    );
+    p
+}
+
+/// The user ids of the `k` nearest, as `txn` sees them.
+fn nearest(txn: &dyn GraphRead, q: &[f32], k: usize) -> Vec<String> {
+    search(txn, "docs", q, k, None, None)
+        .unwrap()
+        .iter()
+        .map(|h| txn.node(h.node).unwrap().unwrap().key)
+        .collect()
+}
+
+#[test]
+fn committed_found_rolled_back_never_deleted_never() {
+    let s = memory();
+    create_index(&s, 2, "euclidean");
+    let mut t = s.write("default").unwrap();
+    t.create_node(Some("a"), &["Doc"], &props(&[0.0, 0.0]))
+        .unwrap();
+    t.create_node(Some("b"), &["Doc"], &props(&[5.0, 5.0]))
+        .unwrap();
+    // Not indexed: another label.
+    t.create_node(Some("x"), &["Other"], &props(&[0.1, 0.1]))
+        .unwrap();
+    t.commit().unwrap();
+    let before = s.read("default").unwrap();
+
+    let mut t = s.write("default").unwrap();
+    t.create_node(Some("c"), &["Doc"], &props(&[0.1, 0.0]))
+        .unwrap();
+    // A transaction sees its own vector before it commits.
+    assert_eq!(nearest(&t, &[0.1, 0.0], 1), ["c"]);
+    t.rollback();
+    assert_eq!(
+        nearest(&s.read("default").unwrap(), &[0.1, 0.0], 3),
+        ["a", "b"]
+    );
+
+    let mut t = s.write("default").unwrap();
+    let c = t
+        .create_node(Some("c"), &["Doc"], &props(&[0.1, 0.0]))
+        .unwrap();
+    t.commit().unwrap();
+    assert_eq!(nearest(&s.read("default").unwrap(), &[0.1, 0.0], 1), ["c"]);
+    // A reader from before the commit does not see it.
+    assert_eq!(nearest(&before, &[0.1, 0.0], 3), ["a", "b"]);
+
+    let mut t = s.write("default").unwrap();
+    t.delete_node(c, DeleteMode::Detach).unwrap();
+    assert_eq!(nearest(&t, &[0.1, 0.0], 3), ["a", "b"]);
+    t.commit().unwrap();
+    assert_eq!(
+        nearest(&s.read("default").unwrap(), &[0.1, 0.0], 3),
+        ["a", "b"]
+    );
+}
+
+#[test]
+fn a_changed_vector_moves_and_a_removed_one_goes() {
+    let s = memory();
+    create_index(&s, 2, "cosine");
+    let mut t = s.write("default").unwrap();
+    let a = t
+        .create_node(Some("a"), &["Doc"], &props(&[1.0, 0.0]))
+        .unwrap();
+    t.create_node(Some("b"), &["Doc"], &props(&[0.0, 1.0]))
+        .unwrap();
+    t.commit().unwrap();
+    let old = s.read("default").unwrap();
+    let mut t = s.write("default").unwrap();
+    t.set_node_property(
+        a,
+        "v",
+        Value::List(vec![Value::Float(0.0), Value::Float(2.0)]),
+    )
+    .unwrap();
+    t.set_node_property(
+        a,
+        "v",
+        Value::List(vec![Value::Float(-1.0), Value::Float(0.0)]),
+    )
+    .unwrap();
+    assert_eq!(nearest(&t, &[-1.0, 0.1], 1), ["a"]);
+    t.commit().unwrap();
+    let r = s.read("default").unwrap();
+    let hits = search(&r, "docs", &[-1.0, 0.0], 2, None, None).unwrap();
+    assert_eq!(hits.len(), 2);
+    assert!((hits[0].score - 1.0).abs() < 1e-3, "{hits:?}");
+    // The old reader still sees a where it was.
+    assert_eq!(nearest(&old, &[1.0, 0.0], 1), ["a"]);
+    // Removing the property, or the label, takes the node out.
+    let mut t = s.write("default").unwrap();
+    t.set_node_property(a, "v", Value::Null).unwrap();
+    t.commit().unwrap();
+    assert_eq!(nearest(&s.read("default").unwrap(), &[-1.0, 0.0], 5), ["b"]);
+}
+
+#[test]
+fn bad_vectors_are_refused_with_the_index_and_node() {
+    let s = memory();
+    create_index(&s, 3, "cosine");
+    let mut t = s.write("default").unwrap();
+    for (bad, says) in [
+        (props(&[1.0, 2.0]), "2 dimensions where the index takes 3"),
+        (props(&[0.0, 0.0, 0.0]), "zero vector"),
+    ] {
+        let e = t.create_node(Some("n"), &["Doc"], &bad).unwrap_err();
+        assert!(matches!(e, StorageError::Maintained { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("docs") && msg.contains("'n'") && msg.contains(says),
+            "{msg}"
+        );
+    }
+    let mut p = Props::new();
+    p.insert("v".into(), Value::String("text".into()));
+    assert!(t.create_node(Some("n"), &["Doc"], &p).is_err());
+    // The failed writes left nothing: the id is free.
+    t.create_node(Some("n"), &["Doc"], &props(&[1.0, 2.0, 3.0]))
+        .unwrap();
+    t.commit().unwrap();
+    assert_eq!(
+        nearest(&s.read("default").unwrap(), &[1.0, 2.0, 3.0], 5),
+        ["n"]
+    );
+    // Options are checked when the index is made.
+    let mut t = s.write("default").unwrap();
+    let e = t
+        .create_index(IndexSpec::vector("Doc", "w", options(0, "cosine")))
+        .unwrap_err();
+    assert!(e.to_string().contains("vector.dimensions"), "{e}");
+}
+
+#[test]
+fn an_index_made_on_existing_data_and_dropped() {
+    let s = memory();
+    let mut t = s.write("default").unwrap();
+    for i in 0..300 {
+        let x = i as f32;
+        t.create_node(Some(&format!("n{i}")), &["Doc"], &props(&[x, 1.0]))
+            .unwrap();
+    }
+    t.commit().unwrap();
+    create_index(&s, 2, "euclidean");
+    let r = s.read("default").unwrap();
+    assert_eq!(nearest(&r, &[150.2, 1.0], 3), ["n150", "n151", "n149"]);
+    let info = r.indexes().unwrap();
+    assert_eq!(info.len(), 1);
+    assert_eq!(info[0].kind, IndexKind::Vector);
+    assert!(info[0]
+        .options
+        .contains(&("vector.dimensions".into(), Value::Int(2))));
+    let mut t = s.write("default").unwrap();
+    t.drop_index("docs").unwrap();
+    t.commit().unwrap();
+    let r = s.read("default").unwrap();
+    assert!(search(&r, "docs", &[1.0, 1.0], 1, None, None).is_err());
+    assert!(r.indexes().unwrap().is_empty());
+}
+
+#[test]
+fn a_filter_keeps_exactly_k() {
+    let s = memory();
+    create_index(&s, 2, "euclidean");
+    let mut t = s.write("default").unwrap();
+    let mut ids = Vec::new();
+    for i in 0..2000 {
+        let x = (i % 97) as f32;
+        let y = (i / 97) as f32;
+        ids.push(
+            t.create_node(Some(&format!("n{i}")), &["Doc"], &props(&[x, y]))
+                .unwrap(),
+        );
+    }
+    t.commit().unwrap();
+    let r = s.read("default").unwrap();
+    // One node in 100 passes; the nearest of them are far from the query.
+    let pass = |n: NodeId| n.0.is_multiple_of(100);
+    let hits = search(&r, "docs", &[50.0, 10.0], 10, None, Some(&pass)).unwrap();
+    assert_eq!(hits.len(), 10);
+    assert!(hits.iter().all(|h| pass(h.node)));
+}
+
+#[test]
+fn survives_reopen_with_and_without_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let want;
+    {
+        let s = open(dir.path());
+        create_index(&s, 4, "cosine");
+        let mut t = s.write("default").unwrap();
+        for i in 0..500 {
+            let f = i as f32;
+            t.create_node(
+                Some(&format!("n{i}")),
+                &["Doc"],
+                &props(&[f.sin(), f.cos(), (f * 0.3).sin(), 1.0]),
+            )
+            .unwrap();
+        }
+        t.commit().unwrap();
+        let mut t = s.write("default").unwrap();
+        let n7 = t.node_by_key("n7").unwrap().unwrap();
+        t.delete_node(n7.id, DeleteMode::Detach).unwrap();
+        t.commit().unwrap();
+        want = nearest(&s.read("default").unwrap(), &[0.5, 0.5, 0.1, 1.0], 20);
+        assert!(!want.contains(&"n7".to_string()));
+        // No checkpoint: the next open links what it finds.
+    }
+    {
+        let s = open(dir.path());
+        let got = nearest(&s.read("default").unwrap(), &[0.5, 0.5, 0.1, 1.0], 20);
+        assert_eq!(got, want);
+        let mut t = s.write("default").unwrap();
+        t.create_node(Some("late"), &["Doc"], &props(&[0.5, 0.5, 0.1, 1.0]))
+            .unwrap();
+        t.commit().unwrap();
+        s.checkpoint_indexes().unwrap();
+    }
+    let s = open(dir.path());
+    let got = nearest(&s.read("default").unwrap(), &[0.5, 0.5, 0.1, 1.0], 21);
+    assert_eq!(got[0], "late");
+    assert_eq!(got[1..], want[..]);
+}
+
+#[test]
+fn a_bulk_load_fills_the_index() {
+    let s = memory();
+    create_index(&s, 2, "euclidean");
+    let mut rows = (0..1000).map(|i| {
+        Ok(plexus_storage::BulkNode {
+            key: format!("n{i}"),
+            labels: vec!["Doc".into()],
+            props: props(&[i as f32, 0.0]),
+            origin: plexus_storage::Origin::new(format!("row {i}")),
+        })
+    });
+    s.bulk_load("default", &mut rows, &mut std::iter::empty())
+        .unwrap();
+    let r = s.read("default").unwrap();
+    assert!(!r.indexes().unwrap()[0].stale);
+    assert_eq!(nearest(&r, &[500.4, 0.0], 2), ["n500", "n501"]);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(u8, [i8; 3]),
+    Delete(u8),
+    Commit,
+    Rollback,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u8..40, any::<[i8; 3]>()).prop_map(|(n, v)| Op::Put(n, v)),
+        2 => (0u8..40).prop_map(Op::Delete),
+        2 => Just(Op::Commit),
+        1 => Just(Op::Rollback),
+    ]
+}
+
+fn vec_of(v: [i8; 3]) -> [f32; 3] {
+    [f32::from(v[0]), f32::from(v[1]), f32::from(v[2]) + 0.5]
+}
+
+/// Exact search over the model: squared Euclidean distance, then id.
+fn exact(model: &BTreeMap<u8, [f32; 3]>, q: &[f32; 3], k: usize) -> Vec<(f32, String)> {
+    let mut all: Vec<(f32, String)> = model
+        .iter()
+        .map(|(n, v)| {
+            let d = v.iter().zip(q).map(|(a, b)| (a - b) * (a - b)).sum::<f32>();
+            (d, format!("n{n}"))
+        })
+        .collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    all.truncate(k);
+    all
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Writes, deletes, commits and rollbacks; after each step, the index
+    /// as the writer and as a fresh reader sees it returns the exact
+    /// nearest of the model (distances compared, since ties may order
+    /// either way).
+    #[test]
+    fn the_index_agrees_with_exact_search(ops in proptest::collection::vec(op(), 1..60), q in any::<[i8; 3]>()) {
+        let s = memory();
+        create_index(&s, 3, "euclidean");
+        let q = vec_of(q);
+        let mut committed: BTreeMap<u8, [f32; 3]> = BTreeMap::new();
+        let mut model = committed.clone();
+        let mut t = s.write("default").unwrap();
+        for op in ops {
+            match op {
+                Op::Put(n, v) => {
+                    let key = format!("n{n}");
+                    let id = match t.node_by_key(&key).unwrap() {
+                        Some(node) => node.id,
+                        None => t.create_node(Some(&key), &["Doc"], &Props::new()).unwrap(),
+                    };
+                    let v = vec_of(v);
+                    t.set_node_property(id, "v", Value::List(v.iter().map(|x| Value::Float(f64::from(*x))).collect())).unwrap();
+                    model.insert(n, v);
+                }
+                Op::Delete(n) => {
+                    if let Some(node) = t.node_by_key(&format!("n{n}")).unwrap() {
+                        t.delete_node(node.id, DeleteMode::Detach).unwrap();
+                    }
+                    model.remove(&n);
+                }
+                Op::Commit => {
+                    t.commit().unwrap();
+                    committed = model.clone();
+                    t = s.write("default").unwrap();
+                }
+                Op::Rollback => {
+                    t.rollback();
+                    model = committed.clone();
+                    t = s.write("default").unwrap();
+                }
+            }
+            for (txn, m) in [(&t as &dyn GraphRead, &model), (&s.read("default").unwrap() as &dyn GraphRead, &committed)] {
+                let want = exact(m, &q, 5);
+                let got = search(txn, "docs", &q, 5, None, None).unwrap();
+                prop_assert_eq!(got.len(), want.len());
+                for (h, (d, _)) in got.iter().zip(&want) {
+                    let gd = 1.0 / h.score - 1.0;
+                    prop_assert!((gd - f64::from(*d)).abs() < 1e-2 * (1.0 + f64::from(*d)), "{} vs {}", gd, d);
+                }
+            }
+        }
+    }
+}
