@@ -115,6 +115,8 @@ struct Data {
     queries: Vec<f32>,
     /// The exact `k` nearest base rows of each query.
     truth: Vec<Vec<u32>>,
+    /// Per filter share, the exact `k` nearest rows that pass it.
+    filtered: Vec<(f64, Vec<Vec<u32>>)>,
 }
 
 /// Unit vectors from a Gaussian mixture (`plexus_vector::sample`).
@@ -215,22 +217,10 @@ fn run_plexus(o: &Options, d: &Data) -> Result<Vec<Value>, String> {
     .map_err(|e| e.to_string())?;
     let build_s = start.elapsed().as_secs_f64();
     let index_mb = (h.codes().bytes() + h.link_bytes()) as f64 / 1048576.0;
-    let engine = format!(
-        "plexus-{}",
-        if o.precision == Precision::F16 {
-            "f16"
-        } else {
-            "f32"
-        }
-    );
+    let engine = format!("plexus-{}", precision_name(o.precision));
     let queries: Vec<&[f32]> = d.queries.chunks(o.dim).collect();
-    let row = |name: &str, ef: usize, (recall, lat, qps): (f64, Vec<f64>, f64)| {
-        json!({
-            "engine": name, "ef": ef, "recall": recall,
-            "p50_ms": percentile(&lat, 0.5), "p99_ms": percentile(&lat, 0.99), "qps": qps,
-            "build_s": build_s, "build_threads": o.threads, "index_mb": index_mb,
-        })
-    };
+    let build = json!({"build_s": build_s, "build_threads": o.threads, "index_mb": index_mb});
+    let row = |name: &str, ef: usize, m| result_row(name, ef, m, &build);
     let mut rows = Vec::new();
     for &ef in &o.efs {
         let search = |q: &[f32], s: &mut Scratch| walk(&h, q, o.k, ef, None, s);
@@ -239,10 +229,10 @@ fn run_plexus(o: &Options, d: &Data) -> Result<Vec<Value>, String> {
     // Filters passing a share of the slots, spread at random (a hash of
     // the slot): the walk at every ef, and an exact scan of the slots
     // that pass.
-    for &share in &o.filters {
+    for (share, truth) in &d.filtered {
+        let share = *share;
         let pass = move |slot: u32| passes(slot, share);
-        eprintln!("filter {share}: ground truth ...");
-        let truth = ground_truth(&d.base, &d.queries, o.dim, o.k, o.threads, &pass);
+        let truth = truth.clone();
         let label = format!("{engine}, filter {}%", share * 100.0);
         for &ef in &o.efs {
             let search = |q: &[f32], s: &mut Scratch| walk(&h, q, o.k, ef, Some(&pass), s);
@@ -260,6 +250,159 @@ fn run_plexus(o: &Options, d: &Data) -> Result<Vec<Value>, String> {
         ));
     }
     Ok(rows)
+}
+
+/// Plexus the database: the base rows bulk-loaded as nodes `(:V {v})`
+/// into a database on disk that has a vector index on them (the load fills
+/// and links it, on every core), reopened, and searched through
+/// `plexus::vectors::search` in a read transaction per query — the cost
+/// of snapshots, node ids and the transaction's view included.
+fn run_plexus_db(o: &Options, d: &Data) -> Result<Vec<Value>, String> {
+    use plexus::{BulkNode, Database, GraphRead, IndexSpec, Origin, Props, Value as V};
+    let err = |e: plexus::Error| e.to_string();
+    let path = o.work.join("plexus-db");
+    let _ = std::fs::remove_dir_all(&path);
+    let db = Database::create(&path, plexus::Options::default()).map_err(err)?;
+    let options = vec![
+        ("vector.dimensions".to_string(), V::Int(o.dim as i64)),
+        (
+            "vector.similarity_function".to_string(),
+            V::String("cosine".into()),
+        ),
+        (
+            "vector.quantization.enabled".to_string(),
+            V::Bool(o.precision == Precision::F16),
+        ),
+        ("vector.hnsw.m".to_string(), V::Int(o.m as i64)),
+        (
+            "vector.hnsw.ef_construction".to_string(),
+            V::Int(o.ef_construction as i64),
+        ),
+    ];
+    let mut t = db.write("default").map_err(err)?;
+    t.create_index(IndexSpec::vector("V", "v", options).named("vecs"))
+        .map_err(|e| e.to_string())?;
+    t.commit().map_err(|e| e.to_string())?;
+    let origin: std::sync::Arc<str> = "base".into();
+    let mut rows = d.base.chunks(o.dim).enumerate().map(|(i, v)| {
+        let list = V::List(v.iter().map(|x| V::Float(f64::from(*x))).collect());
+        Ok(BulkNode {
+            key: i.to_string(),
+            labels: vec!["V".into()],
+            props: Props::from([("v".to_string(), list)]),
+            origin: Origin::row(&origin, i as u64),
+        })
+    });
+    let start = Instant::now();
+    db.storage()
+        .bulk_load("default", &mut rows, &mut std::iter::empty())
+        .map_err(|e| e.to_string())?;
+    let build_s = start.elapsed().as_secs_f64();
+    drop(db);
+    let start = Instant::now();
+    let db = Database::open(&path, plexus::Options::default()).map_err(err)?;
+    let open_s = start.elapsed().as_secs_f64();
+    let space = db.space().map_err(err)?;
+    let index_mb = space
+        .keyspaces
+        .iter()
+        .filter(|k| k.name == "index_data")
+        .map(|k| k.stored_bytes)
+        .sum::<u64>() as f64
+        / 1048576.0;
+    let disk_mb = space.disk_bytes as f64 / 1048576.0;
+    eprintln!("plexus-db: load {build_s:.1} s, reopen {open_s:.2} s, index {index_mb:.1} MB, database {disk_mb:.1} MB");
+    let r = db.read("default").map_err(err)?;
+    let mut row_of = std::collections::HashMap::with_capacity(o.n);
+    for i in 0..o.n {
+        if let Some(id) = r.node_id(&i.to_string()).map_err(|e| e.to_string())? {
+            row_of.insert(id, i as u32);
+        }
+    }
+    drop(r);
+    let engine = format!("plexus-db-{}", precision_name(o.precision));
+    let queries: Vec<&[f32]> = d.queries.chunks(o.dim).collect();
+    let build = json!({
+        "build_s": build_s,
+        "build_threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "index_mb": index_mb, "disk_mb": disk_mb, "open_s": open_s,
+    });
+    let row = |name: &str, ef: usize, m| result_row(name, ef, m, &build);
+    let search =
+        |q: &[f32], ef: usize, filter: Option<&dyn Fn(plexus::NodeId) -> bool>| -> Vec<u32> {
+            let Ok(r) = db.read("default") else {
+                return vec![];
+            };
+            plexus::vectors::search(&r, "vecs", q, o.k, Some(ef), filter)
+                .map(|hits| {
+                    hits.iter()
+                        .filter_map(|h| row_of.get(&h.node).copied())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+    let mut out = Vec::new();
+    for &ef in &o.efs {
+        let s = |q: &[f32], _: &mut Scratch| search(q, ef, None);
+        out.push(row(&engine, ef, measure(o, &queries, &d.truth, &s)));
+    }
+    for (share, truth) in &d.filtered {
+        let share = *share;
+        let pass = |n: plexus::NodeId| row_of.get(&n).is_some_and(|r| passes(*r, share));
+        let label = format!("{engine}, filter {}%", share * 100.0);
+        for &ef in &o.efs {
+            let s = |q: &[f32], _: &mut Scratch| search(q, ef, Some(&pass));
+            out.push(row(&label, ef, measure(o, &queries, truth, &s)));
+        }
+        // The passing nodes as an index lookup would give them.
+        let among: Vec<plexus::NodeId> = row_of
+            .iter()
+            .filter(|(_, r)| passes(**r, share))
+            .map(|(n, _)| *n)
+            .collect();
+        let s = |q: &[f32], _: &mut Scratch| -> Vec<u32> {
+            let Ok(r) = db.read("default") else {
+                return vec![];
+            };
+            plexus::vectors::search_among(&r, "vecs", q, o.k, None, &among, None)
+                .map(|hits| {
+                    hits.iter()
+                        .filter_map(|h| row_of.get(&h.node).copied())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        out.push(row(
+            &format!("{label}, among {} candidates", among.len()),
+            0,
+            measure(o, &queries, truth, &s),
+        ));
+    }
+    Ok(out)
+}
+
+fn precision_name(p: Precision) -> &'static str {
+    match p {
+        Precision::F16 => "f16",
+        Precision::F32 => "f32",
+    }
+}
+
+/// One table row: what `measure` found at `ef`, and how the index was built.
+fn result_row(
+    name: &str,
+    ef: usize,
+    (recall, lat, qps): (f64, Vec<f64>, f64),
+    build: &Value,
+) -> Value {
+    let mut row = json!({
+        "engine": name, "ef": ef, "recall": recall,
+        "p50_ms": percentile(&lat, 0.5), "p99_ms": percentile(&lat, 0.99), "qps": qps,
+    });
+    if let (Some(r), Some(b)) = (row.as_object_mut(), build.as_object()) {
+        r.extend(b.clone());
+    }
+    row
 }
 
 /// Whether a filter passing `share` of the slots passes `slot`.
@@ -372,16 +515,33 @@ pub fn run(o: &Options) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
         .flat_map(|x| x.to_le_bytes())
         .collect();
     std::fs::write(o.work.join("truth.u32"), tb)?;
+    let ours = |e: &str| o.engines.iter().any(|x| x == e);
+    let mut filtered = Vec::new();
+    if ours("plexus") || ours("plexus-db") {
+        for &share in &o.filters {
+            eprintln!("filter {share}: ground truth ...");
+            let pass = move |slot: u32| passes(slot, share);
+            filtered.push((
+                share,
+                ground_truth(base, queries, o.dim, o.k, o.threads, &pass),
+            ));
+        }
+    }
     let data = Data {
         base: base.to_vec(),
         queries: queries.to_vec(),
         truth,
+        filtered,
     };
     drop(all);
     let mut rows = Vec::new();
-    if o.engines.iter().any(|e| e == "plexus") {
+    if ours("plexus") {
         eprintln!("plexus ...");
         rows.extend(run_plexus(o, &data)?);
+    }
+    if ours("plexus-db") {
+        eprintln!("plexus-db ...");
+        rows.extend(run_plexus_db(o, &data)?);
     }
     drop(data);
     let peers: Vec<&str> = o
@@ -393,9 +553,13 @@ pub fn run(o: &Options) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     if let Some(bad) = o
         .engines
         .iter()
-        .find(|e| *e != "plexus" && !PEERS.contains(&e.as_str()))
+        .find(|e| *e != "plexus" && *e != "plexus-db" && !PEERS.contains(&e.as_str()))
     {
-        return Err(format!("unknown engine '{bad}' (plexus, {})", PEERS.join(", ")).into());
+        return Err(format!(
+            "unknown engine '{bad}' (plexus, plexus-db, {})",
+            PEERS.join(", ")
+        )
+        .into());
     }
     if !peers.is_empty() {
         rows.extend(run_peers(o, &peers)?);

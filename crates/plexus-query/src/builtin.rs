@@ -35,6 +35,7 @@ pub(crate) type Filtered = fn(
     &Graph<'_>,
     &[Value],
     Option<&dyn Fn(NodeId) -> bool>,
+    Option<&[NodeId]>,
 ) -> Result<Vec<Vec<Value>>, QueryError>;
 
 /// A built-in procedure: its signature and body.
@@ -66,7 +67,7 @@ impl Builtin {
 }
 
 fn query_nodes(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
-    crate::vector::query_nodes(g, args, None)
+    crate::vector::query_nodes(g, args, None, None)
 }
 
 const BUILTINS: &[Builtin] = &[

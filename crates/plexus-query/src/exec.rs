@@ -1053,15 +1053,56 @@ impl Exec<'_, '_> {
                 }
             }
         };
+        let among = match self.graph() {
+            Some(g) => self.candidates(g, where_, node, r)?,
+            None => None,
+        };
         let g = match self.graph() {
             Some(g) => builtin::Graph::Read(g),
             None => builtin::Graph::None,
         };
-        let out = f(&g, &values, Some(&pass));
+        let out = f(&g, &values, Some(&pass), among.as_deref());
         match failed.into_inner() {
             Some(e) => Err(e),
             None => out,
         }
+    }
+
+    /// The nodes an index lookup allows for a pushed-down `WHERE`: the
+    /// smallest list among its conjuncts that an index answers (`None`
+    /// when none does).
+    fn candidates(
+        &self,
+        g: &dyn GraphRead,
+        where_: &Expr,
+        node: &str,
+        r: &Row,
+    ) -> Result<Option<Vec<plexus_storage::NodeId>>, QueryError> {
+        let ctx = self.ctx();
+        let mut best: Option<Vec<plexus_storage::NodeId>> = None;
+        for l in crate::vector::lookup(where_, node) {
+            let found = match l {
+                crate::vector::Lookup::Equals(key, e) => {
+                    g.find_nodes(None, key, &eval(e, r, &ctx)?)
+                }
+                crate::vector::Lookup::Element(key, e) => {
+                    g.find_nodes_with_element(None, key, &eval(e, r, &ctx)?)
+                }
+            };
+            match found {
+                Ok(nodes) if best.as_ref().is_none_or(|b| nodes.len() < b.len()) => {
+                    best = Some(nodes)
+                }
+                // No index on that key: the predicate filters the walk.
+                Ok(_)
+                | Err(
+                    plexus_storage::StorageError::NoIndex(_)
+                    | plexus_storage::StorageError::IndexStale(_),
+                ) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(best)
     }
 
     /// A call's arguments: evaluated in the row, or (a standalone CALL

@@ -51,6 +51,7 @@ pub(crate) fn query_nodes(
     g: &Graph<'_>,
     args: &[Value],
     filter: Option<&dyn Fn(NodeId) -> bool>,
+    among: Option<&[NodeId]>,
 ) -> Result<Vec<Vec<Value>>, QueryError> {
     const NAME: &str = "db.index.vector.queryNodes";
     let index = match &args[0] {
@@ -73,8 +74,13 @@ pub(crate) fn query_nodes(
     let graph = g
         .read()
         .ok_or_else(|| QueryError::Unsupported(format!("{NAME} needs a graph")))?;
-    let hits = plexus_vector_index::search(graph, index, &query, k, None, filter)
-        .map_err(|e| search_error(index, e))?;
+    let hits = match among {
+        Some(nodes) => {
+            plexus_vector_index::search_among(graph, index, &query, k, None, nodes, filter)
+        }
+        None => plexus_vector_index::search(graph, index, &query, k, None, filter),
+    }
+    .map_err(|e| search_error(index, e))?;
     Ok(hits
         .into_iter()
         .map(|h| {
@@ -177,6 +183,41 @@ pub fn similarity(name: &str, a: &Value, b: &Value) -> Result<Value, QueryError>
         Err(argument(format!(
             "{name}(): the vectors are too large to compare"
         )))
+    }
+}
+
+/// A lookup that gives the candidates a pushed-down `WHERE` allows: a
+/// conjunct `node.key = e` (a property index on `key`) or `e IN
+/// node.key` (a list-element index), with `e` not reading the node.
+pub(crate) enum Lookup<'e> {
+    Equals(&'e str, &'e Expr),
+    Element(&'e str, &'e Expr),
+}
+
+/// The first conjunct of `where_` that an index lookup can answer.
+pub(crate) fn lookup<'e>(where_: &'e Expr, node: &str) -> Vec<Lookup<'e>> {
+    let key_of = |e: &'e Expr| match &e.kind {
+        ExprKind::Property(b, key) if matches!(&b.kind, ExprKind::Var(v) if v == node) => {
+            Some(key.as_str())
+        }
+        _ => None,
+    };
+    match &where_.kind {
+        ExprKind::Binary(plexus_cypher::BinOp::And, a, b) => {
+            let mut out = lookup(a, node);
+            out.extend(lookup(b, node));
+            out
+        }
+        ExprKind::Binary(plexus_cypher::BinOp::Eq, a, b) => match (key_of(a), key_of(b)) {
+            (Some(k), _) if free_of(b, node) => vec![Lookup::Equals(k, b)],
+            (_, Some(k)) if free_of(a, node) => vec![Lookup::Equals(k, a)],
+            _ => vec![],
+        },
+        ExprKind::Binary(plexus_cypher::BinOp::In, e, list) => match key_of(list) {
+            Some(k) if free_of(e, node) => vec![Lookup::Element(k, e)],
+            _ => vec![],
+        },
+        _ => vec![],
     }
 }
 

@@ -41,6 +41,9 @@ struct Inner {
     born: Vec<u64>,
     died: Vec<u64>,
     node: Vec<u64>,
+    /// Each node's slots, oldest first (one per vector it has had that a
+    /// snapshot may see): for searches among given nodes.
+    by_node: std::collections::HashMap<u64, Vec<u32>>,
 }
 
 impl Inner {
@@ -89,6 +92,7 @@ impl VectorIndex {
                 born: Vec::new(),
                 died: Vec::new(),
                 node: Vec::new(),
+                by_node: Default::default(),
             }),
             next_slot: AtomicU64::new(0),
             pending: Mutex::default(),
@@ -145,6 +149,7 @@ impl VectorIndex {
                 match node {
                     Some(node) => {
                         inner.node[slot as usize] = node;
+                        inner.by_node.entry(node).or_default().push(slot);
                         if !links.contains_key(&slot) {
                             unlinked.push(slot);
                         }
@@ -255,19 +260,7 @@ impl VectorIndex {
         filter: Option<&dyn Fn(NodeId) -> bool>,
     ) -> Result<Vec<(NodeId, f32)>, VectorIndexError> {
         let q = prepare(self.config.metric, self.config.dim, query)?;
-        // The transaction's own changes: slots it replaced or deleted, and
-        // its new vectors, scored exactly below.
-        let mut killed = HashSet::new();
-        let mut mine: BTreeMap<u64, &[u8]> = BTreeMap::new();
-        for c in own.iter().filter_map(downcast) {
-            if let Some(old) = c.old {
-                killed.insert(old);
-            }
-            match &c.new {
-                Some((_, v)) => mine.insert(c.node, v),
-                None => mine.remove(&c.node),
-            };
-        }
+        let (killed, mine) = own_view(own);
         let passes = |n: u64| filter.is_none_or(|f| f(NodeId(n)));
         let inner = self.read();
         let accept = |slot: u32| {
@@ -288,15 +281,56 @@ impl VectorIndex {
             .map(|(slot, d)| (NodeId(inner.node[slot as usize]), d))
             .collect();
         drop(inner);
-        let mut scratch = Codes::new(self.config.metric, self.config.dim, self.config.precision);
         for (node, code) in mine.into_iter().filter(|(n, _)| passes(*n)) {
-            // Scored as the index will hold it (f16 rounding included).
-            scratch.set_encoded(0, code)?;
-            hits.push((NodeId(node), scratch.distance(&q, 0)));
+            hits.push((NodeId(node), self.own_distance(&q, code)?));
         }
-        hits.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        hits.truncate(k);
-        Ok(hits)
+        Ok(nearest_k(hits, k))
+    }
+
+    /// A transaction's own vector, scored as the index will hold it (f16
+    /// rounding included).
+    fn own_distance(&self, q: &[f32], code: &[u8]) -> Result<f32, VectorIndexError> {
+        let mut c = Codes::new(self.config.metric, self.config.dim, self.config.precision);
+        c.set_encoded(0, code)?;
+        Ok(c.distance(q, 0))
+    }
+
+    /// [`VectorIndex::search`] among `nodes` only, by an exact scan of
+    /// their vectors: for few candidates (those an index lookup gives), it
+    /// costs one distance each, where a walk would wade through the graph
+    /// looking for them.
+    pub fn search_among(
+        &self,
+        seq: u64,
+        own: &[Staged],
+        query: &[f32],
+        k: usize,
+        nodes: &[NodeId],
+        filter: Option<&dyn Fn(NodeId) -> bool>,
+    ) -> Result<Vec<(NodeId, f32)>, VectorIndexError> {
+        let q = prepare(self.config.metric, self.config.dim, query)?;
+        let (killed, mine) = own_view(own);
+        let mut nodes = nodes.to_vec();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let inner = self.read();
+        let mut hits = Vec::new();
+        for n in nodes.into_iter().filter(|n| filter.is_none_or(|f| f(*n))) {
+            if let Some(code) = mine.get(&n.0) {
+                hits.push((n, self.own_distance(&q, code)?));
+                continue;
+            }
+            let visible = inner.by_node.get(&n.0).and_then(|slots| {
+                slots
+                    .iter()
+                    .rev()
+                    .find(|s| inner.visible(**s, seq) && !killed.contains(*s))
+            });
+            if let Some(&slot) = visible {
+                hits.push((n, inner.hnsw.codes().distance(&q, slot)));
+            }
+        }
+        Ok(nearest_k(hits, k))
     }
 
     /// Slots holding a vector some snapshot may still see, and all slots.
@@ -305,6 +339,30 @@ impl VectorIndex {
         let live = inner.died.iter().filter(|d| **d == NEVER).count();
         (live, inner.hnsw.len())
     }
+}
+
+/// A transaction's own changes: the slots it replaced or deleted, and its
+/// new vectors by node (the last write of each node).
+fn own_view(own: &[Staged]) -> (HashSet<u32>, BTreeMap<u64, &[u8]>) {
+    let mut killed = HashSet::new();
+    let mut mine: BTreeMap<u64, &[u8]> = BTreeMap::new();
+    for c in own.iter().filter_map(downcast) {
+        if let Some(old) = c.old {
+            killed.insert(old);
+        }
+        match &c.new {
+            Some((_, v)) => mine.insert(c.node, v),
+            None => mine.remove(&c.node),
+        };
+    }
+    (killed, mine)
+}
+
+/// The `k` nearest, nearest first (ties by node).
+fn nearest_k(mut hits: Vec<(NodeId, f32)>, k: usize) -> Vec<(NodeId, f32)> {
+    hits.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    hits.truncate(k);
+    hits
 }
 
 thread_local! {
@@ -346,6 +404,7 @@ impl MaintainedIndex for VectorIndex {
                 let s = *slot as usize;
                 inner.born[s] = seq;
                 inner.node[s] = c.node;
+                inner.by_node.entry(c.node).or_default().push(*slot);
                 pending.insert(*slot);
             }
         }
@@ -358,6 +417,9 @@ impl MaintainedIndex for VectorIndex {
             if let Some((slot, _)) = &c.new {
                 if let Some(b) = inner.born.get_mut(*slot as usize) {
                     *b = NEVER;
+                }
+                if let Some(slots) = inner.by_node.get_mut(&c.node) {
+                    slots.retain(|s| s != slot);
                 }
                 pending.remove(slot);
             }

@@ -36,6 +36,7 @@ pub use error::VectorIndexError;
 pub use index::VectorIndex;
 
 use plexus_storage::{Cause, GraphRead, IndexInfo, IndexMaintainer, MaintainedIndex, NodeId};
+use plexus_vector::Metric;
 use std::sync::Arc;
 
 /// The maintainer of vector indexes, for `Storage::register_maintainer`.
@@ -80,6 +81,68 @@ pub struct Hit {
 /// a recall@10 of about 0.96 on 200k × 1,024 embeddings (`docs/benchmarks`).
 pub const DEFAULT_EF: usize = 64;
 
+/// The vector index `index` as `txn` sees it.
+fn view(
+    txn: &dyn GraphRead,
+    index: &str,
+) -> Result<(plexus_storage::MaintainedView, Metric), VectorIndexError> {
+    let view = txn.maintained_index(index)?;
+    let metric = state_of(&view, index)?.config().metric;
+    Ok((view, metric))
+}
+
+fn state_of<'v>(
+    view: &'v plexus_storage::MaintainedView,
+    index: &str,
+) -> Result<&'v VectorIndex, VectorIndexError> {
+    view.state
+        .as_any()
+        .downcast_ref::<VectorIndex>()
+        .ok_or_else(|| VectorIndexError::Corrupt(format!("index '{index}' is not a vector index")))
+}
+
+fn hits(found: Vec<(NodeId, f32)>, metric: Metric) -> Vec<Hit> {
+    found
+        .into_iter()
+        .map(|(node, d)| Hit {
+            node,
+            score: f64::from(metric.score(d)),
+        })
+        .collect()
+}
+
+/// Candidate lists up to this many nodes, or a tenth of the index, are
+/// scanned exactly: a distance per candidate costs less than a walk
+/// looking for them among the others (`docs/benchmarks`, "Vectors").
+pub const EXACT_AMONG: usize = 4096;
+
+/// The `k` nodes among `nodes` (the candidates an index lookup gave)
+/// nearest `query` that `filter` passes, as [`search`] finds them: exactly
+/// `min(k, passing)`. Few candidates are scanned exactly; many are searched
+/// for by a walk of the graph that accepts only them.
+pub fn search_among(
+    txn: &dyn GraphRead,
+    index: &str,
+    query: &[f32],
+    k: usize,
+    ef: Option<usize>,
+    nodes: &[NodeId],
+    filter: Option<&dyn Fn(NodeId) -> bool>,
+) -> Result<Vec<Hit>, VectorIndexError> {
+    let (view, metric) = view(txn, index)?;
+    let state = state_of(&view, index)?;
+    let (_, slots) = state.sizes();
+    if nodes.len() <= EXACT_AMONG.max(slots / 10) {
+        let found = state.search_among(view.seq, &view.own, query, k, nodes, filter)?;
+        return Ok(hits(found, metric));
+    }
+    let among: std::collections::HashSet<NodeId> = nodes.iter().copied().collect();
+    let pass = |n: NodeId| among.contains(&n) && filter.is_none_or(|f| f(n));
+    let ef = ef.unwrap_or(DEFAULT_EF.max(k));
+    let found = state.search(view.seq, &view.own, query, k, ef, Some(&pass))?;
+    Ok(hits(found, metric))
+}
+
 /// The `k` nodes nearest `query` in the vector index `index`, as the
 /// transaction `txn` sees them (its snapshot and its own writes), that
 /// `filter` passes: nearest first, exactly `min(k, passing)` of them.
@@ -91,16 +154,8 @@ pub fn search(
     ef: Option<usize>,
     filter: Option<&dyn Fn(NodeId) -> bool>,
 ) -> Result<Vec<Hit>, VectorIndexError> {
-    let view = txn.maintained_index(index)?;
-    let state = view
-        .state
-        .as_any()
-        .downcast_ref::<VectorIndex>()
-        .ok_or_else(|| {
-            VectorIndexError::Corrupt(format!("index '{index}' is not a vector index"))
-        })?;
-    let metric = state.config().metric;
-    let found = state.search(
+    let (view, metric) = view(txn, index)?;
+    let found = state_of(&view, index)?.search(
         view.seq,
         &view.own,
         query,
@@ -108,11 +163,5 @@ pub fn search(
         ef.unwrap_or(DEFAULT_EF.max(k)),
         filter,
     )?;
-    Ok(found
-        .into_iter()
-        .map(|(node, d)| Hit {
-            node,
-            score: f64::from(metric.score(d)),
-        })
-        .collect())
+    Ok(hits(found, metric))
 }

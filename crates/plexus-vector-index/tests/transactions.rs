@@ -242,6 +242,49 @@ fn a_filter_keeps_exactly_k() {
 }
 
 #[test]
+fn a_search_among_candidates_sees_what_the_transaction_sees() {
+    let s = memory();
+    create_index(&s, 2, "euclidean");
+    let mut t = s.write("default").unwrap();
+    let ids: Vec<NodeId> = (0..50)
+        .map(|i| {
+            t.create_node(Some(&format!("n{i}")), &["Doc"], &props(&[i as f32, 0.0]))
+                .unwrap()
+        })
+        .collect();
+    t.commit().unwrap();
+    let among = |txn: &dyn GraphRead, nodes: &[NodeId]| -> Vec<String> {
+        plexus_vector_index::search_among(txn, "docs", &[20.2, 0.0], 3, None, nodes, None)
+            .unwrap()
+            .iter()
+            .map(|h| txn.node(h.node).unwrap().unwrap().key)
+            .collect()
+    };
+    let evens: Vec<NodeId> = ids.iter().copied().step_by(2).collect();
+    let old = s.read("default").unwrap();
+    assert_eq!(among(&old, &evens), ["n20", "n22", "n18"]);
+    let mut t = s.write("default").unwrap();
+    t.set_node_property(
+        ids[40],
+        "v",
+        Value::List(vec![Value::Float(20.0), Value::Float(0.0)]),
+    )
+    .unwrap();
+    t.delete_node(ids[20], DeleteMode::Detach).unwrap();
+    assert_eq!(among(&t, &evens), ["n40", "n22", "n18"]);
+    t.commit().unwrap();
+    assert_eq!(
+        among(&s.read("default").unwrap(), &evens),
+        ["n40", "n22", "n18"]
+    );
+    // The reader from before sees the vectors as they were.
+    assert_eq!(among(&old, &evens), ["n20", "n22", "n18"]);
+    // Many candidates: the walk accepting only them.
+    let many: Vec<NodeId> = (0..5000).map(NodeId).chain(evens.clone()).collect();
+    assert_eq!(among(&s.read("default").unwrap(), &many).len(), 3);
+}
+
+#[test]
 fn survives_reopen_with_and_without_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let want;

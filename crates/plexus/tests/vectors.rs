@@ -148,6 +148,17 @@ fn a_where_on_the_node_is_pushed_into_the_search() {
     assert!(rows.iter().all(|r| r[1] == Value::Int(2)));
     // Those of group 2 on the axis come first.
     assert!(ids(&rows[..6]).iter().all(|i| i % 3 == 1), "{rows:?}");
+    // With an index on the property, the candidates come from it and are
+    // scanned exactly: the same answer.
+    q(&db, "CREATE INDEX FOR (c:Chunk) ON (c.grp)", &Params::new()).unwrap();
+    let indexed = q(
+        &db,
+        "CALL db.index.vector.queryNodes('chunks', 10, $q) YIELD node, score \
+         WHERE $g = node.grp RETURN node.id, node.grp",
+        &p,
+    )
+    .unwrap();
+    assert_eq!(indexed, rows);
     // A predicate on the score filters after the search.
     let rows = q(
         &db,

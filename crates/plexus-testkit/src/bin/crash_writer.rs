@@ -18,15 +18,27 @@ fn main() {
         eprintln!("usage: crash_writer <database folder> <lmdb|fjall> [threads]");
         std::process::exit(2);
     };
-    let db = Database::open_or_create(
-        path,
-        Options {
-            backend: Some(backend),
-            durable: true,
-            ..Default::default()
-        },
-    )
-    .expect("open");
+    let opts = Options {
+        backend: Some(backend),
+        durable: true,
+        ..Default::default()
+    };
+    // The test that starts this writer runs others beside it, whose
+    // writers it forks: a fork made while the test still held this
+    // database's lock keeps a copy of that lock until it execs. So a lock
+    // held by the test's own process is waited for, briefly.
+    let mut tries = 0;
+    let db = loop {
+        match Database::open_or_create(path, opts.clone()) {
+            Err(plexus::Error::Locked(_, holder))
+                if tries < 100 && holder == Some(std::os::unix::process::parent_id()) =>
+            {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.expect("open"),
+        }
+    };
     match args.get(3).map(|t| t.parse::<u64>()) {
         None => sequential(&db),
         Some(Ok(threads)) if threads > 0 => concurrent(&db, threads),
