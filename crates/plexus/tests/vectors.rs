@@ -304,3 +304,47 @@ fn the_index_is_there_after_reopening() {
     let db = Database::open(&path, Options::default()).unwrap();
     assert_eq!(ids(&q(&db, query, &p).unwrap()), want);
 }
+
+/// Vectors arrive through the importers as list columns (`FLOAT[]` in CSV,
+/// arrays in JSON lines) and are searchable when the import returns.
+#[test]
+fn imported_lists_are_indexed() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("chunks.csv");
+    std::fs::write(
+        &csv,
+        "id:ID,embedding:FLOAT[],:LABEL\na,1;0;0,Chunk\nb,0;1;0,Chunk\nc,0;0;1,Chunk\n",
+    )
+    .unwrap();
+    let jsonl = dir.path().join("more.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"id\": \"d\", \"tag\": \"d\", \"labels\": [\"Chunk\"], \"embedding\": [0.9, 0.1, 0.0]}\n",
+    )
+    .unwrap();
+    let db = Database::in_memory().unwrap();
+    q(&db, CREATE, &Params::new()).unwrap();
+    for (graph, file) in [("default", &csv), ("other", &jsonl)] {
+        db.create_graph(graph).ok();
+        if graph == "other" {
+            db.query(graph, CREATE, &Params::new()).unwrap();
+        }
+        db.import(
+            graph,
+            &[plexus::ingest::Input::parse(file.to_str().unwrap())],
+            &[],
+            &Default::default(),
+            &mut |_| {},
+            None,
+        )
+        .unwrap();
+    }
+    let query =
+        "CALL db.index.vector.queryNodes('chunks', 1, [0.0, 0.9, 0.1]) YIELD node RETURN node.id";
+    let found = db.query("default", query, &Params::new()).unwrap().rows;
+    assert_eq!(found, vec![vec![s("b")]]);
+    let query =
+        "CALL db.index.vector.queryNodes('chunks', 1, [1.0, 0.0, 0.0]) YIELD node RETURN node.tag";
+    let found = db.query("other", query, &Params::new()).unwrap().rows;
+    assert_eq!(found, vec![vec![s("d")]]);
+}
