@@ -111,7 +111,7 @@ fn hits(found: Vec<(NodeId, f32)>, metric: Metric) -> Vec<Hit> {
         .collect()
 }
 
-/// Candidate lists up to this many nodes, or a tenth of the index, are
+/// Candidate lists up to this many nodes, or a fiftieth of the index, are
 /// scanned exactly: a distance per candidate costs less than a walk
 /// looking for them among the others (`docs/benchmarks`, "Vectors").
 pub const EXACT_AMONG: usize = 4096;
@@ -132,7 +132,7 @@ pub fn search_among(
     let (view, metric) = view(txn, index)?;
     let state = state_of(&view, index)?;
     let (_, slots) = state.sizes();
-    if nodes.len() <= EXACT_AMONG.max(slots / 10) {
+    if nodes.len() <= EXACT_AMONG.max(slots / 50) {
         let found = state.search_among(view.seq, &view.own, query, k, nodes, filter)?;
         return Ok(hits(found, metric));
     }
