@@ -146,6 +146,31 @@ impl Database {
         .map_err(errors::to_py)
     }
 
+    /// The `k` nodes nearest `vector` in the vector index `index`, nearest
+    /// first: (node id, score), on a snapshot.
+    #[pyo3(signature = (graph, index, vector, k=10))]
+    fn vector_search(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        index: &str,
+        vector: Vec<f32>,
+        k: usize,
+    ) -> PyResult<Vec<(String, f64)>> {
+        py.detach(|| -> plexus::Result<Vec<(String, f64)>> {
+            let r = self.db.read(graph)?;
+            let hits = plexus::vectors::search(&r, index, &vector, k, None, None)?;
+            let mut out = Vec::with_capacity(hits.len());
+            for h in hits {
+                if let Some(n) = plexus::GraphRead::node(&r, h.node)? {
+                    out.push((n.key, h.score));
+                }
+            }
+            Ok(out)
+        })
+        .map_err(errors::to_py)
+    }
+
     /// Runs an auto-commit query; its rows stream while they are pulled.
     #[pyo3(signature = (graph, text, parameters=None, timeout=None))]
     fn query(

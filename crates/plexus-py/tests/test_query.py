@@ -198,3 +198,26 @@ def test_a_database_on_disk_keeps_its_data(tmp_path):
     assert again.query("MATCH (p:P) RETURN p.n").scalar() == 1
     with pytest.raises(plexus.PlexusError, match="no Plexus database"):
         plexus.Database(tmp_path / "missing", create=False)
+
+
+def test_vector_search_from_python(db):
+    import numpy as np
+
+    db.query(
+        "CREATE VECTOR INDEX docs FOR (d:Doc) ON d.v "
+        "OPTIONS {indexConfig: {`vector.dimensions`: 3, `vector.similarity_function`: 'cosine'}}"
+    ).consume()
+    rows = [{"id": f"d{i}", "v": np.eye(3, dtype=np.float32)[i % 3].tolist()} for i in range(9)]
+    db.query("UNWIND $rows AS r CREATE (:Doc {id: r.id, v: r.v})", rows=rows).consume()
+    hits = db.vector_search("docs", np.array([0.0, 1.0, 0.1], dtype=np.float32), k=3)
+    assert len(hits) == 3
+    assert all(score > 0.99 for _, score in hits)
+    ids = db.query(
+        "CALL db.index.vector.queryNodes('docs', 3, $q) YIELD node RETURN node.id AS id",
+        q=[0.0, 1.0, 0.1],
+    ).fetchall()
+    assert sorted(r["id"] for r in ids) == ["d1", "d4", "d7"]
+    with pytest.raises(plexus.PlexusError, match="dimensions"):
+        db.vector_search("docs", [1.0, 2.0], k=3)
+    with pytest.raises(plexus.PlexusError, match="no index"):
+        db.vector_search("missing", [1.0, 2.0, 3.0])

@@ -296,6 +296,13 @@ class Database:
         when None); Cypher's ``CREATE INDEX`` makes labelled ones too."""
         self._db.create_index(self._graph, key, label)
 
+    def vector_search(self, index: str, vector: Sequence[float], k: int = 10) -> List[Tuple[str, float]]:
+        """The ``k`` nodes nearest ``vector`` (a list or a NumPy array) in the
+        vector index ``index`` (``CREATE VECTOR INDEX``), nearest first, as
+        ``(id, score)``; Cypher's ``db.index.vector.queryNodes`` does the same
+        with filters and graph patterns around the hits."""
+        return self._db.vector_search(self._graph, index, list(vector), k)
+
     def query(self, text: str, parameters: Parameters = None, *, timeout: Optional[float] = None, **params: Any) -> Result:
         """Runs an auto-commit Cypher query. Parameters come as a dict or as
         keywords: ``db.query("MATCH (n {id: $id}) RETURN n", id=7)``."""
