@@ -566,17 +566,7 @@ impl Hnsw {
         let cap = self.cap(layer);
         let mut layers = locked(&self.upper[n as usize]);
         let mut current = Vec::with_capacity(cap + 1);
-        if layer == 0 {
-            let at = n as usize * 2 * self.params.m;
-            let c = self.count0[n as usize].load(AtomicOrdering::Acquire) as usize;
-            current.extend(
-                self.links0[at..at + c]
-                    .iter()
-                    .map(|l| l.load(AtomicOrdering::Relaxed)),
-            );
-        } else if let Some(l) = layers.get(layer as usize - 1) {
-            current.extend_from_slice(l);
-        }
+        self.links_into_locked(n, layer, &layers, &mut current);
         if current.contains(&new) {
             return;
         }

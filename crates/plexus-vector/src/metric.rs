@@ -145,10 +145,7 @@ impl Codes {
     /// Stores a prepared vector (see [`prepare`]) in the next slot.
     pub fn push(&mut self, v: &[f32]) -> u32 {
         let slot = self.len() as u32;
-        match self.precision {
-            Precision::F32 => self.f32s.extend_from_slice(v),
-            Precision::F16 => self.f16s.extend(v.iter().map(|x| f16::from_f32(*x))),
-        }
+        self.set(slot, v);
         slot
     }
 
