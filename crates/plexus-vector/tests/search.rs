@@ -191,3 +191,48 @@ fn a_parallel_build_keeps_every_link_back() {
         }
     }
 }
+
+/// Sign codes about the mean rank vectors well enough that the nearest
+/// by exact distance are among the best by sign codes, even when every
+/// vector lies on one side of the origin (where signs about the origin
+/// would all be equal).
+#[test]
+fn sign_codes_shortlist_the_nearest() {
+    let dim = 128;
+    let shifted: Vec<Vec<f32>> = mixture(3000, dim, 30, 7)
+        .into_iter()
+        .map(|v| v.iter().map(|x| x + 20.0).collect())
+        .collect();
+    for metric in [Metric::Euclidean, Metric::Cosine] {
+        let mut h = Hnsw::new(metric, dim, Precision::F16, Params::default());
+        for v in &shifted {
+            h.place(
+                h.len() as u32,
+                &plexus_vector::prepare(metric, dim, v).unwrap(),
+            );
+        }
+        let codes = h.codes();
+        assert!(!codes.has_signs());
+        let all: Vec<u32> = (0..shifted.len() as u32).collect();
+        let q = plexus_vector::prepare(metric, dim, &shifted[5]).unwrap();
+        // No sign codes yet: everything is kept.
+        assert_eq!(codes.shortlist(&q, &all, 100).len(), all.len());
+        h.center_signs();
+        let codes = h.codes();
+        let (mut hit, mut total) = (0, 0);
+        for qi in (0..shifted.len()).step_by(100) {
+            let q = plexus_vector::prepare(metric, dim, &shifted[qi]).unwrap();
+            let keep: Vec<u32> = codes
+                .shortlist(&q, &all, 100)
+                .into_iter()
+                .map(|i| all[i])
+                .collect();
+            assert_eq!(keep.len(), 100);
+            let want = exact_search(&h, &shifted[qi], 10, None).unwrap();
+            hit += want.iter().filter(|w| keep.contains(&w.0)).count();
+            total += want.len();
+        }
+        let share = hit as f64 / total as f64;
+        assert!(share >= 0.95, "{metric:?}: {share}");
+    }
+}
