@@ -269,6 +269,7 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
         Command::Graph(c) => graph(db, c, out),
         Command::Index(c) => index(db, g, c, out),
         Command::Constraint(c) => constraint(db, g, c, out),
+        Command::Vector(c) => crate::vector::vector(db, g, c, out),
         Command::Check => {
             let rep = db.check(g)?;
             out.done(
@@ -799,10 +800,10 @@ fn index(db: &Database, g: &str, cmd: &IndexCmd, out: &Out) -> CliResult {
                         json!(i.name),
                         json!(i.label.unwrap_or_default()),
                         json!(i.key),
-                        json!(if i.kind == IndexKind::ListElement {
-                            "list"
-                        } else {
-                            "property"
+                        json!(match i.kind {
+                            IndexKind::ListElement => "list",
+                            IndexKind::Vector => "vector",
+                            _ => "property",
                         }),
                         json!(i.value_type.map(|t| t.name()).unwrap_or("any")),
                         json!(i.unique),

@@ -14,6 +14,7 @@ mod output;
 mod serve;
 mod traverse;
 mod values;
+mod vector;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -134,6 +135,10 @@ pub enum Command {
     /// Manage unique and not-null constraints.
     #[command(subcommand)]
     Constraint(ConstraintCmd),
+    /// Vector indexes: create one, list them, search one (drop one with
+    /// `plexus index drop`).
+    #[command(subcommand)]
+    Vector(VectorCmd),
     /// Import node and edge files (CSV with typed headers, JSON lines,
     /// Parquet, Arrow) into an empty graph (or, with --upsert, any graph),
     /// as one commit.
@@ -379,6 +384,50 @@ pub enum IndexCmd {
         /// Match list elements (needs a list-element index).
         #[arg(long)]
         list: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum VectorCmd {
+    /// Index a property of nodes with a label holding lists of numbers, for
+    /// nearest-neighbour search (HNSW).
+    Create {
+        label: String,
+        key: String,
+        /// The vectors' length.
+        #[arg(long)]
+        dimensions: usize,
+        /// cosine, euclidean or dot.
+        #[arg(long, default_value = "cosine")]
+        similarity: String,
+        /// Keep the vectors as f32 in the index (default: f16, half the
+        /// bytes).
+        #[arg(long)]
+        f32: bool,
+        /// Links per vector in the graph (default 16).
+        #[arg(long)]
+        m: Option<usize>,
+        /// How wide linking searches (default 128).
+        #[arg(long)]
+        ef_construction: Option<usize>,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// The vector indexes and their options.
+    List,
+    /// The nodes nearest a vector, nearest first, with Neo4j's scores.
+    Search {
+        /// The index's name.
+        name: String,
+        /// The query vector, as a JSON list: '[0.1, 0.2, 0.3]'.
+        vector: String,
+        /// How many nodes.
+        #[arg(short, long, default_value_t = 10)]
+        k: usize,
+        /// How wide the search is (default 64; wider finds more of the true
+        /// nearest, slower).
+        #[arg(long)]
+        ef: Option<usize>,
     },
 }
 

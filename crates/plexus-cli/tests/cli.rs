@@ -685,3 +685,74 @@ fn upgrade_converts_a_format_1_database() {
     let again = ok(d, &["--db", "old", "upgrade"]);
     assert!(again.contains("format version 3 already"), "{again}");
 }
+
+#[test]
+fn vector_indexes_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(d, &["init"]);
+    for (id, v) in [
+        ("a", "[1, 0, 0]"),
+        ("b", "[0, 1, 0]"),
+        ("c", "[0.9, 0.1, 0]"),
+    ] {
+        ok(
+            d,
+            &["node", "put", id, "-l", "Doc", "-p", &format!("emb={v}")],
+        );
+    }
+    ok(
+        d,
+        &[
+            "vector",
+            "create",
+            "Doc",
+            "emb",
+            "--dimensions",
+            "3",
+            "--name",
+            "docs",
+            "--similarity",
+            "euclidean",
+        ],
+    );
+    let list = json(d, &["vector", "list"]);
+    assert_eq!(list[0]["name"], "docs");
+    assert_eq!(list[0]["options"]["vector.dimensions"], 3);
+    assert_eq!(
+        list[0]["options"]["vector.similarity_function"],
+        "euclidean"
+    );
+    assert_eq!(list[0]["options"]["vector.quantization.enabled"], true);
+    assert!(ok(d, &["index", "list"]).contains("vector"));
+    // Nearest first: a, then c; b last.
+    let hits = json(d, &["vector", "search", "docs", "[1, 0, 0]", "-k", "3"]);
+    let ids: Vec<&str> = (0..3).filter_map(|i| hits[i]["id"].as_str()).collect();
+    assert_eq!(ids, ["a", "c", "b"], "{hits}");
+    assert_eq!(hits[0]["score"], 1.0);
+    assert!(ok(d, &["vector", "search", "docs", "[1, 0, 0]", "-k", "1"]).contains("Doc"));
+    assert!(fails(d, &["vector", "search", "docs", "[1, 0]"]).contains("3"));
+    assert!(fails(d, &["vector", "search", "docs", "[1, \"x\", 0]"]).contains("element 1"));
+    assert!(fails(d, &["vector", "search", "nope", "[1, 0, 0]"]).contains("nope"));
+    assert!(fails(
+        d,
+        &["vector", "create", "Doc", "other", "--dimensions", "0"]
+    )
+    .contains("dimensions"));
+    assert!(fails(
+        d,
+        &[
+            "vector",
+            "create",
+            "Doc",
+            "other",
+            "--dimensions",
+            "3",
+            "--similarity",
+            "foo"
+        ]
+    )
+    .contains("foo"));
+    ok(d, &["index", "drop", "docs"]);
+    assert!(fails(d, &["vector", "search", "docs", "[1, 0, 0]"]).contains("docs"));
+}
