@@ -13,9 +13,10 @@
 use crate::config::{vector_of, Config};
 use crate::error::VectorIndexError;
 use crate::layout::*;
+use crate::node_slots::NodeSlots;
 use plexus_storage::{Cause, EntryWrite, IndexEntries, IndexInfo, MaintainedIndex, NodeId, Staged};
 use plexus_vector::{prepare, Codes, Hnsw, Scratch};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -44,55 +45,6 @@ struct Inner {
     node: Vec<u64>,
     /// Each node's slots: for searches among given nodes.
     by_node: NodeSlots,
-}
-
-/// Each node's slots, one per vector it has had that a snapshot may see:
-/// the newest in a map of one slot per node (one probe for the common
-/// case), the older ones, oldest first, beside it.
-#[derive(Default)]
-struct NodeSlots {
-    newest: FxHashMap<u64, u32>,
-    older: FxHashMap<u64, Vec<u32>>,
-}
-
-impl NodeSlots {
-    fn add(&mut self, node: u64, slot: u32) {
-        if let Some(prev) = self.newest.insert(node, slot) {
-            self.older.entry(node).or_default().push(prev);
-        }
-    }
-
-    /// Takes back the newest slot `add` gave `node` (a retracted publish).
-    fn remove(&mut self, node: u64, slot: u32) {
-        if self.newest.get(&node) != Some(&slot) {
-            return;
-        }
-        match self.older.get_mut(&node).and_then(Vec::pop) {
-            Some(prev) => {
-                self.newest.insert(node, prev);
-                if self.older.get(&node).is_some_and(Vec::is_empty) {
-                    self.older.remove(&node);
-                }
-            }
-            None => {
-                self.newest.remove(&node);
-            }
-        }
-    }
-
-    /// The newest of `node`'s slots that `ok` accepts.
-    fn find(&self, node: u64, ok: impl Fn(u32) -> bool) -> Option<u32> {
-        let newest = *self.newest.get(&node)?;
-        if ok(newest) {
-            return Some(newest);
-        }
-        self.older
-            .get(&node)?
-            .iter()
-            .rev()
-            .copied()
-            .find(|s| ok(*s))
-    }
 }
 
 /// Indexes of vectors this long or longer get sign codes once they hold
@@ -300,7 +252,11 @@ impl VectorIndex {
     /// A new slot for a vector being written.
     fn reserve(&self) -> Result<u32, VectorIndexError> {
         let slot = self.next_slot.fetch_add(1, Relaxed);
-        u32::try_from(slot).map_err(|_| VectorIndexError::Vector(plexus_vector::VectorError::Full))
+        // u32::MAX stays free: `NodeSlots` marks "none" with it.
+        u32::try_from(slot)
+            .ok()
+            .filter(|s| *s != u32::MAX)
+            .ok_or(VectorIndexError::Vector(plexus_vector::VectorError::Full))
     }
 
     fn stage_change(

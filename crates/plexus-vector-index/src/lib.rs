@@ -30,6 +30,7 @@ mod config;
 mod error;
 mod index;
 mod layout;
+mod node_slots;
 
 pub use config::{vector_of, Config, MAX_DIMENSIONS};
 pub use error::VectorIndexError;
@@ -114,11 +115,10 @@ fn hits(found: Vec<(NodeId, f32)>, metric: Metric) -> Vec<Hit> {
 /// Candidate lists up to this many nodes, or a fiftieth of the index, are
 /// scanned: a distance per candidate costs less than a walk looking for
 /// them among the others (`docs/benchmarks`, "Vectors"). An index with sign
-/// codes (`VectorIndex::has_signs`) scans up to a twentieth of the index,
+/// codes (`VectorIndex::has_signs`) scans up to an eighth of the index,
 /// ranking by those first and measuring only the nearest exactly: at
-/// 200,000 × 1,024 such a scan took 0.39 ms for 2,065 candidates and 3.0
-/// ms for 19,991 (finding each one's slot and visibility costs most), where
-/// the walk accepting a tenth took 1.7 ms.
+/// 200,000 × 1,024 such a scan took 0.29 ms for 2,065 candidates and 0.85
+/// ms for 19,991, where the walk accepting them took 0.96 ms.
 pub const EXACT_AMONG: usize = 4096;
 
 /// The `k` nodes among `nodes` (the candidates an index lookup gave)
@@ -137,12 +137,12 @@ pub fn search_among(
     let (view, metric) = view(txn, index)?;
     let state = state_of(&view, index)?;
     let slots = state.slot_count();
-    let share = if state.has_signs() { 20 } else { 50 };
+    let share = if state.has_signs() { 8 } else { 50 };
     if nodes.len() <= EXACT_AMONG.max(slots / share) {
         let found = state.search_among(view.seq, &view.own, query, k, nodes, filter)?;
         return Ok(hits(found, metric));
     }
-    let among: std::collections::HashSet<NodeId> = nodes.iter().copied().collect();
+    let among: rustc_hash::FxHashSet<NodeId> = nodes.iter().copied().collect();
     let pass = |n: NodeId| among.contains(&n) && filter.is_none_or(|f| f(n));
     let ef = ef.unwrap_or(DEFAULT_EF.max(k));
     let found = state.search(view.seq, &view.own, query, k, ef, Some(&pass))?;
