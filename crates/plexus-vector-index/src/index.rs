@@ -506,7 +506,7 @@ impl VectorIndex {
         self.read().hnsw.codes().has_signs()
     }
 
-    /// All slots (a count, without the scan `sizes` makes).
+    /// All slots, holes and waypoints included.
     pub fn slot_count(&self) -> usize {
         self.read().hnsw.len()
     }

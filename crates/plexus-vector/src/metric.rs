@@ -90,6 +90,16 @@ pub fn prepare(metric: Metric, dim: usize, v: &[f32]) -> Result<Vec<f32>, Vector
     Ok(out)
 }
 
+/// One bit per component of `v`, set where it lies above `center`'s.
+fn sign_bits(v: &[f32], center: &[f32], out: &mut [u64]) {
+    out.fill(0);
+    for (i, (x, c)) in v.iter().zip(center).enumerate() {
+        if x > c {
+            out[i / 64] |= 1 << (i % 64);
+        }
+    }
+}
+
 /// The vectors of one index, by slot, in one buffer.
 #[derive(Clone, Debug)]
 pub struct Codes {
@@ -197,13 +207,7 @@ impl Codes {
         if self.signs.len() < at + words {
             self.signs.resize(at + words, 0);
         }
-        let code = &mut self.signs[at..at + words];
-        code.fill(0);
-        for (i, (x, c)) in v.iter().zip(center).enumerate() {
-            if x > c {
-                code[i / 64] |= 1 << (i % 64);
-            }
-        }
+        sign_bits(v, center, &mut self.signs[at..at + words]);
     }
 
     /// Takes the mean of the vectors held as the center of sign codes and
@@ -243,11 +247,7 @@ impl Codes {
         };
         let words = self.words();
         let mut q = vec![0u64; words];
-        for (i, (x, c)) in query.iter().zip(center).enumerate() {
-            if x > c {
-                q[i / 64] |= 1 << (i % 64);
-            }
-        }
+        sign_bits(query, center, &mut q);
         const AHEAD: usize = 8;
         let code = |s: u32| {
             let at = s as usize * words;
