@@ -1,10 +1,12 @@
 //! The deterministic workload of the crash test: what step `i` writes, and
 //! what the graph must hold after steps `0..=m` committed.
 
+use plexus::{Backend, Options};
 use plexus::{
     ConstraintKind, ConstraintSpec, Database, DeleteMode, GraphRead, IndexSpec, Props, Value,
 };
 use std::collections::BTreeSet;
+use std::io::Write;
 
 /// Node steps, and edges as `(from step, to step)`.
 pub type State = (BTreeSet<u64>, BTreeSet<(u64, u64)>);
@@ -235,4 +237,86 @@ pub fn concurrent_observed(
     }
     let nodes = r.nodes_with_label("C").count();
     Ok((steps, nodes))
+}
+
+/// The writers' main: `<database folder> <lmdb|fjall> [threads]` after the
+/// program name; commits synced when `durable`. `opened` runs once the
+/// database is open, before the first step.
+pub fn writer_main(durable: bool, opened: &dyn Fn()) {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(path), Some(backend)) = (args.get(1), args.get(2).and_then(|b| Backend::parse(b)))
+    else {
+        let me = args.first().map_or("writer", String::as_str);
+        eprintln!("usage: {me} <database folder> <lmdb|fjall> [threads]");
+        std::process::exit(2);
+    };
+    let opts = Options {
+        backend: Some(backend),
+        durable,
+        ..Default::default()
+    };
+    // The test that starts this writer runs others beside it, whose
+    // writers it forks: a fork made while the test still held this
+    // database's lock keeps a copy of that lock until it execs. So a lock
+    // held by the test's own process is waited for, briefly.
+    let mut tries = 0;
+    let db = loop {
+        match Database::open_or_create(path, opts.clone()) {
+            Err(plexus::Error::Locked(_, holder))
+                if tries < 100 && holder == Some(std::os::unix::process::parent_id()) =>
+            {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.expect("open"),
+        }
+    };
+    opened();
+    match args.get(3).map(|t| t.parse::<u64>()) {
+        None => sequential(&db),
+        Some(Ok(threads)) if threads > 0 => concurrent(&db, threads),
+        Some(_) => {
+            eprintln!("threads must be a positive number");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn sequential(db: &Database) {
+    prepare(db).expect("schema");
+    let mut next = progress(db).expect("progress").map_or(0, |s| s + 1);
+    let stdout = std::io::stdout();
+    loop {
+        step(db, next).expect("step");
+        let mut o = stdout.lock();
+        writeln!(o, "{next}").expect("stdout");
+        o.flush().expect("stdout");
+        next += 1;
+    }
+}
+
+fn concurrent(db: &Database, threads: u64) {
+    concurrent_prepare(db).expect("hub");
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut next = concurrent_progress(&db, t)
+                    .expect("progress")
+                    .map_or(0, |s| s + 1);
+                loop {
+                    concurrent_step(&db, t, next).expect("step");
+                    let mut o = std::io::stdout().lock();
+                    writeln!(o, "{t} {next}").expect("stdout");
+                    o.flush().expect("stdout");
+                    next += 1;
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        if h.join().is_err() {
+            std::process::exit(1);
+        }
+    }
 }

@@ -7,4 +7,5 @@
 pub mod crash;
 pub mod faulty;
 pub mod model;
+pub mod powerloss;
 pub mod tck;

@@ -622,6 +622,45 @@ impl Store {
     }
 }
 
+/// A scenario's Cypher: the queries that set its graph up, in order, and
+/// the query under test (seeds for the TCK-seeded fuzzer).
+#[derive(Debug, Clone, Default)]
+pub struct Queries {
+    pub setup: Vec<String>,
+    pub query: Option<String>,
+    /// Whether it starts from a named graph (not in `setup`).
+    pub named_graph: bool,
+}
+
+/// The Cypher of a scenario, without running it.
+pub fn queries(s: &Scenario) -> Queries {
+    let lines: Vec<&str> = s.text.lines().collect();
+    let mut out = Queries::default();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i].trim();
+        let setup = l.ends_with("having executed:");
+        if setup || l.ends_with("executing query:") {
+            let mut q = Vec::new();
+            i += 2;
+            while i < lines.len() && lines[i].trim() != "\"\"\"" {
+                q.push(lines[i]);
+                i += 1;
+            }
+            let q = q.join("\n");
+            if setup {
+                out.setup.push(q);
+            } else {
+                out.query = Some(q);
+            }
+        } else if l.starts_with("Given the ") && l.ends_with(" graph") {
+            out.named_graph = true;
+        }
+        i += 1;
+    }
+    out
+}
+
 /// Runs one scenario in memory.
 pub fn run(s: &Scenario) -> Outcome {
     run_on(s, Store::Memory)

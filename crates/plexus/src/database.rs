@@ -23,6 +23,10 @@ use std::path::{Path, PathBuf};
 
 /// The manifest file's name inside a database folder.
 pub const MANIFEST_FILE: &str = "PLEXUS";
+
+/// Present while a database is being created: a folder holding it and no
+/// manifest is an interrupted creation, which the next create starts over.
+const CREATING_FILE: &str = "PLEXUS.creating";
 const MAGIC: &str = "plexus-database";
 
 /// How to open a database.
@@ -189,19 +193,26 @@ fn write_manifest(path: &Path, backend: Backend) -> Result<()> {
     write_synced(&tmp, manifest.as_bytes())?;
     std::fs::rename(&tmp, path.join(MANIFEST_FILE)).map_err(io(path))?;
     // The rename is durable only once the folder is synced.
+    sync_folder(path)
+}
+
+/// Makes the folder's entries (files created, renamed, removed) durable.
+fn sync_folder(path: &Path) -> Result<()> {
     File::open(path)
         .and_then(|d| d.sync_all())
         .map_err(io(path))
 }
 
 impl Database {
-    /// Creates a new database in `path` (a missing or empty folder).
+    /// Creates a new database in `path` (a missing or empty folder, or
+    /// one whose creation was interrupted).
     pub fn create(path: impl AsRef<Path>, opts: Options) -> Result<Database> {
         let path = path.as_ref();
         if path.join(MANIFEST_FILE).exists() {
             return Err(Error::Exists(path.to_path_buf()));
         }
-        if path.exists() {
+        let restart = path.join(CREATING_FILE).exists();
+        if path.exists() && !restart {
             let mut entries = std::fs::read_dir(path).map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotADirectory => Error::NotADatabase {
                     path: path.to_path_buf(),
@@ -218,15 +229,27 @@ impl Database {
         }
         std::fs::create_dir_all(path).map_err(io(path))?;
         let backend = opts.backend.unwrap_or(Backend::Lmdb);
-        // Written last-to-first: a crash before the manifest lands leaves
-        // none, and the folder is then refused rather than misread.
         let lock = Self::lock(path)?;
+        // The marker first, the manifest last: a crash in between leaves
+        // the marker, and the next creation clears what the last one wrote
+        // (only ever its own `data` folder) instead of refusing the folder.
+        let marker = path.join(CREATING_FILE);
+        write_synced(&marker, b"a Plexus database is being created here\n")?;
+        sync_folder(path)?;
+        if restart {
+            let data = path.join("data");
+            if data.exists() {
+                std::fs::remove_dir_all(&data).map_err(io(&data))?;
+            }
+        }
         let opts = Options {
             read_only: false,
             ..opts
         };
         let db = Self::open_backend(path, backend, &opts, Some(lock))?;
         write_manifest(path, backend)?;
+        std::fs::remove_file(&marker).map_err(io(&marker))?;
+        sync_folder(path)?;
         Ok(db)
     }
 
@@ -244,7 +267,9 @@ impl Database {
         }
         if !path.join(MANIFEST_FILE).exists() {
             let empty = std::fs::read_dir(path).map_err(io(path))?.next().is_none();
-            return Err(if empty {
+            // An interrupted creation holds no database yet.
+            let creating = path.join(CREATING_FILE).exists();
+            return Err(if empty || creating {
                 Error::Missing(path.to_path_buf())
             } else {
                 Error::NotADatabase {

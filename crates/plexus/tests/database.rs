@@ -77,6 +77,43 @@ fn refuses_what_is_not_a_database() {
     assert!(e.to_string().contains("format version 99"), "{e}");
 }
 
+/// A creation killed before its manifest landed leaves its marker: the
+/// folder is no database yet, and creating it again starts over. Without
+/// the marker, such a folder is refused and nothing in it is touched.
+#[test]
+fn an_interrupted_creation_is_started_over() {
+    for backend in each_backend() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let opts = Options {
+            backend: Some(backend),
+            ..Default::default()
+        };
+        {
+            let db = Database::create(&path, opts.clone()).unwrap();
+            let mut t = db.write("default").unwrap();
+            t.create_node(Some("a"), &["L"], &Props::new()).unwrap();
+            t.commit().unwrap();
+        }
+        assert!(!path.join("PLEXUS.creating").exists(), "{backend:?}");
+        std::fs::remove_file(path.join(plexus::MANIFEST_FILE)).unwrap();
+        let e = Database::open(&path, opts.clone()).err().unwrap();
+        assert!(matches!(e, Error::NotADatabase { .. }), "{e}");
+        assert!(
+            path.join("data").exists(),
+            "an unmarked folder is left alone"
+        );
+        std::fs::write(path.join("PLEXUS.creating"), "").unwrap();
+        let e = Database::open(&path, opts.clone()).err().unwrap();
+        assert!(matches!(e, Error::Missing(_)), "{e}");
+        let db = Database::open_or_create(&path, opts.clone()).unwrap();
+        assert_eq!(db.stats("default").unwrap().nodes, 0, "{backend:?}");
+        assert!(!path.join("PLEXUS.creating").exists());
+        drop(db);
+        Database::open(&path, opts).unwrap();
+    }
+}
+
 #[test]
 fn a_second_open_is_refused_while_the_first_holds_the_lock() {
     let dir = tempfile::tempdir().unwrap();
