@@ -1,9 +1,11 @@
 //! Structured fuzzing of the Cypher path seeded with the openCypher TCK:
 //! each case takes one scenario's query (about 3,000 distinct ones, every
 //! clause and function the suite covers), sets up the scenario's own graph,
-//! and runs the query with up to six edits — a span deleted or doubled, a
-//! span of another scenario's query spliced in (crossover), a character or
-//! an extreme literal inserted — under a timeout and a memory budget. Every
+//! and runs the query with up to three edits — a number replaced by an
+//! extreme one (which keeps the query valid, so the edit reaches the
+//! executor), a span deleted or doubled, a span of another scenario's query
+//! spliced in (crossover), a character or literal inserted — under a
+//! timeout and a memory budget. Every
 //! input must end in a result or an error: never a panic, an abort or a
 //! hang. proptest keeps any failing input in `fuzz_tck.proptest-regressions`
 //! beside this file, replayed first on every run. A longer run:
@@ -41,6 +43,20 @@ fn seeds() -> &'static [Seed] {
             .collect()
     })
 }
+
+/// Numbers a query's own numbers are replaced with.
+const NUMBERS: &[&str] = &[
+    "0",
+    "-1",
+    "2",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "4294967296",
+    "1e308",
+    "-0.0",
+    "0.5",
+    "100000000",
+];
 
 const INSERTS: &[&str] = &[
     "(",
@@ -90,9 +106,9 @@ type Edit = (
 
 fn edit() -> impl Strategy<Value = Edit> {
     (
-        0u8..4,
+        0u8..6,
         any::<prop::sample::Index>(),
-        1usize..16,
+        1usize..8,
         any::<prop::sample::Index>(),
         any::<prop::sample::Index>(),
     )
@@ -115,18 +131,35 @@ fn apply(seeds: &[Seed], query: &mut Vec<char>, (kind, at, len, from, pos): Edit
             let span = other[start..(start + len).min(other.len())].to_vec();
             query.splice(i..end, span);
         }
-        _ => {
+        3 => {
             let tok = INSERTS[pos.index(INSERTS.len())];
             query.splice(i..i, tok.chars());
         }
+        _ => replace_number(query, i, NUMBERS[pos.index(NUMBERS.len())]),
     }
+}
+
+/// Replaces the first run of digits at or after `from` (wrapping around)
+/// with `by`; a query without digits is left as it is.
+fn replace_number(query: &mut Vec<char>, from: usize, by: &str) {
+    let n = query.len();
+    let Some(start) = (0..n)
+        .map(|k| (from + k) % n)
+        .find(|&k| query[k].is_ascii_digit() && (k == 0 || !query[k - 1].is_alphanumeric()))
+    else {
+        return;
+    };
+    let end = (start..n)
+        .find(|&k| !query[k].is_ascii_digit())
+        .unwrap_or(n);
+    query.splice(start..end, by.chars());
 }
 
 /// A case: which seed, and the edits.
 fn case() -> impl Strategy<Value = (prop::sample::Index, Vec<Edit>)> {
     (
         any::<prop::sample::Index>(),
-        proptest::collection::vec(edit(), 1..7),
+        proptest::collection::vec(edit(), 1..4),
     )
 }
 
