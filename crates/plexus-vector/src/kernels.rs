@@ -73,6 +73,20 @@ pub fn l2sq_f16(a: &[f32], b: &[f16]) -> f32 {
     }
 }
 
+/// `src` widened to f32, appended to `out`: a stored f16 vector decoded
+/// for use as a query (linking compares stored vectors with each other).
+pub fn widen_f16(src: &[f16], out: &mut Vec<f32>) {
+    let at = out.len();
+    out.resize(at + src.len(), 0.0);
+    let dst = &mut out[at..];
+    match level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level` saw the CPU has F16C (with AVX2).
+        Level::Avx2 => unsafe { avx2::widen_f16(src, dst) },
+        Level::Portable => dst.iter_mut().zip(src).for_each(|(d, s)| *d = s.to_f32()),
+    }
+}
+
 /// The number of bits that differ between `a` and `b` (the shorter length
 /// counts): the distance between two sign codes.
 pub fn hamming(a: &[u64], b: &[u64]) -> u32 {
@@ -80,11 +94,60 @@ pub fn hamming(a: &[u64], b: &[u64]) -> u32 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `level` saw the CPU has POPCNT (with AVX2).
         Level::Avx2 => unsafe { popcnt::hamming(a, b) },
-        Level::Portable => a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum(),
+        Level::Portable => hamming_words(a, b),
     }
 }
 
-/// The same loop with the POPCNT instruction, which x86-64's baseline
+/// The distance from the sign code `q` to the first `q.len()` words of
+/// each code of `slots` in `codes` (`stride` words per slot; a slot past
+/// the end counts as 0, so it is kept for exact scoring), appended to
+/// `out` in the order of `slots`. One call for a whole scan: the POPCNT
+/// path is chosen once and stays inlined, and each code is loaded a few
+/// slots ahead of its turn.
+pub fn hamming_rows(q: &[u64], stride: usize, codes: &[u64], slots: &[u32], out: &mut Vec<u32>) {
+    let rows = Rows { q, stride, codes };
+    match level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level` saw the CPU has POPCNT (with AVX2).
+        Level::Avx2 => unsafe { popcnt::hamming_rows(&rows, slots, out) },
+        Level::Portable => hamming_rows_with(&rows, slots, out, hamming_words),
+    }
+}
+
+/// Sign codes to compare a query's with.
+struct Rows<'a> {
+    q: &'a [u64],
+    stride: usize,
+    codes: &'a [u64],
+}
+
+fn hamming_words(a: &[u64], b: &[u64]) -> u32 {
+    a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
+}
+
+#[inline(always)]
+fn hamming_rows_with(
+    rows: &Rows<'_>,
+    slots: &[u32],
+    out: &mut Vec<u32>,
+    distance: impl Fn(&[u64], &[u64]) -> u32,
+) {
+    const AHEAD: usize = 8;
+    let (q, w) = (rows.q, rows.q.len());
+    let code = |s: u32| {
+        let at = s as usize * rows.stride;
+        rows.codes.get(at..at + w).unwrap_or_default()
+    };
+    out.reserve(slots.len());
+    for (i, &s) in slots.iter().enumerate() {
+        if let Some(&next) = slots.get(i + AHEAD) {
+            prefetch(code(next));
+        }
+        out.push(distance(q, code(s)));
+    }
+}
+
+/// The same loops with the POPCNT instruction, which x86-64's baseline
 /// lacks (without it `count_ones` is a dozen instructions a word).
 #[cfg(target_arch = "x86_64")]
 mod popcnt {
@@ -93,6 +156,27 @@ mod popcnt {
     #[target_feature(enable = "popcnt")]
     pub unsafe fn hamming(a: &[u64], b: &[u64]) -> u32 {
         a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
+    }
+
+    /// # Safety
+    /// The CPU has POPCNT.
+    #[target_feature(enable = "popcnt")]
+    pub(super) unsafe fn hamming_rows(rows: &super::Rows<'_>, slots: &[u32], out: &mut Vec<u32>) {
+        // Codes of 8 or 16 words (512 and 1,024 dimensions, or a first
+        // half) get a loop the compiler unrolls.
+        match rows.q.len() {
+            8 => super::hamming_rows_with(rows, slots, out, fixed::<8>),
+            16 => super::hamming_rows_with(rows, slots, out, fixed::<16>),
+            _ => super::hamming_rows_with(rows, slots, out, super::hamming_words),
+        }
+    }
+
+    #[inline(always)]
+    fn fixed<const W: usize>(a: &[u64], b: &[u64]) -> u32 {
+        match (a.first_chunk::<W>(), b.first_chunk::<W>()) {
+            (Some(a), Some(b)) => a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum(),
+            _ => 0,
+        }
     }
 }
 
@@ -199,6 +283,24 @@ mod avx2 {
     unsafe fn load_f16(b: &[f16], i: usize) -> __m256 {
         // SAFETY: the caller keeps `i + 8` within `b`; f16 is 16 bits.
         _mm256_cvtph_ps(unsafe { _mm_loadu_si128(b.as_ptr().add(i).cast()) })
+    }
+
+    /// `dst[i] = src[i]` widened, eight at a time (`dst` as long as `src`).
+    ///
+    /// # Safety
+    /// The CPU has AVX2, FMA and F16C.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn widen_f16(src: &[f16], dst: &mut [f32]) {
+        let n = src.len().min(dst.len());
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: `i + 8 <= n` is within both slices.
+            unsafe { _mm256_storeu_ps(dst.as_mut_ptr().add(i), load_f16(src, i)) };
+            i += 8;
+        }
+        for j in i..n {
+            dst[j] = src[j].to_f32();
+        }
     }
 
     /// Eight lanes of `a` from `i`.
@@ -339,6 +441,49 @@ mod tests {
         assert_eq!(hamming(&[0b1011, u64::MAX], &[0b0001, 0]), 2 + 64);
         assert_eq!(hamming(&[7], &[7, 1]), 0);
         assert_eq!(hamming(&[], &[1]), 0);
+    }
+
+    #[test]
+    fn hamming_rows_agree_with_hamming_for_every_width() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for stride in [1, 6, 8, 16, 20] {
+            let codes: Vec<u64> = (0..stride * 50).map(|_| next()).collect();
+            let q: Vec<u64> = (0..stride).map(|_| next()).collect();
+            // Slots out of order, repeated, and one past the end.
+            let slots = [3u32, 49, 0, 3, 17, 50, 28];
+            for width in [stride, stride / 2, 8.min(stride), 16.min(stride)] {
+                let mut out = vec![7];
+                hamming_rows(&q[..width], stride, &codes, &slots, &mut out);
+                let want: Vec<u32> = std::iter::once(7)
+                    .chain(slots.iter().map(|&s| {
+                        let at = s as usize * stride;
+                        codes
+                            .get(at..at + width)
+                            .map_or(0, |c| hamming(&q[..width], c))
+                    }))
+                    .collect();
+                assert_eq!(out, want, "stride {stride}, width {width}");
+            }
+        }
+    }
+
+    #[test]
+    fn widening_f16_matches_each_conversion() {
+        let src: Vec<f16> = (0..37)
+            .map(|i| f16::from_f32(i as f32 * 0.37 - 5.0))
+            .collect();
+        let mut out = vec![9.0];
+        widen_f16(&src, &mut out);
+        let want: Vec<f32> = std::iter::once(9.0)
+            .chain(src.iter().map(|x| x.to_f32()))
+            .collect();
+        assert_eq!(out, want);
     }
 
     #[test]
