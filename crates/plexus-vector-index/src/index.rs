@@ -64,6 +64,16 @@ fn shortlist_size(k: usize, n: usize) -> usize {
     k.saturating_mul(10).max(n / 50).max(512)
 }
 
+/// A filtered search over at least this many slots first estimates the
+/// share the filter passes, from this many slots spread over the index...
+const ESTIMATE_FROM: usize = 4096;
+const ESTIMATE_SAMPLE: usize = 256;
+/// ...and below this share scans the passing vectors instead of walking:
+/// a walk wades through about `1 / share` slots for each one it may keep
+/// (a 1% filter over 200,000 vectors of 1,024 components: 12 ms walking,
+/// against one filter test per slot and a scan of 2,000 candidates).
+const SCAN_BELOW: f64 = 0.03;
+
 impl Inner {
     fn ensure(&mut self, slot: u32) {
         let n = slot as usize + 1;
@@ -380,6 +390,19 @@ impl VectorIndex {
         let accept = |slot: u32| {
             inner.visible(slot, seq) && !killed.contains(&slot) && passes(inner.node[slot as usize])
         };
+        if filter.is_some() && Self::share_passing(&inner, seq, &accept) < SCAN_BELOW {
+            let slots: Vec<u32> = (0..inner.hnsw.len() as u32)
+                .filter(|s| accept(*s))
+                .collect();
+            let mut hits: Vec<(NodeId, f32)> = Self::scan(&inner, &q, k, &slots)
+                .map(|(i, d)| (NodeId(inner.node[slots[i] as usize]), d))
+                .collect();
+            drop(inner);
+            for (node, code) in mine.into_iter().filter(|(n, _)| passes(*n)) {
+                hits.push((NodeId(node), self.own_distance(&q, code)?));
+            }
+            return Ok(nearest_k(hits, k));
+        }
         let found = SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
             inner
@@ -448,14 +471,48 @@ impl VectorIndex {
                 of.push(n);
             }
         }
-        let codes = inner.hnsw.codes();
-        // Many candidates: the nearest by sign codes, measured exactly.
-        let keep = codes.shortlist(&q, &slots, shortlist_size(k, slots.len()));
-        let slots: Vec<u32> = keep.iter().map(|i| slots[*i]).collect();
-        let mut ds = Vec::with_capacity(slots.len());
-        codes.distances(&q, &slots, &mut ds);
-        hits.extend(keep.iter().map(|i| of[*i]).zip(ds));
+        hits.extend(Self::scan(&inner, &q, k, &slots).map(|(i, d)| (of[i], d)));
         Ok(nearest_k(hits, k))
+    }
+
+    /// The share of the slots the filter in `accept` passes among the
+    /// visible ones of a sample spread over the index (1 for a small
+    /// index, which a walk serves well whatever the filter).
+    fn share_passing(inner: &Inner, seq: u64, accept: &dyn Fn(u32) -> bool) -> f64 {
+        let n = inner.hnsw.len();
+        if n < ESTIMATE_FROM {
+            return 1.0;
+        }
+        let step = n / ESTIMATE_SAMPLE;
+        let (mut seen, mut passed) = (0u32, 0u32);
+        for slot in (0..n).step_by(step).map(|s| s as u32) {
+            if inner.visible(slot, seq) {
+                seen += 1;
+                passed += u32::from(accept(slot));
+            }
+        }
+        // Mostly waypoints: too few seen to judge, so walk as before.
+        if seen < 32 {
+            return 1.0;
+        }
+        f64::from(passed) / f64::from(seen)
+    }
+
+    /// The nearest `k` of `slots` (or more, unordered), as positions in
+    /// `slots` with their distances: many are ranked by sign codes first
+    /// and only a shortlist measured exactly.
+    fn scan(
+        inner: &Inner,
+        q: &[f32],
+        k: usize,
+        slots: &[u32],
+    ) -> impl Iterator<Item = (usize, f32)> {
+        let codes = inner.hnsw.codes();
+        let keep = codes.shortlist(q, slots, shortlist_size(k, slots.len()));
+        let chosen: Vec<u32> = keep.iter().map(|i| slots[*i]).collect();
+        let mut ds = Vec::with_capacity(chosen.len());
+        codes.distances(q, &chosen, &mut ds);
+        keep.into_iter().zip(ds)
     }
 
     /// Blocks for the loose codes (`c` entries) of blocks whose every slot

@@ -241,6 +241,58 @@ fn a_filter_keeps_exactly_k() {
     assert!(hits.iter().all(|h| pass(h.node)));
 }
 
+/// A filter passing about 1% of 6,000 vectors: the search estimates the
+/// share from a sample and scans the passing vectors instead of walking.
+/// Its answer must be the exact nearest among what the transaction sees:
+/// committed vectors that pass, minus the one it deleted, plus its own new
+/// one, with their distances.
+#[test]
+fn a_very_selective_filter_scans_and_finds_the_exact_nearest() {
+    let s = memory();
+    create_index(&s, 3, "euclidean");
+    let vec_of = |i: usize| [(i % 89) as f32, (i / 89) as f32, (i % 7) as f32];
+    let mut t = s.write("default").unwrap();
+    for i in 0..6000 {
+        t.create_node(Some(&format!("n{i}")), &["Doc"], &props(&vec_of(i)))
+            .unwrap();
+    }
+    t.commit().unwrap();
+    let passing = |key: &str| key.trim_start_matches('n').parse::<usize>().unwrap() % 97 == 5;
+    let mut t = s.write("default").unwrap();
+    let gone = t.node_by_key("n5").unwrap().unwrap().id;
+    t.delete_node(gone, DeleteMode::Detach).unwrap();
+    t.create_node(Some("n9705"), &["Doc"], &props(&[30.0, 30.0, 2.0]))
+        .unwrap();
+    let q = [30.0, 30.0, 3.0];
+    let pass = |n: NodeId| t.node(n).unwrap().is_some_and(|n| passing(&n.key));
+    let got: Vec<(String, f64)> = search(&t, "docs", &q, 10, None, Some(&pass))
+        .unwrap()
+        .iter()
+        .map(|h| (t.node(h.node).unwrap().unwrap().key, h.score))
+        .collect();
+    let mut want: Vec<(String, f32)> = (0..6000)
+        .filter(|i| *i != 5)
+        .map(|i| (i, vec_of(i)))
+        .chain(std::iter::once((9705, [30.0, 30.0, 2.0])))
+        .filter(|(i, _)| passing(&format!("n{i}")))
+        .map(|(i, v)| {
+            let d: f32 = v.iter().zip(&q).map(|(a, b)| (a - b) * (a - b)).sum();
+            (format!("n{i}"), d)
+        })
+        .collect();
+    want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    assert_eq!(got.len(), 10);
+    assert_eq!(got[0].0, "n9705", "the transaction's own vector");
+    // Euclidean scores are 1 / (1 + d²); each hit's score is its own
+    // node's, and they are the best there are.
+    let score = |d: f32| 1.0 / (1.0 + f64::from(d));
+    for (g, w) in got.iter().zip(&want) {
+        let own = want.iter().find(|x| x.0 == g.0).expect("a passing node");
+        assert!((g.1 - score(own.1)).abs() < 1e-6, "{g:?} is {own:?}");
+        assert!((g.1 - score(w.1)).abs() < 1e-6, "{got:?} against {want:?}");
+    }
+}
+
 #[test]
 fn a_search_among_candidates_sees_what_the_transaction_sees() {
     let s = memory();
