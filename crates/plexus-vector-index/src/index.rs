@@ -25,6 +25,19 @@ use std::sync::{Arc, Mutex, RwLock};
 /// Not yet (born) or not ever (died).
 const NEVER: u64 = u64::MAX;
 
+#[derive(Clone, Copy)]
+struct Life {
+    born: u64,
+    died: u64,
+}
+
+impl Life {
+    const UNBORN: Life = Life {
+        born: NEVER,
+        died: NEVER,
+    };
+}
+
 /// Linking this many slots or more at once uses every core.
 const PARALLEL_LINKS: usize = 256;
 
@@ -40,8 +53,10 @@ pub(crate) struct Change {
 
 struct Inner {
     hnsw: Hnsw,
-    born: Vec<u64>,
-    died: Vec<u64>,
+    /// Per slot, the index sequence numbers between which it is visible
+    /// (`born` ≤ seq < `died`), side by side: a scan among candidates
+    /// checks both for each, one cache line.
+    life: Vec<Life>,
     node: Vec<u64>,
     /// Each node's slots: for searches among given nodes.
     by_node: NodeSlots,
@@ -56,45 +71,53 @@ const SIGNS_FROM: usize = 1024;
 /// How many of `n` candidates ranked by sign codes are measured exactly
 /// for the `k` nearest: ten times `k`, a fiftieth of them (at 1,024
 /// dimensions, a 10% filter over 200,000 vectors kept every true top-10
-/// among its best 320 by sign codes, and 160 kept 97%), and at least 512,
-/// a millisecond's tenth, because few candidates are more often all far
-/// from the query, where signs rank worst (a 10% filter over 5,000 vectors
-/// of 100 clusters kept 91% of the top 10 in its best 100 of 535).
+/// among its best 320 by sign codes, and 160 kept 97%), and at least 512
+/// of fewer than 8,192, a millisecond's tenth, because few candidates are
+/// more often all far from the query, where signs rank worst (a 10% filter
+/// over 5,000 vectors of 100 clusters kept 91% of the top 10 in its best
+/// 100 of 535); of more, at least 256.
 fn shortlist_size(k: usize, n: usize) -> usize {
-    k.saturating_mul(10).max(n / 50).max(512)
+    let floor = if n < 8192 { 512 } else { 256 };
+    k.saturating_mul(10).max(n / 50).max(floor)
 }
 
 /// A filtered search over at least this many slots first estimates the
 /// share the filter passes, from this many slots spread over the index...
 const ESTIMATE_FROM: usize = 4096;
 const ESTIMATE_SAMPLE: usize = 256;
-/// ...and below this share scans the passing vectors instead of walking:
-/// a walk wades through about `1 / share` slots for each one it may keep
-/// (a 1% filter over 200,000 vectors of 1,024 components: 12 ms walking,
-/// against one filter test per slot and a scan of 2,000 candidates).
+/// ...and below this share scans the passing vectors instead of walking,
+/// when the filter is cheap: a walk wades through about `1 / share` slots
+/// for each one it may keep and measures each (a 1% filter over 200,000
+/// vectors of 1,024 components: 12 ms), where a scan tests the filter on
+/// every slot and measures few. A filter that reads each node's record
+/// (microseconds) would make testing every slot the dearer, so the sample
+/// also times the filter, and only one under `CHEAP_FILTER` gets a scan.
 const SCAN_BELOW: f64 = 0.03;
+const CHEAP_FILTER: std::time::Duration = std::time::Duration::from_nanos(200);
 
 impl Inner {
     fn ensure(&mut self, slot: u32) {
         let n = slot as usize + 1;
-        if self.born.len() < n {
-            self.born.resize(n, NEVER);
-            self.died.resize(n, NEVER);
+        if self.life.len() < n {
+            self.life.resize(n, Life::UNBORN);
             self.node.resize(n, 0);
         }
     }
 
     /// A stored code, as a waypoint until a `v` entry names its node.
     fn place_stored(&mut self, slot: u32, code: &[u8]) -> Result<(), VectorIndexError> {
-        if self.born.get(slot as usize).is_some_and(|b| *b != NEVER) {
+        if self
+            .life
+            .get(slot as usize)
+            .is_some_and(|l| l.born != NEVER)
+        {
             return Err(VectorIndexError::Corrupt(format!(
                 "slot {slot} stored twice"
             )));
         }
         self.hnsw.place_encoded(slot, code)?;
         self.ensure(slot);
-        self.born[slot as usize] = 0;
-        self.died[slot as usize] = 0;
+        self.life[slot as usize] = Life { born: 0, died: 0 };
         Ok(())
     }
 
@@ -108,17 +131,17 @@ impl Inner {
         let mut unlinked = Vec::new();
         for &(node, slot) in named {
             let s = slot as usize;
-            if self.born.get(s).is_none_or(|b| *b == NEVER) {
+            if self.life.get(s).is_none_or(|l| l.born == NEVER) {
                 return Err(VectorIndexError::Corrupt(format!(
                     "node {node}'s vector (slot {slot}) is not stored"
                 )));
             }
-            if self.died[s] != 0 {
+            if self.life[s].died != 0 {
                 return Err(VectorIndexError::Corrupt(format!(
                     "slot {slot} named twice"
                 )));
             }
-            self.died[s] = NEVER;
+            self.life[s].died = NEVER;
             self.node[s] = node;
             self.by_node.add(node, slot);
             if !links.contains_key(&slot) {
@@ -138,7 +161,9 @@ impl Inner {
 
     fn visible(&self, slot: u32, seq: u64) -> bool {
         let s = slot as usize;
-        s < self.born.len() && self.born[s] <= seq && seq < self.died[s]
+        self.life
+            .get(s)
+            .is_some_and(|l| l.born <= seq && seq < l.died)
     }
 }
 
@@ -173,8 +198,7 @@ impl VectorIndex {
             config,
             inner: RwLock::new(Inner {
                 hnsw: Hnsw::new(config.metric, config.dim, config.precision, config.params),
-                born: Vec::new(),
-                died: Vec::new(),
+                life: Vec::new(),
                 node: Vec::new(),
                 by_node: Default::default(),
             }),
@@ -246,7 +270,11 @@ impl VectorIndex {
             let unlinked = inner.name_slots(&named, &links)?;
             inner.center_signs_when_due(index.config.dim);
             for (slot, layers) in &links {
-                if inner.born.get(*slot as usize).is_some_and(|b| *b != NEVER) {
+                if inner
+                    .life
+                    .get(*slot as usize)
+                    .is_some_and(|l| l.born != NEVER)
+                {
                     inner.hnsw.restore_links(*slot, layers);
                 }
             }
@@ -390,7 +418,7 @@ impl VectorIndex {
         let accept = |slot: u32| {
             inner.visible(slot, seq) && !killed.contains(&slot) && passes(inner.node[slot as usize])
         };
-        if filter.is_some() && Self::share_passing(&inner, seq, &accept) < SCAN_BELOW {
+        if filter.is_some() && Self::scan_pays(&inner, seq, &accept) {
             let slots: Vec<u32> = (0..inner.hnsw.len() as u32)
                 .filter(|s| accept(*s))
                 .collect();
@@ -447,25 +475,38 @@ impl VectorIndex {
     ) -> Result<Vec<(NodeId, f32)>, VectorIndexError> {
         let q = prepare(self.config.metric, self.config.dim, query)?;
         let (killed, mine) = own_view(own);
-        let mut nodes = nodes.to_vec();
-        // An index lookup gives them in order already.
-        if !nodes.is_sorted() {
-            nodes.sort_unstable();
-        }
-        nodes.dedup();
+        // An index lookup gives them in order and once already: copied
+        // only when not.
+        let mut owned;
+        let nodes = if nodes.windows(2).all(|w| w[0] < w[1]) {
+            nodes
+        } else {
+            owned = nodes.to_vec();
+            owned.sort_unstable();
+            owned.dedup();
+            &owned[..]
+        };
         let inner = self.read();
         let mut hits = Vec::new();
         // Slots first, then their distances in one pass that loads each
-        // vector ahead of scoring it.
-        let (mut slots, mut of) = (Vec::new(), Vec::new());
-        for n in nodes.into_iter().filter(|n| filter.is_none_or(|f| f(*n))) {
-            if let Some(code) = mine.get(&n.0) {
-                hits.push((n, self.own_distance(&q, code)?));
-                continue;
+        // vector ahead of scoring it. The loop runs once per candidate (tens
+        // of thousands): the transaction's own changes are looked up only
+        // when it has some.
+        let (mut slots, mut of) = (
+            Vec::with_capacity(nodes.len()),
+            Vec::with_capacity(nodes.len()),
+        );
+        let own_changes = !killed.is_empty() || !mine.is_empty();
+        for &n in nodes.iter().filter(|n| filter.is_none_or(|f| f(**n))) {
+            if own_changes {
+                if let Some(code) = mine.get(&n.0) {
+                    hits.push((n, self.own_distance(&q, code)?));
+                    continue;
+                }
             }
-            let visible = inner
-                .by_node
-                .find(n.0, |s| inner.visible(s, seq) && !killed.contains(&s));
+            let visible = inner.by_node.find(n.0, |s| {
+                inner.visible(s, seq) && (!own_changes || !killed.contains(&s))
+            });
             if let Some(slot) = visible {
                 slots.push(slot);
                 of.push(n);
@@ -475,27 +516,26 @@ impl VectorIndex {
         Ok(nearest_k(hits, k))
     }
 
-    /// The share of the slots the filter in `accept` passes among the
-    /// visible ones of a sample spread over the index (1 for a small
-    /// index, which a walk serves well whatever the filter).
-    fn share_passing(inner: &Inner, seq: u64, accept: &dyn Fn(u32) -> bool) -> f64 {
+    /// Whether a filtered search should scan the vectors `accept` passes
+    /// rather than walk: the index is large, and in a sample spread over
+    /// it the filter passes few of the visible slots and costs little.
+    fn scan_pays(inner: &Inner, seq: u64, accept: &dyn Fn(u32) -> bool) -> bool {
         let n = inner.hnsw.len();
         if n < ESTIMATE_FROM {
-            return 1.0;
+            return false;
         }
         let step = n / ESTIMATE_SAMPLE;
         let (mut seen, mut passed) = (0u32, 0u32);
+        let start = std::time::Instant::now();
         for slot in (0..n).step_by(step).map(|s| s as u32) {
             if inner.visible(slot, seq) {
                 seen += 1;
                 passed += u32::from(accept(slot));
             }
         }
+        let each = start.elapsed() / seen.max(1);
         // Mostly waypoints: too few seen to judge, so walk as before.
-        if seen < 32 {
-            return 1.0;
-        }
-        f64::from(passed) / f64::from(seen)
+        seen >= 32 && f64::from(passed) < SCAN_BELOW * f64::from(seen) && each < CHEAP_FILTER
     }
 
     /// The nearest `k` of `slots` (or more, unordered), as positions in
@@ -618,7 +658,7 @@ impl MaintainedIndex for VectorIndex {
         let mut pending = lock(&self.pending);
         for c in staged.iter().filter_map(downcast) {
             if let Some(old) = c.old {
-                if let Some(d) = inner.died.get_mut(old as usize) {
+                if let Some(d) = inner.life.get_mut(old as usize).map(|l| &mut l.died) {
                     *d = (*d).min(seq);
                 }
             }
@@ -630,7 +670,7 @@ impl MaintainedIndex for VectorIndex {
                 }
                 inner.ensure(*slot);
                 let s = *slot as usize;
-                inner.born[s] = seq;
+                inner.life[s].born = seq;
                 inner.node[s] = c.node;
                 inner.by_node.add(c.node, *slot);
                 pending.insert(*slot);
@@ -644,14 +684,14 @@ impl MaintainedIndex for VectorIndex {
         let mut pending = lock(&self.pending);
         for c in staged.iter().rev().filter_map(downcast) {
             if let Some((slot, _)) = &c.new {
-                if let Some(b) = inner.born.get_mut(*slot as usize) {
+                if let Some(b) = inner.life.get_mut(*slot as usize).map(|l| &mut l.born) {
                     *b = NEVER;
                 }
                 inner.by_node.remove(c.node, *slot);
                 pending.remove(slot);
             }
             if let Some(old) = c.old {
-                if let Some(d) = inner.died.get_mut(old as usize) {
+                if let Some(d) = inner.life.get_mut(old as usize).map(|l| &mut l.died) {
                     *d = NEVER;
                 }
             }
@@ -669,7 +709,7 @@ impl MaintainedIndex for VectorIndex {
                 // Replaced in the same commit: never seen, never linked.
                 .filter(|s| {
                     let i = *s as usize;
-                    pending.contains(s) && inner.died[i] != inner.born[i]
+                    pending.contains(s) && inner.life[i].died != inner.life[i].born
                 })
                 .collect()
         };
@@ -708,7 +748,7 @@ impl MaintainedIndex for VectorIndex {
         let pending = lock(&self.pending).clone();
         // Committed: published and settled (so its batch is written).
         let settled = |s: u32| {
-            inner.born.get(s as usize).is_some_and(|b| *b != NEVER) && !pending.contains(&s)
+            inner.life.get(s as usize).is_some_and(|l| l.born != NEVER) && !pending.contains(&s)
         };
         // Only slots linked into the graph: one never linked (replaced in
         // its own commit) restored as linked could become the entry, alone.

@@ -100,6 +100,37 @@ fn sign_bits(v: &[f32], center: &[f32], out: &mut [u64]) {
     }
 }
 
+/// The positions of the `keep` smallest of `ds` (all when fewer), ties
+/// going to the earlier. Hamming distances are small integers, so a count
+/// of each finds the cut in two passes, where selecting among pairs moved
+/// them about (as long as measuring them, over 20,000 candidates).
+fn smallest(ds: &[u32], keep: usize) -> Vec<usize> {
+    if keep >= ds.len() {
+        return (0..ds.len()).collect();
+    }
+    let top = ds.iter().copied().max().unwrap_or(0) as usize;
+    let mut count = vec![0usize; top + 1];
+    for &d in ds {
+        count[d as usize] += 1;
+    }
+    // The cut: every distance below it is kept, and `room` at it.
+    let (mut cut, mut below) = (0, 0);
+    while below + count[cut] < keep {
+        below += count[cut];
+        cut += 1;
+    }
+    let mut room = keep - below;
+    let mut out = Vec::with_capacity(keep);
+    for (i, &d) in ds.iter().enumerate() {
+        let d = d as usize;
+        if d < cut || (d == cut && room > 0) {
+            room -= usize::from(d == cut);
+            out.push(i);
+        }
+    }
+    out
+}
+
 /// Words in cache-line-aligned storage: a 1,024-bit sign code then spans
 /// exactly two lines, and its first half one.
 #[derive(Clone, Debug, Default)]
@@ -285,20 +316,17 @@ impl Codes {
         let half = words / 2;
         let positions: Vec<usize> = if half >= 8 && slots.len() > keep.saturating_mul(8) {
             kernels::hamming_rows(&q[..half], words, self.signs.words(), slots, &mut ds);
-            let mut ranked: Vec<(u32, usize)> = ds.drain(..).zip(0..).collect();
-            let wide = keep.saturating_mul(4);
-            ranked.select_nth_unstable(wide);
-            ranked.truncate(wide);
-            ranked.into_iter().map(|(_, i)| i).collect()
+            smallest(&ds, keep.saturating_mul(4))
         } else {
             (0..slots.len()).collect()
         };
         let some: Vec<u32> = positions.iter().map(|i| slots[*i]).collect();
+        ds.clear();
         kernels::hamming_rows(&q, words, self.signs.words(), &some, &mut ds);
-        let mut ranked: Vec<(u32, usize)> = ds.into_iter().zip(positions).collect();
-        ranked.select_nth_unstable(keep);
-        ranked.truncate(keep);
-        ranked.into_iter().map(|(_, i)| i).collect()
+        smallest(&ds, keep)
+            .into_iter()
+            .map(|i| positions[i])
+            .collect()
     }
 
     /// The stored form of a prepared vector: little-endian f32 or f16
@@ -421,6 +449,17 @@ impl Codes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smallest_keeps_the_least_and_the_earlier_of_ties() {
+        let ds = [5, 1, 3, 1, 9, 3, 0, 3];
+        assert_eq!(smallest(&ds, 3), [1, 3, 6]);
+        assert_eq!(smallest(&ds, 5), [1, 2, 3, 5, 6]);
+        assert_eq!(smallest(&ds, 0), Vec::<usize>::new());
+        assert_eq!(smallest(&ds, 8), (0..8).collect::<Vec<_>>());
+        assert_eq!(smallest(&ds, 20), (0..8).collect::<Vec<_>>());
+        assert_eq!(smallest(&[], 2), Vec::<usize>::new());
+    }
 
     /// 6,000 vectors of 1,024 components, all candidates: more than eight
     /// times the shortlist, so the first halves of the sign codes rank
