@@ -60,6 +60,9 @@ struct Inner {
     node: Vec<u64>,
     /// Each node's slots: for searches among given nodes.
     by_node: NodeSlots,
+    /// The highest sequence number a publish stamped: a snapshot at or
+    /// past it sees every node's newest slot or none of the node's.
+    latest: u64,
 }
 
 /// Indexes of vectors this long or longer get sign codes once they hold
@@ -199,6 +202,7 @@ impl VectorIndex {
             inner: RwLock::new(Inner {
                 hnsw: Hnsw::new(config.metric, config.dim, config.precision, config.params),
                 life: Vec::new(),
+                latest: 0,
                 node: Vec::new(),
                 by_node: Default::default(),
             }),
@@ -497,7 +501,33 @@ impl VectorIndex {
             Vec::with_capacity(nodes.len()),
         );
         let own_changes = !killed.is_empty() || !mine.is_empty();
-        for &n in nodes.iter().filter(|n| filter.is_none_or(|f| f(**n))) {
+        let candidates = || {
+            nodes
+                .iter()
+                .copied()
+                .filter(|n| filter.is_none_or(|f| f(*n)))
+        };
+        // A snapshot no publish has passed, with no changes of its own,
+        // sees each node's newest slot unless the node is deleted: rank the
+        // newest slots unchecked and check only those measured. A deleted
+        // node among them (a caller may pass one) could have kept a live
+        // one out, so then the checked way below answers instead.
+        if !own_changes && inner.latest <= seq {
+            for n in candidates() {
+                if let Some(slot) = inner.by_node.newest(n.0) {
+                    slots.push(slot);
+                    of.push(n);
+                }
+            }
+            let found: Vec<(usize, f32)> = Self::scan(&inner, &q, k, &slots).collect();
+            if found.iter().all(|(i, _)| inner.visible(slots[*i], seq)) {
+                let hits = found.into_iter().map(|(i, d)| (of[i], d)).collect();
+                return Ok(nearest_k(hits, k));
+            }
+            slots.clear();
+            of.clear();
+        }
+        for n in candidates() {
             if own_changes {
                 if let Some(code) = mine.get(&n.0) {
                     hits.push((n, self.own_distance(&q, code)?));
@@ -656,6 +686,7 @@ impl MaintainedIndex for VectorIndex {
     fn publish(&self, staged: &[Staged], seq: u64) {
         let mut inner = self.write();
         let mut pending = lock(&self.pending);
+        inner.latest = inner.latest.max(seq);
         for c in staged.iter().filter_map(downcast) {
             if let Some(old) = c.old {
                 if let Some(d) = inner.life.get_mut(old as usize).map(|l| &mut l.died) {

@@ -339,6 +339,21 @@ fn a_search_among_candidates_sees_what_the_transaction_sees() {
     );
     // The reader from before sees the vectors as they were.
     assert_eq!(among(&old, &evens), ["n20", "n22", "n18"]);
+    // Also a node moved far away since: the reader measures the vector
+    // it sees, not the node's newest.
+    let mut t = s.write("default").unwrap();
+    t.set_node_property(
+        ids[22],
+        "v",
+        Value::List(vec![Value::Float(1000.0), Value::Float(0.0)]),
+    )
+    .unwrap();
+    t.commit().unwrap();
+    assert_eq!(among(&old, &evens), ["n20", "n22", "n18"]);
+    assert_eq!(
+        among(&s.read("default").unwrap(), &evens),
+        ["n40", "n18", "n24"]
+    );
     // Many candidates: the walk accepting only them.
     let many: Vec<NodeId> = (0..5000).map(NodeId).chain(evens.clone()).collect();
     assert_eq!(among(&s.read("default").unwrap(), &many).len(), 3);
@@ -756,4 +771,46 @@ fn searches_among_many_candidates_keep_their_recall() {
         check(&s);
     }
     check(&open(dir.path()));
+}
+
+/// Many candidates (more than the shortlist) and a reader from before a
+/// node's vector moved far away: the reader must rank the vector it sees,
+/// the old one, not the node's newest (which a scan of newest slots,
+/// checking visibility only for those it measures, would miss).
+#[test]
+fn an_old_reader_among_many_candidates_measures_what_it_sees() {
+    let dim = 128;
+    let rows: Vec<Vec<f32>> = plexus_vector::sample::gaussian_mixture(1500, dim, 16, 5)
+        .chunks(dim)
+        .map(<[f32]>::to_vec)
+        .collect();
+    let s = memory();
+    create_index(&s, dim as i64, "euclidean");
+    let mut t = s.write("default").unwrap();
+    let ids: Vec<NodeId> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            t.create_node(Some(&format!("n{i}")), &["Doc"], &props(v))
+                .unwrap()
+        })
+        .collect();
+    t.commit().unwrap();
+    let nearest = |txn: &dyn GraphRead| -> String {
+        let hits =
+            plexus_vector_index::search_among(txn, "docs", &rows[0], 1, None, &ids, None).unwrap();
+        txn.node(hits[0].node).unwrap().unwrap().key
+    };
+    let old = s.read("default").unwrap();
+    assert_eq!(nearest(&old), "n0");
+    let mut t = s.write("default").unwrap();
+    t.set_node_property(ids[0], "v", props(&vec![100.0; dim])["v"].clone())
+        .unwrap();
+    t.commit().unwrap();
+    assert_eq!(nearest(&old), "n0", "the reader from before");
+    assert_ne!(
+        nearest(&s.read("default").unwrap()),
+        "n0",
+        "a reader from after"
+    );
 }
