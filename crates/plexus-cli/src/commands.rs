@@ -803,6 +803,7 @@ fn index(db: &Database, g: &str, cmd: &IndexCmd, out: &Out) -> CliResult {
                         json!(match i.kind {
                             IndexKind::ListElement => "list",
                             IndexKind::Vector => "vector",
+                            IndexKind::RelationshipVector => "relationship vector",
                             _ => "property",
                         }),
                         json!(i.value_type.map(|t| t.name()).unwrap_or("any")),

@@ -392,8 +392,12 @@ pub enum VectorCmd {
     /// Index a property of nodes with a label holding lists of numbers, for
     /// nearest-neighbour search (HNSW).
     Create {
+        /// The label (with `--relationships`: the relationship type).
         label: String,
         key: String,
+        /// Index relationships of the type `label` rather than nodes.
+        #[arg(long)]
+        relationships: bool,
         /// The vectors' length.
         #[arg(long)]
         dimensions: usize,
@@ -415,13 +419,14 @@ pub enum VectorCmd {
     },
     /// The vector indexes and their options.
     List,
-    /// The nodes nearest a vector, nearest first, with Neo4j's scores.
+    /// The nodes (or relationships, in a relationship index) nearest a
+    /// vector, nearest first, with Neo4j's scores.
     Search {
         /// The index's name.
         name: String,
         /// The query vector, as a JSON list: '[0.1, 0.2, 0.3]'.
         vector: String,
-        /// How many nodes.
+        /// How many results.
         #[arg(short, long, default_value_t = 10)]
         k: usize,
         /// How wide the search is (default 64; wider finds more of the true

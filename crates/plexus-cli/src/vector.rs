@@ -13,6 +13,7 @@ pub fn vector(db: &Database, g: &str, cmd: &VectorCmd, out: &Out) -> CliResult {
         VectorCmd::Create {
             label,
             key,
+            relationships,
             dimensions,
             similarity,
             f32,
@@ -40,7 +41,11 @@ pub fn vector(db: &Database, g: &str, cmd: &VectorCmd, out: &Out) -> CliResult {
                     Value::Int(i64::try_from(*ef)?),
                 ));
             }
-            let mut spec = IndexSpec::vector(label, key, options);
+            let mut spec = if *relationships {
+                IndexSpec::relationship_vector(label, key, options)
+            } else {
+                IndexSpec::vector(label, key, options)
+            };
             spec.name = name.clone();
             let mut t = db.write(g)?;
             let name = t.create_index(spec)?;
@@ -52,15 +57,21 @@ pub fn vector(db: &Database, g: &str, cmd: &VectorCmd, out: &Out) -> CliResult {
             let rows = r
                 .indexes()?
                 .into_iter()
-                .filter(|i| i.kind == IndexKind::Vector)
+                .filter(|i| matches!(i.kind, IndexKind::Vector | IndexKind::RelationshipVector))
                 .map(|i| {
                     let options: serde_json::Map<String, serde_json::Value> = i
                         .options
                         .iter()
                         .map(|(k, v)| (k.clone(), crate::values::to_json(v)))
                         .collect();
+                    let of = if i.kind.on_relationships() {
+                        "relationships"
+                    } else {
+                        "nodes"
+                    };
                     vec![
                         json!(i.name),
+                        json!(of),
                         json!(i.label.unwrap_or_default()),
                         json!(i.key),
                         if out.json {
@@ -75,7 +86,7 @@ pub fn vector(db: &Database, g: &str, cmd: &VectorCmd, out: &Out) -> CliResult {
                     ]
                 })
                 .collect();
-            out.table(&["name", "label", "key", "options"], rows);
+            out.table(&["name", "of", "label", "key", "options"], rows);
         }
         VectorCmd::Search {
             name,
@@ -85,9 +96,21 @@ pub fn vector(db: &Database, g: &str, cmd: &VectorCmd, out: &Out) -> CliResult {
         } => {
             let query = numbers(vector)?;
             let r = db.read(g)?;
-            let hits = plexus::vectors::search(&r, name, &query, *k, *ef, None)?;
-            let mut rows = Vec::with_capacity(hits.len());
-            for h in hits {
+            let on_edges = r
+                .indexes()?
+                .iter()
+                .any(|i| i.name == *name && i.kind.on_relationships());
+            let mut rows = Vec::new();
+            if on_edges {
+                for h in plexus::vectors::search_relationships(&r, name, &query, *k, *ef, None)? {
+                    if let Some(e) = r.edge(h.edge)? {
+                        rows.push(vec![json!(e.key), json!(e.rel_type), json!(h.score)]);
+                    }
+                }
+                out.table(&["id", "type", "score"], rows);
+                return Ok(());
+            }
+            for h in plexus::vectors::search(&r, name, &query, *k, *ef, None)? {
                 if let Some(n) = r.node(h.node)? {
                     rows.push(vec![
                         json!(n.key),

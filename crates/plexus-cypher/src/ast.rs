@@ -22,10 +22,13 @@ pub enum Statement {
     /// Run the query and show the plan with the rows each step produced.
     Profile(Query),
     /// `CREATE [VECTOR] INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.key)
-    /// [OPTIONS {…}]`.
+    /// [OPTIONS {…}]`, or `FOR ()-[r:TYPE]-() ON (r.key)` (vector indexes).
     CreateIndex {
         name: Option<String>,
+        /// The label, or the relationship type when `relationship`.
         label: String,
+        /// The index holds relationships (`FOR ()-[r:TYPE]-()`).
+        relationship: bool,
         key: String,
         if_not_exists: bool,
         /// A vector index (`CREATE VECTOR INDEX`).

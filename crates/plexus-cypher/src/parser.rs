@@ -383,13 +383,18 @@ impl<'a> Parser<'a> {
             self.expect_kw("NOT")?;
             self.expect_kw("EXISTS")?;
         }
-        // FOR (n:Label)
+        // FOR (n:Label) or FOR ()-[r:TYPE]-()
         self.expect_kw("FOR")?;
-        self.expect(&Tok::LParen)?;
-        let var = self.name()?;
-        self.expect(&Tok::Colon)?;
-        let label = self.name()?;
-        self.expect(&Tok::RParen)?;
+        let at = self.here();
+        let (var, label, relationship) = self.schema_target()?;
+        if relationship && !vector {
+            return Err(self.error_at(
+                at,
+                "InvalidSyntax",
+                "only vector indexes may be on relationships (`CREATE VECTOR INDEX … FOR ()-[r:TYPE]-()`)",
+                "",
+            ));
+        }
         let property = |p: &mut Self| -> R<String> {
             let at = p.here();
             let v = p.name()?;
@@ -422,6 +427,7 @@ impl<'a> Parser<'a> {
             return Ok(Statement::CreateIndex {
                 name,
                 label,
+                relationship,
                 key,
                 if_not_exists,
                 vector,
@@ -448,6 +454,32 @@ impl<'a> Parser<'a> {
             unique,
             if_not_exists,
         })
+    }
+
+    /// What a schema command is for: `(n:Label)`, or `()-[r:TYPE]-()` with
+    /// either arrow or none; the variable, the label or type, and whether
+    /// it is a relationship.
+    fn schema_target(&mut self) -> R<(String, String, bool)> {
+        self.expect(&Tok::LParen)?;
+        if !self.eat(&Tok::RParen) {
+            let var = self.name()?;
+            self.expect(&Tok::Colon)?;
+            let label = self.name()?;
+            self.expect(&Tok::RParen)?;
+            return Ok((var, label, false));
+        }
+        self.eat(&Tok::Lt);
+        self.expect(&Tok::Minus)?;
+        self.expect(&Tok::LBracket)?;
+        let var = self.name()?;
+        self.expect(&Tok::Colon)?;
+        let rel_type = self.name()?;
+        self.expect(&Tok::RBracket)?;
+        self.expect(&Tok::Minus)?;
+        self.eat(&Tok::Gt);
+        self.expect(&Tok::LParen)?;
+        self.expect(&Tok::RParen)?;
+        Ok((var, rel_type, true))
     }
 
     /// A name: an identifier (keywords allowed) or a backtick-quoted name.

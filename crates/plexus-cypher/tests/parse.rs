@@ -161,3 +161,27 @@ fn errors_name_place_and_kind() {
         assert!(parse(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn relationship_vector_indexes() {
+    for arrow in ["()-[r:CITES]-()", "()-[r:CITES]->()", "()<-[r:CITES]-()"] {
+        let text = format!("CREATE VECTOR INDEX c FOR {arrow} ON (r.v) OPTIONS {{}}");
+        match parse_statement(&text).unwrap() {
+            Statement::CreateIndex {
+                label,
+                relationship,
+                key,
+                vector,
+                ..
+            } => {
+                assert_eq!((label.as_str(), key.as_str()), ("CITES", "v"));
+                assert!(relationship && vector);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let e = parse_statement("CREATE INDEX FOR ()-[r:CITES]-() ON (r.v)").unwrap_err();
+    assert!(e.to_string().contains("only vector indexes"), "{e}");
+    let e = parse_statement("CREATE VECTOR INDEX FOR ()-[r:CITES]-() ON (x.v)").unwrap_err();
+    assert!(e.to_string().contains("not the pattern's variable"), "{e}");
+}

@@ -8,7 +8,7 @@ use crate::error::QueryError;
 use crate::graph::{node_value, rel_value};
 use crate::procedure::ArgType;
 use plexus_common::Value;
-use plexus_storage::{Direction, GraphRead, NodeId, Props, WriteTxn};
+use plexus_storage::{Direction, EdgeId, GraphRead, NodeId, Props, WriteTxn};
 
 /// What a built-in procedure may touch: as the query that calls it.
 pub(crate) enum Graph<'a> {
@@ -27,16 +27,27 @@ impl Graph<'_> {
     }
 }
 
-type Body = fn(&mut Graph<'_>, &[Value]) -> Result<Vec<Vec<Value>>, QueryError>;
+type Body = fn(&mut Graph<'_>, &[Value]) -> Records;
 
-/// A read-only procedure that takes a filter on the nodes it yields: a
-/// `YIELD … WHERE` pushed into it (`vector.rs`).
-pub(crate) type Filtered = fn(
-    &Graph<'_>,
-    &[Value],
-    Option<&dyn Fn(NodeId) -> bool>,
-    Option<&[NodeId]>,
-) -> Result<Vec<Vec<Value>>, QueryError>;
+/// A read-only procedure that takes a filter on the nodes or the
+/// relationships it yields first: a `YIELD … WHERE` pushed into it
+/// (`vector.rs`).
+#[derive(Clone, Copy)]
+pub(crate) enum Filtered {
+    /// Filters nodes, and takes the candidates an index lookup gives.
+    Nodes(NodeSearch),
+    /// Filters relationships.
+    Relationships(EdgeSearch),
+}
+
+type Records = Result<Vec<Vec<Value>>, QueryError>;
+
+/// A node search: the arguments, a filter, and the candidates.
+pub(crate) type NodeSearch =
+    fn(&Graph<'_>, &[Value], Option<&dyn Fn(NodeId) -> bool>, Option<&[NodeId]>) -> Records;
+
+/// A relationship search: the arguments and a filter.
+pub(crate) type EdgeSearch = fn(&Graph<'_>, &[Value], Option<&dyn Fn(EdgeId) -> bool>) -> Records;
 
 /// A built-in procedure: its signature and body.
 pub(crate) struct Builtin {
@@ -70,6 +81,10 @@ fn query_nodes(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, Que
     crate::vector::query_nodes(g, args, None, None)
 }
 
+fn query_relationships(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    crate::vector::query_relationships(g, args, None)
+}
+
 const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "db.index.vector.queryNodes",
@@ -82,7 +97,33 @@ const BUILTINS: &[Builtin] = &[
         outputs: &["node", "score"],
         writes: false,
         body: query_nodes,
-        filtered: Some(crate::vector::query_nodes),
+        filtered: Some(Filtered::Nodes(crate::vector::query_nodes)),
+    },
+    Builtin {
+        name: "db.index.vector.queryRelationships",
+        inputs: &[
+            ("indexName", ArgType::String),
+            ("numberOfNearestNeighbours", ArgType::Integer),
+            ("query", ArgType::Any),
+        ],
+        required: 3,
+        outputs: &["relationship", "score"],
+        writes: false,
+        body: query_relationships,
+        filtered: Some(Filtered::Relationships(crate::vector::query_relationships)),
+    },
+    Builtin {
+        name: "db.create.setRelationshipVectorProperty",
+        inputs: &[
+            ("relationship", ArgType::Any),
+            ("key", ArgType::String),
+            ("vector", ArgType::Any),
+        ],
+        required: 3,
+        outputs: &[],
+        writes: true,
+        body: crate::vector::set_relationship_vector_property,
+        filtered: None,
     },
     Builtin {
         name: "db.create.setNodeVectorProperty",

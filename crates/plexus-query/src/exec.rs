@@ -1021,31 +1021,33 @@ impl Exec<'_, '_> {
     }
 
     /// A read-only built-in procedure called with its `YIELD … WHERE` as a
-    /// filter on the node it yields (`vector.rs`); the `WHERE` still runs
-    /// after it, on what it yields.
+    /// filter on the node or relationship it yields (`vector.rs`); the
+    /// `WHERE` still runs after it, on what it yields.
     fn call_filtered(
         &self,
         f: builtin::Filtered,
         inputs: usize,
         mut values: Vec<Value>,
         r: &Row,
-        node: &str,
+        var: &str,
         where_: &Expr,
     ) -> Result<Vec<Vec<Value>>, QueryError> {
         values.resize(inputs, Value::Null);
         let ctx = self.ctx();
         let failed: std::cell::RefCell<Option<QueryError>> = Default::default();
         let row = std::cell::RefCell::new(r.clone());
-        let pass = |n: plexus_storage::NodeId| -> bool {
+        // Whether the `WHERE` holds with `var` bound to `value` (`None`:
+        // the value could not be read, which fails the query).
+        let holds = |value: Result<Value, QueryError>| -> bool {
             if failed.borrow().is_some() {
                 return false;
             }
             let mut row = row.borrow_mut();
-            row.insert(
-                node.to_string(),
-                Value::Node(Box::new(crate::graph::node_value(n))),
-            );
-            match eval(where_, &row, &ctx) {
+            let outcome = value.and_then(|v| {
+                row.insert(var.to_string(), v);
+                eval(where_, &row, &ctx)
+            });
+            match outcome {
                 Ok(v) => v == Value::Bool(true),
                 Err(e) => {
                     *failed.borrow_mut() = Some(e);
@@ -1053,15 +1055,26 @@ impl Exec<'_, '_> {
                 }
             }
         };
-        let among = match self.graph() {
-            Some(g) => self.candidates(g, where_, node, r)?,
-            None => None,
-        };
         let g = match self.graph() {
             Some(g) => builtin::Graph::Read(g),
             None => builtin::Graph::None,
         };
-        let out = f(&g, &values, Some(&pass), among.as_deref());
+        let out = match f {
+            builtin::Filtered::Nodes(f) => {
+                let pass = |n: plexus_storage::NodeId| {
+                    holds(Ok(Value::Node(Box::new(crate::graph::node_value(n)))))
+                };
+                let among = match self.graph() {
+                    Some(g) => self.candidates(g, where_, var, r)?,
+                    None => None,
+                };
+                f(&g, &values, Some(&pass), among.as_deref())
+            }
+            builtin::Filtered::Relationships(f) => {
+                let pass = |e: plexus_storage::EdgeId| holds(relationship(self.graph(), e));
+                f(&g, &values, Some(&pass))
+            }
+        };
         match failed.into_inner() {
             Some(e) => Err(e),
             None => out,
@@ -1147,6 +1160,14 @@ impl Exec<'_, '_> {
 /// The `YIELD … WHERE` a procedure may apply as a filter on the node it
 /// yields first (its first output): when that output is yielded and the
 /// predicate reads no other output. The node's alias and the predicate.
+/// The relationship `e` as a value (its endpoints read from the graph).
+fn relationship(g: Option<&dyn GraphRead>, e: plexus_storage::EdgeId) -> Result<Value, QueryError> {
+    let edge = g.map(|g| g.edge(e)).transpose()?.flatten().ok_or_else(|| {
+        QueryError::Unsupported(format!("relationship {} is not in the graph", e.0))
+    })?;
+    Ok(crate::graph::rel(e, edge.src, edge.dst))
+}
+
 fn pushed_filter<'a>(
     bound: &'a [(usize, String)],
     yields: Option<&'a plexus_cypher::Yield>,

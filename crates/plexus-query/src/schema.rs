@@ -78,15 +78,16 @@ pub fn apply(
         Statement::CreateIndex {
             name,
             label,
+            relationship,
             key,
             if_not_exists,
             vector,
             options,
         } => {
-            let kind = if *vector {
-                IndexKind::Vector
-            } else {
-                IndexKind::Property
+            let kind = match (*vector, *relationship) {
+                (true, true) => IndexKind::RelationshipVector,
+                (true, false) => IndexKind::Vector,
+                _ => IndexKind::Property,
             };
             let same = txn.indexes()?.into_iter().find(|i| {
                 name.as_ref().is_some_and(|n| *n == i.name)
@@ -96,10 +97,12 @@ pub fn apply(
                 return Ok(done("exists", i.name.clone()));
             }
             let options = index_options(options.as_ref(), params, guard)?;
-            let mut spec = if *vector {
-                IndexSpec::vector(label, key, options)
-            } else {
-                IndexSpec::property(label, key)
+            let mut spec = match kind {
+                IndexKind::RelationshipVector => {
+                    IndexSpec::relationship_vector(label, key, options)
+                }
+                IndexKind::Vector => IndexSpec::vector(label, key, options),
+                _ => IndexSpec::property(label, key),
             };
             if let Some(n) = name {
                 spec = spec.named(n);
@@ -200,7 +203,9 @@ pub fn show(g: &dyn GraphRead, constraints: bool, vector: bool) -> Result<Table,
         rows: g
             .indexes()?
             .into_iter()
-            .filter(|i| !vector || i.kind == IndexKind::Vector)
+            .filter(|i| {
+                !vector || matches!(i.kind, IndexKind::Vector | IndexKind::RelationshipVector)
+            })
             .map(|i| {
                 let config: BTreeMap<String, Value> = i.options.iter().cloned().collect();
                 let options = BTreeMap::from([("indexConfig".to_string(), Value::Map(config))]);
@@ -210,9 +215,13 @@ pub fn show(g: &dyn GraphRead, constraints: bool, vector: bool) -> Result<Table,
                     s(match i.kind {
                         IndexKind::Property => "RANGE",
                         IndexKind::ListElement => "LIST ELEMENT",
-                        IndexKind::Vector => "VECTOR",
+                        IndexKind::Vector | IndexKind::RelationshipVector => "VECTOR",
                     }),
-                    s("NODE"),
+                    s(if i.kind.on_relationships() {
+                        "RELATIONSHIP"
+                    } else {
+                        "NODE"
+                    }),
                     i.label
                         .as_deref()
                         .map_or(Value::Null, |l| Value::List(vec![s(l)])),

@@ -1,5 +1,6 @@
 //! Vectors in Cypher, as Neo4j 5 clients send them: the procedures
-//! `db.index.vector.queryNodes` and `db.create.setNodeVectorProperty`, the
+//! `db.index.vector.queryNodes`/`queryRelationships` and
+//! `db.create.setNodeVectorProperty`/`setRelationshipVectorProperty`, the
 //! functions `vector.similarity.cosine/euclidean`, and the rule that pushes
 //! a `YIELD … WHERE` on the found node into the search itself.
 //!
@@ -11,10 +12,10 @@
 
 use crate::builtin::Graph;
 use crate::error::QueryError;
-use crate::graph::node_value;
+use crate::graph::{node_value, rel};
 use plexus_common::Value;
 use plexus_cypher::{Expr, ExprKind};
-use plexus_storage::{NodeId, StorageError};
+use plexus_storage::{EdgeId, NodeId, StorageError, WriteTxn};
 use plexus_vector_index::VectorIndexError;
 
 /// The largest `k` a query may ask for.
@@ -44,6 +45,29 @@ fn search_error(index: &str, e: VectorIndexError) -> QueryError {
     }
 }
 
+/// The arguments of a query procedure `name`: the index's name, `k`, and
+/// the query vector.
+fn query_args<'a>(name: &str, args: &'a [Value]) -> Result<(&'a str, usize, Vec<f32>), QueryError> {
+    let index = match &args[0] {
+        Value::String(s) => s.as_str(),
+        other => {
+            return Err(QueryError::type_error(format!(
+                "the index name of {name} must be a string, not {other}"
+            )))
+        }
+    };
+    let k = match &args[1] {
+        Value::Int(k) if (1..=MAX_K).contains(k) => *k as usize,
+        other => {
+            return Err(argument(format!(
+                "{name} takes a number of neighbours from 1 to {MAX_K}, not {other}"
+            )))
+        }
+    };
+    let query = floats(&args[2], &format!("the query vector of {name}"))?;
+    Ok((index, k, query))
+}
+
 /// `db.index.vector.queryNodes(index, k, vector) YIELD node, score`: the
 /// `k` nodes nearest `vector` (that `filter` passes, when a `WHERE` was
 /// pushed down), nearest first, with Neo4j's scores.
@@ -54,23 +78,7 @@ pub(crate) fn query_nodes(
     among: Option<&[NodeId]>,
 ) -> Result<Vec<Vec<Value>>, QueryError> {
     const NAME: &str = "db.index.vector.queryNodes";
-    let index = match &args[0] {
-        Value::String(s) => s.as_str(),
-        other => {
-            return Err(QueryError::type_error(format!(
-                "the index name of {NAME} must be a string, not {other}"
-            )))
-        }
-    };
-    let k = match &args[1] {
-        Value::Int(k) if (1..=MAX_K).contains(k) => *k as usize,
-        other => {
-            return Err(argument(format!(
-                "{NAME} takes a number of neighbours from 1 to {MAX_K}, not {other}"
-            )))
-        }
-    };
-    let query = floats(&args[2], &format!("the query vector of {NAME}"))?;
+    let (index, k, query) = query_args(NAME, args)?;
     let graph = g
         .read()
         .ok_or_else(|| QueryError::Unsupported(format!("{NAME} needs a graph")))?;
@@ -92,6 +100,30 @@ pub(crate) fn query_nodes(
         .collect())
 }
 
+/// `db.index.vector.queryRelationships(index, k, vector) YIELD
+/// relationship, score`: as [`query_nodes`], in an index of relationships.
+pub(crate) fn query_relationships(
+    g: &Graph<'_>,
+    args: &[Value],
+    filter: Option<&dyn Fn(EdgeId) -> bool>,
+) -> Result<Vec<Vec<Value>>, QueryError> {
+    const NAME: &str = "db.index.vector.queryRelationships";
+    let (index, k, query) = query_args(NAME, args)?;
+    let graph = g
+        .read()
+        .ok_or_else(|| QueryError::Unsupported(format!("{NAME} needs a graph")))?;
+    let hits = plexus_vector_index::search_relationships(graph, index, &query, k, None, filter)
+        .map_err(|e| search_error(index, e))?;
+    let mut out = Vec::with_capacity(hits.len());
+    for h in hits {
+        // The index saw the relationship in this snapshot: it is there.
+        if let Some(e) = graph.edge(h.edge)? {
+            out.push(vec![rel(h.edge, e.src, e.dst), Value::Float(h.score)]);
+        }
+    }
+    Ok(out)
+}
+
 /// `db.create.setNodeVectorProperty(node, key, vector)`: sets the
 /// property to the vector, checked to be a list of finite numbers.
 pub(crate) fn set_node_vector_property(
@@ -109,23 +141,56 @@ pub(crate) fn set_node_vector_property(
             )))
         }
     };
+    let (t, key, value) = vector_property(NAME, g, args)?;
+    t.set_node_property(node, &key, value)?;
+    Ok(vec![])
+}
+
+/// `db.create.setRelationshipVectorProperty(relationship, key, vector)`:
+/// as [`set_node_vector_property`], on a relationship.
+pub(crate) fn set_relationship_vector_property(
+    g: &mut Graph<'_>,
+    args: &[Value],
+) -> Result<Vec<Vec<Value>>, QueryError> {
+    const NAME: &str = "db.create.setRelationshipVectorProperty";
+    let edge = match &args[0] {
+        Value::Relationship(r) => EdgeId(r.id),
+        Value::Null => return Ok(vec![]),
+        other => {
+            return Err(QueryError::type_error(format!(
+                "argument `relationship` of {NAME} must be a relationship, not {}",
+                other.value_type()
+            )))
+        }
+    };
+    let (t, key, value) = vector_property(NAME, g, args)?;
+    t.set_edge_property(edge, &key, value)?;
+    Ok(vec![])
+}
+
+/// The writing transaction, key and vector value of a procedure that sets
+/// a vector property (arguments: the entity, the key, the vector).
+fn vector_property<'g, 't>(
+    name: &str,
+    g: &'g mut Graph<'t>,
+    args: &[Value],
+) -> Result<(&'g mut WriteTxn, String, Value), QueryError> {
     let key = match &args[1] {
         Value::String(s) if !s.is_empty() => s.clone(),
         other => {
             return Err(argument(format!(
-                "{NAME} needs a property key (a non-empty string), not {other}"
+                "{name} needs a property key (a non-empty string), not {other}"
             )))
         }
     };
-    let v = floats(&args[2], &format!("argument `vector` of {NAME}"))?;
+    let v = floats(&args[2], &format!("argument `vector` of {name}"))?;
     let value = Value::List(v.into_iter().map(|x| Value::Float(f64::from(x))).collect());
     let Graph::Write(t) = g else {
         return Err(QueryError::Unsupported(format!(
-            "{NAME} writes, in a read-only query"
+            "{name} writes, in a read-only query"
         )));
     };
-    t.set_node_property(node, &key, value)?;
-    Ok(vec![])
+    Ok((&mut **t, key, value))
 }
 
 /// The numbers of a list, for the similarity functions.

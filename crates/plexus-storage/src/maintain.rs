@@ -28,7 +28,7 @@
 //!    conflicts with a concurrent drop of the index so that none outlives it.
 
 use crate::error::{Result, StorageError};
-use crate::ids::{GraphId, NodeId};
+use crate::ids::GraphId;
 use crate::keys::{token_prefix, INDEX_DATA, META, META_INDEX_SEQ};
 use crate::occ::{Footprint, Subject};
 use crate::schema::{IndexDef, IndexInfo, IndexKind};
@@ -72,13 +72,14 @@ pub trait IndexMaintainer: Send + Sync {
 
 /// The live state of one maintained index, shared by every transaction.
 pub trait MaintainedIndex: Send + Sync {
-    /// A node's indexed value changes from `old` to `new` (`None`: no
-    /// value) in a transaction: writes the entries through `entries`, and
-    /// returns what the commit must publish.
+    /// The indexed value of the node or relationship `id` (the index's
+    /// kind says which: `IndexKind::on_relationships`) changes from `old`
+    /// to `new` (`None`: no value) in a transaction: writes the entries
+    /// through `entries`, and returns what the commit must publish.
     fn stage(
         &self,
         entries: &mut IndexEntries<'_>,
-        node: NodeId,
+        id: u64,
         old: Option<&Value>,
         new: Option<&Value>,
     ) -> std::result::Result<Option<Staged>, Cause>;
@@ -271,7 +272,7 @@ impl Registry {
         self.kinds
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&kind)
+            .get(&kind.maintainer_kind())
             .cloned()
             .ok_or_else(|| {
                 StorageError::Unsupported(format!(
@@ -284,7 +285,7 @@ impl Registry {
         self.kinds
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(kind, m);
+            .insert(kind.maintainer_kind(), m);
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {
@@ -454,7 +455,11 @@ impl Storage {
         let seq = index_seq(&snap)?;
         for (_, g) in shared.catalog.graphs() {
             let schema = crate::storage::load_schema(&snap, g)?;
-            for def in schema.indexes.iter().filter(|d| d.kind == kind) {
+            for def in schema
+                .indexes
+                .iter()
+                .filter(|d| d.kind.maintainer_kind() == kind)
+            {
                 let state = load_from(shared, &snap, g, def, seq)?;
                 shared.maintained.install(g, def.id, Some(state), seq);
             }

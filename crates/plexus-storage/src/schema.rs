@@ -8,7 +8,7 @@
 //! one index serves both exact and range lookups.
 
 use crate::error::{Result, StorageError};
-use crate::record::{prop, NodeRecord};
+use crate::record::{prop, EdgeRecord, NodeRecord};
 use plexus_common::{encode_key_value, read_u32, write_varint, Reader, Value, ValueType};
 
 /// What an index holds per node.
@@ -22,13 +22,31 @@ pub enum IndexKind {
     /// maintainer registered for this kind (`maintain.rs`), with its own
     /// options (dimensions, similarity, precision).
     Vector,
+    /// A vector property of relationships of one type (the index's
+    /// `label` names the type), kept as [`IndexKind::Vector`] is.
+    RelationshipVector,
 }
 
 impl IndexKind {
     /// Whether a registered maintainer keeps this index's entries (in the
     /// `index_data` keyspace) rather than storage's property index.
     pub fn is_maintained(self) -> bool {
-        self == IndexKind::Vector
+        matches!(self, IndexKind::Vector | IndexKind::RelationshipVector)
+    }
+
+    /// The kind whose maintainer keeps this one: one maintainer keeps the
+    /// node and the relationship indexes of a kind of value.
+    pub fn maintainer_kind(self) -> IndexKind {
+        match self {
+            IndexKind::RelationshipVector => IndexKind::Vector,
+            k => k,
+        }
+    }
+
+    /// Whether the index holds relationships rather than nodes; its label
+    /// is then a relationship type.
+    pub fn on_relationships(self) -> bool {
+        self == IndexKind::RelationshipVector
     }
 }
 
@@ -91,6 +109,19 @@ impl IndexSpec {
             kind: IndexKind::Vector,
             options,
             ..IndexSpec::property(label, key)
+        }
+    }
+
+    /// A vector index on the property `key` of relationships of type
+    /// `rel_type`, with its options (as [`IndexSpec::vector`]).
+    pub fn relationship_vector(
+        rel_type: &str,
+        key: &str,
+        options: Vec<(String, Value)>,
+    ) -> IndexSpec {
+        IndexSpec {
+            kind: IndexKind::RelationshipVector,
+            ..IndexSpec::vector(rel_type, key, options)
         }
     }
 
@@ -194,6 +225,7 @@ impl IndexDef {
             IndexKind::Property => 0,
             IndexKind::ListElement => 1,
             IndexKind::Vector => 2,
+            IndexKind::RelationshipVector => 3,
         });
         out.push(self.value_type.map(|t| t.code() + 1).unwrap_or(0));
         out.push(self.unique as u8 | (self.stale as u8) << 1);
@@ -227,6 +259,7 @@ impl IndexDef {
             0 => IndexKind::Property,
             1 => IndexKind::ListElement,
             2 => IndexKind::Vector,
+            3 => IndexKind::RelationshipVector,
             _ => return Err(StorageError::Corrupt("index kind".into())),
         };
         let value_type = match r.byte()? {
@@ -265,7 +298,7 @@ impl IndexDef {
             name: self.name.clone(),
             label: self
                 .label
-                .map(|l| cat.name(Token::Label, l))
+                .map(|l| cat.name(self.label_token(), l))
                 .transpose()?
                 .map(|s| s.to_string()),
             key: cat.name(Token::PropKey, self.key)?.to_string(),
@@ -277,9 +310,27 @@ impl IndexDef {
         })
     }
 
+    /// What the index's `label` names: a label, or a relationship type.
+    pub fn label_token(&self) -> crate::catalog::Token {
+        if self.kind.on_relationships() {
+            crate::catalog::Token::Type
+        } else {
+            crate::catalog::Token::Label
+        }
+    }
+
     /// Whether the index covers this node at all.
     pub fn covers(&self, rec: &NodeRecord) -> bool {
-        self.label.is_none_or(|l| rec.has_label(l))
+        !self.kind.on_relationships() && self.label.is_none_or(|l| rec.has_label(l))
+    }
+
+    /// The value a relationship index holds for `rec`: the property, where
+    /// the relationship has the index's type and the value is not null.
+    pub fn maintained_edge_value<'r>(&self, rec: &'r EdgeRecord) -> Option<&'r Value> {
+        if !self.kind.on_relationships() || self.label.is_some_and(|t| t != rec.rel_type) {
+            return None;
+        }
+        prop(&rec.props, self.key).filter(|v| !v.is_null())
     }
 
     /// The value a maintained index holds for `rec`: the property, where
@@ -326,7 +377,7 @@ impl IndexDef {
                 }
                 keys
             }
-            IndexKind::Vector => vec![],
+            IndexKind::Vector | IndexKind::RelationshipVector => vec![],
         };
         out.sort();
         out.dedup();
@@ -420,6 +471,11 @@ mod tests {
             ..d.clone()
         };
         assert_eq!(IndexDef::decode(3, &v.encode()).unwrap(), v);
+        let r = IndexDef {
+            kind: IndexKind::RelationshipVector,
+            ..v.clone()
+        };
+        assert_eq!(IndexDef::decode(3, &r.encode()).unwrap(), r);
         let c = ConstraintDef {
             id: 1,
             name: "c".into(),

@@ -466,7 +466,11 @@ impl WriteTxn {
             }
         }
         for i in 0..self.core.schema.indexes.len() {
-            if self.core.schema.indexes[i].kind.is_maintained() {
+            let kind = self.core.schema.indexes[i].kind;
+            if kind.on_relationships() {
+                continue;
+            }
+            if kind.is_maintained() {
                 let def = self.core.schema.indexes[i].clone();
                 self.stage(&def, id, old, new)?;
             } else {
@@ -487,6 +491,37 @@ impl WriteTxn {
     ) -> Result<()> {
         let old_v = old.and_then(|r| def.maintained_value(r));
         let new_v = new.and_then(|r| def.maintained_value(r));
+        let key = || new.or(old).map(|r| r.key.clone()).unwrap_or_default();
+        self.stage_value(def, id.0, key, old_v, new_v)
+    }
+
+    /// As [`Self::stage`], for a relationship in a relationship index.
+    fn stage_edge(
+        &mut self,
+        def: &IndexDef,
+        id: EdgeId,
+        old: Option<&EdgeRecord>,
+        new: Option<&EdgeRecord>,
+    ) -> Result<()> {
+        let old_v = old.and_then(|r| def.maintained_edge_value(r));
+        let new_v = new.and_then(|r| def.maintained_edge_value(r));
+        let key = || match new.or(old).map(|r| r.key.clone()) {
+            Some(k) if !k.is_empty() => k,
+            _ => format!("relationship {}", id.0),
+        };
+        self.stage_value(def, id.0, key, old_v, new_v)
+    }
+
+    /// Stages one change of an indexed value; `who` names the node or
+    /// relationship in an error.
+    fn stage_value(
+        &mut self,
+        def: &IndexDef,
+        id: u64,
+        who: impl FnOnce() -> String,
+        old_v: Option<&Value>,
+        new_v: Option<&Value>,
+    ) -> Result<()> {
         // A stale index is rebuilt whole before it answers again.
         if old_v == new_v || def.stale {
             return Ok(());
@@ -499,7 +534,7 @@ impl WriteTxn {
             .stage(&mut entries, id, old_v, new_v)
             .map_err(|cause| StorageError::Maintained {
                 index: def.name.clone(),
-                node: new.or(old).map(|r| r.key.clone()).unwrap_or_default(),
+                node: who(),
                 cause,
             })?;
         if let Some(s) = staged {
@@ -620,6 +655,12 @@ impl WriteTxn {
             Some(r) => self.ov().put(EDGES, ek, r.encode()),
             None => self.ov().delete(EDGES, ek),
         }
+        for i in 0..self.core.schema.indexes.len() {
+            if self.core.schema.indexes[i].kind.on_relationships() {
+                let def = self.core.schema.indexes[i].clone();
+                self.stage_edge(&def, id, old, new)?;
+            }
+        }
         let (r, delta) = match (old, new) {
             (None, Some(r)) => (r, 1),
             (Some(r), None) => (r, -1),
@@ -700,7 +741,7 @@ impl WriteTxn {
             t.counters.indexes_added += 1;
             let prefix = match spec.kind {
                 IndexKind::ListElement => "list",
-                IndexKind::Vector => "vector",
+                IndexKind::Vector | IndexKind::RelationshipVector => "vector",
                 IndexKind::Property => "idx",
             };
             let mut def = t.new_index_def(
@@ -825,7 +866,12 @@ impl WriteTxn {
             .unwrap_or_else(|| format!("{prefix}_{}_{key}", label.unwrap_or("all")));
         self.check_schema_name(&name)?;
         let cat = &self.core.shared.catalog;
-        let label = label.map(|l| cat.intern(Token::Label, l)).transpose()?;
+        let token = if kind.on_relationships() {
+            Token::Type
+        } else {
+            Token::Label
+        };
+        let label = label.map(|l| cat.intern(token, l)).transpose()?;
         let key = cat.intern(Token::PropKey, key)?;
         if let Some(same) = self
             .core
@@ -914,6 +960,19 @@ impl WriteTxn {
         let info = def.info(&self.core.shared.catalog)?;
         let state = m.load(&info, &mut std::iter::empty(), 0)?;
         self.core.effects.install(g, def.id, Some(state));
+        if def.kind.on_relationships() {
+            let edges: Vec<EdgeId> = match &info.label {
+                Some(t) => self.edges_with_type(t).collect::<Result<_>>()?,
+                None => self.edges().collect::<Result<_>>()?,
+            };
+            for e in edges {
+                let r = edge_record(&self.core, e)?.ok_or_else(|| {
+                    StorageError::Corrupt(format!("edge {} listed, not stored", e.0))
+                })?;
+                self.stage_edge(def, e, None, Some(&r))?;
+            }
+            return Ok(());
+        }
         for n in self.covered_nodes(def)? {
             let r = self.existing_node(n)?;
             self.stage(def, n, None, Some(&r))?;

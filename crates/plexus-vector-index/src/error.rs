@@ -12,6 +12,12 @@ pub enum VectorIndexError {
     Option { key: String, why: String },
     /// Stored entries that cannot be read.
     Corrupt(String),
+    /// A node search of a relationship index, or the other way round.
+    WrongEntity {
+        index: String,
+        /// What the index holds: "nodes" or "relationships".
+        holds: &'static str,
+    },
     /// The storage under the index failed.
     Storage(plexus_storage::StorageError),
 }
@@ -25,6 +31,12 @@ impl fmt::Display for VectorIndexError {
             }
             VectorIndexError::Option { key, why } => write!(f, "option `{key}` {why}"),
             VectorIndexError::Corrupt(m) => write!(f, "stored vector index data is damaged: {m}"),
+            VectorIndexError::WrongEntity { index, holds } => {
+                write!(
+                    f,
+                    "vector index '{index}' holds {holds}: search it for {holds}"
+                )
+            }
             VectorIndexError::Storage(e) => write!(f, "{e}"),
         }
     }

@@ -14,7 +14,7 @@ use crate::config::{vector_of, Config};
 use crate::error::VectorIndexError;
 use crate::layout::*;
 use crate::node_slots::NodeSlots;
-use plexus_storage::{Cause, EntryWrite, IndexEntries, IndexInfo, MaintainedIndex, NodeId, Staged};
+use plexus_storage::{Cause, EntryWrite, IndexEntries, IndexInfo, MaintainedIndex, Staged};
 use plexus_vector::{prepare, Codes, Hnsw, Scratch};
 use rustc_hash::FxHashSet;
 use std::any::Any;
@@ -304,7 +304,7 @@ impl VectorIndex {
     fn stage_change(
         &self,
         entries: &mut IndexEntries<'_>,
-        node: NodeId,
+        node: u64,
         new: Option<&plexus_common::Value>,
     ) -> Result<Change, VectorIndexError> {
         let new = match new {
@@ -314,7 +314,7 @@ impl VectorIndex {
             }
             None => None,
         };
-        let key = vector_key(node.0);
+        let key = vector_key(node);
         let old = match entries.get(&key)? {
             Some(b) => {
                 let (slot, code) = read_vector_value(&b)?;
@@ -335,11 +335,7 @@ impl VectorIndex {
             }
             None => entries.delete(&key),
         }
-        Ok(Change {
-            node: node.0,
-            new,
-            old,
-        })
+        Ok(Change { node, new, old })
     }
 
     /// When `slot` ends a block whose every slot this transaction wrote (a
@@ -413,11 +409,11 @@ impl VectorIndex {
         query: &[f32],
         k: usize,
         ef: usize,
-        filter: Option<&dyn Fn(NodeId) -> bool>,
-    ) -> Result<Vec<(NodeId, f32)>, VectorIndexError> {
+        filter: Option<&dyn Fn(u64) -> bool>,
+    ) -> Result<Vec<(u64, f32)>, VectorIndexError> {
         let q = prepare(self.config.metric, self.config.dim, query)?;
         let (killed, mine) = own_view(own);
-        let passes = |n: u64| filter.is_none_or(|f| f(NodeId(n)));
+        let passes = |n: u64| filter.is_none_or(|f| f(n));
         let inner = self.read();
         let accept = |slot: u32| {
             inner.visible(slot, seq) && !killed.contains(&slot) && passes(inner.node[slot as usize])
@@ -426,12 +422,12 @@ impl VectorIndex {
             let slots: Vec<u32> = (0..inner.hnsw.len() as u32)
                 .filter(|s| accept(*s))
                 .collect();
-            let mut hits: Vec<(NodeId, f32)> = Self::scan(&inner, &q, k, &slots)
-                .map(|(i, d)| (NodeId(inner.node[slots[i] as usize]), d))
+            let mut hits: Vec<(u64, f32)> = Self::scan(&inner, &q, k, &slots)
+                .map(|(i, d)| (inner.node[slots[i] as usize], d))
                 .collect();
             drop(inner);
             for (node, code) in mine.into_iter().filter(|(n, _)| passes(*n)) {
-                hits.push((NodeId(node), self.own_distance(&q, code)?));
+                hits.push((node, self.own_distance(&q, code)?));
             }
             return Ok(nearest_k(hits, k));
         }
@@ -445,13 +441,13 @@ impl VectorIndex {
         for slot in lock(&self.pending).iter().copied().filter(|s| accept(*s)) {
             all.insert(slot, inner.hnsw.codes().distance(&q, slot));
         }
-        let mut hits: Vec<(NodeId, f32)> = all
+        let mut hits: Vec<(u64, f32)> = all
             .into_iter()
-            .map(|(slot, d)| (NodeId(inner.node[slot as usize]), d))
+            .map(|(slot, d)| (inner.node[slot as usize], d))
             .collect();
         drop(inner);
         for (node, code) in mine.into_iter().filter(|(n, _)| passes(*n)) {
-            hits.push((NodeId(node), self.own_distance(&q, code)?));
+            hits.push((node, self.own_distance(&q, code)?));
         }
         Ok(nearest_k(hits, k))
     }
@@ -474,9 +470,9 @@ impl VectorIndex {
         own: &[Staged],
         query: &[f32],
         k: usize,
-        nodes: &[NodeId],
-        filter: Option<&dyn Fn(NodeId) -> bool>,
-    ) -> Result<Vec<(NodeId, f32)>, VectorIndexError> {
+        nodes: &[u64],
+        filter: Option<&dyn Fn(u64) -> bool>,
+    ) -> Result<Vec<(u64, f32)>, VectorIndexError> {
         let q = prepare(self.config.metric, self.config.dim, query)?;
         let (killed, mine) = own_view(own);
         // An index lookup gives them in order and once already: copied
@@ -514,7 +510,7 @@ impl VectorIndex {
         // one out, so then the checked way below answers instead.
         if !own_changes && inner.latest <= seq {
             for n in candidates() {
-                if let Some(slot) = inner.by_node.newest(n.0) {
+                if let Some(slot) = inner.by_node.newest(n) {
                     slots.push(slot);
                     of.push(n);
                 }
@@ -529,12 +525,12 @@ impl VectorIndex {
         }
         for n in candidates() {
             if own_changes {
-                if let Some(code) = mine.get(&n.0) {
+                if let Some(code) = mine.get(&n) {
                     hits.push((n, self.own_distance(&q, code)?));
                     continue;
                 }
             }
-            let visible = inner.by_node.find(n.0, |s| {
+            let visible = inner.by_node.find(n, |s| {
                 inner.visible(s, seq) && (!own_changes || !killed.contains(&s))
             });
             if let Some(slot) = visible {
@@ -657,7 +653,7 @@ fn own_view(own: &[Staged]) -> (FxHashSet<u32>, BTreeMap<u64, &[u8]>) {
 }
 
 /// The `k` nearest, nearest first (ties by node).
-fn nearest_k(mut hits: Vec<(NodeId, f32)>, k: usize) -> Vec<(NodeId, f32)> {
+fn nearest_k(mut hits: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
     hits.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
     hits.truncate(k);
     hits
@@ -675,7 +671,7 @@ impl MaintainedIndex for VectorIndex {
     fn stage(
         &self,
         entries: &mut IndexEntries<'_>,
-        node: NodeId,
+        node: u64,
         _old: Option<&plexus_common::Value>,
         new: Option<&plexus_common::Value>,
     ) -> Result<Option<Staged>, Cause> {

@@ -36,7 +36,9 @@ pub use config::{vector_of, Config, MAX_DIMENSIONS};
 pub use error::VectorIndexError;
 pub use index::VectorIndex;
 
-use plexus_storage::{Cause, GraphRead, IndexInfo, IndexMaintainer, MaintainedIndex, NodeId};
+use plexus_storage::{
+    Cause, EdgeId, GraphRead, IndexInfo, IndexMaintainer, MaintainedIndex, NodeId,
+};
 use plexus_vector::Metric;
 use std::sync::Arc;
 
@@ -69,7 +71,7 @@ impl IndexMaintainer for VectorMaintainer {
     }
 }
 
-/// One result of a vector search.
+/// One result of a vector search of nodes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {
     pub node: NodeId,
@@ -78,16 +80,33 @@ pub struct Hit {
     pub score: f64,
 }
 
+/// One result of a vector search of relationships.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EdgeHit {
+    pub edge: EdgeId,
+    /// As [`Hit::score`].
+    pub score: f64,
+}
+
 /// The candidates a search keeps when the caller does not say: enough for
 /// a recall@10 of about 0.96 on 200k × 1,024 embeddings (`docs/benchmarks`).
 pub const DEFAULT_EF: usize = 64;
 
-/// The vector index `index` as `txn` sees it.
+/// The vector index `index` as `txn` sees it, when it holds relationships
+/// if `edges` (nodes if not).
 fn view(
     txn: &dyn GraphRead,
     index: &str,
+    edges: bool,
 ) -> Result<(plexus_storage::MaintainedView, Metric), VectorIndexError> {
     let view = txn.maintained_index(index)?;
+    let on_edges = view.info.kind.on_relationships();
+    if on_edges != edges {
+        return Err(VectorIndexError::WrongEntity {
+            index: index.into(),
+            holds: if on_edges { "relationships" } else { "nodes" },
+        });
+    }
     let metric = state_of(&view, index)?.config().metric;
     Ok((view, metric))
 }
@@ -102,11 +121,11 @@ fn state_of<'v>(
         .ok_or_else(|| VectorIndexError::Corrupt(format!("index '{index}' is not a vector index")))
 }
 
-fn hits(found: Vec<(NodeId, f32)>, metric: Metric) -> Vec<Hit> {
+fn hits(found: Vec<(u64, f32)>, metric: Metric) -> Vec<Hit> {
     found
         .into_iter()
         .map(|(node, d)| Hit {
-            node,
+            node: NodeId(node),
             score: f64::from(metric.score(d)),
         })
         .collect()
@@ -134,18 +153,21 @@ pub fn search_among(
     nodes: &[NodeId],
     filter: Option<&dyn Fn(NodeId) -> bool>,
 ) -> Result<Vec<Hit>, VectorIndexError> {
-    let (view, metric) = view(txn, index)?;
+    let (view, metric) = view(txn, index, false)?;
     let state = state_of(&view, index)?;
     let slots = state.slot_count();
     let share = if state.has_signs() { 8 } else { 50 };
+    let pass = |n: u64| filter.is_none_or(|f| f(NodeId(n)));
     if nodes.len() <= EXACT_AMONG.max(slots / share) {
-        let found = state.search_among(view.seq, &view.own, query, k, nodes, filter)?;
+        let ids: Vec<u64> = nodes.iter().map(|n| n.0).collect();
+        let filter = filter.map(|_| &pass as &dyn Fn(u64) -> bool);
+        let found = state.search_among(view.seq, &view.own, query, k, &ids, filter)?;
         return Ok(hits(found, metric));
     }
-    let among: rustc_hash::FxHashSet<NodeId> = nodes.iter().copied().collect();
-    let pass = |n: NodeId| among.contains(&n) && filter.is_none_or(|f| f(n));
+    let among: rustc_hash::FxHashSet<u64> = nodes.iter().map(|n| n.0).collect();
+    let accept = |n: u64| among.contains(&n) && pass(n);
     let ef = ef.unwrap_or(DEFAULT_EF.max(k));
-    let found = state.search(view.seq, &view.own, query, k, ef, Some(&pass))?;
+    let found = state.search(view.seq, &view.own, query, k, ef, Some(&accept))?;
     Ok(hits(found, metric))
 }
 
@@ -160,7 +182,45 @@ pub fn search(
     ef: Option<usize>,
     filter: Option<&dyn Fn(NodeId) -> bool>,
 ) -> Result<Vec<Hit>, VectorIndexError> {
-    let (view, metric) = view(txn, index)?;
+    let pass = |n: u64| filter.is_none_or(|f| f(NodeId(n)));
+    let filter = filter.map(|_| &pass as &dyn Fn(u64) -> bool);
+    let (found, metric) = search_ids(txn, index, query, k, ef, filter, false)?;
+    Ok(hits(found, metric))
+}
+
+/// As [`search`], in a vector index of relationships
+/// (`IndexSpec::relationship_vector`).
+pub fn search_relationships(
+    txn: &dyn GraphRead,
+    index: &str,
+    query: &[f32],
+    k: usize,
+    ef: Option<usize>,
+    filter: Option<&dyn Fn(EdgeId) -> bool>,
+) -> Result<Vec<EdgeHit>, VectorIndexError> {
+    let pass = |e: u64| filter.is_none_or(|f| f(EdgeId(e)));
+    let filter = filter.map(|_| &pass as &dyn Fn(u64) -> bool);
+    let (found, metric) = search_ids(txn, index, query, k, ef, filter, true)?;
+    Ok(found
+        .into_iter()
+        .map(|(e, d)| EdgeHit {
+            edge: EdgeId(e),
+            score: f64::from(metric.score(d)),
+        })
+        .collect())
+}
+
+/// The search of [`search`] over raw ids, of nodes or of relationships.
+fn search_ids(
+    txn: &dyn GraphRead,
+    index: &str,
+    query: &[f32],
+    k: usize,
+    ef: Option<usize>,
+    filter: Option<&dyn Fn(u64) -> bool>,
+    edges: bool,
+) -> Result<(Vec<(u64, f32)>, Metric), VectorIndexError> {
+    let (view, metric) = view(txn, index, edges)?;
     let found = state_of(&view, index)?.search(
         view.seq,
         &view.own,
@@ -169,5 +229,5 @@ pub fn search(
         ef.unwrap_or(DEFAULT_EF.max(k)),
         filter,
     )?;
-    Ok(hits(found, metric))
+    Ok((found, metric))
 }

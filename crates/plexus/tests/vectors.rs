@@ -348,3 +348,162 @@ fn imported_lists_are_indexed() {
     let found = db.query("other", query, &Params::new()).unwrap().rows;
     assert_eq!(found, vec![vec![s("d")]]);
 }
+
+const CREATE_RELS: &str =
+    "CREATE VECTOR INDEX cites IF NOT EXISTS FOR ()-[r:CITES]-() ON (r.embedding) \
+     OPTIONS {indexConfig: {`vector.dimensions`: 3, `vector.similarity_function`: 'cosine'}}";
+
+/// Relationship vector indexes, as Neo4j 5 has them: the index fills from
+/// the relationships already there, follows every write (set, rollback,
+/// delete, a deleted node's relationships), and `queryRelationships`
+/// yields the relationships with a `WHERE` pushed into the search.
+#[test]
+fn relationship_indexes_are_searched_and_kept() {
+    let db = Database::in_memory().unwrap();
+    load(&db);
+    // The 59 CITES relationships get the vector of the chunk they start at,
+    // then the index is made: it fills from them.
+    q(
+        &db,
+        "MATCH (a:Chunk)-[r:CITES]->() SET r.embedding = a.embedding, r.grp = a.grp",
+        &Params::new(),
+    )
+    .unwrap();
+    q(&db, CREATE_RELS, &Params::new()).unwrap();
+    let shown = q(&db, "SHOW VECTOR INDEXES", &Params::new()).unwrap();
+    assert_eq!(shown.len(), 2);
+    let rel_row = shown.iter().find(|r| r[0] == s("cites")).unwrap();
+    assert!(rel_row.contains(&s("RELATIONSHIP")), "{rel_row:?}");
+    assert!(
+        rel_row.contains(&Value::List(vec![s("CITES")])),
+        "{rel_row:?}"
+    );
+
+    let p = params(&[("q", vector(&[1.0, 0.0, 0.0])), ("g", Value::Int(1))]);
+    let near = "CALL db.index.vector.queryRelationships('cites', 5, $q) YIELD relationship, score \
+                RETURN startNode(relationship).id AS id, type(relationship), score";
+    let rows = q(&db, near, &p).unwrap();
+    assert_eq!(rows.len(), 5);
+    assert!(ids(&rows).iter().all(|i| i % 3 == 0), "{rows:?}");
+    assert!(rows.iter().all(|r| r[1] == s("CITES")));
+    // Pushed down: exactly k of group 1, where filtering after the search
+    // would have left none of the five.
+    let rows = q(
+        &db,
+        "CALL db.index.vector.queryRelationships('cites', 5, $q) YIELD relationship, score \
+         WHERE relationship.grp = $g RETURN startNode(relationship).id, relationship.grp",
+        &p,
+    )
+    .unwrap();
+    assert_eq!(rows.len(), 5);
+    assert!(rows.iter().all(|r| r[1] == Value::Int(1)), "{rows:?}");
+    assert!(ids(&rows)
+        .iter()
+        .all(|i| i % 3 == 0 && (20..40).contains(i)));
+
+    // A relationship set through the procedure is found at once; rolled
+    // back it never was; deleted (with its node) it is gone.
+    let session = db.session("default").unwrap();
+    let mut t = session.begin().unwrap();
+    t.query(
+        "MATCH (a:Chunk {id: 0}), (b:Chunk {id: 59}) CREATE (a)-[r:CITES]->(b) \
+         WITH r CALL db.create.setRelationshipVectorProperty(r, 'embedding', [0.0, 0.0, -1.0]) \
+         RETURN 1",
+        &Params::new(),
+    )
+    .unwrap();
+    let down = params(&[("q", vector(&[0.0, 0.0, -1.0]))]);
+    let top = "CALL db.index.vector.queryRelationships('cites', 1, $q) YIELD relationship, score \
+               RETURN endNode(relationship).id, score";
+    let mine = t.query(top, &down).unwrap().rows;
+    assert_eq!(mine[0][0], Value::Int(59));
+    t.rollback();
+    let after = q(&db, top, &down).unwrap();
+    assert_ne!(after[0][0], Value::Int(59), "{after:?}");
+    q(
+        &db,
+        "MATCH (a:Chunk {id: 0}), (b:Chunk {id: 59}) CREATE (a)-[r:CITES {embedding: [0.0, 0.0, -1.0]}]->(b)",
+        &Params::new(),
+    )
+    .unwrap();
+    assert_eq!(q(&db, top, &down).unwrap()[0][0], Value::Int(59));
+    q(
+        &db,
+        "MATCH (b:Chunk {id: 59}) DETACH DELETE b",
+        &Params::new(),
+    )
+    .unwrap();
+    let gone = q(
+        &db,
+        "CALL db.index.vector.queryRelationships('cites', 100, $q) YIELD relationship \
+         RETURN count(*), max(endNode(relationship).id)",
+        &down,
+    )
+    .unwrap();
+    // 59 relationships, less the one that ended at the deleted chunk.
+    assert_eq!(gone, vec![vec![Value::Int(58), Value::Int(58)]]);
+
+    // The wrong procedure for an index is a clear error, both ways.
+    let e = q(
+        &db,
+        "CALL db.index.vector.queryNodes('cites', 1, $q) YIELD node RETURN node",
+        &down,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("holds relationships"), "{e}");
+    let e = q(
+        &db,
+        "CALL db.index.vector.queryRelationships('chunks', 1, $q) YIELD relationship RETURN 1",
+        &down,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("holds nodes"), "{e}");
+    // Only vector indexes may be on relationships.
+    let e = q(
+        &db,
+        "CREATE INDEX FOR ()-[r:CITES]-() ON (r.grp)",
+        &Params::new(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("only vector indexes"), "{e}");
+}
+
+/// A relationship index is loaded again on reopening, and a bulk import
+/// of relationships with vector columns fills it.
+#[test]
+fn relationship_indexes_after_reopening_and_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let nodes = dir.path().join("chunks.csv");
+    std::fs::write(
+        &nodes,
+        "id:ID,name,:LABEL\na,a,Chunk\nb,b,Chunk\nc,c,Chunk\n",
+    )
+    .unwrap();
+    let rels = dir.path().join("cites.csv");
+    std::fs::write(
+        &rels,
+        ":START_ID,:END_ID,:TYPE,embedding:FLOAT[]\na,b,CITES,1;0;0\nb,c,CITES,0;1;0\nc,a,CITES,0;0;1\n",
+    )
+    .unwrap();
+    let p = params(&[("q", vector(&[0.1, 0.9, 0.2]))]);
+    let query = "CALL db.index.vector.queryRelationships('cites', 3, $q) YIELD relationship \
+                 RETURN startNode(relationship).name";
+    let want = vec![vec![s("b")], vec![s("c")], vec![s("a")]];
+    {
+        let db = Database::create(&path, Options::default()).unwrap();
+        q(&db, CREATE_RELS, &Params::new()).unwrap();
+        db.import(
+            "default",
+            &[plexus::ingest::Input::parse(nodes.to_str().unwrap())],
+            &[plexus::ingest::Input::parse(rels.to_str().unwrap())],
+            &Default::default(),
+            &mut |_| {},
+            None,
+        )
+        .unwrap();
+        assert_eq!(q(&db, query, &p).unwrap(), want);
+    }
+    let db = Database::open(&path, Options::default()).unwrap();
+    assert_eq!(q(&db, query, &p).unwrap(), want);
+}
