@@ -6,8 +6,10 @@
 //! that a remote store can implement it later without chatty round trips.
 //!
 //! Backends: LMDB through `heed` (the default), `fjall` (an LSM tree, behind
-//! the `fjall` feature) and an in-memory map for tests. One conformance suite
-//! (`tests/conformance.rs`) runs against all of them.
+//! the `fjall` feature), PostgreSQL (tables of a schema in a server, behind
+//! the `postgres` feature; [`open_postgres`]) and an in-memory map for
+//! tests. One conformance suite (`tests/conformance.rs`) runs against all
+//! of them.
 
 mod batch;
 mod error;
@@ -16,6 +18,8 @@ mod fence;
 mod fjall_backend;
 mod lmdb;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod run;
 
 pub use batch::{decode_counter, Op, WriteBatch};
@@ -205,6 +209,9 @@ pub enum Backend {
     Lmdb,
     Fjall,
     Memory,
+    /// A PostgreSQL server (or an engine speaking its protocol), opened by
+    /// URL with [`open_postgres`].
+    Postgres,
 }
 
 impl Backend {
@@ -213,6 +220,7 @@ impl Backend {
             Backend::Lmdb => "lmdb",
             Backend::Fjall => "fjall",
             Backend::Memory => "memory",
+            Backend::Postgres => "postgres",
         }
     }
 
@@ -221,6 +229,7 @@ impl Backend {
             "lmdb" => Some(Backend::Lmdb),
             "fjall" => Some(Backend::Fjall),
             "memory" => Some(Backend::Memory),
+            "postgres" => Some(Backend::Postgres),
             _ => None,
         }
     }
@@ -232,6 +241,9 @@ impl Backend {
             v.push(Backend::Fjall);
         }
         v.push(Backend::Memory);
+        if cfg!(feature = "postgres") {
+            v.push(Backend::Postgres);
+        }
         v
     }
 }
@@ -352,7 +364,35 @@ pub fn open(
             ))
         }
         Backend::Memory => Arc::new(memory::MemoryStore::new(keyspaces.len())),
+        Backend::Postgres => {
+            return Err(KvError::Unsupported(
+                "a postgres store is opened by its URL (open_postgres), not by a path".into(),
+            ))
+        }
     })
+}
+
+/// Opens (creating where absent) a store in the PostgreSQL server at `url`
+/// (`postgres://user@host:port/database`, or `host=… dbname=…`): a table
+/// per keyspace in the schema `schema` (lower-case letters, digits, `_`),
+/// so that one database holds many stores.
+#[cfg(feature = "postgres")]
+pub fn open_postgres(
+    url: &str,
+    schema: &str,
+    keyspaces: &[&str],
+    opts: &KvOptions,
+) -> Result<Arc<dyn KvStore>> {
+    Ok(Arc::new(postgres::PgStore::open(
+        url, schema, keyspaces, opts,
+    )?))
+}
+
+/// Removes a store made by [`open_postgres`]: its schema and every table in
+/// it.
+#[cfg(feature = "postgres")]
+pub fn destroy_postgres(url: &str, schema: &str) -> Result<()> {
+    postgres::PgStore::open(url, schema, &[], &KvOptions::default())?.destroy()
 }
 
 /// Checks that every pair of an iterator comes in strictly ascending key

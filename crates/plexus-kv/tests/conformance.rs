@@ -8,7 +8,28 @@ const A: Ks = Ks(0);
 const B: Ks = Ks(1);
 
 fn store(backend: Backend, dir: &tempfile::TempDir) -> Arc<dyn KvStore> {
+    #[cfg(feature = "postgres")]
+    if backend == Backend::Postgres {
+        return postgres_store(dir);
+    }
     open(backend, dir.path(), &["a", "b"], &KvOptions::default()).unwrap()
+}
+
+/// The server the test command started (`scripts/postgres`), named by
+/// `PLEXUS_TEST_POSTGRES`; a store per test folder, in a schema named
+/// after it, so that reopening the folder reopens the store.
+#[cfg(feature = "postgres")]
+fn postgres_store(dir: &tempfile::TempDir) -> Arc<dyn KvStore> {
+    let url = std::env::var("PLEXUS_TEST_POSTGRES").expect(
+        "PLEXUS_TEST_POSTGRES names no PostgreSQL server: run the tests with scripts/test, \
+         which starts one (or start one and set it to its URL)",
+    );
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for b in dir.path().as_os_str().as_encoded_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+    }
+    let schema = format!("t_{}_{h:016x}", std::process::id());
+    plexus_kv::open_postgres(&url, &schema, &["a", "b"], &KvOptions::default()).unwrap()
 }
 
 fn keys(s: &dyn KvStore, ks: Ks, range: KeyRange, opts: ScanOptions) -> Vec<Vec<u8>> {
@@ -329,11 +350,53 @@ fn stored_sizes(backend: Backend) {
     }
 }
 
+/// Scans longer than a backend's page (postgres fetches 1,024 rows a round
+/// trip), both ways, with limits; and one batch that puts, deletes, counts
+/// and puts again the same keys, applied in order.
+fn long_scans_and_ordered_batches(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    let all: Vec<Vec<u8>> = (0..2500u32).map(|i| i.to_be_bytes().to_vec()).collect();
+    put_all(&*s, A, &all.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    let fwd = ScanOptions::default();
+    assert_eq!(keys(&*s, A, KeyRange::all(), fwd), all);
+    let rev = ScanOptions {
+        reverse: true,
+        limit: Some(2100),
+    };
+    let want: Vec<Vec<u8>> = all.iter().rev().take(2100).cloned().collect();
+    assert_eq!(keys(&*s, A, KeyRange::all(), rev), want);
+    let range = KeyRange {
+        start: Bound::Excluded(all[10].clone()),
+        end: Bound::Included(all[2049].clone()),
+    };
+    assert_eq!(keys(&*s, A, range, fwd), all[11..=2049].to_vec());
+
+    let mut b = WriteBatch::new();
+    b.put(B, b"x".to_vec(), b"1".to_vec());
+    b.put(B, b"x".to_vec(), b"2".to_vec());
+    b.delete(B, b"x".to_vec());
+    b.add(B, b"n".to_vec(), 5);
+    b.put(B, b"x".to_vec(), b"3".to_vec());
+    b.add(B, b"n".to_vec(), -2);
+    b.delete_range(A, all[0].clone(), all[2000].clone());
+    s.write(b).unwrap();
+    let snap = s.snapshot().unwrap();
+    assert_eq!(snap.get(B, b"x").unwrap(), Some(b"3".to_vec()));
+    assert_eq!(
+        snap.get(B, b"n")
+            .unwrap()
+            .map(|v| plexus_kv::decode_counter(&v)),
+        Some(3)
+    );
+    assert_eq!(keys(&*s, A, KeyRange::all(), fwd), all[2000..].to_vec());
+}
+
 /// The shared tests for one backend, plus any it alone can run.
 macro_rules! suite {
     ($module:ident, $backend:expr $(, $extra:ident)*) => {
         mod $module {
-            suite!(@tests $backend, basic_ops, scans, visits_lend_what_scans_give, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append, sorted_runs_are_atomic, stored_sizes $(, $extra)*);
+            suite!(@tests $backend, basic_ops, scans, visits_lend_what_scans_give, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append, sorted_runs_are_atomic, stored_sizes, long_scans_and_ordered_batches $(, $extra)*);
         }
     };
     (@tests $backend:expr $(, $test:ident)*) => {
@@ -345,6 +408,8 @@ suite!(lmdb, plexus_kv::Backend::Lmdb, survives_reopen);
 suite!(memory, plexus_kv::Backend::Memory);
 #[cfg(feature = "fjall")]
 suite!(fjall, plexus_kv::Backend::Fjall, survives_reopen);
+#[cfg(feature = "postgres")]
+suite!(postgres, plexus_kv::Backend::Postgres, survives_reopen);
 
 #[test]
 fn lmdb_map_grows_by_itself() {

@@ -1,0 +1,678 @@
+//! The PostgreSQL backend: each keyspace a table `(k bytea primary key, v
+//! bytea)` in a schema of its own, so that the store runs on PostgreSQL and
+//! on the engines that speak its protocol and SQL (CockroachDB, YugabyteDB:
+//! ordered keys, ranged scans, transactions).
+//!
+//! * A snapshot is a `REPEATABLE READ, READ ONLY` transaction held on a
+//!   connection of its own for the snapshot's life: PostgreSQL's snapshot
+//!   is taken by the transaction's first statement, which `snapshot` runs.
+//! * A write batch is one transaction. Runs of puts (or deletes) to one
+//!   keyspace go as one statement over arrays (`unnest`, `= ANY`), so a
+//!   commit of thousands of keys costs a few round trips, not one a key;
+//!   counters are read `FOR UPDATE` and written in the same transaction.
+//!   A serialization failure or deadlock (SQLSTATE 40001, 40P01) rolls the
+//!   whole transaction back, so it is retried, with backoff.
+//! * Sorted runs and bulk appends go through `COPY … (FORMAT binary)` into
+//!   a temporary table, then one `INSERT … ON CONFLICT` into the keyspace.
+//! * Connections are pooled: made when none is idle, at most
+//!   [`IDLE_CONNECTIONS`] kept idle.
+//!
+//! `bytea` compares as unsigned bytes, then by length: the order every
+//! other backend keeps.
+
+use crate::batch::add_counter;
+use crate::{
+    Backend, KeyRange, Ks, KvError, KvIter, KvOptions, KvPair, KvStore, Op, Result, Run,
+    ScanOptions, Snapshot, SortedCheck, WriteBatch,
+};
+use postgres::error::SqlState;
+use postgres::{Client, NoTls};
+use std::io::Write;
+use std::ops::Bound;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Idle connections kept for the next snapshot or write.
+pub const IDLE_CONNECTIONS: usize = 8;
+/// The longest key: a B-tree entry must fit in a third of a page (8 KB).
+pub const MAX_KEY: usize = 2000;
+/// Rows a scan fetches per round trip.
+const PAGE: i64 = 1024;
+/// Times a write is tried when the store reports a serialization failure.
+const ATTEMPTS: u32 = 8;
+
+fn pg_error(e: postgres::Error) -> KvError {
+    let message = match e.as_db_error() {
+        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+        None => e.to_string(),
+    };
+    KvError::Backend {
+        backend: "postgres",
+        message,
+    }
+}
+
+/// Whether the store rolled the transaction back for a reason that a new
+/// attempt may not meet.
+fn transient(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+    )
+}
+
+/// A name PostgreSQL takes unquoted and unchanged: lower-case ASCII
+/// letters, digits and `_`, not starting with a digit, at most 63 bytes.
+fn check_name(what: &str, name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(KvError::Unsupported(format!(
+            "the {what} '{name}' must be 1 to 63 lower-case letters, digits or _, not starting with a digit"
+        )))
+    }
+}
+
+struct Pool {
+    url: String,
+    durable: bool,
+    read_only: bool,
+    idle: Mutex<Vec<Client>>,
+}
+
+impl Pool {
+    fn take(&self) -> Result<Client> {
+        if let Some(c) = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop() {
+            return Ok(c);
+        }
+        let mut c = Client::connect(&self.url, NoTls).map_err(|e| KvError::Backend {
+            backend: "postgres",
+            message: format!("cannot connect to the store: {e}"),
+        })?;
+        let mut setup = String::new();
+        if !self.durable {
+            setup.push_str("SET synchronous_commit = off;");
+        }
+        if self.read_only {
+            setup.push_str("SET default_transaction_read_only = on;");
+        }
+        if !setup.is_empty() {
+            c.batch_execute(&setup).map_err(pg_error)?;
+        }
+        Ok(c)
+    }
+
+    /// Gives a connection back, unless it is broken or enough are idle.
+    fn give(&self, c: Client) {
+        if c.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < IDLE_CONNECTIONS {
+            idle.push(c);
+        }
+    }
+}
+
+/// A store in PostgreSQL: one table per keyspace in `schema`.
+pub(crate) struct PgStore {
+    pool: Arc<Pool>,
+    /// The keyspaces' tables, schema-qualified.
+    tables: Vec<String>,
+    schema: String,
+}
+
+impl PgStore {
+    /// Connects to `url` and creates, where absent, the schema and a table
+    /// per keyspace.
+    pub(crate) fn open(
+        url: &str,
+        schema: &str,
+        keyspaces: &[&str],
+        opts: &KvOptions,
+    ) -> Result<PgStore> {
+        check_name("schema", schema)?;
+        for ks in keyspaces {
+            check_name("keyspace", ks)?;
+        }
+        let pool = Arc::new(Pool {
+            url: url.to_string(),
+            durable: opts.durable,
+            read_only: opts.read_only,
+            idle: Mutex::new(Vec::new()),
+        });
+        let tables: Vec<String> = keyspaces
+            .iter()
+            .map(|k| format!("{schema}.kv_{k}"))
+            .collect();
+        let mut c = pool.take()?;
+        if opts.read_only {
+            let found: i64 = c
+                .query_one(
+                    "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1",
+                    &[&schema],
+                )
+                .map_err(pg_error)?
+                .get(0);
+            if found == 0 {
+                return Err(KvError::Unsupported(format!(
+                    "there is no store in schema '{schema}' to open read-only"
+                )));
+            }
+        } else {
+            let mut ddl = format!("CREATE SCHEMA IF NOT EXISTS {schema};");
+            for t in &tables {
+                ddl.push_str(&format!(
+                    "CREATE TABLE IF NOT EXISTS {t} (k bytea PRIMARY KEY, v bytea NOT NULL);"
+                ));
+            }
+            c.batch_execute(&ddl).map_err(pg_error)?;
+        }
+        pool.give(c);
+        Ok(PgStore {
+            pool,
+            tables,
+            schema: schema.to_string(),
+        })
+    }
+
+    fn table(&self, ks: Ks) -> Result<&str> {
+        self.tables
+            .get(ks.0)
+            .map(String::as_str)
+            .ok_or(KvError::NoSuchKeyspace(ks.0))
+    }
+
+    /// Runs `body` in a transaction on a pooled connection, again when the
+    /// store rolled it back for a serialization failure or a deadlock.
+    fn transaction(
+        &self,
+        body: &mut dyn FnMut(&mut postgres::Transaction<'_>) -> Result<(), Failure>,
+    ) -> Result<()> {
+        if self.pool.read_only {
+            return Err(KvError::ReadOnly);
+        }
+        let mut c = self.pool.take()?;
+        let mut attempt = 0;
+        let out = loop {
+            attempt += 1;
+            let result = match c.transaction() {
+                Ok(mut t) => match body(&mut t) {
+                    Ok(()) => t.commit().map_err(Failure::Pg),
+                    Err(f) => Err(f),
+                },
+                Err(e) => Err(Failure::Pg(e)),
+            };
+            match result {
+                Ok(()) => break Ok(()),
+                Err(Failure::Pg(e)) if transient(&e) && attempt < ATTEMPTS => {
+                    std::thread::sleep(Duration::from_millis(2u64 << attempt));
+                }
+                Err(Failure::Pg(e)) => break Err(pg_error(e)),
+                Err(Failure::Kv(e)) => break Err(e),
+            }
+        };
+        self.pool.give(c);
+        out
+    }
+}
+
+/// Why a transaction's body stopped: the store, or what fed it.
+enum Failure {
+    Pg(postgres::Error),
+    Kv(KvError),
+}
+
+impl From<postgres::Error> for Failure {
+    fn from(e: postgres::Error) -> Self {
+        Failure::Pg(e)
+    }
+}
+
+impl From<KvError> for Failure {
+    fn from(e: KvError) -> Self {
+        Failure::Kv(e)
+    }
+}
+
+fn check_key(key: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY {
+        return Err(KvError::KeyTooLong {
+            len: key.len(),
+            max: MAX_KEY,
+        });
+    }
+    Ok(())
+}
+
+/// Consecutive puts or deletes to one keyspace, sent as one statement.
+enum Group {
+    None,
+    Puts(Ks, Vec<(Vec<u8>, Vec<u8>)>),
+    Deletes(Ks, Vec<Vec<u8>>),
+}
+
+impl PgStore {
+    fn flush(&self, t: &mut postgres::Transaction<'_>, g: &mut Group) -> Result<(), Failure> {
+        match std::mem::replace(g, Group::None) {
+            Group::None => {}
+            Group::Puts(ks, mut pairs) => {
+                // One statement may not set a row twice: the last put wins.
+                pairs.reverse();
+                let mut seen = std::collections::HashSet::new();
+                pairs.retain(|(k, _)| seen.insert(k.clone()));
+                let (keys, values): (Vec<Vec<u8>>, Vec<Vec<u8>>) = pairs.into_iter().unzip();
+                let sql = format!(
+                    "INSERT INTO {} (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) \
+                     ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
+                    self.table(ks)?
+                );
+                t.execute(&sql, &[&keys, &values])?;
+            }
+            Group::Deletes(ks, keys) => {
+                let sql = format!("DELETE FROM {} WHERE k = ANY($1)", self.table(ks)?);
+                t.execute(&sql, &[&keys])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn apply(&self, t: &mut postgres::Transaction<'_>, ops: &[Op]) -> Result<(), Failure> {
+        let mut group = Group::None;
+        for op in ops {
+            match (op, &mut group) {
+                (Op::Put { ks, key, value }, Group::Puts(g, pairs)) if g == ks => {
+                    pairs.push((key.clone(), value.clone()));
+                }
+                (Op::Delete { ks, key }, Group::Deletes(g, keys)) if g == ks => {
+                    keys.push(key.clone());
+                }
+                _ => {
+                    self.flush(t, &mut group)?;
+                    match op {
+                        Op::Put { ks, key, value } => {
+                            group = Group::Puts(*ks, vec![(key.clone(), value.clone())]);
+                        }
+                        Op::Delete { ks, key } => group = Group::Deletes(*ks, vec![key.clone()]),
+                        Op::DeleteRange { ks, start, end } => {
+                            let sql = format!(
+                                "DELETE FROM {} WHERE k >= $1 AND k < $2",
+                                self.table(*ks)?
+                            );
+                            t.execute(&sql, &[start, end])?;
+                        }
+                        Op::Add { ks, key, delta } => self.add(t, *ks, key, *delta)?,
+                    }
+                }
+            }
+        }
+        self.flush(t, &mut group)
+    }
+
+    /// A counter's delta: read under a row lock, written or deleted.
+    fn add(
+        &self,
+        t: &mut postgres::Transaction<'_>,
+        ks: Ks,
+        key: &[u8],
+        delta: i64,
+    ) -> Result<(), Failure> {
+        let table = self.table(ks)?;
+        let old: Option<Vec<u8>> = t
+            .query_opt(
+                &format!("SELECT v FROM {table} WHERE k = $1 FOR UPDATE"),
+                &[&key],
+            )?
+            .map(|r| r.get(0));
+        match add_counter(old.as_deref(), delta) {
+            Some(v) => {
+                let sql = format!(
+                    "INSERT INTO {table} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"
+                );
+                t.execute(&sql, &[&key, &v.as_slice()])?;
+            }
+            None => {
+                t.execute(&format!("DELETE FROM {table} WHERE k = $1"), &[&key])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies sorted pairs into `ks`: `COPY` into a temporary table, then
+    /// one upsert. Returns how many.
+    fn copy_into(
+        &self,
+        t: &mut postgres::Transaction<'_>,
+        ks: Ks,
+        pairs: &mut dyn Iterator<Item = Result<KvPair>>,
+    ) -> Result<u64, Failure> {
+        let table = self.table(ks)?;
+        t.batch_execute(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS plexus_load (k bytea, v bytea) ON COMMIT DROP; \
+             TRUNCATE plexus_load",
+        )?;
+        let mut n = 0u64;
+        {
+            let mut w = t.copy_in("COPY plexus_load (k, v) FROM STDIN (FORMAT binary)")?;
+            let io = |e: std::io::Error| Failure::Kv(KvError::Io(e));
+            w.write_all(b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0")
+                .map_err(io)?;
+            let mut row = Vec::new();
+            for pair in pairs {
+                let (k, v) = pair?;
+                check_key(&k)?;
+                row.clear();
+                row.extend_from_slice(&2i16.to_be_bytes());
+                for field in [&k, &v] {
+                    let len = i32::try_from(field.len()).map_err(|_| {
+                        KvError::Unsupported(format!(
+                            "a value of {} bytes is larger than the store takes (1 GB)",
+                            field.len()
+                        ))
+                    })?;
+                    row.extend_from_slice(&len.to_be_bytes());
+                    row.extend_from_slice(field);
+                }
+                w.write_all(&row).map_err(io)?;
+                n += 1;
+            }
+            w.write_all(&(-1i16).to_be_bytes()).map_err(io)?;
+            w.finish()?;
+        }
+        t.execute(
+            &format!(
+                "INSERT INTO {table} (k, v) SELECT k, v FROM plexus_load \
+                 ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"
+            ),
+            &[],
+        )?;
+        Ok(n)
+    }
+
+    fn sizes(&self) -> Result<Vec<u64>> {
+        let mut c = self.pool.take()?;
+        let mut out = Vec::with_capacity(self.tables.len());
+        for t in &self.tables {
+            let bytes: i64 = c
+                .query_one("SELECT pg_total_relation_size($1::text::regclass)", &[t])
+                .map_err(pg_error)?
+                .get(0);
+            out.push(u64::try_from(bytes).unwrap_or(0));
+        }
+        self.pool.give(c);
+        Ok(out)
+    }
+}
+
+impl KvStore for PgStore {
+    fn snapshot(&self) -> Result<Box<dyn Snapshot>> {
+        let mut c = self.pool.take()?;
+        // The snapshot is taken by the first statement of the transaction.
+        c.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1")
+            .map_err(pg_error)?;
+        Ok(Box::new(PgSnapshot {
+            client: Mutex::new(Some(c)),
+            pool: self.pool.clone(),
+            tables: self.tables.clone(),
+        }))
+    }
+
+    fn write(&self, batch: WriteBatch) -> Result<()> {
+        let n = self.tables.len();
+        if let Some(ks) = batch.ops.iter().map(Op::keyspace).find(|ks| ks.0 >= n) {
+            return Err(KvError::NoSuchKeyspace(ks.0));
+        }
+        for op in &batch.ops {
+            match op {
+                Op::Put { key, .. } | Op::Delete { key, .. } | Op::Add { key, .. } => {
+                    check_key(key)?
+                }
+                Op::DeleteRange { .. } => {}
+            }
+        }
+        if batch.ops.is_empty() {
+            return Ok(());
+        }
+        self.transaction(&mut |t| self.apply(t, &batch.ops))
+    }
+
+    fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
+        self.table(ks)?;
+        let mut buffered: Vec<KvPair> = Vec::new();
+        let mut check = SortedCheck::new(pairs);
+        buffered.extend(&mut check);
+        if check.out_of_order {
+            return Err(KvError::NotSorted);
+        }
+        let mut n = 0;
+        self.transaction(&mut |t| {
+            let mut it = buffered.iter().map(|p| Ok(p.clone()));
+            n = self.copy_into(t, ks, &mut it)?;
+            Ok(())
+        })?;
+        Ok(n)
+    }
+
+    fn write_sorted(
+        &self,
+        runs: &mut dyn Iterator<Item = Result<(Ks, Arc<Run>)>>,
+        batch: WriteBatch,
+    ) -> Result<()> {
+        // Runs are shared and may block: take them all before the
+        // transaction, so that a retry has them again.
+        let runs: Vec<(Ks, Arc<Run>)> = runs.collect::<Result<_>>()?;
+        for (ks, run) in &runs {
+            self.table(*ks)?;
+            run.check_sorted()?;
+        }
+        self.transaction(&mut |t| {
+            for (ks, run) in &runs {
+                let mut pairs = Vec::new();
+                run.visit(&mut |k, v| -> Result<()> {
+                    pairs.push(Ok((k.to_vec(), v.to_vec())));
+                    Ok(())
+                })?;
+                self.copy_into(t, *ks, &mut pairs.into_iter())?;
+            }
+            self.apply(t, &batch.ops)
+        })
+    }
+
+    fn disk_size(&self) -> Result<u64> {
+        Ok(self.sizes()?.iter().sum())
+    }
+
+    fn stored_sizes(&self) -> Result<Vec<u64>> {
+        self.sizes()
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Postgres
+    }
+}
+
+impl PgStore {
+    /// Drops the store's schema and every table in it.
+    pub(crate) fn destroy(&self) -> Result<()> {
+        let mut c = self.pool.take()?;
+        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
+            .map_err(pg_error)?;
+        self.pool.give(c);
+        Ok(())
+    }
+}
+
+/// A snapshot: a read-only repeatable-read transaction on its own
+/// connection, ended (and the connection pooled again) when dropped.
+struct PgSnapshot {
+    client: Mutex<Option<Client>>,
+    pool: Arc<Pool>,
+    tables: Vec<String>,
+}
+
+impl Drop for PgSnapshot {
+    fn drop(&mut self) {
+        let c = self
+            .client
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(mut c) = c {
+            if c.batch_execute("ROLLBACK").is_ok() {
+                self.pool.give(c);
+            }
+        }
+    }
+}
+
+/// The `WHERE` of a range after `$first`, and its parameters.
+fn range_sql(range: &KeyRange, first: usize) -> (String, Vec<Vec<u8>>) {
+    let mut cond = Vec::new();
+    let mut params = Vec::new();
+    let mut bound = |b: &Bound<Vec<u8>>, incl: &str, excl: &str| match b {
+        Bound::Included(k) => {
+            params.push(k.clone());
+            cond.push(format!("k {incl} ${}", first + params.len()));
+        }
+        Bound::Excluded(k) => {
+            params.push(k.clone());
+            cond.push(format!("k {excl} ${}", first + params.len()));
+        }
+        Bound::Unbounded => {}
+    };
+    bound(&range.start, ">=", ">");
+    bound(&range.end, "<=", "<");
+    let sql = if cond.is_empty() {
+        "TRUE".to_string()
+    } else {
+        cond.join(" AND ")
+    };
+    (sql, params)
+}
+
+impl PgSnapshot {
+    fn with<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
+        let mut guard = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let c = guard
+            .as_mut()
+            .ok_or_else(|| KvError::Corrupt("a snapshot used after it ended".into()))?;
+        f(c)
+    }
+
+    fn table(&self, ks: Ks) -> Result<&str> {
+        self.tables
+            .get(ks.0)
+            .map(String::as_str)
+            .ok_or(KvError::NoSuchKeyspace(ks.0))
+    }
+
+    /// Up to `limit` pairs of `range`, in order.
+    fn page(&self, ks: Ks, range: &KeyRange, reverse: bool, limit: i64) -> Result<Vec<KvPair>> {
+        let table = self.table(ks)?;
+        let (cond, params) = range_sql(range, 0);
+        let order = if reverse { "DESC" } else { "ASC" };
+        let sql = format!("SELECT k, v FROM {table} WHERE {cond} ORDER BY k {order} LIMIT {limit}");
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params
+            .iter()
+            .map(|p| p as &(dyn postgres::types::ToSql + Sync))
+            .collect();
+        self.with(|c| {
+            let rows = c.query(&sql, &refs).map_err(pg_error)?;
+            Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+}
+
+impl Snapshot for PgSnapshot {
+    fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let sql = format!("SELECT v FROM {} WHERE k = $1", self.table(ks)?);
+        self.with(|c| {
+            Ok(c.query_opt(&sql, &[&key])
+                .map_err(pg_error)?
+                .map(|r| r.get(0)))
+        })
+    }
+
+    fn multi_get(&self, ks: Ks, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        if keys.len() < 2 {
+            return keys.iter().map(|k| self.get(ks, k)).collect();
+        }
+        let sql = format!("SELECT k, v FROM {} WHERE k = ANY($1)", self.table(ks)?);
+        let asked: Vec<&[u8]> = keys.to_vec();
+        let found: std::collections::HashMap<Vec<u8>, Vec<u8>> = self.with(|c| {
+            let rows = c.query(&sql, &[&asked]).map_err(pg_error)?;
+            Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+        })?;
+        Ok(keys.iter().map(|k| found.get(*k).cloned()).collect())
+    }
+
+    fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
+        if let Err(e) = self.table(ks) {
+            return Box::new(std::iter::once(Err(e)));
+        }
+        if range.is_empty() {
+            return Box::new(std::iter::empty());
+        }
+        Box::new(Pages {
+            snap: self,
+            ks,
+            range: range.clone(),
+            reverse: opts.reverse,
+            left: opts.limit.unwrap_or(usize::MAX),
+            buffer: std::collections::VecDeque::new(),
+            done: false,
+        })
+    }
+}
+
+/// A scan fetched a page at a time, each page's range starting past the
+/// last key of the one before.
+struct Pages<'a> {
+    snap: &'a PgSnapshot,
+    ks: Ks,
+    range: KeyRange,
+    reverse: bool,
+    left: usize,
+    buffer: std::collections::VecDeque<KvPair>,
+    done: bool,
+}
+
+impl Iterator for Pages<'_> {
+    type Item = Result<KvPair>;
+
+    fn next(&mut self) -> Option<Result<KvPair>> {
+        if self.left == 0 {
+            return None;
+        }
+        if self.buffer.is_empty() && !self.done {
+            let want = PAGE.min(i64::try_from(self.left).unwrap_or(PAGE));
+            match self.snap.page(self.ks, &self.range, self.reverse, want) {
+                Ok(rows) => {
+                    self.done = (rows.len() as i64) < want;
+                    if let Some((last, _)) = rows.last() {
+                        if self.reverse {
+                            self.range.end = Bound::Excluded(last.clone());
+                        } else {
+                            self.range.start = Bound::Excluded(last.clone());
+                        }
+                    }
+                    self.buffer.extend(rows);
+                }
+                Err(e) => {
+                    self.done = true;
+                    self.left = 0;
+                    return Some(Err(e));
+                }
+            }
+        }
+        let pair = self.buffer.pop_front()?;
+        self.left -= 1;
+        Some(Ok(pair))
+    }
+}
