@@ -89,12 +89,17 @@ fn pick(cli: &Cli, f: crate::cypher::Format) -> crate::cypher::Format {
 pub fn run(cli: &Cli) -> CliResult {
     let out = Out { json: cli.json };
     match &cli.command {
-        Command::Init { backend } => {
-            let b = match backend {
-                BackendArg::Lmdb => Backend::Lmdb,
-                BackendArg::Fjall => Backend::Fjall,
+        Command::Init { backend, store } => {
+            let b = match (backend, store) {
+                (_, Some(_)) | (BackendArg::Postgres, None) => Backend::Postgres,
+                (BackendArg::Lmdb, None) => Backend::Lmdb,
+                (BackendArg::Fjall, None) => Backend::Fjall,
             };
-            let db = Database::create(&cli.db, opts(cli, Some(b))?)?;
+            let o = Options {
+                store: store.clone(),
+                ..opts(cli, Some(b))?
+            };
+            let db = Database::create(&cli.db, o)?;
             out.done(
                 json!({"path": cli.db, "backend": db.backend().name(), "graphs": db.graphs()}),
                 &format!(

@@ -68,9 +68,14 @@ pub struct Cli {
 pub enum Command {
     /// Create a new, empty database.
     Init {
-        /// Storage backend.
+        /// Storage backend (postgres when `--store` is given).
         #[arg(long, value_enum, default_value_t = BackendArg::Lmdb)]
         backend: BackendArg,
+        /// Keep the data in a PostgreSQL server instead of the folder:
+        /// `postgres://user@host:port/database` (builds with the `postgres`
+        /// feature). The folder then holds only the manifest.
+        #[arg(long)]
+        store: Option<String>,
     },
     /// Counts per label and relationship type, and the size on disk.
     Stats {
@@ -472,6 +477,7 @@ pub enum IndexModeArg {
 pub enum BackendArg {
     Lmdb,
     Fjall,
+    Postgres,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -756,3 +756,35 @@ fn vector_indexes_from_the_command_line() {
     ok(d, &["index", "drop", "docs"]);
     assert!(fails(d, &["vector", "search", "docs", "[1, 0, 0]"]).contains("docs"));
 }
+
+/// `plexus init --store postgres://…`: the folder holds the manifest, the
+/// server the data; every later command finds the store from the manifest.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_database_in_postgres() {
+    let url = std::env::var("PLEXUS_TEST_POSTGRES")
+        .expect("PLEXUS_TEST_POSTGRES names no PostgreSQL server: run the tests with scripts/test");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let created = json(d, &["init", "--store", &url]);
+    assert_eq!(created["backend"], "postgres", "{created}");
+    let folder = d.join("plexus-data");
+    assert!(folder.join("PLEXUS").exists() && !folder.join("data").exists());
+    ok(d, &["node", "put", "ann", "-l", "Person", "-p", "age=34"]);
+    ok(d, &["node", "put", "bob", "-l", "Person", "-p", "age=40"]);
+    ok(d, &["edge", "put", "ann", "KNOWS", "bob"]);
+    let out = ok(
+        d,
+        &[
+            "query",
+            "MATCH (a:Person)-[:KNOWS]->(b) RETURN a.age + b.age AS s",
+        ],
+    );
+    assert!(out.contains("74"), "{out}");
+    let check = ok(d, &["check"]);
+    assert!(check.contains("is consistent: 2 nodes, 1 edges"), "{check}");
+    // A postgres database needs its store's URL.
+    let other = tempfile::tempdir().unwrap();
+    let e = fails(other.path(), &["init", "--backend", "postgres"]);
+    assert!(e.contains("URL"), "{e}");
+}

@@ -239,7 +239,7 @@ pub fn concurrent_observed(
     Ok((steps, nodes))
 }
 
-/// The writers' main: `<database folder> <lmdb|fjall> [threads]` after the
+/// The writers' main: `<database folder> <lmdb|fjall|postgres> [threads]` after the
 /// program name; commits synced when `durable`. `opened` runs once the
 /// database is open, before the first step.
 pub fn writer_main(durable: bool, opened: &dyn Fn()) {
@@ -252,6 +252,8 @@ pub fn writer_main(durable: bool, opened: &dyn Fn()) {
     };
     let opts = Options {
         backend: Some(backend),
+        // The postgres backend's server: the one the test command started.
+        store: std::env::var("PLEXUS_TEST_POSTGRES").ok(),
         durable,
         ..Default::default()
     };

@@ -585,6 +585,30 @@ pub enum Store {
     Memory,
     /// A fresh LMDB environment in a temporary folder (without syncs).
     Lmdb,
+    /// A schema of its own in the PostgreSQL server `PLEXUS_TEST_POSTGRES`
+    /// names, dropped after the scenario.
+    #[cfg(feature = "postgres")]
+    Postgres,
+}
+
+/// What must outlive a scenario's store, and be cleaned up after it.
+enum Keep {
+    Nothing,
+    Dir(#[expect(dead_code, reason = "kept for its Drop")] tempfile::TempDir),
+    #[cfg(feature = "postgres")]
+    Schema {
+        url: String,
+        schema: String,
+    },
+}
+
+impl Drop for Keep {
+    fn drop(&mut self) {
+        #[cfg(feature = "postgres")]
+        if let Keep::Schema { url, schema } = self {
+            let _ = plexus_kv::destroy_postgres(url, schema);
+        }
+    }
 }
 
 impl Store {
@@ -592,16 +616,43 @@ impl Store {
         match name {
             "memory" => Some(Store::Memory),
             "lmdb" => Some(Store::Lmdb),
+            #[cfg(feature = "postgres")]
+            "postgres" => Some(Store::Postgres),
             _ => None,
         }
     }
 
-    /// A store, and the folder that must outlive it.
-    fn open(self) -> Result<(Storage, Option<tempfile::TempDir>), String> {
+    /// A store, and what must outlive it.
+    fn open(self) -> Result<(Storage, Keep), String> {
         match self {
             Store::Memory => Storage::in_memory()
-                .map(|s| (s, None))
+                .map(|s| (s, Keep::Nothing))
                 .map_err(|e| e.to_string()),
+            #[cfg(feature = "postgres")]
+            Store::Postgres => {
+                use std::sync::atomic::{AtomicU64, Ordering};
+                static NEXT: AtomicU64 = AtomicU64::new(0);
+                let url = std::env::var("PLEXUS_TEST_POSTGRES")
+                    .map_err(|_| "PLEXUS_TEST_POSTGRES names no PostgreSQL server".to_string())?;
+                let schema = format!(
+                    "tck_{}_{}",
+                    std::process::id(),
+                    NEXT.fetch_add(1, Ordering::Relaxed)
+                );
+                let opts = plexus_kv::KvOptions {
+                    durable: false,
+                    ..Default::default()
+                };
+                let keep = Keep::Schema {
+                    url: url.clone(),
+                    schema: schema.clone(),
+                };
+                let kv =
+                    plexus_kv::open_postgres(&url, &schema, plexus_storage::KEYSPACE_NAMES, &opts)
+                        .map_err(|e| e.to_string())?;
+                let s = Storage::open(kv).map_err(|e| e.to_string())?;
+                Ok((s, keep))
+            }
             Store::Lmdb => {
                 let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
                 let opts = plexus_kv::KvOptions {
@@ -616,7 +667,7 @@ impl Store {
                 )
                 .map_err(|e| e.to_string())?;
                 let s = Storage::open(kv).map_err(|e| e.to_string())?;
-                Ok((s, Some(dir)))
+                Ok((s, Keep::Dir(dir)))
             }
         }
     }

@@ -99,6 +99,21 @@ fn fjall_survives_sigkill() {
     crash_loop(Backend::Fjall, Death::Kill);
 }
 
+/// The postgres backend, on the server the test command started: a
+/// SIGKILL of the Plexus process mid-commit loses no acknowledged commit
+/// and leaves no partial one (the server's transaction decides).
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_survives_sigkill() {
+    crash_loop(Backend::Postgres, Death::Kill);
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_grouped_commits_survive_sigkill() {
+    concurrent_crash_loop(Backend::Postgres, Death::Kill);
+}
+
 #[test]
 fn lmdb_survives_a_power_cut() {
     crash_loop(Backend::Lmdb, Death::PowerCut(Loss::All));

@@ -497,15 +497,22 @@ static OPS: AtomicUsize = AtomicUsize::new(0);
 
 fn run(backend: Backend, ops: &[Op]) {
     let dir = tempfile::tempdir().unwrap();
-    let kv = plexus_kv::open(
-        backend,
-        dir.path(),
-        plexus_storage::KEYSPACE_NAMES,
-        &KvOptions {
-            durable: false,
-            ..Default::default()
-        },
-    )
+    let opts = KvOptions {
+        durable: false,
+        ..Default::default()
+    };
+    #[cfg(feature = "postgres")]
+    let schema = postgres_schema();
+    let kv = match backend {
+        #[cfg(feature = "postgres")]
+        Backend::Postgres => plexus_kv::open_postgres(
+            &postgres_url(),
+            &schema,
+            plexus_storage::KEYSPACE_NAMES,
+            &opts,
+        ),
+        _ => plexus_kv::open(backend, dir.path(), plexus_storage::KEYSPACE_NAMES, &opts),
+    }
     .unwrap();
     let db = Storage::open(kv).unwrap();
     let mut r = Run {
@@ -520,6 +527,31 @@ fn run(backend: Backend, ops: &[Op]) {
     }
     r.apply(&Op::Commit);
     OPS.fetch_add(ops.len(), Ordering::Relaxed);
+    #[cfg(feature = "postgres")]
+    if backend == Backend::Postgres {
+        drop(r);
+        plexus_kv::destroy_postgres(&postgres_url(), &schema).unwrap();
+    }
+}
+
+/// The server the test command started (`scripts/postgres`).
+#[cfg(feature = "postgres")]
+fn postgres_url() -> String {
+    std::env::var("PLEXUS_TEST_POSTGRES").expect(
+        "PLEXUS_TEST_POSTGRES names no PostgreSQL server: run the tests with scripts/test, \
+         which starts one (or start one and set it to its URL)",
+    )
+}
+
+/// A schema of its own for each case.
+#[cfg(feature = "postgres")]
+fn postgres_schema() -> String {
+    static CASE: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "model_{}_{}",
+        std::process::id(),
+        CASE.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// 100 cases of 80-120 operations: at least 10,000 operations per backend.
@@ -552,5 +584,17 @@ proptest! {
     #[test]
     fn fjall_backend_matches_the_model(ops in prop::collection::vec(op(), 100..=120)) {
         run(Backend::Fjall, &ops);
+    }
+}
+
+// Against a server every operation is a round trip or more: 30 cases
+// (about 3,300 operations) keep the run under a minute.
+#[cfg(feature = "postgres")]
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 30, ..config() })]
+
+    #[test]
+    fn postgres_backend_matches_the_model(ops in prop::collection::vec(op(), 100..=120)) {
+        run(Backend::Postgres, &ops);
     }
 }

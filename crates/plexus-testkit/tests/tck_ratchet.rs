@@ -47,6 +47,34 @@ fn tck_pass_count_never_falls_on_lmdb() {
     ratchet(tck::Store::Lmdb);
 }
 
+/// Every tenth scenario on the postgres backend gives what it gives in
+/// memory: the same scenarios pass, the same fail.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_tck_sample_on_postgres_matches_memory() {
+    let sample: Vec<tck::Scenario> = scenarios().into_iter().step_by(10).collect();
+    let memory = tck::run_all_on(sample.clone(), tck::Store::Memory);
+    let postgres = tck::run_all_on(sample, tck::Store::Postgres);
+    let pass = |o: &tck::Outcome| matches!(o, tck::Outcome::Passed);
+    let passing = memory.iter().filter(|(_, o)| pass(o)).count();
+    eprintln!(
+        "TCK sample: {passing} of {} pass in memory, {} on postgres",
+        memory.len(),
+        postgres.iter().filter(|(_, o)| pass(o)).count()
+    );
+    assert!(passing > 300, "the sample ran: {passing} passed");
+    let differ: Vec<String> = memory
+        .iter()
+        .zip(&postgres)
+        .filter(|((_, a), (_, b))| pass(a) != pass(b))
+        .map(|((s, a), (_, b))| format!("{} / {}: memory {a:?}, postgres {b:?}", s.file, s.name))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "scenarios that differ on postgres: {differ:#?}"
+    );
+}
+
 #[test]
 fn the_harness_compares_strictly() {
     // A scenario whose expected value differs from the engine's must fail.

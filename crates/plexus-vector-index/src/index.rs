@@ -78,10 +78,20 @@ const SIGNS_FROM: usize = 1024;
 /// of fewer than 8,192, a millisecond's tenth, because few candidates are
 /// more often all far from the query, where signs rank worst (a 10% filter
 /// over 5,000 vectors of 100 clusters kept 91% of the top 10 in its best
-/// 100 of 535); of more, at least 256.
-fn shortlist_size(k: usize, n: usize) -> usize {
+/// 100 of 535); of more, at least 256. Shorter vectors have fewer sign
+/// bits to rank by, and cost less to measure: under 1,024 dimensions the
+/// shortlist grows as the code shrinks (four times at 256), which keeps the
+/// bytes measured about the same. Real text embeddings of 256 dimensions
+/// (`docs/benchmarks`, "Real text") kept only 96% of the top 10 of a 10%
+/// filter in the best 399 of 19,991, and 99% of a 1% filter's in 512 of
+/// 2,065.
+fn shortlist_size(k: usize, n: usize, dim: usize) -> usize {
     let floor = if n < 8192 { 512 } else { 256 };
-    k.saturating_mul(10).max(n / 50).max(floor)
+    let widen = (1024 / dim.max(1)).max(1);
+    k.saturating_mul(10)
+        .max(n / 50)
+        .max(floor)
+        .saturating_mul(widen)
 }
 
 /// A filtered search over at least this many slots first estimates the
@@ -574,7 +584,7 @@ impl VectorIndex {
         slots: &[u32],
     ) -> impl Iterator<Item = (usize, f32)> {
         let codes = inner.hnsw.codes();
-        let keep = codes.shortlist(q, slots, shortlist_size(k, slots.len()));
+        let keep = codes.shortlist(q, slots, shortlist_size(k, slots.len(), q.len()));
         let chosen: Vec<u32> = keep.iter().map(|i| slots[*i]).collect();
         let mut ds = Vec::with_capacity(chosen.len());
         codes.distances(q, &chosen, &mut ds);

@@ -35,6 +35,11 @@ pub struct Options {
     /// The backend for a new database; an existing one uses the backend it
     /// was created with. Default: LMDB.
     pub backend: Option<Backend>,
+    /// Where the `postgres` backend keeps the data: the server's URL
+    /// (`postgres://user@host:port/database`). Required to create such a
+    /// database; the manifest keeps it, and a URL given when opening wins
+    /// (say, one with a password the manifest should not hold).
+    pub store: Option<String>,
     /// Sync each commit to disk before acknowledging it (default true).
     /// Without, an OS crash or power loss may lose recent commits and, on
     /// LMDB, damage the database (see `plexus_kv::KvOptions::durable`).
@@ -59,6 +64,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             backend: None,
+            store: None,
             durable: true,
             query_timeout: None,
             query_memory_limit: Some(DEFAULT_QUERY_MEMORY),
@@ -135,8 +141,20 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     f.sync_all().map_err(io(path))
 }
 
-/// The format version and backend a manifest names.
-fn read_manifest_any(path: &Path) -> Result<(u32, Backend)> {
+/// What a manifest says: the format, the backend, and for a backend in a
+/// server, where its data is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Manifest {
+    format: u32,
+    backend: Backend,
+    /// The server's URL (`postgres`).
+    store: Option<String>,
+    /// The schema holding the database's tables in that server.
+    schema: Option<String>,
+}
+
+/// The manifest, whatever its format version.
+fn read_manifest_any(path: &Path) -> Result<Manifest> {
     let file = path.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&file).map_err(io(&file))?;
     let not_db = |why: String| Error::NotADatabase {
@@ -149,11 +167,13 @@ fn read_manifest_any(path: &Path) -> Result<(u32, Backend)> {
             "{MANIFEST_FILE} does not start with '{MAGIC}'"
         )));
     }
-    let (mut format, mut backend) = (None, None);
+    let (mut format, mut backend, mut store, mut schema) = (None, None, None, None);
     for line in lines {
         match line.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
             Some(("format", v)) => format = v.parse::<u32>().ok(),
             Some(("backend", v)) => backend = Some(v.to_string()),
+            Some(("store", v)) => store = Some(v.to_string()),
+            Some(("schema", v)) => schema = Some(v.to_string()),
             _ => {}
         }
     }
@@ -161,15 +181,25 @@ fn read_manifest_any(path: &Path) -> Result<(u32, Backend)> {
     let name = backend.ok_or_else(|| not_db(format!("{MANIFEST_FILE} names no backend")))?;
     let backend =
         Backend::parse(&name).ok_or_else(|| not_db(format!("unknown backend '{name}'")))?;
-    Ok((format, backend))
+    if backend == Backend::Postgres && (store.is_none() || schema.is_none()) {
+        return Err(not_db(format!(
+            "{MANIFEST_FILE} names the postgres backend without its store and schema"
+        )));
+    }
+    Ok(Manifest {
+        format,
+        backend,
+        store,
+        schema,
+    })
 }
 
-/// The backend a database of this build's format uses, from its manifest.
-fn read_manifest(path: &Path) -> Result<Backend> {
-    let (format, backend) = read_manifest_any(path)?;
+/// The manifest of a database of this build's format.
+fn read_manifest(path: &Path) -> Result<Manifest> {
+    let m = read_manifest_any(path)?;
     let unsupported = |why: String| Error::Storage(plexus_storage::StorageError::Unsupported(why));
-    match (format, plexus_storage::convertible(format)) {
-        (FORMAT_VERSION, _) => Ok(backend),
+    match (m.format, plexus_storage::convertible(m.format)) {
+        (FORMAT_VERSION, _) => Ok(m),
         (v, Some(what)) => Err(unsupported(format!(
             "the database at {} has format version {v} ({what}); convert it in place with `plexus --db {} upgrade`, then open it",
             path.display(),
@@ -184,16 +214,83 @@ fn read_manifest(path: &Path) -> Result<Backend> {
 
 /// Writes the manifest for this build's format: to a side file, synced,
 /// renamed over, the folder synced, so a crash leaves the old or the new.
-fn write_manifest(path: &Path, backend: Backend) -> Result<()> {
-    let manifest = format!(
+fn write_manifest(path: &Path, m: &Manifest) -> Result<()> {
+    let mut manifest = format!(
         "{MAGIC}\nformat = {FORMAT_VERSION}\nbackend = {}\n",
-        backend.name()
+        m.backend.name()
     );
+    if let (Some(store), Some(schema)) = (&m.store, &m.schema) {
+        manifest.push_str(&format!("store = {store}\nschema = {schema}\n"));
+    }
     let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
     write_synced(&tmp, manifest.as_bytes())?;
     std::fs::rename(&tmp, path.join(MANIFEST_FILE)).map_err(io(path))?;
     // The rename is durable only once the folder is synced.
     sync_folder(path)
+}
+
+/// The manifest of a new database: for the postgres backend, the store's
+/// URL and a schema of its own (so that one server holds many databases).
+fn new_manifest(backend: Backend, opts: &Options) -> Result<Manifest> {
+    let (store, schema) = if backend == Backend::Postgres {
+        let url = opts.store.clone().ok_or_else(|| {
+            Error::Storage(plexus_storage::StorageError::Invalid(
+                "a postgres database needs its store's URL (Options::store; `plexus init --store postgres://…`)".into(),
+            ))
+        })?;
+        (
+            Some(url),
+            Some(format!("plexus_{}", uuid::Uuid::new_v4().simple())),
+        )
+    } else {
+        (None, None)
+    };
+    Ok(Manifest {
+        format: FORMAT_VERSION,
+        backend,
+        store,
+        schema,
+    })
+}
+
+/// The key-value store a manifest names: the `data` folder beside it, or
+/// the server's schema.
+fn open_store(
+    path: &Path,
+    m: &Manifest,
+    opts: &Options,
+    kv_opts: &KvOptions,
+) -> Result<std::sync::Arc<dyn plexus_kv::KvStore>> {
+    match (m.backend, &m.schema) {
+        #[cfg(feature = "postgres")]
+        (Backend::Postgres, Some(schema)) => {
+            let url = opts.store.as_ref().or(m.store.as_ref()).ok_or_else(|| {
+                Error::Storage(plexus_storage::StorageError::Invalid(
+                    "the postgres store's URL is unknown".into(),
+                ))
+            })?;
+            Ok(plexus_kv::open_postgres(
+                url,
+                schema,
+                KEYSPACE_NAMES,
+                kv_opts,
+            )?)
+        }
+        #[cfg(not(feature = "postgres"))]
+        (Backend::Postgres, _) => {
+            let _ = opts;
+            Err(Error::Storage(plexus_storage::StorageError::Unsupported(
+                "this build of Plexus has no postgres backend (build with the `postgres` feature)"
+                    .into(),
+            )))
+        }
+        _ => Ok(plexus_kv::open(
+            m.backend,
+            &path.join("data"),
+            KEYSPACE_NAMES,
+            kv_opts,
+        )?),
+    }
 }
 
 /// Makes the folder's entries (files created, renamed, removed) durable.
@@ -246,8 +343,9 @@ impl Database {
             read_only: false,
             ..opts
         };
-        let db = Self::open_backend(path, backend, &opts, Some(lock))?;
-        write_manifest(path, backend)?;
+        let manifest = new_manifest(backend, &opts)?;
+        let db = Self::open_backend(path, &manifest, &opts, Some(lock))?;
+        write_manifest(path, &manifest)?;
         std::fs::remove_file(&marker).map_err(io(&marker))?;
         sync_folder(path)?;
         Ok(db)
@@ -278,22 +376,22 @@ impl Database {
                 }
             });
         }
-        let backend = read_manifest(path)?;
-        if let Some(asked) = opts.backend.filter(|b| *b != backend) {
+        let manifest = read_manifest(path)?;
+        if let Some(asked) = opts.backend.filter(|b| *b != manifest.backend) {
             return Err(Error::NotADatabase {
                 path: path.to_path_buf(),
                 why: format!(
                     "it uses the {} backend, not {}",
-                    backend.name(),
+                    manifest.backend.name(),
                     asked.name()
                 ),
             });
         }
         if opts.read_only {
-            return Self::open_backend(path, backend, &opts, None);
+            return Self::open_backend(path, &manifest, &opts, None);
         }
         let lock = Self::lock(path)?;
-        Self::open_backend(path, backend, &opts, Some(lock))
+        Self::open_backend(path, &manifest, &opts, Some(lock))
     }
 
     /// Converts the database at `path`, written by an older format of
@@ -309,20 +407,15 @@ impl Database {
         if !path.join(MANIFEST_FILE).exists() {
             return Err(Error::Missing(path.to_path_buf()));
         }
-        let (format, backend) = read_manifest_any(path)?;
+        let manifest = read_manifest_any(path)?;
         let _lock = Self::lock(path)?;
-        let kv = plexus_kv::open(
-            backend,
-            &path.join("data"),
-            KEYSPACE_NAMES,
-            &KvOptions::default(),
-        )?;
+        let kv = open_store(path, &manifest, &Options::default(), &KvOptions::default())?;
         let report = Storage::upgrade(&*kv, progress)?;
         drop(kv);
         // Also when only the manifest is behind (a conversion stopped
         // between the store's last write and the manifest's).
-        if format != FORMAT_VERSION {
-            write_manifest(path, backend)?;
+        if manifest.format != FORMAT_VERSION {
+            write_manifest(path, &manifest)?;
         }
         Ok(report)
     }
@@ -398,7 +491,7 @@ impl Database {
 
     fn open_backend(
         path: &Path,
-        backend: Backend,
+        manifest: &Manifest,
         opts: &Options,
         lock: Option<File>,
     ) -> Result<Database> {
@@ -407,7 +500,7 @@ impl Database {
             read_only: opts.read_only,
             ..KvOptions::default()
         };
-        let kv = plexus_kv::open(backend, &path.join("data"), KEYSPACE_NAMES, &kv_opts)?;
+        let kv = open_store(path, manifest, opts, &kv_opts)?;
         let storage = with_maintainers(if opts.read_only {
             Storage::open_read_only(kv)?
         } else {
