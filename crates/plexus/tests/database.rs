@@ -7,6 +7,17 @@ fn each_backend() -> Vec<Backend> {
         .collect()
 }
 
+/// The postgres backend's server, which the test command starts
+/// (`scripts/postgres`); other backends ignore it.
+fn store() -> Option<String> {
+    let url = std::env::var("PLEXUS_TEST_POSTGRES").ok();
+    assert!(
+        url.is_some() || !each_backend().contains(&Backend::Postgres),
+        "PLEXUS_TEST_POSTGRES names no PostgreSQL server: run the tests with scripts/test"
+    );
+    url
+}
+
 #[test]
 fn data_survives_reopen_on_every_backend() {
     for backend in each_backend() {
@@ -17,6 +28,7 @@ fn data_survives_reopen_on_every_backend() {
                 &path,
                 Options {
                     backend: Some(backend),
+                    store: store(),
                     ..Default::default()
                 },
             )
@@ -87,6 +99,7 @@ fn an_interrupted_creation_is_started_over() {
         let path = dir.path().join("db");
         let opts = Options {
             backend: Some(backend),
+            store: store(),
             ..Default::default()
         };
         {
@@ -99,8 +112,9 @@ fn an_interrupted_creation_is_started_over() {
         std::fs::remove_file(path.join(plexus::MANIFEST_FILE)).unwrap();
         let e = Database::open(&path, opts.clone()).err().unwrap();
         assert!(matches!(e, Error::NotADatabase { .. }), "{e}");
+        // (A postgres database's data is in its server, not the folder.)
         assert!(
-            path.join("data").exists(),
+            backend == Backend::Postgres || path.join("data").exists(),
             "an unmarked folder is left alone"
         );
         std::fs::write(path.join("PLEXUS.creating"), "").unwrap();
