@@ -91,6 +91,10 @@ impl KvStore for FencedKv {
     fn backend(&self) -> Backend {
         self.inner.backend()
     }
+
+    fn round_trips(&self) -> Option<u64> {
+        self.inner.round_trips()
+    }
 }
 
 #[cfg(test)]

@@ -306,6 +306,13 @@ pub trait KvStore: Send + Sync {
 
     /// Which backend this is.
     fn backend(&self) -> Backend;
+
+    /// Round trips to a remote store since it was opened (statements,
+    /// prepares, transaction ends): what a remote backend's cost is
+    /// counted in. `None` for a local store.
+    fn round_trips(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Options common to every backend.

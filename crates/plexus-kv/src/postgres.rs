@@ -26,9 +26,12 @@ use crate::{
     ScanOptions, Snapshot, SortedCheck, WriteBatch,
 };
 use postgres::error::SqlState;
-use postgres::{Client, NoTls};
+use postgres::types::ToSql;
+use postgres::{Client, GenericClient, NoTls, Row, Statement};
+use std::collections::HashMap;
 use std::io::Write;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -79,15 +82,76 @@ fn check_name(what: &str, name: &str) -> Result<()> {
     }
 }
 
+/// A connection and the statements prepared on it, by their SQL: a
+/// statement is prepared once per connection (a round trip), then each use
+/// is one.
+struct Conn {
+    client: Client,
+    stmts: HashMap<String, Statement>,
+}
+
+/// The statement for `sql` on a connection, prepared on first use.
+fn cached<C: GenericClient>(
+    c: &mut C,
+    stmts: &mut HashMap<String, Statement>,
+    trips: &AtomicU64,
+    sql: &str,
+) -> Result<Statement, postgres::Error> {
+    if let Some(st) = stmts.get(sql) {
+        return Ok(st.clone());
+    }
+    trips.fetch_add(1, Relaxed);
+    let st = c.prepare(sql)?;
+    stmts.insert(sql.to_string(), st.clone());
+    Ok(st)
+}
+
+/// A transaction on a pooled connection, counting its round trips.
+struct Tx<'c> {
+    t: postgres::Transaction<'c>,
+    stmts: &'c mut HashMap<String, Statement>,
+    trips: &'c AtomicU64,
+}
+
+impl Tx<'_> {
+    fn execute(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, postgres::Error> {
+        let st = cached(&mut self.t, self.stmts, self.trips, sql)?;
+        self.trips.fetch_add(1, Relaxed);
+        self.t.execute(&st, params)
+    }
+
+    fn query_opt(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error> {
+        let st = cached(&mut self.t, self.stmts, self.trips, sql)?;
+        self.trips.fetch_add(1, Relaxed);
+        self.t.query_opt(&st, params)
+    }
+
+    fn batch_execute(&mut self, sql: &str) -> Result<(), postgres::Error> {
+        self.trips.fetch_add(1, Relaxed);
+        self.t.batch_execute(sql)
+    }
+}
+
 struct Pool {
     url: String,
     durable: bool,
     read_only: bool,
-    idle: Mutex<Vec<Client>>,
+    idle: Mutex<Vec<Conn>>,
+    /// Round trips to the server so far (statements, prepares, transaction
+    /// ends), for `KvStore::round_trips`.
+    trips: AtomicU64,
 }
 
 impl Pool {
-    fn take(&self) -> Result<Client> {
+    fn take(&self) -> Result<Conn> {
         if let Some(c) = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop() {
             return Ok(c);
         }
@@ -105,18 +169,27 @@ impl Pool {
         if !setup.is_empty() {
             c.batch_execute(&setup).map_err(pg_error)?;
         }
-        Ok(c)
+        Ok(Conn {
+            client: c,
+            stmts: HashMap::new(),
+        })
     }
 
     /// Gives a connection back, unless it is broken or enough are idle.
-    fn give(&self, c: Client) {
-        if c.is_closed() {
+    fn give(&self, c: Conn) {
+        if c.client.is_closed() {
             return;
         }
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() < IDLE_CONNECTIONS {
             idle.push(c);
         }
+    }
+
+    /// Runs statements with the simple protocol: one round trip.
+    fn batch(&self, c: &mut Conn, sql: &str) -> Result<()> {
+        self.trips.fetch_add(1, Relaxed);
+        c.client.batch_execute(sql).map_err(pg_error)
     }
 }
 
@@ -146,6 +219,7 @@ impl PgStore {
             durable: opts.durable,
             read_only: opts.read_only,
             idle: Mutex::new(Vec::new()),
+            trips: AtomicU64::new(0),
         });
         let tables: Vec<String> = keyspaces
             .iter()
@@ -154,6 +228,7 @@ impl PgStore {
         let mut c = pool.take()?;
         if opts.read_only {
             let found: i64 = c
+                .client
                 .query_one(
                     "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1",
                     &[&schema],
@@ -172,7 +247,7 @@ impl PgStore {
                     "CREATE TABLE IF NOT EXISTS {t} (k bytea PRIMARY KEY, v bytea NOT NULL);"
                 ));
             }
-            c.batch_execute(&ddl).map_err(pg_error)?;
+            pool.batch(&mut c, &ddl)?;
         }
         pool.give(c);
         Ok(PgStore {
@@ -191,24 +266,34 @@ impl PgStore {
 
     /// Runs `body` in a transaction on a pooled connection, again when the
     /// store rolled it back for a serialization failure or a deadlock.
-    fn transaction(
-        &self,
-        body: &mut dyn FnMut(&mut postgres::Transaction<'_>) -> Result<(), Failure>,
-    ) -> Result<()> {
+    fn transaction(&self, body: &mut dyn FnMut(&mut Tx<'_>) -> Result<(), Failure>) -> Result<()> {
         if self.pool.read_only {
             return Err(KvError::ReadOnly);
         }
         let mut c = self.pool.take()?;
+        let trips = &self.pool.trips;
         let mut attempt = 0;
         let out = loop {
             attempt += 1;
-            let result = match c.transaction() {
-                Ok(mut t) => match body(&mut t) {
-                    Ok(()) => t.commit().map_err(Failure::Pg),
-                    Err(f) => Err(f),
-                },
+            trips.fetch_add(1, Relaxed);
+            let Conn { client, stmts } = &mut c;
+            let result = match client.transaction() {
+                Ok(t) => {
+                    let mut tx = Tx { t, stmts, trips };
+                    match body(&mut tx) {
+                        Ok(()) => {
+                            trips.fetch_add(1, Relaxed);
+                            tx.t.commit().map_err(Failure::Pg)
+                        }
+                        Err(f) => Err(f),
+                    }
+                }
                 Err(e) => Err(Failure::Pg(e)),
             };
+            if result.is_err() {
+                // What a failed transaction prepared is not trusted.
+                c.stmts.clear();
+            }
             match result {
                 Ok(()) => break Ok(()),
                 Err(Failure::Pg(e)) if transient(&e) && attempt < ATTEMPTS => {
@@ -259,7 +344,7 @@ enum Group {
 }
 
 impl PgStore {
-    fn flush(&self, t: &mut postgres::Transaction<'_>, g: &mut Group) -> Result<(), Failure> {
+    fn flush(&self, t: &mut Tx<'_>, g: &mut Group) -> Result<(), Failure> {
         match std::mem::replace(g, Group::None) {
             Group::None => {}
             Group::Puts(ks, mut pairs) => {
@@ -283,7 +368,7 @@ impl PgStore {
         Ok(())
     }
 
-    fn apply(&self, t: &mut postgres::Transaction<'_>, ops: &[Op]) -> Result<(), Failure> {
+    fn apply(&self, t: &mut Tx<'_>, ops: &[Op]) -> Result<(), Failure> {
         let mut group = Group::None;
         for op in ops {
             match (op, &mut group) {
@@ -316,13 +401,7 @@ impl PgStore {
     }
 
     /// A counter's delta: read under a row lock, written or deleted.
-    fn add(
-        &self,
-        t: &mut postgres::Transaction<'_>,
-        ks: Ks,
-        key: &[u8],
-        delta: i64,
-    ) -> Result<(), Failure> {
+    fn add(&self, t: &mut Tx<'_>, ks: Ks, key: &[u8], delta: i64) -> Result<(), Failure> {
         let table = self.table(ks)?;
         let old: Option<Vec<u8>> = t
             .query_opt(
@@ -348,7 +427,7 @@ impl PgStore {
     /// one upsert. Returns how many.
     fn copy_into(
         &self,
-        t: &mut postgres::Transaction<'_>,
+        t: &mut Tx<'_>,
         ks: Ks,
         pairs: &mut dyn Iterator<Item = Result<KvPair>>,
     ) -> Result<u64, Failure> {
@@ -359,7 +438,9 @@ impl PgStore {
         )?;
         let mut n = 0u64;
         {
-            let mut w = t.copy_in("COPY plexus_load (k, v) FROM STDIN (FORMAT binary)")?;
+            t.trips.fetch_add(1, Relaxed);
+            let mut w =
+                t.t.copy_in("COPY plexus_load (k, v) FROM STDIN (FORMAT binary)")?;
             let io = |e: std::io::Error| Failure::Kv(KvError::Io(e));
             w.write_all(b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0")
                 .map_err(io)?;
@@ -399,7 +480,9 @@ impl PgStore {
         let mut c = self.pool.take()?;
         let mut out = Vec::with_capacity(self.tables.len());
         for t in &self.tables {
+            self.pool.trips.fetch_add(1, Relaxed);
             let bytes: i64 = c
+                .client
                 .query_one("SELECT pg_total_relation_size($1::text::regclass)", &[t])
                 .map_err(pg_error)?
                 .get(0);
@@ -414,8 +497,10 @@ impl KvStore for PgStore {
     fn snapshot(&self) -> Result<Box<dyn Snapshot>> {
         let mut c = self.pool.take()?;
         // The snapshot is taken by the first statement of the transaction.
-        c.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1")
-            .map_err(pg_error)?;
+        self.pool.batch(
+            &mut c,
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1",
+        )?;
         Ok(Box::new(PgSnapshot {
             client: Mutex::new(Some(c)),
             pool: self.pool.clone(),
@@ -495,14 +580,20 @@ impl KvStore for PgStore {
     fn backend(&self) -> Backend {
         Backend::Postgres
     }
+
+    fn round_trips(&self) -> Option<u64> {
+        Some(self.pool.trips.load(Relaxed))
+    }
 }
 
 impl PgStore {
     /// Drops the store's schema and every table in it.
     pub(crate) fn destroy(&self) -> Result<()> {
         let mut c = self.pool.take()?;
-        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
-            .map_err(pg_error)?;
+        self.pool.batch(
+            &mut c,
+            &format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema),
+        )?;
         self.pool.give(c);
         Ok(())
     }
@@ -511,7 +602,7 @@ impl PgStore {
 /// A snapshot: a read-only repeatable-read transaction on its own
 /// connection, ended (and the connection pooled again) when dropped.
 struct PgSnapshot {
-    client: Mutex<Option<Client>>,
+    client: Mutex<Option<Conn>>,
     pool: Arc<Pool>,
     tables: Vec<String>,
 }
@@ -524,7 +615,7 @@ impl Drop for PgSnapshot {
             .unwrap_or_else(|p| p.into_inner())
             .take();
         if let Some(mut c) = c {
-            if c.batch_execute("ROLLBACK").is_ok() {
+            if self.pool.batch(&mut c, "ROLLBACK").is_ok() {
                 self.pool.give(c);
             }
         }
@@ -557,12 +648,16 @@ fn range_sql(range: &KeyRange, first: usize) -> (String, Vec<Vec<u8>>) {
 }
 
 impl PgSnapshot {
-    fn with<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
+    /// Runs the prepared `sql` with `params` on the snapshot's connection.
+    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
         let mut guard = self.client.lock().unwrap_or_else(|p| p.into_inner());
         let c = guard
             .as_mut()
             .ok_or_else(|| KvError::Corrupt("a snapshot used after it ended".into()))?;
-        f(c)
+        let trips = &self.pool.trips;
+        let st = cached(&mut c.client, &mut c.stmts, trips, sql).map_err(pg_error)?;
+        trips.fetch_add(1, Relaxed);
+        c.client.query(&st, params).map_err(pg_error)
     }
 
     fn table(&self, ks: Ks) -> Result<&str> {
@@ -578,25 +673,21 @@ impl PgSnapshot {
         let (cond, params) = range_sql(range, 0);
         let order = if reverse { "DESC" } else { "ASC" };
         let sql = format!("SELECT k, v FROM {table} WHERE {cond} ORDER BY k {order} LIMIT {limit}");
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params
-            .iter()
-            .map(|p| p as &(dyn postgres::types::ToSql + Sync))
-            .collect();
-        self.with(|c| {
-            let rows = c.query(&sql, &refs).map_err(pg_error)?;
-            Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
-        })
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let rows = self.query(&sql, &refs)?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 }
 
 impl Snapshot for PgSnapshot {
     fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let sql = format!("SELECT v FROM {} WHERE k = $1", self.table(ks)?);
-        self.with(|c| {
-            Ok(c.query_opt(&sql, &[&key])
-                .map_err(pg_error)?
-                .map(|r| r.get(0)))
-        })
+        Ok(self
+            .query(&sql, &[&key])?
+            .into_iter()
+            .next()
+            .map(|r| r.get(0)))
     }
 
     fn multi_get(&self, ks: Ks, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
@@ -605,10 +696,11 @@ impl Snapshot for PgSnapshot {
         }
         let sql = format!("SELECT k, v FROM {} WHERE k = ANY($1)", self.table(ks)?);
         let asked: Vec<&[u8]> = keys.to_vec();
-        let found: std::collections::HashMap<Vec<u8>, Vec<u8>> = self.with(|c| {
-            let rows = c.query(&sql, &[&asked]).map_err(pg_error)?;
-            Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
-        })?;
+        let found: HashMap<Vec<u8>, Vec<u8>> = self
+            .query(&sql, &[&asked])?
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
         Ok(keys.iter().map(|k| found.get(*k).cloned()).collect())
     }
 

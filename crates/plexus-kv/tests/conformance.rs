@@ -568,3 +568,45 @@ fn fjall_refuses_read_only_clearly() {
         .unwrap();
     assert!(e.to_string().contains("one process"), "{e}");
 }
+
+/// What each call costs on the postgres backend, in round trips to the
+/// server, once its statements are prepared on the connection: a get, a
+/// multi-get and a short scan are one each, a scan one per 1,024 rows, and
+/// a batch of puts to one keyspace three (begin, one statement, commit).
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(Backend::Postgres, &dir);
+    let trips = || s.round_trips().unwrap();
+    let all: Vec<Vec<u8>> = (0..2500u32).map(|i| i.to_be_bytes().to_vec()).collect();
+    let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+    // Twice: the first prepares the statement on the connection.
+    for round in 0..2 {
+        let before = trips();
+        put_all(&*s, A, &refs);
+        if round == 1 {
+            assert_eq!(trips() - before, 3, "a batch of puts");
+        }
+    }
+    let snap = s.snapshot().unwrap();
+    for round in 0..2 {
+        let before = trips();
+        snap.get(A, &all[7]).unwrap();
+        let got = trips() - before;
+        let before = trips();
+        snap.multi_get(A, &[&all[1], &all[2], &all[3]]).unwrap();
+        let multi = trips() - before;
+        let before = trips();
+        let n = snap
+            .scan(A, &KeyRange::all(), ScanOptions::default())
+            .count();
+        let scan = trips() - before;
+        assert_eq!(n, 2500);
+        if round == 1 {
+            assert_eq!((got, multi, scan), (1, 1, 3));
+        }
+    }
+    let local = tempfile::tempdir().unwrap();
+    assert_eq!(store(Backend::Lmdb, &local).round_trips(), None);
+}

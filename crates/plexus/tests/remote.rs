@@ -1,0 +1,82 @@
+//! Round trips to a remote store (the postgres backend on the server the
+//! test command starts): what a point read, a one-hop read and a three-hop
+//! count cost today. Run with `--nocapture` to see the counts
+//! (docs/distributed.md quotes them).
+#![cfg(feature = "postgres")]
+
+use plexus::{Backend, Database, Direction, GraphRead, Options, Params, Props, Value};
+
+#[test]
+fn round_trips_of_reads_on_postgres() {
+    let url = std::env::var("PLEXUS_TEST_POSTGRES")
+        .expect("PLEXUS_TEST_POSTGRES names no PostgreSQL server: run scripts/test");
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(
+        dir.path().join("db"),
+        Options {
+            backend: Some(Backend::Postgres),
+            store: Some(url),
+            durable: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    // A tree: the hub, 10 children, 100 grandchildren, 1,000 below them.
+    let mut t = db.write("default").unwrap();
+    let hub = t.create_node(Some("hub"), &["N"], &Props::new()).unwrap();
+    let mut level = vec![hub];
+    for depth in 1..=3 {
+        let mut next = Vec::new();
+        for (i, parent) in level.iter().enumerate() {
+            for j in 0..10 {
+                let key = format!("n{depth}_{i}_{j}");
+                let n = t.create_node(Some(&key), &["N"], &Props::new()).unwrap();
+                t.create_edge(None, *parent, n, "E", &Props::new()).unwrap();
+                next.push(n);
+            }
+        }
+        level = next;
+    }
+    t.commit().unwrap();
+    let kv = db.storage().kv().clone();
+    let trips = || kv.round_trips().unwrap();
+    let measure = |what: &str, f: &dyn Fn()| -> u64 {
+        f(); // statements prepared, caches warm
+        let before = trips();
+        f();
+        let n = trips() - before;
+        println!("{what}: {n} round trips");
+        n
+    };
+    let snapshot = measure("a read transaction (begin and end)", &|| {
+        drop(db.read("default").unwrap());
+    });
+    assert!(snapshot >= 1);
+    measure("a node by its id", &|| {
+        let r = db.read("default").unwrap();
+        assert!(r.node_by_key("hub").unwrap().is_some());
+    });
+    measure("the hub's 10 neighbours", &|| {
+        let r = db.read("default").unwrap();
+        assert_eq!(r.neighbors(hub, Direction::Out, None).unwrap().len(), 10);
+    });
+    let p = Params::new();
+    measure("Cypher: a label scan of 1,111 nodes with a filter", &|| {
+        let rows = db
+            .query("default", "MATCH (h:N {id: 'none'}) RETURN count(h)", &p)
+            .unwrap()
+            .rows;
+        assert_eq!(rows, vec![vec![Value::Int(0)]]);
+    });
+    measure("Cypher: the 1,000 nodes three hops from the hub", &|| {
+        let rows = db
+            .query(
+                "default",
+                "MATCH (h) WHERE elementId(h) = 'hub' MATCH (h)-->()-->()-->(d) RETURN count(d)",
+                &p,
+            )
+            .unwrap()
+            .rows;
+        assert_eq!(rows, vec![vec![Value::Int(1000)]]);
+    });
+}
