@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::view::{GraphView, Hop, Path, Step};
 use plexus_storage::NodeId;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 
 /// Whether a path may use an edge twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +16,9 @@ pub enum PathSemantics {
 
 /// The distinct nodes within `max_depth` hops of `start` (itself included,
 /// at depth 0), in breadth-first order, each with its hop distance. Every
-/// node is expanded once.
+/// node is expanded once. A level is expanded in batches of
+/// [`FRONTIER_BATCH`] nodes, each one read of the view
+/// ([`GraphView::steps_many`]: one round trip on a remote store).
 pub fn bfs(
     v: &impl GraphView,
     start: NodeId,
@@ -25,23 +27,31 @@ pub fn bfs(
 ) -> Result<Vec<(NodeId, u32)>> {
     let mut seen: HashSet<NodeId> = HashSet::from([start]);
     let mut order = vec![(start, 0)];
-    let mut queue = VecDeque::from([(start, 0u32)]);
-    let mut buf = Vec::new();
-    while let Some((n, d)) = queue.pop_front() {
-        if d >= max_depth {
-            continue;
-        }
-        buf.clear();
-        v.steps(n, filter, &mut buf)?;
-        for s in &buf {
-            if seen.insert(s.node) {
-                order.push((s.node, d + 1));
-                queue.push_back((s.node, d + 1));
+    let mut frontier = vec![start];
+    let mut steps = Vec::new();
+    for depth in 1..=max_depth {
+        let mut next = Vec::new();
+        for batch in frontier.chunks(FRONTIER_BATCH) {
+            v.steps_many(batch, filter, &mut steps)?;
+            for s in steps.iter().flatten() {
+                if seen.insert(s.node) {
+                    order.push((s.node, depth));
+                    next.push(s.node);
+                }
             }
         }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
     }
     Ok(order)
 }
+
+/// Nodes of a breadth-first level read at once: large enough that a level
+/// of a remote store costs few round trips, small enough that their steps
+/// fit in memory together.
+pub const FRONTIER_BATCH: usize = 1024;
 
 /// How many distinct nodes other than `start` lie within `max_depth` hops.
 pub fn reach(

@@ -117,6 +117,17 @@ pub trait GraphView {
     /// `Direction::Both` a self-loop is one step.
     fn steps(&self, node: NodeId, filter: &Filter, out: &mut Vec<Step>) -> Result<()>;
 
+    /// [`GraphView::steps`] of many nodes: `out[i]` gets the steps from
+    /// `nodes[i]`. A view over a remote store reads them all at once.
+    fn steps_many(
+        &self,
+        nodes: &[NodeId],
+        filter: &Filter,
+        out: &mut Vec<Vec<Step>>,
+    ) -> Result<()> {
+        steps_one_by_one(self, nodes, filter, out)
+    }
+
     /// The numeric value of an edge's weight property.
     fn weight(&self, edge: EdgeId, key: &str) -> Result<Option<f64>>;
 
@@ -152,6 +163,20 @@ impl<R: GraphRead + ?Sized> GraphView for StoreView<'_, R> {
         Ok(())
     }
 
+    fn steps_many(
+        &self,
+        nodes: &[NodeId],
+        filter: &Filter,
+        out: &mut Vec<Vec<Step>>,
+    ) -> Result<()> {
+        // Every type: one read for all the nodes, in the order `steps`
+        // gives (outgoing, then incoming without self-loops).
+        if filter.types == TypeFilter::Any {
+            return Ok(self.0.neighbors_many(nodes, filter.dir, None, out)?);
+        }
+        steps_one_by_one(self, nodes, filter, out)
+    }
+
     fn weight(&self, edge: EdgeId, key: &str) -> Result<Option<f64>> {
         numeric(edge, key, self.0.edge_property(edge, key)?)
     }
@@ -162,6 +187,22 @@ impl<R: GraphRead + ?Sized> GraphView for StoreView<'_, R> {
 }
 
 /// With `Direction::Both`, a self-loop was already listed as outgoing.
+/// [`GraphView::steps_many`] as one [`GraphView::steps`] per node.
+fn steps_one_by_one<V: GraphView + ?Sized>(
+    v: &V,
+    nodes: &[NodeId],
+    filter: &Filter,
+    out: &mut Vec<Vec<Step>>,
+) -> Result<()> {
+    out.clear();
+    for &n in nodes {
+        let mut steps = Vec::new();
+        v.steps(n, filter, &mut steps)?;
+        out.push(steps);
+    }
+    Ok(())
+}
+
 pub(crate) fn skip_self_loops(out: &mut Vec<Step>, from: usize, node: NodeId) {
     let tail: Vec<Step> = out.drain(from..).filter(|s| s.node != node).collect();
     out.extend(tail);

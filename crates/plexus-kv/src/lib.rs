@@ -44,6 +44,10 @@ pub type KvIter<'a> = Box<dyn Iterator<Item = Result<KvPair>> + 'a>;
 /// What [`Snapshot::visit`] hands each pair to: true to go on.
 pub type PairVisitor<'f> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'f;
 
+/// What [`Snapshot::visit_ranges`] hands each pair to, with the position
+/// of its range: true to go on.
+pub type RangeVisitor<'f> = dyn FnMut(usize, &[u8], &[u8]) -> Result<bool> + 'f;
+
 /// A range of keys, each bound inclusive, exclusive or open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRange {
@@ -161,6 +165,14 @@ pub trait Snapshot: Send {
         Ok(())
     }
 
+    /// Hands `f` the pairs of several ranges: range by range in the order
+    /// given, each in key order, with the range's position in `ranges`; `f`
+    /// returns false to stop. A remote store answers all of them in one
+    /// round trip (the adjacency of a whole frontier, say).
+    fn visit_ranges(&self, ks: Ks, ranges: &[KeyRange], f: &mut RangeVisitor<'_>) -> Result<()> {
+        visit_ranges_one_by_one(self, ks, ranges, f)
+    }
+
     /// Hands `f` the last pair whose key is at most `key` and at least
     /// `min`, if there is one: one cursor seek (the block holding a key,
     /// when a block's key is its first entry's).
@@ -182,6 +194,37 @@ pub trait Snapshot: Send {
         }
         Ok(())
     }
+}
+
+/// [`Snapshot::visit_ranges`] as one [`Snapshot::visit`] per range: the
+/// default, and for wrappers that change what a keyspace's pairs are.
+pub fn visit_ranges_one_by_one<S: Snapshot + ?Sized>(
+    snap: &S,
+    ks: Ks,
+    ranges: &[KeyRange],
+    f: &mut RangeVisitor<'_>,
+) -> Result<()> {
+    each_range(ranges, f, &mut |r, g| snap.visit(ks, r, g))
+}
+
+/// Hands `f` the pairs of each range in turn, as `visit` reads one range
+/// (for readers of ranges that are not a [`Snapshot`]).
+pub fn each_range(
+    ranges: &[KeyRange],
+    f: &mut RangeVisitor<'_>,
+    visit: &mut dyn FnMut(&KeyRange, &mut PairVisitor<'_>) -> Result<()>,
+) -> Result<()> {
+    for (i, r) in ranges.iter().enumerate() {
+        let mut more = true;
+        visit(r, &mut |k, v| {
+            more = f(i, k, v)?;
+            Ok(more)
+        })?;
+        if !more {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// [`Snapshot::floor`] through [`Snapshot::visit_rev`]: the default, and

@@ -22,8 +22,8 @@
 
 use crate::batch::add_counter;
 use crate::{
-    Backend, KeyRange, Ks, KvError, KvIter, KvOptions, KvPair, KvStore, Op, Result, Run,
-    ScanOptions, Snapshot, SortedCheck, WriteBatch,
+    Backend, KeyRange, Ks, KvError, KvIter, KvOptions, KvPair, KvStore, Op, RangeVisitor, Result,
+    Run, ScanOptions, Snapshot, SortedCheck, WriteBatch,
 };
 use postgres::error::SqlState;
 use postgres::types::ToSql;
@@ -702,6 +702,50 @@ impl Snapshot for PgSnapshot {
             .map(|r| (r.get(0), r.get(1)))
             .collect();
         Ok(keys.iter().map(|k| found.get(*k).cloned()).collect())
+    }
+
+    /// One statement for every range that starts at a key (or anywhere)
+    /// and ends before one (or nowhere), as prefix ranges do; others one
+    /// by one.
+    fn visit_ranges(&self, ks: Ks, ranges: &[KeyRange], f: &mut RangeVisitor<'_>) -> Result<()> {
+        let mut lo: Vec<Vec<u8>> = Vec::with_capacity(ranges.len());
+        let mut hi: Vec<Option<Vec<u8>>> = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            match (&r.start, &r.end) {
+                (Bound::Included(s), Bound::Excluded(e)) => {
+                    lo.push(s.clone());
+                    hi.push(Some(e.clone()));
+                }
+                (Bound::Included(s), Bound::Unbounded) => {
+                    lo.push(s.clone());
+                    hi.push(None);
+                }
+                (Bound::Unbounded, Bound::Excluded(e)) => {
+                    lo.push(Vec::new());
+                    hi.push(Some(e.clone()));
+                }
+                _ => return crate::visit_ranges_one_by_one(self, ks, ranges, f),
+            }
+        }
+        if ranges.len() < 2 {
+            return crate::visit_ranges_one_by_one(self, ks, ranges, f);
+        }
+        let sql = format!(
+            "SELECT r.i, t.k, t.v FROM unnest($1::bytea[], $2::bytea[]) WITH ORDINALITY AS r(lo, hi, i) \
+             JOIN {} t ON t.k >= r.lo AND (r.hi IS NULL OR t.k < r.hi) ORDER BY r.i, t.k",
+            self.table(ks)?
+        );
+        for row in self.query(&sql, &[&lo, &hi])? {
+            let i: i64 = row.get(0);
+            let k: &[u8] = row.get(1);
+            let v: &[u8] = row.get(2);
+            let at = usize::try_from(i - 1)
+                .map_err(|_| KvError::Corrupt("a range's position out of bounds".into()))?;
+            if !f(at, k, v)? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {

@@ -392,11 +392,74 @@ fn long_scans_and_ordered_batches(backend: Backend) {
     assert_eq!(keys(&*s, A, KeyRange::all(), fwd), all[2000..].to_vec());
 }
 
+/// Many ranges in one call give what a visit of each gives, in the order
+/// of the ranges, and stop when told to.
+fn many_ranges_at_once(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    let all: Vec<Vec<u8>> = (0..300u32)
+        .map(|i| vec![(i / 100) as u8, (i % 100) as u8])
+        .collect();
+    put_all(&*s, A, &all.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    let ranges = vec![
+        KeyRange::prefix(&[2]),
+        KeyRange::prefix(&[0]),
+        KeyRange::prefix(&[9]),
+        KeyRange {
+            start: Bound::Included(vec![1, 98]),
+            end: Bound::Unbounded,
+        },
+        KeyRange {
+            start: Bound::Unbounded,
+            end: Bound::Excluded(vec![0, 2]),
+        },
+        KeyRange {
+            start: Bound::Excluded(vec![1, 5]),
+            end: Bound::Included(vec![1, 7]),
+        },
+    ];
+    let snap = s.snapshot().unwrap();
+    let mut want = Vec::new();
+    for (i, r) in ranges.iter().enumerate() {
+        snap.visit(A, r, &mut |k, _| {
+            want.push((i, k.to_vec()));
+            Ok(true)
+        })
+        .unwrap();
+    }
+    let mut got = Vec::new();
+    snap.visit_ranges(A, &ranges, &mut |i, k, v| {
+        assert_eq!(k, v);
+        got.push((i, k.to_vec()));
+        Ok(true)
+    })
+    .unwrap();
+    assert_eq!(got, want);
+    assert_eq!(got.len(), 100 + 100 + 102 + 2 + 2);
+    // The ranges a remote store answers in one statement (no excluded
+    // start, no included end).
+    let mut got = Vec::new();
+    snap.visit_ranges(A, &ranges[..5], &mut |i, k, _| {
+        got.push((i, k.to_vec()));
+        Ok(true)
+    })
+    .unwrap();
+    let five: Vec<(usize, Vec<u8>)> = want.iter().filter(|(i, _)| *i < 5).cloned().collect();
+    assert_eq!(got, five);
+    let mut first = Vec::new();
+    snap.visit_ranges(A, &ranges[..2], &mut |i, k, _| {
+        first.push((i, k.to_vec()));
+        Ok(first.len() < 3)
+    })
+    .unwrap();
+    assert_eq!(first, want[..3].to_vec());
+}
+
 /// The shared tests for one backend, plus any it alone can run.
 macro_rules! suite {
     ($module:ident, $backend:expr $(, $extra:ident)*) => {
         mod $module {
-            suite!(@tests $backend, basic_ops, scans, visits_lend_what_scans_give, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append, sorted_runs_are_atomic, stored_sizes, long_scans_and_ordered_batches $(, $extra)*);
+            suite!(@tests $backend, basic_ops, scans, visits_lend_what_scans_give, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append, sorted_runs_are_atomic, stored_sizes, long_scans_and_ordered_batches, many_ranges_at_once $(, $extra)*);
         }
     };
     (@tests $backend:expr $(, $test:ident)*) => {

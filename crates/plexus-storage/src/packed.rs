@@ -433,6 +433,18 @@ impl Snapshot for Unpacked {
         }
     }
 
+    fn visit_ranges(
+        &self,
+        ks: Ks,
+        ranges: &[KeyRange],
+        f: &mut plexus_kv::RangeVisitor<'_>,
+    ) -> plexus_kv::Result<()> {
+        match kind(ks) {
+            Some(_) => plexus_kv::visit_ranges_one_by_one(self, ks, ranges, f),
+            None => self.0.visit_ranges(ks, ranges, f),
+        }
+    }
+
     fn floor(
         &self,
         ks: Ks,

@@ -264,6 +264,66 @@ pub trait GraphRead {
         Ok(())
     }
 
+    /// [`GraphRead::neighbors_into`] for many nodes at once: `out[i]` gets
+    /// the edges at `nodes[i]`. One read of the store for all of them (one
+    /// round trip on a remote store), where node by node costs one each.
+    fn neighbors_many(
+        &self,
+        nodes: &[NodeId],
+        dir: Direction,
+        rel_type: Option<TypeId>,
+        out: &mut Vec<Vec<Neighbor>>,
+    ) -> Result<()> {
+        let c = self.core();
+        let dirs: &[u8] = match dir {
+            Direction::Out => &[DIR_OUT],
+            Direction::In => &[DIR_IN],
+            Direction::Both => &[DIR_OUT, DIR_IN],
+        };
+        let t = rel_type.map(|t| t.0);
+        let mut ranges = Vec::with_capacity(nodes.len() * dirs.len());
+        for &n in nodes {
+            c.read(Subject::Adjacency(c.g.0, n.0));
+            for &d in dirs {
+                ranges.push(adjacency::group_range(c.g, n, d, t));
+            }
+        }
+        let mut groups: Vec<adjacency::Group> =
+            (0..ranges.len()).map(|_| Default::default()).collect();
+        let mut failed = None;
+        c.visit_ranges(
+            ADJ,
+            &ranges,
+            &mut |i, k, v| match groups[i].take(k, v, t, true) {
+                Ok(()) => Ok(true),
+                Err(e) => {
+                    failed = Some(e);
+                    Ok(false)
+                }
+            },
+        )?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        out.clear();
+        let mut groups = groups.into_iter();
+        for &n in nodes {
+            let mut edges = Vec::new();
+            for &d in dirs {
+                let Some(group) = groups.next() else { break };
+                let outgoing = d == DIR_OUT;
+                for e in group.into_entries() {
+                    if dir == Direction::Both && !outgoing && e.node == n.0 {
+                        continue; // a self-loop was reported as outgoing
+                    }
+                    edges.push(e.neighbor(outgoing));
+                }
+            }
+            out.push(edges);
+        }
+        Ok(())
+    }
+
     /// Every adjacency entry of the graph in key order: by node, outgoing
     /// before incoming, then by type, neighbour and edge. One sequential
     /// scan, for building compact snapshots such as a CSR.

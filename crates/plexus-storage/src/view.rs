@@ -278,6 +278,29 @@ impl TxnCore {
         Ok(())
     }
 
+    /// [`Snapshot::visit_ranges`] through the transaction's own writes: in
+    /// one call to the snapshot when none lies in the ranges.
+    pub(crate) fn visit_ranges(
+        &self,
+        ks: Ks,
+        ranges: &[KeyRange],
+        f: &mut plexus_kv::RangeVisitor<'_>,
+    ) -> Result<(), plexus_kv::KvError> {
+        let pending = self.overlay.as_ref().is_some_and(|o| {
+            ranges.iter().any(|r| {
+                !r.is_empty()
+                    && o.maps[ks.0]
+                        .range::<[u8], _>(r.as_slices())
+                        .next()
+                        .is_some()
+            })
+        });
+        if !pending {
+            return self.snap.visit_ranges(ks, ranges, f);
+        }
+        plexus_kv::each_range(ranges, f, &mut |r, g| self.visit(ks, r, g))
+    }
+
     pub(crate) fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
         let pending: Vec<Pending> = match &self.overlay {
             Some(o) if !range.is_empty() => o.maps[ks.0]

@@ -586,3 +586,49 @@ fn nodes_equal_filters_one_property_in_one_pass() {
     let seen = t.nodes_equal(Some("Odd"), "grp", &Value::Int(3)).unwrap();
     assert!(seen.contains(&n));
 }
+
+/// Many nodes' edges in one read give what one node at a time gives, in
+/// each direction, by type, with self-loops and the transaction's own
+/// writes.
+#[test]
+fn neighbors_of_many_nodes_at_once() {
+    let db = Storage::in_memory().unwrap();
+    let mut t = db.write("default").unwrap();
+    let ids: Vec<NodeId> = (0..20)
+        .map(|i| {
+            t.create_node(Some(&format!("n{i}")), &["N"], &Props::new())
+                .unwrap()
+        })
+        .collect();
+    for i in 0..20usize {
+        for j in [i * 3 % 20, i * 7 % 20, i] {
+            let ty = if j % 2 == 0 { "A" } else { "B" };
+            t.create_edge(None, ids[i], ids[j], ty, &Props::new())
+                .unwrap();
+        }
+    }
+    t.commit().unwrap();
+    let check = |r: &dyn GraphRead| {
+        let a = r.type_id("A");
+        for dir in [Direction::Out, Direction::In, Direction::Both] {
+            for ty in [None, a] {
+                let mut many: Vec<Vec<Neighbor>> = Vec::new();
+                r.neighbors_many(&ids, dir, ty, &mut many).unwrap();
+                assert_eq!(many.len(), ids.len());
+                for (n, got) in ids.iter().zip(&many) {
+                    let mut one = Vec::new();
+                    r.neighbors_into(*n, dir, ty, &mut one).unwrap();
+                    assert_eq!(got, &one, "{n:?} {dir:?} {ty:?}");
+                }
+            }
+        }
+    };
+    check(&db.read("default").unwrap());
+    // With writes of its own the transaction merges them.
+    let mut w = db.write("default").unwrap();
+    w.create_edge(None, ids[1], ids[2], "A", &Props::new())
+        .unwrap();
+    let e = w.neighbors(ids[3], Direction::Out, None).unwrap()[0].edge;
+    w.delete_edge(e).unwrap();
+    check(&w);
+}

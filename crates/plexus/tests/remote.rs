@@ -60,6 +60,17 @@ fn round_trips_of_reads_on_postgres() {
         let r = db.read("default").unwrap();
         assert_eq!(r.neighbors(hub, Direction::Out, None).unwrap().len(), 10);
     });
+    let reach = measure(
+        "the 1,110 nodes within three hops (plexus::algo::reach)",
+        &|| {
+            let r = db.read("default").unwrap();
+            let view = plexus::algo::StoreView(&r);
+            let filter = plexus::algo::Filter::any(Direction::Out);
+            assert_eq!(plexus::algo::reach(&view, hub, &filter, 3).unwrap(), 1110);
+        },
+    );
+    // One round trip per hop: each level's adjacency in one read.
+    assert_eq!(reach - snapshot, 3);
     let p = Params::new();
     measure("Cypher: a label scan of 1,111 nodes with a filter", &|| {
         let rows = db
