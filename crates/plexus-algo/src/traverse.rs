@@ -16,9 +16,9 @@ pub enum PathSemantics {
 
 /// The distinct nodes within `max_depth` hops of `start` (itself included,
 /// at depth 0), in breadth-first order, each with its hop distance. Every
-/// node is expanded once. A level is expanded in batches of
-/// [`FRONTIER_BATCH`] nodes, each one read of the view
-/// ([`GraphView::steps_many`]: one round trip on a remote store).
+/// node is expanded once, a level at a time: on a view that reads in
+/// batches (a remote store), [`FRONTIER_BATCH`] nodes a read
+/// ([`GraphView::steps_many`]: one round trip), else node by node.
 pub fn bfs(
     v: &impl GraphView,
     start: NodeId,
@@ -28,16 +28,26 @@ pub fn bfs(
     let mut seen: HashSet<NodeId> = HashSet::from([start]);
     let mut order = vec![(start, 0)];
     let mut frontier = vec![start];
-    let mut steps = Vec::new();
+    let (mut many, mut buf) = (Vec::new(), Vec::new());
+    let batched = v.reads_in_batches();
     for depth in 1..=max_depth {
         let mut next = Vec::new();
-        for batch in frontier.chunks(FRONTIER_BATCH) {
-            v.steps_many(batch, filter, &mut steps)?;
-            for s in steps.iter().flatten() {
-                if seen.insert(s.node) {
-                    order.push((s.node, depth));
-                    next.push(s.node);
-                }
+        let mut visit = |s: &Step| {
+            if seen.insert(s.node) {
+                order.push((s.node, depth));
+                next.push(s.node);
+            }
+        };
+        if batched {
+            for batch in frontier.chunks(FRONTIER_BATCH) {
+                v.steps_many(batch, filter, &mut many)?;
+                many.iter().flatten().for_each(&mut visit);
+            }
+        } else {
+            for &n in &frontier {
+                buf.clear();
+                v.steps(n, filter, &mut buf)?;
+                buf.iter().for_each(&mut visit);
             }
         }
         if next.is_empty() {

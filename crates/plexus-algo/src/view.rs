@@ -117,6 +117,12 @@ pub trait GraphView {
     /// `Direction::Both` a self-loop is one step.
     fn steps(&self, node: NodeId, filter: &Filter, out: &mut Vec<Step>) -> Result<()>;
 
+    /// Whether [`GraphView::steps_many`] reads many nodes at once (a
+    /// remote store); if not, traversals go node by node into one buffer.
+    fn reads_in_batches(&self) -> bool {
+        false
+    }
+
     /// [`GraphView::steps`] of many nodes: `out[i]` gets the steps from
     /// `nodes[i]`. A view over a remote store reads them all at once.
     fn steps_many(
@@ -140,6 +146,10 @@ pub trait GraphView {
 pub struct StoreView<'a, R: GraphRead + ?Sized>(pub &'a R);
 
 impl<R: GraphRead + ?Sized> GraphView for StoreView<'_, R> {
+    fn reads_in_batches(&self) -> bool {
+        self.0.remote()
+    }
+
     fn steps(&self, node: NodeId, filter: &Filter, out: &mut Vec<Step>) -> Result<()> {
         // Order: outgoing then incoming, each by type, neighbour and edge,
         // as the adjacency keys sort (and as a Csr lists them).

@@ -264,6 +264,12 @@ pub trait GraphRead {
         Ok(())
     }
 
+    /// Whether the store is remote (each read a round trip): then reading
+    /// many nodes at once ([`GraphRead::neighbors_many`]) pays.
+    fn remote(&self) -> bool {
+        self.core().shared.kv.round_trips().is_some()
+    }
+
     /// [`GraphRead::neighbors_into`] for many nodes at once: `out[i]` gets
     /// the edges at `nodes[i]`. One read of the store for all of them (one
     /// round trip on a remote store), where node by node costs one each.
