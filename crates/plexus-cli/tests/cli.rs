@@ -787,4 +787,12 @@ fn a_database_in_postgres() {
     let other = tempfile::tempdir().unwrap();
     let e = fails(other.path(), &["init", "--backend", "postgres"]);
     assert!(e.contains("URL"), "{e}");
+    // A store that does not answer is one clear line, and no database.
+    let e = fails(
+        other.path(),
+        &["init", "--store", "postgres://postgres@127.0.0.1:1/none"],
+    );
+    assert!(e.contains("cannot connect to the store"), "{e}");
+    assert!(!other.path().join("plexus-data/PLEXUS").exists());
+    assert!(fails(other.path(), &["stats"]).contains("plexus init"));
 }
