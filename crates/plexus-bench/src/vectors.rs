@@ -185,25 +185,11 @@ fn text_embeddings(o: &Options) -> Result<Vec<f32>, String> {
         .venv
         .with_file_name(format!("text-{rows}-{}-{}.f32", o.dim, o.seed));
     if !cache.exists() {
-        let python = crate::peers::ensure_venv_with(&o.venv, PACKAGES)?;
         std::fs::create_dir_all(&o.work).map_err(|e| e.to_string())?;
-        let script = o.work.join("embed.py");
-        std::fs::write(&script, EMBED_SCRIPT).map_err(|e| e.to_string())?;
         let job = json!({
             "roots": o.text_roots, "rows": rows, "dim": o.dim, "seed": o.seed, "out": cache,
         });
-        let mut child = Command::new(&python)
-            .arg(&script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", python.display()))?;
-        child
-            .stdin
-            .take()
-            .ok_or("no stdin")?
-            .write_all(job.to_string().as_bytes())
-            .map_err(|e| e.to_string())?;
+        let mut child = run_script(o, "embed.py", EMBED_SCRIPT, &job, Stdio::null())?;
         let st = child.wait().map_err(|e| e.to_string())?;
         if !st.success() {
             return Err(format!("embedding the passages failed ({st})"));
@@ -565,11 +551,35 @@ fn measure(
     (recall(&found, truth, o.k), lat, qps, short)
 }
 
+/// Starts the Python `script` (its text) in the peers' virtualenv, from the
+/// working folder, and hands it `job` as JSON on its stdin.
+fn run_script(
+    o: &Options,
+    name: &str,
+    script: &str,
+    job: &Value,
+    stdout: Stdio,
+) -> Result<std::process::Child, String> {
+    let python = crate::peers::ensure_venv_with(&o.venv, PACKAGES)?;
+    let path = o.work.join(name);
+    std::fs::write(&path, script).map_err(|e| e.to_string())?;
+    let mut child = Command::new(&python)
+        .arg(&path)
+        .stdin(Stdio::piped())
+        .stdout(stdout)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", python.display()))?;
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(job.to_string().as_bytes())
+        .map_err(|e| e.to_string())?;
+    Ok(child)
+}
+
 /// The peers, by `peers/vectors.py` in the virtualenv.
 fn run_peers(o: &Options, engines: &[&str]) -> Result<Vec<Value>, String> {
-    let python = crate::peers::ensure_venv_with(&o.venv, PACKAGES)?;
-    let script = o.work.join("vectors.py");
-    std::fs::write(&script, PEER_SCRIPT).map_err(|e| e.to_string())?;
     let job = json!({
         "base": o.work.join("base.f32"), "queries": o.work.join("queries.f32"),
         "truth": o.work.join("truth.u32"), "n": o.n, "dim": o.dim, "k": o.k,
@@ -580,18 +590,7 @@ fn run_peers(o: &Options, engines: &[&str]) -> Result<Vec<Value>, String> {
             "truth": o.work.join(format!("truth-{share}.u32")),
         }))).collect::<serde_json::Map<_, _>>(),
     });
-    let mut child = Command::new(&python)
-        .arg(&script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", python.display()))?;
-    child
-        .stdin
-        .take()
-        .ok_or("no stdin")?
-        .write_all(job.to_string().as_bytes())
-        .map_err(|e| e.to_string())?;
+    let mut child = run_script(o, "vectors.py", PEER_SCRIPT, &job, Stdio::piped())?;
     let mut rows = Vec::new();
     for line in BufReader::new(child.stdout.take().ok_or("no stdout")?).lines() {
         let line = line.map_err(|e| e.to_string())?;
