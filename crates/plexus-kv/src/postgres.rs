@@ -336,6 +336,10 @@ fn check_key(key: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// What [`PgStore::copy_into`] copies: a function handing each pair to the
+/// sink it is given.
+type Feed<'f> = dyn FnMut(&mut dyn FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> + 'f;
+
 /// Consecutive puts or deletes to one keyspace, sent as one statement.
 enum Group {
     None,
@@ -351,8 +355,16 @@ impl PgStore {
                 // One statement may not set a row twice: the last put wins.
                 pairs.reverse();
                 let mut seen = std::collections::HashSet::new();
-                pairs.retain(|(k, _)| seen.insert(k.clone()));
-                let (keys, values): (Vec<Vec<u8>>, Vec<Vec<u8>>) = pairs.into_iter().unzip();
+                let last: Vec<bool> = pairs
+                    .iter()
+                    .map(|(k, _)| seen.insert(k.as_slice()))
+                    .collect();
+                drop(seen);
+                let (keys, values): (Vec<Vec<u8>>, Vec<Vec<u8>>) = pairs
+                    .into_iter()
+                    .zip(last)
+                    .filter_map(|(pair, last)| last.then_some(pair))
+                    .unzip();
                 let sql = format!(
                     "INSERT INTO {} (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) \
                      ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
@@ -424,13 +436,10 @@ impl PgStore {
     }
 
     /// Copies sorted pairs into `ks`: `COPY` into a temporary table, then
-    /// one upsert. Returns how many.
-    fn copy_into(
-        &self,
-        t: &mut Tx<'_>,
-        ks: Ks,
-        pairs: &mut dyn Iterator<Item = Result<KvPair>>,
-    ) -> Result<u64, Failure> {
+    /// one upsert. `feed` hands each pair to the sink it is given, so that
+    /// a run is streamed from where it lies, never copied whole. Returns
+    /// how many.
+    fn copy_into(&self, t: &mut Tx<'_>, ks: Ks, feed: &mut Feed<'_>) -> Result<u64, Failure> {
         let table = self.table(ks)?;
         t.batch_execute(
             "CREATE TEMPORARY TABLE IF NOT EXISTS plexus_load (k bytea, v bytea) ON COMMIT DROP; \
@@ -441,16 +450,14 @@ impl PgStore {
             t.trips.fetch_add(1, Relaxed);
             let mut w =
                 t.t.copy_in("COPY plexus_load (k, v) FROM STDIN (FORMAT binary)")?;
-            let io = |e: std::io::Error| Failure::Kv(KvError::Io(e));
             w.write_all(b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0")
-                .map_err(io)?;
+                .map_err(KvError::Io)?;
             let mut row = Vec::new();
-            for pair in pairs {
-                let (k, v) = pair?;
-                check_key(&k)?;
+            feed(&mut |k, v| {
+                check_key(k)?;
                 row.clear();
                 row.extend_from_slice(&2i16.to_be_bytes());
-                for field in [&k, &v] {
+                for field in [k, v] {
                     let len = i32::try_from(field.len()).map_err(|_| {
                         KvError::Unsupported(format!(
                             "a value of {} bytes is larger than the store takes (1 GB)",
@@ -460,10 +467,11 @@ impl PgStore {
                     row.extend_from_slice(&len.to_be_bytes());
                     row.extend_from_slice(field);
                 }
-                w.write_all(&row).map_err(io)?;
+                w.write_all(&row)?;
                 n += 1;
-            }
-            w.write_all(&(-1i16).to_be_bytes()).map_err(io)?;
+                Ok(())
+            })?;
+            w.write_all(&(-1i16).to_be_bytes()).map_err(KvError::Io)?;
             w.finish()?;
         }
         t.execute(
@@ -537,8 +545,9 @@ impl KvStore for PgStore {
         }
         let mut n = 0;
         self.transaction(&mut |t| {
-            let mut it = buffered.iter().map(|p| Ok(p.clone()));
-            n = self.copy_into(t, ks, &mut it)?;
+            n = self.copy_into(t, ks, &mut |put| {
+                buffered.iter().try_for_each(|(k, v)| put(k, v))
+            })?;
             Ok(())
         })?;
         Ok(n)
@@ -558,12 +567,7 @@ impl KvStore for PgStore {
         }
         self.transaction(&mut |t| {
             for (ks, run) in &runs {
-                let mut pairs = Vec::new();
-                run.visit(&mut |k, v| -> Result<()> {
-                    pairs.push(Ok((k.to_vec(), v.to_vec())));
-                    Ok(())
-                })?;
-                self.copy_into(t, *ks, &mut pairs.into_iter())?;
+                self.copy_into(t, *ks, &mut |put| run.visit(put))?;
             }
             self.apply(t, &batch.ops)
         })
