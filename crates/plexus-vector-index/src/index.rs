@@ -14,7 +14,7 @@ use crate::config::{vector_of, Config};
 use crate::error::VectorIndexError;
 use crate::layout::*;
 use crate::node_slots::NodeSlots;
-use plexus_storage::{Cause, EntryWrite, IndexEntries, IndexInfo, MaintainedIndex, Staged};
+use plexus_storage::{Cause, EntryWrite, IndexEntries, IndexInfo, MaintainedIndex, NodeId, Staged};
 use plexus_vector::{prepare, Codes, Hnsw, Scratch};
 use rustc_hash::FxHashSet;
 use std::any::Any;
@@ -470,7 +470,7 @@ impl VectorIndex {
         Ok(c.distance(q, 0))
     }
 
-    /// [`VectorIndex::search`] among `nodes` only, by an exact scan of
+    /// [`VectorIndex::search`] among `nodes` only (a node index's), by an exact scan of
     /// their vectors: for few candidates (those an index lookup gives), it
     /// costs one distance each, where a walk would wade through the graph
     /// looking for them.
@@ -480,8 +480,8 @@ impl VectorIndex {
         own: &[Staged],
         query: &[f32],
         k: usize,
-        nodes: &[u64],
-        filter: Option<&dyn Fn(u64) -> bool>,
+        nodes: &[NodeId],
+        filter: Option<&dyn Fn(NodeId) -> bool>,
     ) -> Result<Vec<(u64, f32)>, VectorIndexError> {
         let q = prepare(self.config.metric, self.config.dim, query)?;
         let (killed, mine) = own_view(own);
@@ -512,6 +512,7 @@ impl VectorIndex {
                 .iter()
                 .copied()
                 .filter(|n| filter.is_none_or(|f| f(*n)))
+                .map(|n| n.0)
         };
         // A snapshot no publish has passed, with no changes of its own,
         // sees each node's newest slot unless the node is deleted: rank the

@@ -157,15 +157,12 @@ pub fn search_among(
     let state = state_of(&view, index)?;
     let slots = state.slot_count();
     let share = if state.has_signs() { 8 } else { 50 };
-    let pass = |n: u64| filter.is_none_or(|f| f(NodeId(n)));
     if nodes.len() <= EXACT_AMONG.max(slots / share) {
-        let ids: Vec<u64> = nodes.iter().map(|n| n.0).collect();
-        let filter = filter.map(|_| &pass as &dyn Fn(u64) -> bool);
-        let found = state.search_among(view.seq, &view.own, query, k, &ids, filter)?;
+        let found = state.search_among(view.seq, &view.own, query, k, nodes, filter)?;
         return Ok(hits(found, metric));
     }
     let among: rustc_hash::FxHashSet<u64> = nodes.iter().map(|n| n.0).collect();
-    let accept = |n: u64| among.contains(&n) && pass(n);
+    let accept = |n: u64| among.contains(&n) && filter.is_none_or(|f| f(NodeId(n)));
     let ef = ef.unwrap_or(DEFAULT_EF.max(k));
     let found = state.search(view.seq, &view.own, query, k, ef, Some(&accept))?;
     Ok(hits(found, metric))
