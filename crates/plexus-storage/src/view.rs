@@ -259,14 +259,7 @@ impl TxnCore {
         range: &KeyRange,
         f: &mut plexus_kv::PairVisitor<'_>,
     ) -> Result<(), plexus_kv::KvError> {
-        let pending = self.overlay.as_ref().is_some_and(|o| {
-            !range.is_empty()
-                && o.maps[ks.0]
-                    .range::<[u8], _>(range.as_slices())
-                    .next()
-                    .is_some()
-        });
-        if !pending {
+        if !self.pending(ks, range) {
             return self.snap.visit(ks, range, f);
         }
         for pair in self.scan(ks, range, ScanOptions::default()) {
@@ -278,6 +271,17 @@ impl TxnCore {
         Ok(())
     }
 
+    /// Whether the transaction wrote anything in `range`.
+    fn pending(&self, ks: Ks, range: &KeyRange) -> bool {
+        self.overlay.as_ref().is_some_and(|o| {
+            !range.is_empty()
+                && o.maps[ks.0]
+                    .range::<[u8], _>(range.as_slices())
+                    .next()
+                    .is_some()
+        })
+    }
+
     /// [`Snapshot::visit_ranges`] through the transaction's own writes: in
     /// one call to the snapshot when none lies in the ranges.
     pub(crate) fn visit_ranges(
@@ -286,16 +290,7 @@ impl TxnCore {
         ranges: &[KeyRange],
         f: &mut plexus_kv::RangeVisitor<'_>,
     ) -> Result<(), plexus_kv::KvError> {
-        let pending = self.overlay.as_ref().is_some_and(|o| {
-            ranges.iter().any(|r| {
-                !r.is_empty()
-                    && o.maps[ks.0]
-                        .range::<[u8], _>(r.as_slices())
-                        .next()
-                        .is_some()
-            })
-        });
-        if !pending {
+        if !ranges.iter().any(|r| self.pending(ks, r)) {
             return self.snap.visit_ranges(ks, ranges, f);
         }
         plexus_kv::each_range(ranges, f, &mut |r, g| self.visit(ks, r, g))
