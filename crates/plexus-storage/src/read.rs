@@ -246,20 +246,9 @@ pub trait GraphRead {
     ) -> Result<()> {
         let c = self.core();
         c.read(Subject::Adjacency(c.g.0, node.0));
-        let dirs: &[u8] = match dir {
-            Direction::Out => &[DIR_OUT],
-            Direction::In => &[DIR_IN],
-            Direction::Both => &[DIR_OUT, DIR_IN],
-        };
-        for &d in dirs {
+        for &d in stored_dirs(dir) {
             let group = group(c, node, d, rel_type.map(|t| t.0), true)?;
-            let outgoing = d == DIR_OUT;
-            for e in group.into_entries() {
-                if dir == Direction::Both && !outgoing && e.node == node.0 {
-                    continue; // a self-loop was reported as outgoing
-                }
-                out.push(e.neighbor(outgoing));
-            }
+            push_entries(out, group, node, dir, d);
         }
         Ok(())
     }
@@ -281,11 +270,7 @@ pub trait GraphRead {
         out: &mut Vec<Vec<Neighbor>>,
     ) -> Result<()> {
         let c = self.core();
-        let dirs: &[u8] = match dir {
-            Direction::Out => &[DIR_OUT],
-            Direction::In => &[DIR_IN],
-            Direction::Both => &[DIR_OUT, DIR_IN],
-        };
+        let dirs = stored_dirs(dir);
         let t = rel_type.map(|t| t.0);
         let mut ranges = Vec::with_capacity(nodes.len() * dirs.len());
         for &n in nodes {
@@ -317,13 +302,7 @@ pub trait GraphRead {
             let mut edges = Vec::new();
             for &d in dirs {
                 let Some(group) = groups.next() else { break };
-                let outgoing = d == DIR_OUT;
-                for e in group.into_entries() {
-                    if dir == Direction::Both && !outgoing && e.node == n.0 {
-                        continue; // a self-loop was reported as outgoing
-                    }
-                    edges.push(e.neighbor(outgoing));
-                }
+                push_entries(&mut edges, group, n, dir, d);
             }
             out.push(edges);
         }
@@ -753,6 +732,33 @@ fn members<'a, T: 'static>(
 
 /// The block and deltas of one node in one direction (of type `t` only,
 /// with one); the block's entries decoded only when `decode` is true.
+/// The stored directions a traversal direction reads, outgoing first.
+fn stored_dirs(dir: Direction) -> &'static [u8] {
+    match dir {
+        Direction::Out => &[DIR_OUT],
+        Direction::In => &[DIR_IN],
+        Direction::Both => &[DIR_OUT, DIR_IN],
+    }
+}
+
+/// The edges of `node`'s adjacency group in stored direction `d` as
+/// neighbours; read for `Both`, a self-loop only once (as outgoing).
+fn push_entries(
+    out: &mut Vec<Neighbor>,
+    group: adjacency::Group,
+    node: NodeId,
+    dir: Direction,
+    d: u8,
+) {
+    let outgoing = d == DIR_OUT;
+    for e in group.into_entries() {
+        if dir == Direction::Both && !outgoing && e.node == node.0 {
+            continue; // a self-loop was reported as outgoing
+        }
+        out.push(e.neighbor(outgoing));
+    }
+}
+
 fn group(
     c: &TxnCore,
     node: NodeId,
