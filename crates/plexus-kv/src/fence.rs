@@ -95,6 +95,14 @@ impl KvStore for FencedKv {
     fn round_trips(&self) -> Option<u64> {
         self.inner.round_trips()
     }
+
+    fn shared(&self) -> bool {
+        self.inner.shared()
+    }
+
+    fn write_serialized(&self, prepare: &mut crate::Prepare<'_>) -> Result<()> {
+        self.guarded(|| self.inner.write_serialized(prepare))
+    }
 }
 
 #[cfg(test)]

@@ -356,7 +356,34 @@ pub trait KvStore: Send + Sync {
     fn round_trips(&self) -> Option<u64> {
         None
     }
+
+    /// Whether other processes may write this store while this one has it
+    /// open (a store on a server). The layers above then keep nothing
+    /// written in memory that another process could change unseen, and
+    /// commit through [`KvStore::write_serialized`].
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// Runs `prepare` on a view of the store as it is now and writes the
+    /// batch it returns, atomically, with no other write landing in
+    /// between — from this process or, in a [shared](KvStore::shared)
+    /// store, from any other. `prepare` runs once; when it fails nothing
+    /// is written and its error is returned.
+    ///
+    /// The default serves a store that one process owns, whose caller
+    /// already keeps its own writes apart (the storage layer's commit
+    /// lock): a snapshot, then a write.
+    fn write_serialized(&self, prepare: &mut Prepare<'_>) -> Result<()> {
+        let snap = self.snapshot()?;
+        let batch = prepare(&*snap)?;
+        drop(snap);
+        self.write(batch)
+    }
 }
+
+/// What [`KvStore::write_serialized`] runs to build its batch.
+pub type Prepare<'a> = dyn FnMut(&dyn Snapshot) -> Result<WriteBatch> + 'a;
 
 /// Options common to every backend.
 #[derive(Debug, Clone)]

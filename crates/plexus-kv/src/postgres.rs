@@ -39,6 +39,8 @@ use std::time::Duration;
 pub const IDLE_CONNECTIONS: usize = 8;
 /// The longest key: a B-tree entry must fit in a third of a page (8 KB).
 pub const MAX_KEY: usize = 2000;
+/// The one-row table whose row every write locks first.
+const WRITER_LOCK: &str = "plexus_writer";
 /// Rows a scan fetches per round trip.
 const PAGE: i64 = 1024;
 /// Times a write is tried when the store reports a serialization failure.
@@ -106,9 +108,10 @@ fn cached<C: GenericClient>(
     Ok(st)
 }
 
-/// A transaction on a pooled connection, counting its round trips.
+/// A transaction on a pooled connection (begun and ended by
+/// [`PgStore::transaction`]), counting its round trips.
 struct Tx<'c> {
-    t: postgres::Transaction<'c>,
+    t: &'c mut Client,
     stmts: &'c mut HashMap<String, Statement>,
     trips: &'c AtomicU64,
 }
@@ -119,7 +122,7 @@ impl Tx<'_> {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<u64, postgres::Error> {
-        let st = cached(&mut self.t, self.stmts, self.trips, sql)?;
+        let st = cached(self.t, self.stmts, self.trips, sql)?;
         self.trips.fetch_add(1, Relaxed);
         self.t.execute(&st, params)
     }
@@ -129,7 +132,7 @@ impl Tx<'_> {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>, postgres::Error> {
-        let st = cached(&mut self.t, self.stmts, self.trips, sql)?;
+        let st = cached(self.t, self.stmts, self.trips, sql)?;
         self.trips.fetch_add(1, Relaxed);
         self.t.query_opt(&st, params)
     }
@@ -241,7 +244,11 @@ impl PgStore {
                 )));
             }
         } else {
-            let mut ddl = format!("CREATE SCHEMA IF NOT EXISTS {schema};");
+            let mut ddl = format!(
+                "CREATE SCHEMA IF NOT EXISTS {schema}; \
+                 CREATE TABLE IF NOT EXISTS {schema}.{WRITER_LOCK} (id int PRIMARY KEY); \
+                 INSERT INTO {schema}.{WRITER_LOCK} VALUES (0) ON CONFLICT DO NOTHING;"
+            );
             for t in &tables {
                 ddl.push_str(&format!(
                     "CREATE TABLE IF NOT EXISTS {t} (k bytea PRIMARY KEY, v bytea NOT NULL);"
@@ -264,37 +271,30 @@ impl PgStore {
             .ok_or(KvError::NoSuchKeyspace(ks.0))
     }
 
-    /// Runs `body` in a transaction on a pooled connection, again when the
-    /// store rolled it back for a serialization failure or a deadlock.
+    /// The statements that begin a write: the transaction, then the
+    /// writers' lock row, which every write of every process takes first.
+    /// Writes are thereby applied one at a time, so that a write prepared
+    /// from what the store holds (`write_serialized`) finds it unchanged.
+    fn begin_write(&self) -> String {
+        format!(
+            "BEGIN ISOLATION LEVEL READ COMMITTED; \
+             SELECT 1 FROM {}.{WRITER_LOCK} WHERE id = 0 FOR UPDATE",
+            self.schema
+        )
+    }
+
+    /// Runs `body` in a write transaction on a pooled connection, again
+    /// when the store rolled it back for a serialization failure or a
+    /// deadlock.
     fn transaction(&self, body: &mut dyn FnMut(&mut Tx<'_>) -> Result<(), Failure>) -> Result<()> {
         if self.pool.read_only {
             return Err(KvError::ReadOnly);
         }
         let mut c = self.pool.take()?;
-        let trips = &self.pool.trips;
         let mut attempt = 0;
         let out = loop {
             attempt += 1;
-            trips.fetch_add(1, Relaxed);
-            let Conn { client, stmts } = &mut c;
-            let result = match client.transaction() {
-                Ok(t) => {
-                    let mut tx = Tx { t, stmts, trips };
-                    match body(&mut tx) {
-                        Ok(()) => {
-                            trips.fetch_add(1, Relaxed);
-                            tx.t.commit().map_err(Failure::Pg)
-                        }
-                        Err(f) => Err(f),
-                    }
-                }
-                Err(e) => Err(Failure::Pg(e)),
-            };
-            if result.is_err() {
-                // What a failed transaction prepared is not trusted.
-                c.stmts.clear();
-            }
-            match result {
+            match self.attempt(&mut c, body) {
                 Ok(()) => break Ok(()),
                 Err(Failure::Pg(e)) if transient(&e) && attempt < ATTEMPTS => {
                     std::thread::sleep(Duration::from_millis(2u64 << attempt));
@@ -305,6 +305,38 @@ impl PgStore {
         };
         self.pool.give(c);
         out
+    }
+
+    /// One try of a write transaction: begun, `body`, committed; rolled
+    /// back when anything fails.
+    fn attempt(
+        &self,
+        c: &mut Conn,
+        body: &mut dyn FnMut(&mut Tx<'_>) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        let trips = &self.pool.trips;
+        trips.fetch_add(1, Relaxed);
+        let Conn { client, stmts } = c;
+        let result = client
+            .batch_execute(&self.begin_write())
+            .map_err(Failure::Pg)
+            .and_then(|()| {
+                let mut tx = Tx {
+                    t: client,
+                    stmts,
+                    trips,
+                };
+                body(&mut tx)?;
+                trips.fetch_add(1, Relaxed);
+                tx.t.batch_execute("COMMIT").map_err(Failure::Pg)
+            });
+        if result.is_err() {
+            // What a failed transaction prepared is not trusted.
+            c.stmts.clear();
+            trips.fetch_add(1, Relaxed);
+            let _ = c.client.batch_execute("ROLLBACK");
+        }
+        result
     }
 }
 
@@ -517,22 +549,60 @@ impl KvStore for PgStore {
     }
 
     fn write(&self, batch: WriteBatch) -> Result<()> {
-        let n = self.tables.len();
-        if let Some(ks) = batch.ops.iter().map(Op::keyspace).find(|ks| ks.0 >= n) {
-            return Err(KvError::NoSuchKeyspace(ks.0));
-        }
-        for op in &batch.ops {
-            match op {
-                Op::Put { key, .. } | Op::Delete { key, .. } | Op::Add { key, .. } => {
-                    check_key(key)?
-                }
-                Op::DeleteRange { .. } => {}
-            }
-        }
+        self.check_batch(&batch)?;
         if batch.ops.is_empty() {
             return Ok(());
         }
         self.transaction(&mut |t| self.apply(t, &batch.ops))
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn write_serialized(&self, prepare: &mut crate::Prepare<'_>) -> Result<()> {
+        if self.pool.read_only {
+            return Err(KvError::ReadOnly);
+        }
+        let mut c = self.pool.take()?;
+        // With the writers' lock held, each statement of the view reads
+        // what the write will land on (READ COMMITTED reads the latest
+        // commit, and no other write can commit meanwhile).
+        self.pool.batch(&mut c, &self.begin_write())?;
+        let view = PgSnapshot {
+            client: Mutex::new(Some(c)),
+            pool: self.pool.clone(),
+            tables: self.tables.clone(),
+        };
+        let prepared = prepare(&view).and_then(|b| self.check_batch(&b).map(|()| b));
+        let taken = view.client.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let mut c = taken.ok_or_else(|| KvError::Corrupt("a write's connection was lost".into()))?;
+        let trips = &self.pool.trips;
+        let result = match prepared {
+            Ok(batch) => {
+                let mut tx = Tx {
+                    t: &mut c.client,
+                    stmts: &mut c.stmts,
+                    trips,
+                };
+                self.apply(&mut tx, &batch.ops).and_then(|()| {
+                    trips.fetch_add(1, Relaxed);
+                    tx.t.batch_execute("COMMIT").map_err(Failure::Pg)
+                })
+            }
+            Err(e) => Err(Failure::Kv(e)),
+        };
+        if result.is_err() {
+            c.stmts.clear();
+            trips.fetch_add(1, Relaxed);
+            let _ = c.client.batch_execute("ROLLBACK");
+        }
+        self.pool.give(c);
+        match result {
+            Ok(()) => Ok(()),
+            Err(Failure::Pg(e)) => Err(pg_error(e)),
+            Err(Failure::Kv(e)) => Err(e),
+        }
     }
 
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
@@ -591,6 +661,23 @@ impl KvStore for PgStore {
 }
 
 impl PgStore {
+    /// Refuses a batch naming a keyspace the store lacks or a key too long.
+    fn check_batch(&self, batch: &WriteBatch) -> Result<()> {
+        let n = self.tables.len();
+        if let Some(ks) = batch.ops.iter().map(Op::keyspace).find(|ks| ks.0 >= n) {
+            return Err(KvError::NoSuchKeyspace(ks.0));
+        }
+        for op in &batch.ops {
+            match op {
+                Op::Put { key, .. } | Op::Delete { key, .. } | Op::Add { key, .. } => {
+                    check_key(key)?
+                }
+                Op::DeleteRange { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Drops the store's schema and every table in it.
     pub(crate) fn destroy(&self) -> Result<()> {
         let mut c = self.pool.take()?;

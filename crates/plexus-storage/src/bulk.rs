@@ -25,7 +25,6 @@ use crate::storage::{load_schema, Storage};
 use crate::write::MAX_ID_LEN;
 use plexus_kv::{decode_counter, Ks, Run, WriteBatch};
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Where a bulk-load row came from, for messages: a source (a file) and a
@@ -369,8 +368,8 @@ impl Storage {
         let mut adj_rows: Option<AdjRows> = Some(AdjRows {
             rows: Vec::with_capacity(if spill.is_none() { e } else { 0 }),
             // Every id this load gives lies past these (the counters only grow).
-            node_base: self.shared.next_node.load(Ordering::Relaxed),
-            edge_base: self.shared.next_edge.load(Ordering::Relaxed),
+            node_base: self.shared.next_node.floor(),
+            edge_base: self.shared.next_edge.floor(),
         });
         let mut report = BulkReport::default();
         let mut record = Vec::new();
@@ -457,7 +456,7 @@ impl Storage {
                     continue;
                 }
             };
-            let id = NodeId(self.shared.next_node.fetch_add(1, Ordering::Relaxed));
+            let id = NodeId(self.shared.next_node.take(&*self.shared.kv)?);
             let ib = id.0.to_be_bytes();
             for k in entries {
                 runs[PROP_INDEX.0].push_parts(&[&k, &ib], &[]);
@@ -480,6 +479,7 @@ impl Storage {
         // lookups, tokens, records; freeing the rows) while this one gives
         // them ids and keys: chunks in order, so ids follow the input.
         let next_edge = &self.shared.next_edge;
+        let kv = &*self.shared.kv;
         // Edge records go into blocks of consecutive ids (`edge_blocks.rs`).
         let mut edge_packer = edge_blocks::Packer::default();
         let mut take = |chunk: Resolved| -> Result<()> {
@@ -496,7 +496,7 @@ impl Storage {
                 let (key, rest) = rest.split_at(e.key_len);
                 bytes = rest;
                 let (src, dst) = (e.src.0.to_be_bytes(), e.dst.0.to_be_bytes());
-                let id = EdgeId(next_edge.fetch_add(1, Ordering::Relaxed));
+                let id = EdgeId(next_edge.take(kv)?);
                 let ib = id.0.to_be_bytes();
                 let tb = e.rel_type.to_be_bytes();
                 match &mut adj_rows {
@@ -652,6 +652,17 @@ impl Storage {
         written?;
         let mut fp = Footprint::default();
         fp.writes.insert(Subject::Schema(g.0).hash());
+        if self.shared.multi {
+            // Logged after the load (a sorted write cannot read the log
+            // under the writer lock): other processes' transactions on the
+            // graph that were open across it fail, and the store's commit
+            // number moves on.
+            crate::coord::write_serialized(&*self.shared.kv, &mut |snap| {
+                let mut b = WriteBatch::new();
+                crate::coord::log_commit(&mut b, crate::coord::commit_seq(snap)?, &fp);
+                Ok(b)
+            })?;
+        }
         self.shared.occ.publish(fp);
         drop(_c);
         if maintained {

@@ -6,7 +6,10 @@
 //! that introduce the same name agree on its id without conflicting. Tokens
 //! are not user data: which labels are *in use* is read from statistics.
 //! The in-memory maps can never go stale: entries are immutable, and only
-//! this process (which holds the database lock) writes them.
+//! this process (which holds the database lock) writes them. In a store
+//! several processes write (`coord.rs`), a name is interned under the
+//! store's writer lock, the store asked first, and a name or id not known
+//! here is looked for in the store again.
 
 use crate::error::{Result, StorageError};
 use crate::ids::GraphId;
@@ -59,6 +62,9 @@ pub(crate) struct Catalog {
     /// Another process writes this store: names and graphs it adds appear
     /// only in the store, so a miss reads the catalog again.
     shared_reader: bool,
+    /// Other processes write this store too: names are interned under the
+    /// store's writer lock.
+    multi: bool,
 }
 
 impl Catalog {
@@ -68,13 +74,16 @@ impl Catalog {
             kv,
             write: Mutex::new(()),
             shared_reader: false,
+            multi: false,
         })
     }
 
-    /// A catalog for a read-only store that another process may write.
-    pub fn load_shared(kv: Arc<dyn KvStore>) -> Result<Catalog> {
+    /// A catalog for a store that other processes may write: read-only
+    /// beside them, or (`multi`) writing too.
+    pub fn load_shared(kv: Arc<dyn KvStore>, multi: bool) -> Result<Catalog> {
         Ok(Catalog {
             shared_reader: true,
+            multi,
             ..Self::load(kv)?
         })
     }
@@ -160,20 +169,45 @@ impl Catalog {
         if let Some(id) = self.lookup(kind, name) {
             return Ok(id);
         }
-        let id = self.read().next[kind as usize];
-        let mut b = WriteBatch::new();
         let mut fwd = vec![TAG_NAME_TO_ID, kind as u8];
         fwd.extend_from_slice(name.as_bytes());
-        b.put(CATALOG, fwd, id.to_be_bytes().to_vec());
-        let mut rev = vec![TAG_ID_TO_NAME, kind as u8];
-        rev.extend_from_slice(&id.to_be_bytes());
-        b.put(CATALOG, rev, name.as_bytes().to_vec());
-        self.kv.write(b)?;
+        let put = |b: &mut WriteBatch, id: u32| {
+            b.put(CATALOG, fwd.clone(), id.to_be_bytes().to_vec());
+            let mut rev = vec![TAG_ID_TO_NAME, kind as u8];
+            rev.extend_from_slice(&id.to_be_bytes());
+            b.put(CATALOG, rev, name.as_bytes().to_vec());
+        };
+        let id = if self.multi {
+            // Another process may have interned it since the lookup, or
+            // taken the next id for another name.
+            let mut id = 0;
+            self.kv.write_serialized(&mut |snap| {
+                let mut b = WriteBatch::new();
+                id = match snap.get(CATALOG, &fwd)? {
+                    Some(v) => read_u32(&v, 0)
+                        .ok_or_else(|| plexus_kv::KvError::Corrupt("a catalog id".into()))?,
+                    None => {
+                        let next = stored_next(snap, kind)?;
+                        put(&mut b, next);
+                        next
+                    }
+                };
+                Ok(b)
+            })?;
+            id
+        } else {
+            let id = self.read().next[kind as usize];
+            let mut b = WriteBatch::new();
+            put(&mut b, id);
+            self.kv.write(b)?;
+            id
+        };
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
         let name: Arc<str> = name.into();
         inner.names.insert((kind as u8, id), name.clone());
         inner.ids[kind as usize].insert(name, id);
-        inner.next[kind as usize] = id + 1;
+        let next = &mut inner.next[kind as usize];
+        *next = (*next).max(id + 1);
         Ok(id)
     }
 
@@ -209,6 +243,29 @@ impl Catalog {
         if self.graph(name).is_some() {
             return Err(StorageError::GraphExists(name.into()));
         }
+        let next = self.read().next_graph;
+        Self::register_graph(name, next, b)
+    }
+
+    /// [`Catalog::create_graph`] for a store other processes write: the
+    /// registry as `snap` (under the writer lock) holds it decides.
+    pub fn create_graph_in(
+        &self,
+        snap: &dyn plexus_kv::Snapshot,
+        name: &str,
+        b: &mut WriteBatch,
+    ) -> Result<GraphId> {
+        if snap.get(CATALOG, &graph_registry_key(name))?.is_some() {
+            return Err(StorageError::GraphExists(name.into()));
+        }
+        let next = snap
+            .get(CATALOG, &[TAG_NEXT_GRAPH])?
+            .and_then(|v| read_u32(&v, 0))
+            .unwrap_or(0);
+        Self::register_graph(name, next, b)
+    }
+
+    fn register_graph(name: &str, g: u32, b: &mut WriteBatch) -> Result<GraphId> {
         if name.is_empty() || name.len() > MAX_NAME {
             return Err(StorageError::InvalidName {
                 what: "graph name",
@@ -216,13 +273,11 @@ impl Catalog {
                 why: "names must be 1 to 255 bytes long",
             });
         }
-        let g = self.read().next_graph;
+        let after = g
+            .checked_add(1)
+            .ok_or_else(|| StorageError::Unsupported("graph ids exhausted".into()))?;
         b.put(CATALOG, graph_registry_key(name), g.to_be_bytes().to_vec());
-        b.put(
-            CATALOG,
-            vec![TAG_NEXT_GRAPH],
-            (g + 1).to_be_bytes().to_vec(),
-        );
+        b.put(CATALOG, vec![TAG_NEXT_GRAPH], after.to_be_bytes().to_vec());
         Ok(GraphId(g))
     }
 
@@ -235,6 +290,23 @@ impl Catalog {
     pub fn graph_dropped(&self, name: &str) {
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
         inner.graphs.remove(name);
+    }
+}
+
+/// The next id of a kind of name, as the store holds them: one past the
+/// largest id interned (ids are keys of the reverse entries, in order).
+fn stored_next(snap: &dyn plexus_kv::Snapshot, kind: Token) -> plexus_kv::Result<u32> {
+    let prefix = [TAG_ID_TO_NAME, kind as u8];
+    let mut last = None;
+    snap.visit_rev(CATALOG, &KeyRange::prefix(&prefix), &mut |k, _| {
+        last = k.get(2..).and_then(|b| read_u32(b, 0));
+        Ok(false)
+    })?;
+    match last {
+        None => Ok(0),
+        Some(id) => id
+            .checked_add(1)
+            .ok_or_else(|| plexus_kv::KvError::Unsupported("names exhausted".into())),
     }
 }
 

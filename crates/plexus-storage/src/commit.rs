@@ -35,6 +35,12 @@ use std::time::{Duration, Instant};
 /// A transaction ready to commit.
 pub(crate) struct Request {
     pub start: u64,
+    /// In a store other processes write: the store's commit number the
+    /// transaction's snapshot saw (`coord.rs`).
+    pub remote_start: u64,
+    /// A checkpoint of a maintained index: the index sequence its state
+    /// was loaded at. Refused if another process changed the index since.
+    pub index_loaded: Option<u64>,
     pub fp: Footprint,
     pub serializable: bool,
     pub batch: WriteBatch,
@@ -190,6 +196,9 @@ impl Committer {
 
     /// Validates, writes and publishes one group; an outcome per ticket.
     fn write_group(&self, shared: &Shared, group: Vec<(u64, Request)>) -> Vec<(u64, Result<()>)> {
+        if shared.multi {
+            return self.write_group_multi(shared, group);
+        }
         // Joined before the lock; a member refused later is cut out again.
         let joined = (group.len() > 1).then(|| join(&group));
         let _c = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -292,34 +301,17 @@ impl Committer {
 
     fn timed_write(&self, shared: &Shared, mut batch: WriteBatch) -> Result<()> {
         let started = Instant::now();
-        // Under the commit lock the latest snapshot is what the batch lands
-        // on: adjacency deltas, edge records and the entries of packed
-        // keyspaces are settled against it (`adjacency.rs`,
-        // `edge_blocks.rs`, `packed.rs`).
-        let (adj, edges, ids) = batch
-            .ops
-            .iter()
-            .fold((false, false, false), |(a, e, i), op| {
-                let ks = op.keyspace();
-                (
-                    a || ks == ADJ,
-                    e || ks == EDGES,
-                    i || crate::packed::touches(ks),
-                )
-            });
-        if adj || edges || ids {
-            let snap = shared.kv.snapshot()?;
-            if adj {
-                crate::adjacency::settle(&*snap, &mut batch)?;
-            }
-            if edges {
-                crate::edge_blocks::settle(&*snap, &mut batch)?;
-            }
-            if ids {
-                crate::packed::settle(&*snap, &mut batch)?;
-            }
+        // Under the commit lock the latest snapshot is what the batch lands on.
+        if needs_settling(&batch) {
+            settle(&*shared.kv.snapshot()?, &mut batch)?;
         }
         let r = shared.kv.write(batch);
+        self.timed(started);
+        Ok(r?)
+    }
+
+    /// Counts a backend write that began at `started`.
+    fn timed(&self, started: Instant) {
         let took = started.elapsed().as_micros() as u64;
         let t = &self.totals;
         t.write_micros.fetch_add(took, Relaxed);
@@ -328,8 +320,158 @@ impl Committer {
         let avg = self.recent_write_micros.load(Relaxed);
         self.recent_write_micros
             .store(avg - avg / 8 + took / 8, Relaxed);
-        Ok(r?)
     }
+}
+
+impl Committer {
+    /// [`Committer::write_group`] for a store other processes write
+    /// (`coord.rs`). Under the commit lock each member is validated as in
+    /// one process; then, under the store's writer lock, against the
+    /// commits every process logged since it began. What passes is
+    /// settled against the store as it is, logged and written in one
+    /// store transaction.
+    fn write_group_multi(
+        &self,
+        shared: &Shared,
+        group: Vec<(u64, Request)>,
+    ) -> Vec<(u64, Result<()>)> {
+        let _c = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let locked = Instant::now();
+        let mut outcomes = Vec::with_capacity(group.len());
+        let mut members: Vec<(u64, Request)> = Vec::with_capacity(group.len());
+        for (ticket, req) in group {
+            match validate(shared, &req, &members) {
+                Ok(()) => members.push((ticket, req)),
+                Err(e) => outcomes.push((ticket, Err(e))),
+            }
+        }
+        let mut kept: Vec<(u64, Request)> = Vec::with_capacity(members.len());
+        let mut published = false;
+        let mut members = Some(members);
+        let written = crate::coord::write_serialized(&*shared.kv, &mut |snap| {
+            let members = members.take().unwrap_or_default();
+            let seq = crate::coord::commit_seq(snap)?;
+            let oldest = members.iter().map(|(_, r)| r.remote_start).min();
+            let logged = crate::coord::logged_since(snap, oldest.unwrap_or(seq))?;
+            let stored_index = crate::maintain::index_seq(snap)?;
+            shared.index_sync.before_commit(stored_index);
+            shared.maintained.seq.fetch_max(stored_index, Relaxed);
+            for (ticket, req) in members {
+                match validate_remote(shared, snap, &req, &logged, stored_index) {
+                    Ok(()) => kept.push((ticket, req)),
+                    Err(e) => outcomes.push((ticket, Err(e))),
+                }
+            }
+            let mut batch = WriteBatch::new();
+            if kept.is_empty() {
+                return Ok(batch);
+            }
+            let mut fp = Footprint::default();
+            for (_, r) in &mut kept {
+                batch.ops.append(&mut r.batch.ops);
+                fp.absorb(&r.fp);
+            }
+            published = publish(shared, kept.iter().map(|(_, r)| &r.effects));
+            shared.persist_counters(&mut batch);
+            settle(snap, &mut batch)?;
+            crate::coord::log_commit(&mut batch, seq, &fp);
+            Ok(batch)
+        });
+        self.timed(locked);
+        let refused = outcomes.iter().filter(|(_, o)| o.is_err()).count() as u64;
+        self.totals.conflicts.fetch_add(refused, Relaxed);
+        match written {
+            Ok(()) => {
+                shared
+                    .index_sync
+                    .after_commit(shared.maintained.seq.load(Relaxed));
+                let n = kept.len() as u64;
+                self.totals.commits.fetch_add(n, Relaxed);
+                self.totals.largest_group.fetch_max(n, Relaxed);
+                for (ticket, req) in kept {
+                    if published {
+                        drop_indexes(shared, &req.effects);
+                    }
+                    shared.occ.publish(req.fp);
+                    outcomes.push((ticket, Ok(())));
+                }
+            }
+            Err(e) => {
+                let mut e = Some(e);
+                for (ticket, req) in kept {
+                    if published {
+                        retract(shared, &req.effects);
+                    }
+                    let err = match &e {
+                        Some(StorageError::Kv(k)) => StorageError::Kv(k.clone()),
+                        _ => e.take().unwrap_or_else(|| {
+                            StorageError::Internal(
+                                "the write of this commit's group failed".into(),
+                            )
+                        }),
+                    };
+                    outcomes.push((ticket, Err(err)));
+                }
+            }
+        }
+        let held = locked.elapsed().as_micros() as u64;
+        self.totals.locked_micros.fetch_add(held, Relaxed);
+        outcomes
+    }
+}
+
+/// Refuses `req` when a commit another process logged since it began
+/// conflicts with it, or when it checkpoints an index state that another
+/// process's change made stale.
+fn validate_remote(
+    shared: &Shared,
+    snap: &dyn plexus_kv::Snapshot,
+    req: &Request,
+    logged: &[(u64, Footprint)],
+    stored_index: u64,
+) -> Result<()> {
+    crate::coord::validate(snap, req.remote_start, &req.fp, req.serializable, logged)?;
+    match req.index_loaded {
+        Some(loaded) if !shared.index_sync.current(loaded, stored_index) => Err(
+            StorageError::Conflict("another process changed the index since it was loaded".into()),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a batch holds adjacency deltas, edge records or entries of
+/// packed keyspaces, which must be settled against what the store holds.
+fn needs_settling(batch: &WriteBatch) -> bool {
+    batch.ops.iter().any(|op| {
+        let ks = op.keyspace();
+        ks == ADJ || ks == EDGES || crate::packed::touches(ks)
+    })
+}
+
+/// Settles a batch against `snap`, the state it lands on (`adjacency.rs`,
+/// `edge_blocks.rs`, `packed.rs`).
+fn settle(snap: &dyn plexus_kv::Snapshot, batch: &mut WriteBatch) -> Result<()> {
+    let (adj, edges, ids) = batch
+        .ops
+        .iter()
+        .fold((false, false, false), |(a, e, i), op| {
+            let ks = op.keyspace();
+            (
+                a || ks == ADJ,
+                e || ks == EDGES,
+                i || crate::packed::touches(ks),
+            )
+        });
+    if adj {
+        crate::adjacency::settle(snap, batch)?;
+    }
+    if edges {
+        crate::edge_blocks::settle(snap, batch)?;
+    }
+    if ids {
+        crate::packed::settle(snap, batch)?;
+    }
+    Ok(())
 }
 
 /// Makes the maintained-index changes of the members about to be written

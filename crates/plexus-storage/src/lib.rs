@@ -20,6 +20,7 @@ mod adjacency;
 mod bulk;
 mod catalog;
 mod columns;
+mod coord;
 mod commit;
 mod counters;
 mod edge_blocks;

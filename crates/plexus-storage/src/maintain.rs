@@ -384,7 +384,13 @@ pub(crate) fn state_for(core: &TxnCore, def: &IndexDef) -> Result<Arc<dyn Mainta
     }
     let reg = &core.shared.maintained;
     if let Some((s, loaded)) = reg.get(core.g, def.id) {
-        if !core.shared.read_only || index_seq(&*core.snap)? <= loaded {
+        let shared = &core.shared;
+        let current = if shared.multi {
+            shared.index_sync.current(loaded, index_seq(&*core.snap)?)
+        } else {
+            !shared.read_only || index_seq(&*core.snap)? <= loaded
+        };
+        if current {
             return Ok(s);
         }
     }
@@ -427,8 +433,24 @@ pub(crate) fn checkpoint(
         }
         let mut fp = Footprint::default();
         fp.shares.insert(Subject::Schema(g.0).hash());
+        // Where other processes write, only a state that has all their
+        // changes may be checkpointed.
+        let (remote_start, index_loaded) = if shared.multi {
+            let live = shared.maintained.get(g, index);
+            let Some((_, loaded)) = live.filter(|(s, _)| {
+                std::ptr::addr_eq(Arc::as_ptr(s), state as *const dyn MaintainedIndex)
+            }) else {
+                return Ok(());
+            };
+            let snap = shared.kv.snapshot()?;
+            (crate::coord::commit_seq(&*snap)?, Some(loaded))
+        } else {
+            (0, None)
+        };
         let req = crate::commit::Request {
             start,
+            remote_start,
+            index_loaded,
             fp,
             serializable: false,
             batch,

@@ -81,6 +81,55 @@ impl Subject<'_> {
 }
 
 impl Footprint {
+    /// What another process needs to validate against this commit (its
+    /// writes, shares and touches; reads matter only to the committer),
+    /// for the shared store's commit log (`coord.rs`).
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let sets = [&self.writes, &self.shares, &self.touches];
+        let mut out = Vec::with_capacity(12 + 8 * sets.iter().map(|s| s.len()).sum::<usize>());
+        for set in sets {
+            out.extend_from_slice(&(set.len() as u32).to_le_bytes());
+            for k in set {
+                out.extend_from_slice(&k.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Reads [`Footprint::encode`]'s bytes; `None` when they are damaged.
+    /// Sizes come from the bytes there are, never from a stored count.
+    pub(crate) fn decode(mut bytes: &[u8]) -> Option<Footprint> {
+        let mut set = || -> Option<HashSet<u64>> {
+            let (n, rest) = bytes.split_first_chunk::<4>()?;
+            let n = u32::from_le_bytes(*n) as usize;
+            let len = n.checked_mul(8)?;
+            if rest.len() < len {
+                return None;
+            }
+            let (keys, rest) = rest.split_at(len);
+            bytes = rest;
+            Some(
+                keys.chunks_exact(8)
+                    .filter_map(|c| c.try_into().ok().map(u64::from_le_bytes))
+                    .collect(),
+            )
+        };
+        let fp = Footprint {
+            writes: set()?,
+            shares: set()?,
+            touches: set()?,
+            reads: HashSet::new(),
+        };
+        bytes.is_empty().then_some(fp)
+    }
+
+    /// Adds `other`'s writes, shares and touches to this one's.
+    pub(crate) fn absorb(&mut self, other: &Footprint) {
+        self.writes.extend(&other.writes);
+        self.shares.extend(&other.shares);
+        self.touches.extend(&other.touches);
+    }
+
     /// The reason `self` (committing) cannot follow `other` (committed
     /// after `self` started), if any.
     pub(crate) fn conflict_with(
@@ -205,6 +254,23 @@ mod tests {
             shares: shares.iter().copied().collect(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn footprints_round_trip_and_damage_is_refused() {
+        let mut f = fp(&[1, 2], &[3]);
+        f.touches.insert(u64::MAX);
+        f.reads.insert(9);
+        let bytes = f.encode();
+        let back = Footprint::decode(&bytes).unwrap_or_default();
+        assert_eq!(back.writes, f.writes);
+        assert_eq!(back.shares, f.shares);
+        assert_eq!(back.touches, f.touches);
+        assert!(back.reads.is_empty(), "reads are the committer's own");
+        for cut in 0..bytes.len() {
+            assert!(Footprint::decode(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+        assert!(Footprint::decode(&[0xff; 4]).is_none(), "a count past the bytes");
     }
 
     #[test]

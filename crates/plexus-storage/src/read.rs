@@ -421,7 +421,12 @@ pub trait GraphRead {
     /// The commit sequence this transaction's snapshot reflects (at least):
     /// a later commit in this process has a larger number.
     fn version(&self) -> u64 {
-        self.core().version
+        let c = self.core();
+        if c.shared.multi {
+            // The store's commit number, as `Storage::version` gives it.
+            return crate::coord::commit_seq(&*c.snap).unwrap_or(u64::MAX);
+        }
+        c.version
     }
 
     /// The number of edges at a node, from maintained counters (no scan of

@@ -13,7 +13,8 @@ use crate::{ReadTxn, WriteTxn};
 use plexus_common::read_u32;
 use plexus_kv::{prefix_successor, KeyRange, KvStore, ScanOptions, Snapshot, WriteBatch};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::coord::IdCounter;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 /// The on-disk format this build writes and reads.
@@ -40,9 +41,13 @@ pub(crate) struct Shared {
     pub kv: Arc<dyn KvStore>,
     pub catalog: Catalog,
     pub occ: Occ,
-    pub next_node: AtomicU64,
-    pub next_edge: AtomicU64,
-    pub next_schema: AtomicU32,
+    pub next_node: IdCounter,
+    pub next_edge: IdCounter,
+    pub next_schema: IdCounter,
+    /// Other processes may write the store (`coord.rs`).
+    pub multi: bool,
+    /// What this process knows of other processes' index changes.
+    pub index_sync: crate::coord::IndexSync,
     /// Held only while a commit validates and writes: never while caller
     /// code runs.
     pub commit_lock: Mutex<()>,
@@ -57,27 +62,21 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// A new id for an index or constraint.
+    pub fn schema_id(&self) -> Result<u32> {
+        let id = self.next_schema.take(&*self.kv)?;
+        u32::try_from(id)
+            .map_err(|_| StorageError::Unsupported("the schema id space is exhausted".into()))
+    }
+
     /// Adds the id counters to a commit's batch. Called under the commit
     /// lock: the counters only grow, so later commits write larger values.
+    /// (In a shared store the id counters are reserved in blocks instead.)
     pub fn persist_counters(&self, b: &mut WriteBatch) {
         use std::sync::atomic::Ordering::Relaxed;
-        b.put(
-            META,
-            META_NEXT_NODE,
-            self.next_node.load(Relaxed).to_le_bytes().to_vec(),
-        );
-        b.put(
-            META,
-            META_NEXT_EDGE,
-            self.next_edge.load(Relaxed).to_le_bytes().to_vec(),
-        );
-        b.put(
-            META,
-            META_NEXT_SCHEMA,
-            (self.next_schema.load(Relaxed) as u64)
-                .to_le_bytes()
-                .to_vec(),
-        );
+        self.next_node.persist(b);
+        self.next_edge.persist(b);
+        self.next_schema.persist(b);
         b.put(
             META,
             META_INDEX_SEQ,
@@ -94,18 +93,7 @@ pub struct Storage {
 }
 
 fn meta_u64(snap: &dyn Snapshot, key: &[u8]) -> Result<u64> {
-    meta_u64_or(snap, key, 1)
-}
-
-fn meta_u64_or(snap: &dyn Snapshot, key: &[u8], missing: u64) -> Result<u64> {
-    Ok(match snap.get(META, key)? {
-        Some(v) => u64::from_le_bytes(
-            v.as_slice()
-                .try_into()
-                .map_err(|_| StorageError::Corrupt("id counter".into()))?,
-        ),
-        None => missing,
-    })
+    crate::coord::meta_u64(snap, key, 1)
 }
 
 impl Storage {
@@ -188,12 +176,19 @@ impl Storage {
                 fresh = true;
             }
         }
+        let multi = kv.shared();
+        let index_seq = crate::coord::meta_u64(&*snap, META_INDEX_SEQ, 0)?;
+        let counter = |key| -> Result<IdCounter> {
+            Ok(IdCounter::new(key, meta_u64(&*snap, key)?, multi))
+        };
         let shared = Arc::new(Shared {
-            next_node: AtomicU64::new(meta_u64(&*snap, META_NEXT_NODE)?),
-            next_edge: AtomicU64::new(meta_u64(&*snap, META_NEXT_EDGE)?),
-            next_schema: AtomicU32::new(meta_u64(&*snap, META_NEXT_SCHEMA)? as u32),
-            catalog: if read_only {
-                Catalog::load_shared(kv.clone())?
+            next_node: counter(META_NEXT_NODE)?,
+            next_edge: counter(META_NEXT_EDGE)?,
+            next_schema: counter(META_NEXT_SCHEMA)?,
+            multi,
+            index_sync: crate::coord::IndexSync::new(index_seq),
+            catalog: if read_only || multi {
+                Catalog::load_shared(kv.clone(), multi)?
             } else {
                 Catalog::load(kv.clone())?
             },
@@ -205,10 +200,7 @@ impl Storage {
             committer: Committer::default(),
             kv,
         });
-        shared
-            .maintained
-            .seq
-            .store(meta_u64_or(&*snap, META_INDEX_SEQ, 0)?, Ordering::Relaxed);
+        shared.maintained.seq.store(index_seq, Ordering::Relaxed);
         drop(snap);
         let s = Storage { shared };
         // A new store gets its default graph. So does one whose creation was
@@ -217,8 +209,8 @@ impl Storage {
         // (Id counters start at 1.)
         let unfinished = !read_only
             && s.graphs().is_empty()
-            && s.shared.next_node.load(Ordering::Relaxed) <= 1
-            && s.shared.next_edge.load(Ordering::Relaxed) <= 1;
+            && s.shared.next_node.floor() <= 1
+            && s.shared.next_edge.floor() <= 1;
         if fresh || unfinished {
             s.create_graph(DEFAULT_GRAPH)?;
         }
@@ -274,10 +266,22 @@ impl Storage {
             .commit_lock
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let mut b = WriteBatch::new();
-        let g = self.shared.catalog.create_graph(name, &mut b)?;
-        self.shared.kv.write(b)?;
-        self.shared.catalog.graph_created(name, g);
+        let catalog = &self.shared.catalog;
+        let g = if self.shared.multi {
+            let mut made = GraphId(0);
+            crate::coord::write_serialized(&*self.shared.kv, &mut |snap| {
+                let mut b = WriteBatch::new();
+                made = catalog.create_graph_in(snap, name, &mut b)?;
+                Ok(b)
+            })?;
+            made
+        } else {
+            let mut b = WriteBatch::new();
+            let g = catalog.create_graph(name, &mut b)?;
+            self.shared.kv.write(b)?;
+            g
+        };
+        catalog.graph_created(name, g);
         Ok(())
     }
 
@@ -300,9 +304,19 @@ impl Storage {
         for ks in GRAPH_KEYSPACES {
             b.delete_range(ks, prefix.clone(), end.clone());
         }
-        self.shared.kv.write(b)?;
         let mut fp = Footprint::default();
         fp.writes.insert(Subject::Schema(g.0).hash());
+        if self.shared.multi {
+            // Logged, so that other processes' transactions on the graph fail.
+            let mut b = Some(b);
+            crate::coord::write_serialized(&*self.shared.kv, &mut |snap| {
+                let mut b = b.take().unwrap_or_default();
+                crate::coord::log_commit(&mut b, crate::coord::commit_seq(snap)?, &fp);
+                Ok(b)
+            })?;
+        } else {
+            self.shared.kv.write(b)?;
+        }
         self.shared.occ.publish(fp);
         self.shared.catalog.graph_dropped(name);
         self.shared.columns.forget_graph(g.0);
@@ -325,7 +339,21 @@ impl Storage {
         let snap: Box<dyn plexus_kv::Snapshot> =
             Box::new(crate::packed::Unpacked(self.shared.kv.snapshot()?));
         let schema = load_schema(&*snap, g)?;
+        // Where several processes write, a writer starts from the store's
+        // commit number, and on a graph that still exists.
+        let remote_start = if self.shared.multi && overlay {
+            if snap.get(CATALOG, &graph_registry_key(graph))?.as_deref()
+                != Some(&g.0.to_be_bytes()[..])
+            {
+                self.shared.catalog.graph_dropped(graph);
+                return Err(StorageError::UnknownGraph(graph.into()));
+            }
+            crate::coord::commit_seq(&*snap)?
+        } else {
+            0
+        };
         Ok(TxnCore {
+            remote_start,
             shared: self.shared.clone(),
             snap,
             overlay: overlay.then(|| Overlay::new(KEYSPACES.len())),
@@ -376,9 +404,21 @@ impl Storage {
         Ok(WriteTxn::new(core, start, isolation))
     }
 
-    /// The sequence number of the latest commit in this process. A view
-    /// built from a transaction whose `version()` is lower may be stale.
+    /// The sequence number of the latest commit in this process (in a
+    /// store other processes write, the store's latest commit; `u64::MAX`
+    /// when the store cannot be asked). A view built from a transaction
+    /// whose `version()` is lower may be stale.
     pub fn version(&self) -> u64 {
+        if self.shared.multi {
+            return self
+                .shared
+                .kv
+                .snapshot()
+                .and_then(|s| Ok(crate::coord::commit_seq(&*s).ok()))
+                .ok()
+                .flatten()
+                .unwrap_or(u64::MAX);
+        }
         self.shared.occ.current()
     }
 

@@ -195,6 +195,9 @@ pub struct TxnCore {
     pub(crate) reads: Option<RefCell<HashSet<u64>>>,
     /// The commit sequence number current when the snapshot was taken.
     pub(crate) version: u64,
+    /// A writer in a store other processes write: the store's commit
+    /// number its snapshot sees (`coord.rs`); 0 otherwise.
+    pub(crate) remote_start: u64,
     /// What a write transaction did to maintained indexes (`maintain.rs`).
     pub(crate) effects: crate::maintain::Effects,
 }

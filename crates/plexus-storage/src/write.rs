@@ -24,7 +24,6 @@ use crate::view::{Overlay, TxnCore};
 use plexus_common::{push_u64, Value};
 use plexus_kv::{KeyRange, ScanOptions};
 use std::collections::BTreeSet;
-use std::sync::atomic::Ordering;
 
 /// Longest user id of a node or an edge, in bytes (key-length limits of the backends).
 pub const MAX_ID_LEN: usize = 400;
@@ -190,7 +189,7 @@ impl WriteTxn {
                 labels: t.intern_labels(labels)?,
                 props: t.intern_props(props)?,
             };
-            let id = NodeId(t.core.shared.next_node.fetch_add(1, Ordering::Relaxed));
+            let id = NodeId(t.core.shared.next_node.take(&*t.core.shared.kv)?);
             t.write_node(id, None, Some(&rec))?;
             Ok(id)
         })
@@ -347,7 +346,7 @@ impl WriteTxn {
                 rel_type: t.core.shared.catalog.intern(Token::Type, rel_type)?,
                 props: t.intern_props(props)?,
             };
-            let id = EdgeId(t.core.shared.next_edge.fetch_add(1, Ordering::Relaxed));
+            let id = EdgeId(t.core.shared.next_edge.take(&*t.core.shared.kv)?);
             t.write_edge(id, None, Some(&rec))?;
             Ok(id)
         })
@@ -803,7 +802,7 @@ impl WriteTxn {
                 t.check_schema_name(&name)?;
                 let cat = &t.core.shared.catalog;
                 let def = ConstraintDef {
-                    id: t.core.shared.next_schema.fetch_add(1, Ordering::Relaxed),
+                    id: t.core.shared.schema_id()?,
                     name: name.clone(),
                     label: cat.intern(Token::Label, &spec.label)?,
                     key: cat.intern(Token::PropKey, &spec.key)?,
@@ -883,7 +882,7 @@ impl WriteTxn {
             return Err(StorageError::SchemaExists(same.name.clone()));
         }
         Ok(IndexDef {
-            id: self.core.shared.next_schema.fetch_add(1, Ordering::Relaxed),
+            id: self.core.shared.schema_id()?,
             name,
             label,
             key,
@@ -1113,6 +1112,8 @@ impl WriteTxn {
         let shared = self.core.shared.clone();
         let req = crate::commit::Request {
             start: self.start,
+            remote_start: self.core.remote_start,
+            index_loaded: None,
             fp: std::mem::take(&mut self.fp),
             serializable: self.isolation == Isolation::Serializable,
             batch: overlay.into_batch(),

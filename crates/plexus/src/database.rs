@@ -5,7 +5,9 @@
 //! <path>/PLEXUS   manifest: format version and backend (text)
 //! <path>/LOCK     held exclusively while a process has the database open
 //!                 for writing (it holds that process's id); read-only
-//!                 openers do not take it
+//!                 openers do not take it, nor does any opener of a
+//!                 database whose store is on a server (`postgres`), which
+//!                 several processes may write at once
 //! <path>/data/    the key-value backend's files
 //! ```
 //!
@@ -387,7 +389,10 @@ impl Database {
                 ),
             });
         }
-        if opts.read_only {
+        // A store on a server coordinates its writers itself (several
+        // processes may write it at once: plexus_storage's `coord.rs`); the
+        // folder holds only the manifest then.
+        if opts.read_only || manifest.store.is_some() {
             return Self::open_backend(path, &manifest, &opts, None);
         }
         let lock = Self::lock(path)?;
