@@ -576,7 +576,8 @@ impl KvStore for PgStore {
         };
         let prepared = prepare(&view).and_then(|b| self.check_batch(&b).map(|()| b));
         let taken = view.client.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let mut c = taken.ok_or_else(|| KvError::Corrupt("a write's connection was lost".into()))?;
+        let mut c =
+            taken.ok_or_else(|| KvError::Corrupt("a write's connection was lost".into()))?;
         let trips = &self.pool.trips;
         let result = match prepared {
             Ok(batch) => {

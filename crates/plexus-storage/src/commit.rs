@@ -405,9 +405,7 @@ impl Committer {
                     let err = match &e {
                         Some(StorageError::Kv(k)) => StorageError::Kv(k.clone()),
                         _ => e.take().unwrap_or_else(|| {
-                            StorageError::Internal(
-                                "the write of this commit's group failed".into(),
-                            )
+                            StorageError::Internal("the write of this commit's group failed".into())
                         }),
                     };
                     outcomes.push((ticket, Err(err)));

@@ -84,7 +84,9 @@ pub(crate) fn validate(
     }
     for (_, other) in logged.iter().filter(|(s, _)| *s > start) {
         if let Some(why) = fp.conflict_with(other, serializable) {
-            return Err(StorageError::Conflict(format!("{why} (in another process)")));
+            return Err(StorageError::Conflict(format!(
+                "{why} (in another process)"
+            )));
         }
     }
     Ok(())
@@ -209,7 +211,9 @@ impl IdCounter {
             Ok(b)
         })?;
         if overflow {
-            return Err(StorageError::Unsupported("the id space is exhausted".into()));
+            return Err(StorageError::Unsupported(
+                "the id space is exhausted".into(),
+            ));
         }
         Ok(start)
     }
@@ -222,7 +226,11 @@ impl IdCounter {
     /// In a store one process owns, the counter is written with each commit.
     pub fn persist(&self, b: &mut WriteBatch) {
         if self.block.is_none() {
-            b.put(META, self.key, self.next.load(Relaxed).to_le_bytes().to_vec());
+            b.put(
+                META,
+                self.key,
+                self.next.load(Relaxed).to_le_bytes().to_vec(),
+            );
         }
     }
 }

@@ -270,7 +270,10 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(Footprint::decode(&bytes[..cut]).is_none(), "cut at {cut}");
         }
-        assert!(Footprint::decode(&[0xff; 4]).is_none(), "a count past the bytes");
+        assert!(
+            Footprint::decode(&[0xff; 4]).is_none(),
+            "a count past the bytes"
+        );
     }
 
     #[test]

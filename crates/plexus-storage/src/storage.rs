@@ -2,6 +2,7 @@
 
 use crate::catalog::{graph_registry_key, Catalog};
 use crate::commit::{CommitStats, Committer};
+use crate::coord::IdCounter;
 use crate::error::{Result, StorageError};
 use crate::ids::GraphId;
 use crate::keys::*;
@@ -13,7 +14,6 @@ use crate::{ReadTxn, WriteTxn};
 use plexus_common::read_u32;
 use plexus_kv::{prefix_successor, KeyRange, KvStore, ScanOptions, Snapshot, WriteBatch};
 use std::cell::RefCell;
-use crate::coord::IdCounter;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
@@ -178,9 +178,8 @@ impl Storage {
         }
         let multi = kv.shared();
         let index_seq = crate::coord::meta_u64(&*snap, META_INDEX_SEQ, 0)?;
-        let counter = |key| -> Result<IdCounter> {
-            Ok(IdCounter::new(key, meta_u64(&*snap, key)?, multi))
-        };
+        let counter =
+            |key| -> Result<IdCounter> { Ok(IdCounter::new(key, meta_u64(&*snap, key)?, multi)) };
         let shared = Arc::new(Shared {
             next_node: counter(META_NEXT_NODE)?,
             next_edge: counter(META_NEXT_EDGE)?,
@@ -414,9 +413,8 @@ impl Storage {
                 .shared
                 .kv
                 .snapshot()
-                .and_then(|s| Ok(crate::coord::commit_seq(&*s).ok()))
                 .ok()
-                .flatten()
+                .and_then(|s| crate::coord::commit_seq(&*s).ok())
                 .unwrap_or(u64::MAX);
         }
         self.shared.occ.current()

@@ -4,6 +4,7 @@
 //! The model is deliberately naive (maps and linear scans) so that it is
 //! obviously right; the storage must agree with it on every answer.
 
+pub mod bank;
 pub mod crash;
 pub mod faulty;
 pub mod model;

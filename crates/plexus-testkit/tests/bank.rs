@@ -1,0 +1,172 @@
+//! Several Plexus processes writing one database on a PostgreSQL server
+//! (the one the test command starts): four processes move money between
+//! accounts for a bounded time; every total any of them reads is checked,
+//! and at the end the store must hold exactly the money there was and one
+//! move per account side of every transfer the processes counted (a lost
+//! update breaks one or the other). Then the same with two graphs of the
+//! database written at once, which must not disturb each other.
+#![cfg(feature = "postgres")]
+
+use plexus::{Backend, Database, Options};
+use plexus_testkit::bank::{self, Tally, OPENING_BALANCE};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const ACCOUNTS: i64 = 40;
+const RUN_MILLIS: u64 = 6_000;
+
+fn server() -> String {
+    std::env::var("PLEXUS_TEST_POSTGRES")
+        .expect("PLEXUS_TEST_POSTGRES names no PostgreSQL server: run scripts/test")
+}
+
+fn create(dir: &Path, graphs: &[&str]) -> Database {
+    let db = Database::create(
+        dir,
+        Options {
+            backend: Some(Backend::Postgres),
+            store: Some(server()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for g in graphs {
+        bank::open_accounts(&db, g, ACCOUNTS).unwrap();
+    }
+    db
+}
+
+/// Runs one worker per entry of `graphs` at once; their tallies, in order.
+fn run_workers(dir: &Path, graphs: &[&str]) -> Vec<Tally> {
+    let children: Vec<_> = graphs
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            Command::new(env!("CARGO_BIN_EXE_bank_worker"))
+                .arg(dir)
+                .arg(g)
+                .arg(ACCOUNTS.to_string())
+                .arg(RUN_MILLIS.to_string())
+                .arg((i as u64 + 1).to_string())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "a worker failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            Tally::parse(stdout.lines().last().unwrap_or(""))
+                .unwrap_or_else(|| panic!("not a tally: {stdout}"))
+        })
+        .collect()
+}
+
+/// Checks one graph's books against the tallies of its workers.
+fn audit(db: &Database, graph: &str, tallies: &[Tally]) {
+    let transfers: u64 = tallies.iter().map(|t| t.transfers).sum();
+    let checks: u64 = tallies.iter().map(|t| t.checks).sum();
+    let conflicts: u64 = tallies.iter().map(|t| t.conflicts).sum();
+    println!("{graph}: {transfers} transfers, {conflicts} conflicts, {checks} totals checked by {} processes", tallies.len());
+    assert!(tallies.iter().all(|t| t.violations == 0), "{tallies:?}");
+    assert!(
+        tallies.iter().all(|t| t.transfers > 0 && t.checks > 0),
+        "every process worked: {tallies:?}"
+    );
+    let (total, n, moves) = bank::books(db, graph).unwrap();
+    assert_eq!(n, ACCOUNTS);
+    assert_eq!(total, OPENING_BALANCE * ACCOUNTS, "money made or lost");
+    assert_eq!(moves as u64, 2 * transfers, "a transfer's update was lost");
+}
+
+fn spawn_in_threads(dir: &Path, graphs: Vec<&'static str>) -> Vec<Tally> {
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || run_workers(&dir, &graphs))
+        .join()
+        .unwrap()
+}
+
+#[test]
+fn four_processes_move_money_without_losing_an_update() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = create(&dir, &["bank"]);
+    // This process keeps the database open while the workers run (they
+    // need no lock of the folder), and audits what they wrote.
+    let tallies = spawn_in_threads(&dir, vec!["bank"; 4]);
+    audit(&db, "bank", &tallies);
+    assert!(
+        tallies.iter().map(|t| t.conflicts).sum::<u64>() > 0,
+        "four processes on {ACCOUNTS} accounts for {RUN_MILLIS} ms never collided: the test tests nothing"
+    );
+}
+
+#[test]
+fn two_graphs_written_at_once_do_not_disturb_each_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = create(&dir, &["east", "west"]);
+    let tallies = spawn_in_threads(&dir, vec!["east", "east", "west", "west"]);
+    audit(&db, "east", &tallies[..2]);
+    audit(&db, "west", &tallies[2..]);
+}
+
+/// Two handles on one database stand for two processes (each has its own
+/// memory): a transaction that read a node another handle changed and
+/// committed since is refused, and one that did not is not.
+#[test]
+fn a_commit_that_lost_the_race_in_another_process_is_refused() {
+    use plexus::{GraphRead, Props, Value};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let one = create(&dir, &[]);
+    let two = Database::open(&dir, Options::default()).unwrap();
+    let mut t = one.write("default").unwrap();
+    let a = t.create_node(Some("a"), &["N"], &Props::new()).unwrap();
+    let b = t.create_node(Some("b"), &["N"], &Props::new()).unwrap();
+    t.commit().unwrap();
+    let set = |t: &mut plexus::WriteTxn, n, v: i64| {
+        t.set_node_property(n, "v", Value::Int(v)).unwrap();
+    };
+    let mut first = one.write("default").unwrap();
+    let mut second = two.write("default").unwrap();
+    let mut third = two.write("default").unwrap();
+    set(&mut first, a, 1);
+    set(&mut second, a, 2);
+    set(&mut third, b, 3);
+    first.commit().unwrap();
+    let e = second.commit().unwrap_err();
+    assert_eq!(e.kind(), plexus::ErrorKind::Conflict, "{e}");
+    third.commit().unwrap();
+    // Each handle reads what the other wrote.
+    let r = one.read("default").unwrap();
+    assert_eq!(r.node_property(b, "v").unwrap(), Some(Value::Int(3)));
+    let r = two.read("default").unwrap();
+    assert_eq!(r.node_property(a, "v").unwrap(), Some(Value::Int(1)));
+    // Ids given by the two handles never collide.
+    let mut t1 = one.write("default").unwrap();
+    let mut t2 = two.write("default").unwrap();
+    let x = t1.create_node(None, &["M"], &Props::new()).unwrap();
+    let y = t2.create_node(None, &["M"], &Props::new()).unwrap();
+    assert_ne!(x, y);
+    t1.commit().unwrap();
+    t2.commit().unwrap();
+    assert_eq!(
+        two.query(
+            "default",
+            "MATCH (m:M) RETURN count(m) AS n",
+            &Default::default()
+        )
+        .unwrap()
+        .rows,
+        vec![vec![Value::Int(2)]]
+    );
+}
