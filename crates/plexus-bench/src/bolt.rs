@@ -98,7 +98,7 @@ fn in_process(
     nodes: u64,
     ids: &[String],
 ) -> Result<Json, Box<dyn std::error::Error>> {
-    let db = crate::compare::fresh_db(db_path)?;
+    let db = crate::compare::fresh_db(db_path, None)?;
     crate::engine::load_with(&db, "bench", &Skewed { n: nodes, seed: 42 }, "grp", true)?;
     let count = |q: &str| -> Result<Json, plexus::Error> {
         Ok(json!(db.query("bench", q, &plexus::Params::new())?.rows[0]

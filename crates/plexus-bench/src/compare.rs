@@ -151,6 +151,9 @@ pub struct Reps {
 
 pub struct CompareOptions {
     pub engines: Vec<String>,
+    /// The PostgreSQL server of the `plexus-postgres` and
+    /// `plexus-cypher-postgres` engines (Plexus on the postgres backend).
+    pub store: Option<String>,
     /// The files peers load: `parquet` or `csv`.
     pub format: String,
     pub reps: Reps,
@@ -185,27 +188,42 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
                 other => return Err(format!("unknown format '{other}' (parquet or csv)")),
             }
         }
-        if o.engines.iter().any(|e| e == "plexus") {
-            eprintln!(
-                "plexus: {} ({} nodes, {} edges)",
-                g.name(),
-                g.nodes(),
-                g.edges()
-            );
-            // With Parquet files written for the peers, Plexus imports the
-            // very same files (`plexus import`'s path), so import times compare.
-            let files = (python.is_some() && o.format == "parquet").then_some(dir.as_path());
-            rows.extend(
-                run_plexus(part, &dir.join("plexus-db"), files, o.reps)
-                    .map_err(|e| format!("plexus: {e}"))?,
-            );
+        // With Parquet files written for the peers, Plexus imports the
+        // very same files (`plexus import`'s path), so import times compare.
+        let files = (python.is_some() && o.format == "parquet").then_some(dir.as_path());
+        for engine in ["plexus", "plexus-postgres"] {
+            if let Some(target) = own_target(o, engine)? {
+                eprintln!(
+                    "{engine}: {} ({} nodes, {} edges)",
+                    g.name(),
+                    g.nodes(),
+                    g.edges()
+                );
+                rows.extend(
+                    run_plexus(
+                        part,
+                        &dir.join(format!("{engine}-db")),
+                        files,
+                        o.reps,
+                        &target,
+                    )
+                    .map_err(|e| format!("{engine}: {e}"))?,
+                );
+            }
         }
-        if o.engines.iter().any(|e| e == "plexus-cypher") {
-            eprintln!("plexus-cypher: {}", g.name());
-            rows.extend(
-                run_plexus_cypher(part, &dir.join("plexus-cypher-db"), o.reps.workloads)
-                    .map_err(|e| format!("plexus-cypher: {e}"))?,
-            );
+        for engine in ["plexus-cypher", "plexus-cypher-postgres"] {
+            if let Some(target) = own_target(o, engine)? {
+                eprintln!("{engine}: {}", g.name());
+                rows.extend(
+                    run_plexus_cypher(
+                        part,
+                        &dir.join(format!("{engine}-db")),
+                        o.reps.workloads,
+                        &target,
+                    )
+                    .map_err(|e| format!("{engine}: {e}"))?,
+                );
+            }
         }
         for peer in &peers {
             eprintln!("{peer}: {}", g.name());
@@ -226,33 +244,71 @@ pub fn compare(parts: &[Part], o: &CompareOptions) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
-/// A new database at `path` (whatever was there is removed), with relaxed
-/// durability as every engine gets during the benchmark.
-pub fn fresh_db(path: &std::path::Path) -> plexus::Result<Database> {
-    let _ = std::fs::remove_dir_all(path);
-    Database::create(
-        path,
-        Options {
-            backend: None,
-            durable: false,
-            ..Default::default()
-        },
-    )
+/// One of Plexus's own engines: its name in the results, and the server
+/// of its store when that is not a local LMDB.
+pub struct Target {
+    pub engine: String,
+    pub store: Option<String>,
 }
 
-/// Runs `f` `reps` times; its last count and the seconds of each run.
+/// The target of `engine` when it was asked for.
+fn own_target(o: &CompareOptions, engine: &str) -> Result<Option<Target>, String> {
+    if !o.engines.iter().any(|e| e == engine) {
+        return Ok(None);
+    }
+    let store = if engine.ends_with("-postgres") {
+        Some(o.store.clone().ok_or_else(|| {
+            format!("the {engine} engine needs a PostgreSQL server: --store postgres://…")
+        })?)
+    } else {
+        None
+    };
+    Ok(Some(Target {
+        engine: engine.to_string(),
+        store,
+    }))
+}
+
+/// A new database at `path` (whatever was there is removed, its schema on
+/// a server too), with relaxed durability as every engine gets during the
+/// benchmark; on `store`'s server when given.
+pub fn fresh_db(path: &std::path::Path, store: Option<&str>) -> plexus::Result<Database> {
+    let opts = Options {
+        backend: store.map(|_| plexus::Backend::Postgres),
+        store: store.map(String::from),
+        durable: false,
+        ..Default::default()
+    };
+    match Database::destroy(path, &opts) {
+        Ok(()) | Err(plexus::Error::Missing(_)) => {}
+        Err(e) => return Err(e),
+    }
+    let _ = std::fs::remove_dir_all(path);
+    Database::create(path, opts)
+}
+
+/// What [`timed`] measured.
+type Timed = (u64, Vec<f64>, Option<u64>);
+
+/// Runs `f` `reps` times; its last count, the seconds of each run and
+/// the round trips to `db`'s store in the last run (a remote store only).
 fn timed(
+    db: &Database,
     reps: usize,
     mut f: impl FnMut() -> Result<u64, Box<dyn std::error::Error>>,
-) -> Result<(u64, Vec<f64>), Box<dyn std::error::Error>> {
+) -> Result<Timed, Box<dyn std::error::Error>> {
     let mut secs = Vec::with_capacity(reps);
     let mut count = 0;
+    let trips = || db.storage().kv().round_trips();
+    let mut last = None;
     for _ in 0..reps {
+        let before = trips();
         let t = Instant::now();
         count = f()?;
         secs.push(t.elapsed().as_secs_f64());
+        last = trips().zip(before).map(|(a, b)| a - b);
     }
-    Ok((count, secs))
+    Ok((count, secs, last))
 }
 
 /// The first repetition of the unindexed filter builds the property column
@@ -311,6 +367,7 @@ fn own_row(
         peak_rss_mb: peak_rss_mb(),
         disk_mb: db.disk_size()? as f64 / 1048576.0,
         note: None,
+        round_trips: None,
     })
 }
 
@@ -319,15 +376,17 @@ fn run_plexus(
     path: &std::path::Path,
     files: Option<&std::path::Path>,
     reps: Reps,
+    target: &Target,
 ) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
     let g = &*part.gen;
+    let engine = target.engine.as_str();
     let graph = "bench";
     let mut loads = Vec::with_capacity(reps.imports);
     let mut db = None;
     for _ in 0..reps.imports.max(1) {
         // The previous database is closed before its folder is removed.
         drop(db.take());
-        let fresh = fresh_db(path)?;
+        let fresh = fresh_db(path, target.store.as_deref())?;
         loads.push(match files {
             Some(dir) => engine::load_files(&fresh, graph, dir, &g.types(), part.filter.0)?,
             None => engine::load(&fresh, graph, g, part.filter.0)?,
@@ -337,7 +396,7 @@ fn run_plexus(
     let db = db.expect("at least one import ran");
     let reps = reps.workloads;
     let mut import = own_row(
-        "plexus",
+        engine,
         part,
         "import",
         Some(g.nodes() + g.edges()),
@@ -350,7 +409,7 @@ fn run_plexus(
         if case.kind == "insert_over_time" {
             let tenths = engine::insert_over_time(&db, graph, &case.seeds)?;
             let mut row = own_row(
-                "plexus",
+                engine,
                 part,
                 case.name,
                 Some(case.seeds.len() as u64),
@@ -368,13 +427,31 @@ fn run_plexus(
         // would keep LMDB from reusing the pages they free, and the file
         // would grow by every page each insert copies.
         let r = db.read(graph)?;
-        let (count, secs) = timed(reps, || engine::run(&r, case, &part.typed, part.filter))?;
+        let (count, secs, trips) = timed(&db, reps, || {
+            engine::run(&r, case, &part.typed, part.filter)
+        })?;
         let note = first_run_note(case, &secs);
-        let mut row = own_row("plexus", part, case.name, Some(count), secs, &db)?;
+        let mut row = own_row(engine, part, case.name, Some(count), secs, &db)?;
         row.note = note;
+        row.round_trips = trips;
         rows.push(row);
     }
+    drop_remote(db, path, target)?;
     Ok(rows)
+}
+
+/// A database on a server is dropped once measured (a local one stays in
+/// the working folder).
+fn drop_remote(
+    db: Database,
+    path: &std::path::Path,
+    target: &Target,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if target.store.is_some() {
+        drop(db);
+        Database::destroy(path, &Options::default())?;
+    }
+    Ok(())
 }
 
 /// The workloads as Cypher through `Database::query` (plan cache warm after
@@ -384,8 +461,9 @@ fn run_plexus_cypher(
     part: &Part,
     path: &std::path::Path,
     reps: usize,
+    target: &Target,
 ) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
-    let db = fresh_db(path)?;
+    let db = fresh_db(path, target.store.as_deref())?;
     let graph = "bench";
     engine::load_with(&db, graph, &*part.gen, part.filter.0, true)?;
     let mut rows = Vec::new();
@@ -393,15 +471,18 @@ fn run_plexus_cypher(
         let Some(text) = engine::cypher_text(case, &part.typed, part.filter) else {
             continue;
         };
-        let (count, secs) = timed(reps, || engine::run_cypher(&db, graph, case, &text))?;
+        let (count, secs, trips) =
+            timed(&db, reps, || engine::run_cypher(&db, graph, case, &text))?;
         let note = first_run_note(case, &secs);
-        let mut row = own_row("plexus-cypher", part, case.name, Some(count), secs, &db)?;
+        let mut row = own_row(&target.engine, part, case.name, Some(count), secs, &db)?;
         row.note = Some(match note {
             Some(n) => format!("{text}; {n}"),
             None => text,
         });
+        row.round_trips = trips;
         rows.push(row);
     }
+    drop_remote(db, path, target)?;
     Ok(rows)
 }
 

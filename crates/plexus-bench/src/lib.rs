@@ -37,6 +37,8 @@ pub struct Row {
     pub peak_rss_mb: f64,
     pub disk_mb: f64,
     pub note: Option<String>,
+    /// Round trips to a remote store in one run (Plexus on a server).
+    pub round_trips: Option<u64>,
 }
 
 impl Row {
@@ -63,6 +65,7 @@ impl Row {
             "peak_rss_mb": self.peak_rss_mb,
             "disk_mb": self.disk_mb,
             "note": self.note,
+            "round_trips": self.round_trips,
         })
     }
 }

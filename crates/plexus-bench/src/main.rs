@@ -59,6 +59,12 @@ enum Cmd {
         /// The peers' Python virtualenv (created on first use).
         #[arg(long)]
         venv: Option<PathBuf>,
+        /// A PostgreSQL server (`postgres://user@host:port/db`) for the
+        /// engines `plexus-postgres` and `plexus-cypher-postgres`: Plexus on
+        /// its postgres backend, with round trips per run counted (build
+        /// with `--features postgres`).
+        #[arg(long)]
+        store: Option<String>,
     },
     /// Latency of a parameterised one-hop Cypher query from the Rust API
     /// (warm plan cache), on the skewed graph in an on-disk database.
@@ -184,6 +190,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             preset,
             work,
             venv,
+            store,
         } => {
             let tmp = std::env::temp_dir().join(format!("plexus-bench-{}", std::process::id()));
             let work = work.unwrap_or_else(|| tmp.clone());
@@ -200,6 +207,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             };
             let opts = CompareOptions {
                 engines: engines.clone(),
+                store,
                 format,
                 reps: Reps {
                     workloads: reps,
@@ -210,7 +218,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             };
             let started = chrono_free_now();
             let rows = compare(&parts, &opts)?;
-            let table = report::markdown(&rows, &engines);
+            let table = report::markdown(&rows, &engines) + &report::remote_table(&rows);
             println!("{table}");
             if let Some(out) = out {
                 let mut f = std::fs::OpenOptions::new()
@@ -384,7 +392,7 @@ fn one_hop(
     let db = if in_memory {
         Database::in_memory()?
     } else {
-        plexus_bench::compare::fresh_db(&tmp.join("db"))?
+        plexus_bench::compare::fresh_db(&tmp.join("db"), None)?
     };
     plexus_bench::engine::load_with(&db, "bench", &Skewed { n: nodes, seed: 42 }, "grp", true)?;
     let mut lat = Vec::with_capacity(queries);

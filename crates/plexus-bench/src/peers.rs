@@ -196,6 +196,7 @@ pub fn run(
                 .as_str()
                 .or(v["note"].as_str())
                 .map(String::from),
+            round_trips: None,
         });
     }
     let st = child.wait().map_err(|e| e.to_string())?;

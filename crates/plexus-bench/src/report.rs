@@ -47,10 +47,16 @@ pub fn speedup_of(by_engine: &BTreeMap<String, &Row>, ours: &str) -> Option<(f64
 /// over the best peer (`plexus`, and `plexus-cypher` and `plexus-py` when run).
 pub fn markdown(rows: &[Row], engines: &[String]) -> String {
     let mut s = String::new();
-    let ours: Vec<&str> = ["plexus", "plexus-cypher", "plexus-py"]
-        .into_iter()
-        .filter(|o| *o == "plexus" || engines.iter().any(|e| e == o))
-        .collect();
+    let ours: Vec<&str> = [
+        "plexus",
+        "plexus-cypher",
+        "plexus-py",
+        "plexus-postgres",
+        "plexus-cypher-postgres",
+    ]
+    .into_iter()
+    .filter(|o| *o == "plexus" || engines.iter().any(|e| e == o))
+    .collect();
     let heads: Vec<String> = ours.iter().map(|o| format!("best peer ÷ {o}")).collect();
     let _ = writeln!(
         s,
@@ -90,6 +96,43 @@ pub fn markdown(rows: &[Row], engines: &[String]) -> String {
             cells.join(" | "),
             ratios.join(" | ")
         );
+    }
+    s
+}
+
+/// Plexus on a server beside Plexus on LMDB: each workload's medians, the
+/// ratio, and the round trips one run of it took (`compare --store`).
+/// Empty when no engine ran on a server.
+pub fn remote_table(rows: &[Row]) -> String {
+    let mut s = String::new();
+    for (local, remote) in [
+        ("plexus", "plexus-postgres"),
+        ("plexus-cypher", "plexus-cypher-postgres"),
+    ] {
+        let pairs: Vec<((String, String), &Row, Option<&Row>)> = grouped(rows)
+            .into_iter()
+            .filter_map(|(k, by)| Some((k, *by.get(remote)?, by.get(local).copied())))
+            .collect();
+        if pairs.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "\n| graph | workload | {local} | {remote} | {remote} ÷ {local} | round trips a run |\n|---|---|---|---|---|---|"
+        );
+        for ((graph, w), r, l) in pairs {
+            let med = |r: Option<&Row>| r.and_then(Row::median);
+            let ratio = med(Some(r))
+                .zip(med(l))
+                .map_or("—".into(), |(a, b)| format!("{:.1}×", a / b.max(1e-12)));
+            let _ = writeln!(
+                s,
+                "| {graph} | {w} | {} | {} | {ratio} | {} |",
+                med(l).map_or("—".into(), fmt_s),
+                med(Some(r)).map_or("—".into(), fmt_s),
+                r.round_trips.map_or("—".into(), |t| t.to_string()),
+            );
+        }
     }
     s
 }

@@ -103,6 +103,9 @@ fn four_processes_move_money_without_losing_an_update() {
     // need no lock of the folder), and audits what they wrote.
     let tallies = spawn_in_threads(&dir, vec!["bank"; 4]);
     audit(&db, "bank", &tallies);
+    drop(db);
+    Database::destroy(&dir, &Options::default()).unwrap();
+    assert!(!dir.exists());
     assert!(
         tallies.iter().map(|t| t.conflicts).sum::<u64>() > 0,
         "four processes on {ACCOUNTS} accounts for {RUN_MILLIS} ms never collided: the test tests nothing"

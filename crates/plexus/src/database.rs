@@ -399,6 +399,29 @@ impl Database {
         Self::open_backend(path, &manifest, &opts, Some(lock))
     }
 
+    /// Removes the database at `path` for good: its folder, and for a store
+    /// on a server its schema there (`opts.store` names the server when the
+    /// manifest's URL lacks a password). A local database must not be open
+    /// for writing (its lock is taken first); a server's, in no process.
+    pub fn destroy(path: impl AsRef<Path>, opts: &Options) -> Result<()> {
+        let path = path.as_ref();
+        if !path.join(MANIFEST_FILE).exists() {
+            return Err(Error::Missing(path.to_path_buf()));
+        }
+        let manifest = read_manifest_any(path)?;
+        match (&manifest.store, &manifest.schema) {
+            #[cfg(feature = "postgres")]
+            (Some(url), Some(schema)) => {
+                plexus_kv::destroy_postgres(opts.store.as_ref().unwrap_or(url), schema)?;
+            }
+            _ => {
+                let _ = opts;
+                drop(Self::lock(path)?);
+            }
+        }
+        std::fs::remove_dir_all(path).map_err(io(path))
+    }
+
     /// Converts the database at `path`, written by an older format of
     /// Plexus, to this build's format in place (see
     /// [`Storage::upgrade`]); a database of this format is left as it
