@@ -19,9 +19,18 @@ fn every_engine_agrees_on_every_count() {
     parts.extend(snb_suite(0.1).unwrap());
     // plexus-cypher runs the workloads as Cypher through Database::query:
     // its counts must equal the traversal API's and the peers'.
-    let engines: Vec<String> = ["plexus", "plexus-cypher", "kuzu", "ladybug", "gestaltdb"]
+    let mut engines: Vec<String> = ["plexus", "plexus-cypher", "kuzu", "ladybug", "gestaltdb"]
         .map(String::from)
         .to_vec();
+    // With the postgres backend built and a server to hand (the test
+    // command starts one), Plexus on it answers every workload too, and
+    // its counts are checked with the rest.
+    let store = std::env::var("PLEXUS_TEST_POSTGRES")
+        .ok()
+        .filter(|_| cfg!(feature = "postgres"));
+    if store.is_some() {
+        engines.extend(["plexus-postgres", "plexus-cypher-postgres"].map(String::from));
+    }
     // Parquet for GestaltDB's graphs, CSV for the rest: both writers run.
     let mut rows = Vec::new();
     for (format, range) in [("parquet", 0..3), ("csv", 3..parts.len())] {
@@ -36,6 +45,7 @@ fn every_engine_agrees_on_every_count() {
             },
             work: work.path().join(format),
             venv: venv(),
+            store: store.clone(),
         };
         rows.extend(compare(&parts[range], &opts).unwrap());
     }
@@ -62,9 +72,9 @@ fn every_engine_agrees_on_every_count() {
     assert_eq!(count("plexus", "gestalt_bfs_depth"), Some(3));
     assert_eq!(count("plexus", "gestalt_typed_path"), Some(125));
     assert_eq!(count("plexus", "gestalt_star"), Some(5000));
-    for peer in ["plexus-cypher", "kuzu", "ladybug", "gestaltdb"] {
+    for peer in engines.iter().filter(|e| *e != "plexus") {
         assert!(
-            rows.iter().any(|r| r.engine == peer && r.count.is_some()),
+            rows.iter().any(|r| r.engine == *peer && r.count.is_some()),
             "{peer} ran"
         );
     }
@@ -84,6 +94,15 @@ fn every_engine_agrees_on_every_count() {
         ],
         "only the documented gaps"
     );
+    if store.is_some() {
+        // Every workload read on the server counted its round trips.
+        for r in rows.iter().filter(|r| r.engine.ends_with("-postgres")) {
+            let counted = r.round_trips.is_some_and(|t| t > 0);
+            let timed_per_insert = matches!(r.workload.as_str(), "import" | "insert_over_time");
+            assert!(counted || timed_per_insert, "{} / {}", r.engine, r.workload);
+        }
+        assert!(plexus_bench::report::remote_table(&rows).contains("round trips a run"));
+    }
 }
 
 #[test]
