@@ -100,6 +100,10 @@ impl KvStore for FencedKv {
         self.inner.shared()
     }
 
+    fn get_now(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.get_now(ks, key)
+    }
+
     fn write_serialized(&self, prepare: &mut crate::Prepare<'_>) -> Result<()> {
         self.guarded(|| self.inner.write_serialized(prepare))
     }

@@ -357,6 +357,14 @@ pub trait KvStore: Send + Sync {
         None
     }
 
+    /// The value of `key` as the store holds it now, outside any snapshot:
+    /// one round trip on a server (no transaction begun and ended). For
+    /// entries that never change once written, where any committed value
+    /// will do (interned names).
+    fn get_now(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.snapshot()?.get(ks, key)
+    }
+
     /// Whether other processes may write this store while this one has it
     /// open (a store on a server). The layers above then keep nothing
     /// written in memory that another process could change unseen, and

@@ -560,6 +560,18 @@ impl KvStore for PgStore {
         true
     }
 
+    fn get_now(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let sql = format!("SELECT v FROM {} WHERE k = $1", self.table(ks)?);
+        let mut c = self.pool.take()?;
+        let trips = &self.pool.trips;
+        let row = cached(&mut c.client, &mut c.stmts, trips, &sql).and_then(|st| {
+            trips.fetch_add(1, Relaxed);
+            c.client.query_opt(&st, &[&key])
+        });
+        self.pool.give(c);
+        Ok(row.map_err(pg_error)?.map(|r| r.get(0)))
+    }
+
     fn write_serialized(&self, prepare: &mut crate::Prepare<'_>) -> Result<()> {
         if self.pool.read_only {
             return Err(KvError::ReadOnly);

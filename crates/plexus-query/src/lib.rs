@@ -10,6 +10,7 @@
 //! run clause after clause over materialised rows. A planner with slot rows
 //! and batched operators is the next step.
 
+mod ahead;
 mod binder;
 mod builtin;
 mod error;

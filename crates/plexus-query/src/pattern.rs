@@ -15,7 +15,7 @@ use plexus_cypher::{
     Expr, ExprKind, LabelExpr, NodePattern, PathKind, PathPattern, PatternElement, RelDirection,
     RelPattern,
 };
-use plexus_storage::{Direction, EdgeId, GraphRead, Neighbor, NodeId, StorageError};
+use plexus_storage::{Direction, EdgeId, GraphRead, Neighbor, NodeId, StorageError, TypeId};
 use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
 
@@ -114,6 +114,7 @@ fn matcher<'a, 'c>(
         ids,
         mode,
         last_pattern: false,
+        ahead: crate::ahead::ReadAhead::new(g),
     }
 }
 
@@ -154,6 +155,8 @@ struct Matcher<'a, 'c> {
     mode: Mode,
     /// Whether the pattern being matched is the MATCH's last.
     last_pattern: bool,
+    /// Adjacency read ahead on a remote store (`ahead.rs`).
+    ahead: crate::ahead::ReadAhead,
 }
 
 /// One bound on a property, from a comparison in WHERE.
@@ -414,7 +417,11 @@ impl Matcher<'_, '_> {
             self.weight = outer;
             return stop;
         }
-        for id in ids {
+        for (i, &id) in ids.iter().enumerate() {
+            if i % crate::ahead::BATCH == 0 && !hops.is_empty() {
+                let batch = ids.iter().skip(i).take(crate::ahead::BATCH).copied();
+                self.read_ahead_chain(&hops, batch.collect())?;
+            }
             let (did, ok) = bind(row, &start.var, graph::node(id));
             if ok && self.node_ok_but(start, id, row, seeked.as_deref())? {
                 let mut trail = Trail {
@@ -757,13 +764,15 @@ impl Matcher<'_, '_> {
         let dir = self.direction(hop);
         let names = hop.rel.types.as_ref().and_then(type_names);
         let mut n = 0;
-        match &names {
-            Some(names) => {
+        match (&names, self.ahead.get(self.hop_key(hop), at)) {
+            // Read ahead: the list's length is the degree.
+            (_, Some(kept)) => n = kept.len() as u64,
+            (Some(names), None) => {
                 for t in names {
                     n += self.g.degree(at, dir, Some(t))?;
                 }
             }
-            None => n = self.g.degree(at, dir, None)?,
+            (None, None) => n = self.g.degree(at, dir, None)?,
         }
         for u in &self.used {
             let leaves = match dir {
@@ -796,6 +805,9 @@ impl Matcher<'_, '_> {
     /// The relationships leaving `from` that a hop may follow.
     fn steps(&self, hop: &Hop<'_>, from: NodeId) -> Res<Vec<Neighbor>> {
         self.ctx.guard.check()?;
+        if let Some(kept) = self.ahead.get(self.hop_key(hop), from) {
+            return Ok(kept);
+        }
         let dir = self.direction(hop);
         let mut out = Vec::new();
         match hop.rel.types.as_ref().and_then(type_names) {
@@ -809,6 +821,56 @@ impl Matcher<'_, '_> {
             None => self.g.neighbors_into(from, dir, None, &mut out)?,
         }
         Ok(out)
+    }
+
+    fn hop_key(&self, hop: &Hop<'_>) -> crate::ahead::HopKey {
+        (std::ptr::from_ref(hop.rel) as usize, self.direction(hop))
+    }
+
+    /// On a remote store, reads the adjacency over `hop` of `nodes` (the
+    /// nodes the walk will expand next) at once (`ahead.rs`).
+    fn read_ahead(&self, hop: &Hop<'_>, nodes: impl Iterator<Item = NodeId>) -> Res<()> {
+        let types: Option<Vec<TypeId>> = hop
+            .rel
+            .types
+            .as_ref()
+            .and_then(type_names)
+            .map(|names| names.iter().filter_map(|t| self.g.type_id(t)).collect());
+        let key = self.hop_key(hop);
+        Ok(self.ahead.fill(self.g, key, types.as_deref(), nodes)?)
+    }
+
+    /// [`Matcher::read_ahead`] along a chain of fixed hops: the first
+    /// hop's adjacency of `nodes`, then the next hop's of the nodes that
+    /// reaches, and so on: one read per hop for the whole chain.
+    fn read_ahead_chain(&self, hops: &[Hop<'_>], nodes: Vec<NodeId>) -> Res<()> {
+        let mut nodes = nodes;
+        for (i, hop) in hops.iter().enumerate() {
+            if !self.ahead.on() || nodes.is_empty() {
+                break;
+            }
+            self.read_ahead(hop, nodes.iter().copied())?;
+            match hops.get(i + 1) {
+                Some(next) if next.rel.length.is_none() => {
+                    let key = self.hop_key(hop);
+                    nodes = nodes
+                        .iter()
+                        .filter_map(|n| self.ahead.get(key, *n))
+                        .flatten()
+                        .map(|n| n.node)
+                        .collect();
+                }
+                // A variable-length hop reads ahead as it walks.
+                Some(next) => {
+                    let key = self.hop_key(hop);
+                    let ends = nodes.iter().filter_map(|n| self.ahead.get(key, *n));
+                    let ends: Vec<NodeId> = ends.flatten().map(|n| n.node).collect();
+                    return self.read_ahead(next, ends.into_iter());
+                }
+                None => break,
+            }
+        }
+        Ok(())
     }
 
     fn hops(
@@ -838,7 +900,11 @@ impl Matcher<'_, '_> {
                 stop
             }
             None => {
-                for n in self.steps(hop, at)? {
+                let steps = self.steps(hop, at)?;
+                if !rest.is_empty() {
+                    self.read_ahead_chain(rest, steps.iter().map(|n| n.node).collect())?;
+                }
+                for n in steps {
                     if self.is_used(n.edge) || !self.rel_ok(hop.rel, &n, row)? {
                         continue;
                     }
@@ -950,7 +1016,11 @@ impl Matcher<'_, '_> {
         if stack.len() >= max {
             return Ok(false);
         }
-        for n in self.steps(hop, at)? {
+        let steps = self.steps(hop, at)?;
+        if stack.len() + 1 < max {
+            self.read_ahead(hop, steps.iter().map(|n| n.node))?;
+        }
+        for n in steps {
             if self.is_used(n.edge) || !self.rel_ok(hop.rel, &n, row)? {
                 continue;
             }
@@ -1024,6 +1094,7 @@ impl Matcher<'_, '_> {
             while !frontier.is_empty() && depth < max {
                 depth += 1;
                 let mut next = Vec::new();
+                self.read_ahead(hop, frontier.iter().copied())?;
                 for &at in &frontier {
                     for n in self.steps(hop, at)? {
                         if seen.contains(&n.node) || !self.rel_ok(hop.rel, &n, row)? {
@@ -1190,6 +1261,10 @@ impl Matcher<'_, '_> {
             let d = depth[&x];
             if found.is_some_and(|f| d >= f) || d >= max {
                 continue;
+            }
+            if !self.ahead.has(self.hop_key(hop), x) {
+                // The queue holds this depth's rest and the next's start.
+                self.read_ahead(hop, std::iter::once(x).chain(queue.iter().copied()))?;
             }
             for n in self.steps(hop, x)? {
                 if !self.rel_ok(hop.rel, &n, row)? || self.is_used(n.edge) {

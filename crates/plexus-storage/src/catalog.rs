@@ -149,8 +149,30 @@ impl Catalog {
     /// The id of a name, without creating it.
     pub fn lookup(&self, kind: Token, name: &str) -> Option<u32> {
         let found = |c: &Self| c.read().ids[kind as usize].get(name).copied();
+        if let Some(id) = found(self) {
+            return Some(id);
+        }
+        if self.multi {
+            // Where other processes write, one point read asks the store
+            // (a miss is common: a query naming what nothing has yet).
+            let mut fwd = vec![TAG_NAME_TO_ID, kind as u8];
+            fwd.extend_from_slice(name.as_bytes());
+            let id = read_u32(&self.kv.get_now(CATALOG, &fwd).ok()??, 0)?;
+            self.learned(kind, name, id);
+            return Some(id);
+        }
         // A failed refresh answers as before it: the name is not known.
-        found(self).or_else(|| self.refreshed().ok()?.then(|| found(self))?)
+        self.refreshed().ok()?.then(|| found(self))?
+    }
+
+    /// Adds a name another process interned to the maps.
+    fn learned(&self, kind: Token, name: &str, id: u32) {
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let name: Arc<str> = name.into();
+        inner.names.insert((kind as u8, id), name.clone());
+        inner.ids[kind as usize].insert(name, id);
+        let next = &mut inner.next[kind as usize];
+        *next = (*next).max(id.saturating_add(1));
     }
 
     /// The id of a name, creating it durably when new.
@@ -202,12 +224,7 @@ impl Catalog {
             self.kv.write(b)?;
             id
         };
-        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        let name: Arc<str> = name.into();
-        inner.names.insert((kind as u8, id), name.clone());
-        inner.ids[kind as usize].insert(name, id);
-        let next = &mut inner.next[kind as usize];
-        *next = (*next).max(id + 1);
+        self.learned(kind, name, id);
         Ok(id)
     }
 
@@ -216,6 +233,20 @@ impl Catalog {
         let found = |c: &Self| c.read().names.get(&(kind as u8, id)).cloned();
         let name = match found(self) {
             Some(n) => Some(n),
+            None if self.multi => {
+                let mut rev = vec![TAG_ID_TO_NAME, kind as u8];
+                rev.extend_from_slice(&id.to_be_bytes());
+                match self.kv.get_now(CATALOG, &rev)? {
+                    Some(v) => {
+                        let name = std::str::from_utf8(&v).map_err(|_| {
+                            StorageError::Corrupt(format!("the name of {} {id}", kind.what()))
+                        })?;
+                        self.learned(kind, name, id);
+                        found(self)
+                    }
+                    None => None,
+                }
+            }
             None if self.refreshed()? => found(self),
             None => None,
         };
