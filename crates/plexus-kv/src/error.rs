@@ -33,6 +33,9 @@ pub enum KvError {
     /// Stored bytes that do not decode, found by a layer that reads through
     /// a snapshot (a damaged block of packed entries): what is wrong.
     Corrupt(String),
+    /// The store rolled the write back whole (a serialization failure or a
+    /// deadlock between processes): nothing landed; run it again.
+    Retry(String),
 }
 
 pub type Result<T, E = KvError> = std::result::Result<T, E>;
@@ -48,6 +51,7 @@ impl KvError {
             KvError::NoSuchKeyspace(_) | KvError::Aborted(_) => ErrorKind::Internal,
             KvError::Fenced(_) => ErrorKind::Io,
             KvError::Corrupt(_) => ErrorKind::Corruption,
+            KvError::Retry(_) => ErrorKind::Conflict,
         }
     }
 
@@ -86,6 +90,10 @@ impl fmt::Display for KvError {
                  nothing was written, and the database takes no writes until it is opened again"
             ),
             KvError::Corrupt(what) => write!(f, "damaged data: {what}"),
+            KvError::Retry(why) => write!(
+                f,
+                "the store rolled the write back ({why}); nothing was written, try again"
+            ),
         }
     }
 }
@@ -115,6 +123,7 @@ impl Clone for KvError {
             KvError::ReadOnly => KvError::ReadOnly,
             KvError::Fenced(m) => KvError::Fenced(m.clone()),
             KvError::Corrupt(m) => KvError::Corrupt(m.clone()),
+            KvError::Retry(m) => KvError::Retry(m.clone()),
         }
     }
 }

@@ -19,6 +19,8 @@ mod fjall_backend;
 mod lmdb;
 mod memory;
 #[cfg(feature = "postgres")]
+mod pg_connect;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod run;
 

@@ -418,9 +418,17 @@ impl Matcher<'_, '_> {
             return stop;
         }
         for (i, &id) in ids.iter().enumerate() {
-            if i % crate::ahead::BATCH == 0 && !hops.is_empty() {
-                let batch = ids.iter().skip(i).take(crate::ahead::BATCH).copied();
-                self.read_ahead_chain(&hops, batch.collect())?;
+            if i % crate::ahead::BATCH == 0 && self.ahead.on() {
+                let batch: Vec<NodeId> = ids
+                    .iter()
+                    .skip(i)
+                    .take(crate::ahead::BATCH)
+                    .copied()
+                    .collect();
+                if seeked.is_none() {
+                    self.read_nodes_ahead(start, &batch)?;
+                }
+                self.read_ahead_chain(&hops, batch)?;
             }
             let (did, ok) = bind(row, &start.var, graph::node(id));
             if ok && self.node_ok_but(start, id, row, seeked.as_deref())? {
@@ -840,6 +848,21 @@ impl Matcher<'_, '_> {
         Ok(self.ahead.fill(self.g, key, types.as_deref(), nodes)?)
     }
 
+    /// On a remote store, reads the records of the nodes a walk arrives at
+    /// through `np`, when the match will read them: the pattern constrains
+    /// the node, or names it and the MATCH has a WHERE (which may read it).
+    /// A node only counted, or read by a later clause, is not read ahead.
+    fn read_nodes_ahead(&self, np: &NodePattern, nodes: &[NodeId]) -> Res<()> {
+        let reads = (np.var.is_some() && self.where_.is_some())
+            || np.labels.is_some()
+            || np.props.is_some()
+            || np.where_.is_some();
+        if self.ahead.on() && reads {
+            self.g.prefetch_nodes(nodes)?;
+        }
+        Ok(())
+    }
+
     /// [`Matcher::read_ahead`] along a chain of fixed hops: the first
     /// hop's adjacency of `nodes`, then the next hop's of the nodes that
     /// reaches, and so on: one read per hop for the whole chain.
@@ -850,23 +873,14 @@ impl Matcher<'_, '_> {
                 break;
             }
             self.read_ahead(hop, nodes.iter().copied())?;
+            let key = self.hop_key(hop);
+            let ends = nodes.iter().filter_map(|n| self.ahead.get(key, *n));
+            let ends: Vec<NodeId> = ends.flatten().map(|n| n.node).collect();
+            self.read_nodes_ahead(hop.node, &ends)?;
             match hops.get(i + 1) {
-                Some(next) if next.rel.length.is_none() => {
-                    let key = self.hop_key(hop);
-                    nodes = nodes
-                        .iter()
-                        .filter_map(|n| self.ahead.get(key, *n))
-                        .flatten()
-                        .map(|n| n.node)
-                        .collect();
-                }
+                Some(next) if next.rel.length.is_none() => nodes = ends,
                 // A variable-length hop reads ahead as it walks.
-                Some(next) => {
-                    let key = self.hop_key(hop);
-                    let ends = nodes.iter().filter_map(|n| self.ahead.get(key, *n));
-                    let ends: Vec<NodeId> = ends.flatten().map(|n| n.node).collect();
-                    return self.read_ahead(next, ends.into_iter());
-                }
+                Some(next) => return self.read_ahead(next, ends.into_iter()),
                 None => break,
             }
         }
@@ -901,8 +915,12 @@ impl Matcher<'_, '_> {
             }
             None => {
                 let steps = self.steps(hop, at)?;
-                if !rest.is_empty() {
-                    self.read_ahead_chain(rest, steps.iter().map(|n| n.node).collect())?;
+                if self.ahead.on() {
+                    let ends: Vec<NodeId> = steps.iter().map(|n| n.node).collect();
+                    self.read_nodes_ahead(hop.node, &ends)?;
+                    if !rest.is_empty() {
+                        self.read_ahead_chain(rest, ends)?;
+                    }
                 }
                 for n in steps {
                     if self.is_used(n.edge) || !self.rel_ok(hop.rel, &n, row)? {
@@ -1094,6 +1112,9 @@ impl Matcher<'_, '_> {
             while !frontier.is_empty() && depth < max {
                 depth += 1;
                 let mut next = Vec::new();
+                // On a remote store a level's ends are gathered first, so
+                // that their records are read at once before they arrive.
+                let mut level = Vec::new();
                 self.read_ahead(hop, frontier.iter().copied())?;
                 for &at in &frontier {
                     for n in self.steps(hop, at)? {
@@ -1104,9 +1125,17 @@ impl Matcher<'_, '_> {
                         charged += PER_NODE;
                         seen.insert(n.node);
                         next.push(n.node);
-                        if self.arrive(hop, &[], start, &[n], row, trail, done)? {
+                        if self.ahead.on() {
+                            level.push(n);
+                        } else if self.arrive(hop, &[], start, &[n], row, trail, done)? {
                             return Ok(true);
                         }
+                    }
+                }
+                self.read_nodes_ahead(hop.node, &next)?;
+                for n in level {
+                    if self.arrive(hop, &[], start, &[n], row, trail, done)? {
+                        return Ok(true);
                     }
                 }
                 frontier = next;

@@ -390,6 +390,13 @@ impl Snapshot for Unpacked {
         }
     }
 
+    fn multi_get(&self, ks: Ks, keys: &[&[u8]]) -> plexus_kv::Result<Vec<Option<Vec<u8>>>> {
+        match kind(ks) {
+            Some(_) => keys.iter().map(|k| self.get(ks, k)).collect(),
+            None => self.0.multi_get(ks, keys),
+        }
+    }
+
     fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
         let Some(kind) = kind(ks) else {
             return self.0.scan(ks, range, opts);

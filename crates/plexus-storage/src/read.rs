@@ -190,7 +190,7 @@ pub trait GraphRead {
     /// in a query plan starts from one, and it cost a sixth of the file).
     fn edges_with_type(&self, rel_type: &str) -> IdIter<'_, EdgeId> {
         let c = self.core();
-        let Some(t) = c.shared.catalog.lookup(Token::Type, rel_type) else {
+        let Some(t) = c.lookup(Token::Type, rel_type) else {
             return Box::new(std::iter::empty());
         };
         c.read(Subject::Type(c.g.0, t));
@@ -257,6 +257,36 @@ pub trait GraphRead {
     /// many nodes at once ([`GraphRead::neighbors_many`]) pays.
     fn remote(&self) -> bool {
         self.core().shared.kv.round_trips().is_some()
+    }
+
+    /// Reads the records of `nodes` at once (one round trip on a remote
+    /// store) and keeps them for this transaction's reads of them: for a
+    /// walk that will read the nodes it reaches. Does nothing on a local
+    /// store, where a read is a memory access.
+    fn prefetch_nodes(&self, nodes: &[NodeId]) -> Result<()> {
+        if !self.remote() {
+            return Ok(());
+        }
+        let c = self.core();
+        let keys: Vec<Vec<u8>> = {
+            let fetched = c.fetched.borrow();
+            nodes
+                .iter()
+                .map(|n| node_key(c.g, *n))
+                .filter(|k| c.own_write(NODES, k).is_none() && !fetched.contains_key(k))
+                .collect()
+        };
+        if keys.len() < 2 {
+            return Ok(());
+        }
+        let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let values = c.snap.multi_get(NODES, &refs)?;
+        let mut fetched = c.fetched.borrow_mut();
+        if fetched.len() + keys.len() > crate::view::MAX_FETCHED {
+            fetched.clear();
+        }
+        fetched.extend(keys.into_iter().zip(values));
+        Ok(())
     }
 
     /// [`GraphRead::neighbors_into`] for many nodes at once: `out[i]` gets
@@ -389,7 +419,7 @@ pub trait GraphRead {
     /// One property of a node, without decoding names or other properties.
     fn node_property(&self, node: NodeId, key: &str) -> Result<Option<Value>> {
         let c = self.core();
-        let Some(k) = c.shared.catalog.lookup(Token::PropKey, key) else {
+        let Some(k) = c.lookup(Token::PropKey, key) else {
             return Ok(None);
         };
         c.read(Subject::Node(c.g.0, node.0));
@@ -402,7 +432,7 @@ pub trait GraphRead {
     /// Whether the node has the label, without decoding its properties' names.
     fn node_has_label(&self, node: NodeId, label: &str) -> Result<bool> {
         let c = self.core();
-        let Some(l) = c.shared.catalog.lookup(Token::Label, label) else {
+        let Some(l) = c.lookup(Token::Label, label) else {
             return Ok(false);
         };
         Ok(node_record(c, node)?.is_some_and(|r| r.has_label(l)))
@@ -411,7 +441,7 @@ pub trait GraphRead {
     /// One property of an edge, without decoding names or other properties.
     fn edge_property(&self, edge: EdgeId, key: &str) -> Result<Option<Value>> {
         let c = self.core();
-        let Some(k) = c.shared.catalog.lookup(Token::PropKey, key) else {
+        let Some(k) = c.lookup(Token::PropKey, key) else {
             return Ok(None);
         };
         c.read(Subject::Edge(c.g.0, edge.0));
@@ -435,7 +465,7 @@ pub trait GraphRead {
         let c = self.core();
         c.read(Subject::Adjacency(c.g.0, node.0));
         let t = match rel_type {
-            Some(name) => match c.shared.catalog.lookup(Token::Type, name) {
+            Some(name) => match c.lookup(Token::Type, name) {
                 Some(t) => Some(t),
                 None => return Ok(0),
             },
@@ -478,7 +508,7 @@ pub trait GraphRead {
 
     fn label_count(&self, label: &str) -> Result<u64> {
         let c = self.core();
-        let Some(l) = c.shared.catalog.lookup(Token::Label, label) else {
+        let Some(l) = c.lookup(Token::Label, label) else {
             return Ok(0);
         };
         c.read(Subject::Label(c.g.0, l));
@@ -490,7 +520,7 @@ pub trait GraphRead {
 
     fn type_count(&self, rel_type: &str) -> Result<u64> {
         let c = self.core();
-        let Some(t) = c.shared.catalog.lookup(Token::Type, rel_type) else {
+        let Some(t) = c.lookup(Token::Type, rel_type) else {
             return Ok(0);
         };
         c.read(Subject::Type(c.g.0, t));
@@ -639,9 +669,9 @@ pub trait GraphRead {
 /// of all nodes; `None` when the key or the label was never used (nothing
 /// matches).
 fn filter_tokens(c: &TxnCore, label: Option<&str>, key: &str) -> Option<(u32, Option<u32>)> {
-    let k = c.shared.catalog.lookup(Token::PropKey, key)?;
+    let k = c.lookup(Token::PropKey, key)?;
     let l = match label {
-        Some(name) => Some(c.shared.catalog.lookup(Token::Label, name)?),
+        Some(name) => Some(c.lookup(Token::Label, name)?),
         None => None,
     };
     c.read(Subject::AllNodes(c.g.0));
@@ -728,7 +758,7 @@ fn members<'a, T: 'static>(
     name: &str,
     f: fn(u64) -> T,
 ) -> IdIter<'a, T> {
-    let Some(l) = c.shared.catalog.lookup(kind, name) else {
+    let Some(l) = c.lookup(kind, name) else {
         return Box::new(std::iter::empty());
     };
     c.read(Subject::Label(c.g.0, l));
@@ -919,8 +949,8 @@ fn choose_index<'a>(
             label.map(|l| format!(":{l}.")).unwrap_or_default()
         )
     };
-    let k = c.shared.catalog.lookup(Token::PropKey, key);
-    let l = label.map(|l| c.shared.catalog.lookup(Token::Label, l));
+    let k = c.lookup(Token::PropKey, key);
+    let l = label.map(|l| c.lookup(Token::Label, l));
     let candidates = c
         .schema
         .indexes

@@ -362,6 +362,8 @@ impl Storage {
             reads: serializable.then(|| RefCell::new(Default::default())),
             version,
             effects: Default::default(),
+            fetched: Default::default(),
+            missing: Default::default(),
         })
     }
 

@@ -200,12 +200,48 @@ pub struct TxnCore {
     pub(crate) remote_start: u64,
     /// What a write transaction did to maintained indexes (`maintain.rs`).
     pub(crate) effects: crate::maintain::Effects,
+    /// Node records read ahead from a remote store
+    /// (`GraphRead::prefetch_nodes`), by key; `None` for a node not there.
+    pub(crate) fetched: RefCell<std::collections::HashMap<Vec<u8>, Option<Vec<u8>>>>,
+    /// Names a read transaction on a store other processes write looked up
+    /// and found missing (`TxnCore::lookup`).
+    /// One set per kind of name (`Token as usize`).
+    pub(crate) missing: RefCell<[HashSet<String>; 3]>,
 }
 
+/// The most node records a transaction keeps read ahead (then it starts over).
+pub(crate) const MAX_FETCHED: usize = 1 << 16;
+
 impl TxnCore {
+    /// The id of a name, or `None` when nothing has it. Where other
+    /// processes write, a miss asks the store (`Catalog::lookup`); a read
+    /// transaction then remembers it: a name missing now was missing at its
+    /// snapshot, so nothing it can read carries it. (A writer may intern
+    /// the name itself, so it asks each time.)
+    pub(crate) fn lookup(&self, kind: crate::catalog::Token, name: &str) -> Option<u32> {
+        let remember = self.shared.multi && self.overlay.is_none();
+        if remember && self.missing.borrow()[kind as usize].contains(name) {
+            return None;
+        }
+        let id = self.shared.catalog.lookup(kind, name);
+        if id.is_none() && remember {
+            self.missing.borrow_mut()[kind as usize].insert(name.to_string());
+        }
+        id
+    }
+
     pub(crate) fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if let Some(v) = self.own_write(ks, key) {
             return Ok(v.map(<[u8]>::to_vec));
+        }
+        if ks == crate::keys::NODES {
+            let fetched = self.fetched.borrow();
+            // Empty but on a remote store: no key to hash.
+            if !fetched.is_empty() {
+                if let Some(v) = fetched.get(key) {
+                    return Ok(v.clone());
+                }
+            }
         }
         Ok(self.snap.get(ks, key)?)
     }

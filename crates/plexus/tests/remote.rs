@@ -102,4 +102,17 @@ fn round_trips_of_reads_on_postgres() {
         1110,
     );
     assert_eq!(paths - found, 3, "breadth first, one round trip per level");
+    // A WHERE on the far nodes reads their records, a level at a time.
+    let filtered = count(
+        "Cypher: the 1,000 nodes three hops away, filtered on a label",
+        &format!("{hub} MATCH (h)-->()-->()-->(d) WHERE d:N RETURN count(d)"),
+        1000,
+    );
+    assert_eq!(filtered - three, 1, "the last level's records in one read");
+    let reached = count(
+        "Cypher: the 1,110 nodes within three hops, filtered on a label",
+        &format!("{hub} MATCH (h)-[*1..3]->(d) WHERE d:N RETURN count(DISTINCT d)"),
+        1110,
+    );
+    assert_eq!(reached - paths, 3, "each level's records in one read");
 }
