@@ -4,6 +4,7 @@
 //! "No path" is `Ok(None)` (or an empty list), never an error.
 
 use crate::error::{AlgoError, Result};
+use crate::traverse::level_steps;
 use crate::view::{Filter, GraphView, Path};
 use plexus_storage::{EdgeId, NodeId};
 use std::cmp::Ordering;
@@ -30,7 +31,6 @@ pub fn shortest_path(
     let mut bwd: Parents = HashMap::from([(b, (None, 0))]);
     let (mut f_front, mut b_front) = (vec![a], vec![b]);
     let (mut f_depth, mut b_depth) = (0u32, 0u32);
-    let mut buf = Vec::new();
     while !f_front.is_empty() && !b_front.is_empty() {
         if max_depth.is_some_and(|m| f_depth + b_depth >= m) {
             return Ok(None);
@@ -44,23 +44,22 @@ pub fn shortest_path(
         *depth += 1;
         let mut next = Vec::new();
         let mut best: Option<(u32, NodeId)> = None;
-        for &n in front.iter() {
-            buf.clear();
-            v.steps(n, flt, &mut buf)?;
-            for s in &buf {
+        let at = *depth;
+        level_steps(v, front, flt, &mut |n, steps| {
+            for s in steps {
                 if mine.contains_key(&s.node) {
                     continue;
                 }
-                mine.insert(s.node, (Some((n, s.edge)), *depth));
+                mine.insert(s.node, (Some((n, s.edge)), at));
                 next.push(s.node);
                 if let Some((_, d)) = other.get(&s.node) {
-                    let total = *depth + d;
+                    let total = at + d;
                     if best.is_none_or(|(t, _)| total < t) {
                         best = Some((total, s.node));
                     }
                 }
             }
-        }
+        })?;
         *front = next;
         if let Some((total, meet)) = best {
             if max_depth.is_some_and(|m| total > m) {
@@ -111,17 +110,14 @@ pub fn all_shortest_paths(
     let mut parents: HashMap<NodeId, Vec<(NodeId, EdgeId)>> = HashMap::new();
     let mut front = vec![a];
     let mut depth = 0;
-    let mut buf = Vec::new();
     while !front.is_empty() && !dist.contains_key(&b) {
         if max_depth.is_some_and(|m| depth >= m) {
             break;
         }
         depth += 1;
         let mut next = Vec::new();
-        for &n in &front {
-            buf.clear();
-            v.steps(n, filter, &mut buf)?;
-            for s in &buf {
+        level_steps(v, &front, filter, &mut |n, steps| {
+            for s in steps {
                 match dist.get(&s.node) {
                     None => {
                         dist.insert(s.node, depth);
@@ -132,7 +128,7 @@ pub fn all_shortest_paths(
                     Some(_) => {}
                 }
             }
-        }
+        })?;
         front = next;
     }
     let mut out = Vec::new();

@@ -28,28 +28,16 @@ pub fn bfs(
     let mut seen: HashSet<NodeId> = HashSet::from([start]);
     let mut order = vec![(start, 0)];
     let mut frontier = vec![start];
-    let (mut many, mut buf) = (Vec::new(), Vec::new());
-    let batched = v.reads_in_batches();
     for depth in 1..=max_depth {
         let mut next = Vec::new();
-        let mut visit = |s: &Step| {
-            if seen.insert(s.node) {
-                order.push((s.node, depth));
-                next.push(s.node);
+        level_steps(v, &frontier, filter, &mut |_, steps| {
+            for s in steps {
+                if seen.insert(s.node) {
+                    order.push((s.node, depth));
+                    next.push(s.node);
+                }
             }
-        };
-        if batched {
-            for batch in frontier.chunks(FRONTIER_BATCH) {
-                v.steps_many(batch, filter, &mut many)?;
-                many.iter().flatten().for_each(&mut visit);
-            }
-        } else {
-            for &n in &frontier {
-                buf.clear();
-                v.steps(n, filter, &mut buf)?;
-                buf.iter().for_each(&mut visit);
-            }
-        }
+        })?;
         if next.is_empty() {
             break;
         }
@@ -62,6 +50,35 @@ pub fn bfs(
 /// of a remote store costs few round trips, small enough that their steps
 /// fit in memory together.
 pub const FRONTIER_BATCH: usize = 1024;
+
+/// Hands `f` each node of a breadth-first level with its steps, in order:
+/// on a view that reads in batches (a remote store), [`FRONTIER_BATCH`]
+/// nodes a read ([`GraphView::steps_many`]: one round trip), else node by
+/// node.
+pub(crate) fn level_steps(
+    v: &impl GraphView,
+    level: &[NodeId],
+    filter: &crate::Filter,
+    f: &mut dyn FnMut(NodeId, &[Step]),
+) -> Result<()> {
+    if v.reads_in_batches() {
+        let mut many = Vec::new();
+        for batch in level.chunks(FRONTIER_BATCH) {
+            v.steps_many(batch, filter, &mut many)?;
+            for (n, steps) in batch.iter().zip(&many) {
+                f(*n, steps);
+            }
+        }
+    } else {
+        let mut buf = Vec::new();
+        for &n in level {
+            buf.clear();
+            v.steps(n, filter, &mut buf)?;
+            f(n, &buf);
+        }
+    }
+    Ok(())
+}
 
 /// How many distinct nodes other than `start` lie within `max_depth` hops.
 pub fn reach(
