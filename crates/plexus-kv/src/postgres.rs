@@ -397,6 +397,37 @@ fn check_key(key: &[u8]) -> Result<()> {
 /// sink it is given.
 type Feed<'f> = dyn FnMut(&mut dyn FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> + 'f;
 
+/// The most bytes of keys and values one statement carries: a message to
+/// the server may not pass 1 GB, so a large commit goes as several
+/// statements (in its one transaction).
+const STATEMENT_BYTES: usize = 64 << 20;
+/// The largest value the server stores (a `bytea` field's limit, 1 GB,
+/// less room for the rest of the row).
+pub const MAX_VALUE: usize = (1 << 30) - (1 << 20);
+
+/// `items` cut into runs of at most [`STATEMENT_BYTES`] (by `size`), each
+/// run one statement; an item larger than that alone.
+fn statements<T>(items: &[T], size: impl Fn(&T) -> usize) -> impl Iterator<Item = &[T]> {
+    let mut rest = items;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut bytes = 0;
+        let n = rest
+            .iter()
+            .take_while(|x| {
+                bytes += size(x);
+                bytes <= STATEMENT_BYTES
+            })
+            .count()
+            .max(1);
+        let (part, after) = rest.split_at(n);
+        rest = after;
+        Some(part)
+    })
+}
+
 /// Consecutive puts or deletes to one keyspace, sent as one statement.
 enum Group {
     None,
@@ -417,21 +448,29 @@ impl PgStore {
                     .map(|(k, _)| seen.insert(k.as_slice()))
                     .collect();
                 drop(seen);
-                let (keys, values): (Vec<Vec<u8>>, Vec<Vec<u8>>) = pairs
+                let pairs: Vec<(Vec<u8>, Vec<u8>)> = pairs
                     .into_iter()
                     .zip(last)
                     .filter_map(|(pair, last)| last.then_some(pair))
-                    .unzip();
+                    .collect();
                 let sql = format!(
                     "INSERT INTO {} (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) \
                      ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
                     self.table(ks)?
                 );
-                t.execute(&sql, &[&keys, &values])?;
+                for part in statements(&pairs, |(k, v)| k.len() + v.len()) {
+                    let (keys, values): (Vec<&[u8]>, Vec<&[u8]>) = part
+                        .iter()
+                        .map(|(k, v)| (k.as_slice(), v.as_slice()))
+                        .unzip();
+                    t.execute(&sql, &[&keys, &values])?;
+                }
             }
             Group::Deletes(ks, keys) => {
                 let sql = format!("DELETE FROM {} WHERE k = ANY($1)", self.table(ks)?);
-                t.execute(&sql, &[&keys])?;
+                for part in statements(&keys, Vec::len) {
+                    t.execute(&sql, &[&part])?;
+                }
             }
         }
         Ok(())
@@ -736,9 +775,16 @@ impl PgStore {
         }
         for op in &batch.ops {
             match op {
-                Op::Put { key, .. } | Op::Delete { key, .. } | Op::Add { key, .. } => {
-                    check_key(key)?
+                Op::Put { key, value, .. } => {
+                    check_key(key)?;
+                    if value.len() > MAX_VALUE {
+                        return Err(KvError::Unsupported(format!(
+                            "a value of {} bytes is larger than the store takes ({MAX_VALUE} bytes)",
+                            value.len()
+                        )));
+                    }
                 }
+                Op::Delete { key, .. } | Op::Add { key, .. } => check_key(key)?,
                 Op::DeleteRange { .. } => {}
             }
         }
@@ -969,5 +1015,22 @@ impl Iterator for Pages<'_> {
         let pair = self.buffer.pop_front()?;
         self.left -= 1;
         Some(Ok(pair))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_writes_go_as_several_statements() {
+        let big = STATEMENT_BYTES / 3 + 1;
+        let items = vec![big; 7];
+        let parts: Vec<usize> = statements(&items, |n| *n).map(<[usize]>::len).collect();
+        assert_eq!(parts, [2, 2, 2, 1]);
+        let huge = vec![STATEMENT_BYTES * 2, 1];
+        let parts: Vec<usize> = statements(&huge, |n| *n).map(<[usize]>::len).collect();
+        assert_eq!(parts, [1, 1], "an item larger than a statement goes alone");
+        assert_eq!(statements(&[] as &[usize], |n| *n).count(), 0);
     }
 }

@@ -673,3 +673,26 @@ fn postgres_round_trips() {
     let local = tempfile::tempdir().unwrap();
     assert_eq!(store(Backend::Lmdb, &local).round_trips(), None);
 }
+
+/// A commit larger than one statement may carry (64 MiB) goes as several
+/// statements of one transaction, all of it or none.
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_takes_a_commit_larger_than_a_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(Backend::Postgres, &dir);
+    let mut b = WriteBatch::new();
+    for i in 0..80u32 {
+        b.put(A, i.to_be_bytes().to_vec(), vec![i as u8; 1 << 20]);
+    }
+    s.write(b).unwrap();
+    let snap = s.snapshot().unwrap();
+    let n = snap
+        .scan(A, &KeyRange::all(), ScanOptions::default())
+        .count();
+    assert_eq!(n, 80);
+    assert_eq!(
+        snap.get(A, &79u32.to_be_bytes()).unwrap(),
+        Some(vec![79; 1 << 20])
+    );
+}
