@@ -33,6 +33,9 @@ pub enum Statement {
         if_not_exists: bool,
         /// A vector index (`CREATE VECTOR INDEX`).
         vector: bool,
+        /// A list-element index (`ON EACH (n.key)`): each element of a
+        /// list property is indexed, for `x IN n.key`.
+        each: bool,
         /// The `OPTIONS` map, evaluated with the query's parameters.
         options: Option<Expr>,
     },

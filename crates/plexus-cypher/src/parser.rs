@@ -411,6 +411,17 @@ impl<'a> Parser<'a> {
         };
         if !constraint {
             self.expect_kw("ON")?;
+            // `ON EACH (n.key)`: Plexus's list-element index.
+            let each_at = self.here();
+            let each = self.eat_kw("EACH");
+            if each && (vector || relationship) {
+                return Err(self.error_at(
+                    each_at,
+                    "InvalidSyntax",
+                    "`ON EACH` makes a list-element index of a node property; not a vector index",
+                    "",
+                ));
+            }
             // Neo4j takes `ON (n.key)`, and `ON n.key` for vector indexes.
             let key = if self.eat(&Tok::LParen) {
                 let key = property(self)?;
@@ -431,6 +442,7 @@ impl<'a> Parser<'a> {
                 key,
                 if_not_exists,
                 vector,
+                each,
                 options,
             });
         }

@@ -163,6 +163,28 @@ fn errors_name_place_and_kind() {
 }
 
 #[test]
+fn list_element_indexes() {
+    match parse_statement("CREATE INDEX refs IF NOT EXISTS FOR (n:Node) ON EACH (n.keys)").unwrap()
+    {
+        Statement::CreateIndex {
+            name,
+            label,
+            key,
+            each,
+            vector,
+            ..
+        } => {
+            assert_eq!(name.as_deref(), Some("refs"));
+            assert_eq!((label.as_str(), key.as_str()), ("Node", "keys"));
+            assert!(each && !vector);
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = parse_statement("CREATE VECTOR INDEX FOR (n:N) ON EACH (n.v)").unwrap_err();
+    assert!(e.to_string().contains("ON EACH"), "{e}");
+}
+
+#[test]
 fn relationship_vector_indexes() {
     for arrow in ["()-[r:CITES]-()", "()-[r:CITES]->()", "()<-[r:CITES]-()"] {
         let text = format!("CREATE VECTOR INDEX c FOR {arrow} ON (r.v) OPTIONS {{}}");

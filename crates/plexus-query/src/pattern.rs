@@ -96,10 +96,12 @@ fn matcher<'a, 'c>(
     let mut hints = Vec::new();
     let mut ranges = Vec::new();
     let mut ids = Vec::new();
+    let mut elements = Vec::new();
     if let Some(w) = where_ {
         equality_hints(w, &mut hints);
         range_hints(w, &mut ranges);
         element_id_hints(w, &mut ids);
+        element_hints(w, &mut elements);
     }
     Matcher {
         g,
@@ -112,6 +114,7 @@ fn matcher<'a, 'c>(
         hints,
         ranges,
         ids,
+        elements,
         mode,
         last_pattern: false,
         ahead: crate::ahead::ReadAhead::new(g),
@@ -151,6 +154,9 @@ struct Matcher<'a, 'c> {
     /// `elementId(var) = expr` conjuncts: the node by its user id, one
     /// point lookup; the WHERE is still evaluated on the match.
     ids: Vec<(&'a str, &'a Expr)>,
+    /// `x IN var.key` conjuncts: seeks in a list-element index; the WHERE
+    /// is still evaluated on every candidate.
+    elements: Vec<(&'a str, &'a str, &'a Expr)>,
     /// What the consumer needs.
     mode: Mode,
     /// Whether the pattern being matched is the MATCH's last.
@@ -207,6 +213,18 @@ pub(crate) fn element_id_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e Expr
                 if let ExprKind::Var(var) = &arg.kind {
                     out.push((var, v));
                 }
+            }
+        }
+    }
+}
+
+/// Each `x IN var.key` conjunct of a predicate, as (var, key, x): a seek in
+/// a list-element index of `key`.
+pub(crate) fn element_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
+    for c in conjuncts(e) {
+        if let ExprKind::Binary(plexus_cypher::BinOp::In, x, list) = &c.kind {
+            if let Some((var, key)) = var_property(list) {
+                out.push((var, key, x));
             }
         }
     }
@@ -567,6 +585,9 @@ impl Matcher<'_, '_> {
                 }
             }
         }
+        if let Some(ids) = self.element_seek(np, &labels, row)? {
+            return Ok((ids, None));
+        }
         if let Some(ids) = self.range_seek(np, &labels, row)? {
             return Ok((ids, None));
         }
@@ -618,6 +639,39 @@ impl Matcher<'_, '_> {
     /// A range seek for the node's variable from WHERE comparisons on one
     /// key, when an index or the property's column serves; `None`
     /// otherwise. The WHERE still checks every candidate.
+    /// The nodes whose list `key` holds `x`, for a WHERE conjunct
+    /// `x IN var.key`, when a list-element index serves; `None` otherwise.
+    fn element_seek(
+        &self,
+        np: &NodePattern,
+        labels: &[&str],
+        row: &Row,
+    ) -> Res<Option<Vec<NodeId>>> {
+        let hints = self
+            .elements
+            .iter()
+            .filter(|(v, _, _)| np.var.as_deref() == Some(*v));
+        for (_, key, e) in hints {
+            // The element may read a variable bound only later: skip it then.
+            let Ok(x) = self.eval(e, row) else { continue };
+            if x.is_null() {
+                // `null IN list` is never true.
+                return Ok(Some(vec![]));
+            }
+            if !x.is_storable() {
+                continue;
+            }
+            for l in labels.iter().map(|l| Some(*l)).chain([None]) {
+                match self.g.find_nodes_with_element(l, key, &x) {
+                    Ok(ids) => return Ok(Some(ids)),
+                    Err(StorageError::NoIndex(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(None)
+    }
+
     fn range_seek(&self, np: &NodePattern, labels: &[&str], row: &Row) -> Res<Option<Vec<NodeId>>> {
         use std::ops::Bound;
         let Some(var) = np.var.as_deref() else {

@@ -113,6 +113,27 @@ fn start(
         }
     }
     if let (Some(w), Some(v)) = (where_, &np.var) {
+        let mut elements = Vec::new();
+        crate::pattern::element_hints(w, &mut elements);
+        for (_, k, e) in elements.into_iter().filter(|(x, _, _)| x == v) {
+            let x = eval(e, &Row::new(), ctx).unwrap_or(Value::Int(0));
+            let x = if x.is_storable() { x } else { Value::Int(0) };
+            for l in [label, None] {
+                if g.find_nodes_with_element(l, k, &x).is_ok() {
+                    return (
+                        "NodeListElementSeek".into(),
+                        format!(
+                            "({}{}) on each of .{k}",
+                            var(np),
+                            l.map(|l| format!(":{l}")).unwrap_or_default()
+                        ),
+                        None,
+                    );
+                }
+            }
+        }
+    }
+    if let (Some(w), Some(v)) = (where_, &np.var) {
         let mut ranges = Vec::new();
         crate::pattern::range_hints(w, &mut ranges);
         for h in ranges.iter().filter(|h| h.var == v) {

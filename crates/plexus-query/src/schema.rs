@@ -82,11 +82,13 @@ pub fn apply(
             key,
             if_not_exists,
             vector,
+            each,
             options,
         } => {
-            let kind = match (*vector, *relationship) {
-                (true, true) => IndexKind::RelationshipVector,
-                (true, false) => IndexKind::Vector,
+            let kind = match (*vector, *relationship, *each) {
+                (true, true, _) => IndexKind::RelationshipVector,
+                (true, false, _) => IndexKind::Vector,
+                (false, _, true) => IndexKind::ListElement,
                 _ => IndexKind::Property,
             };
             let same = txn.indexes()?.into_iter().find(|i| {
@@ -102,6 +104,10 @@ pub fn apply(
                     IndexSpec::relationship_vector(label, key, options)
                 }
                 IndexKind::Vector => IndexSpec::vector(label, key, options),
+                IndexKind::ListElement => IndexSpec {
+                    kind,
+                    ..IndexSpec::property(label, key)
+                },
                 _ => IndexSpec::property(label, key),
             };
             if let Some(n) = name {
