@@ -56,6 +56,15 @@ fn has_index(
     !matches!(g.find_nodes(label, key, &v), Err(StorageError::NoIndex(_)))
 }
 
+/// `(n:Label)` as a seek names its node and the index's label.
+fn seek_node(np: &NodePattern, label: Option<&str>) -> String {
+    format!(
+        "({}{})",
+        var(np),
+        label.map(|l| format!(":{l}")).unwrap_or_default()
+    )
+}
+
 /// How a path pattern starts, and the estimated number of start nodes.
 fn start(
     g: &dyn GraphRead,
@@ -102,11 +111,7 @@ fn start(
             if has_index(g, l, k, ctx, e) {
                 return (
                     "NodeIndexSeek".into(),
-                    format!(
-                        "({}{}) on .{k}",
-                        var(np),
-                        l.map(|l| format!(":{l}")).unwrap_or_default()
-                    ),
+                    format!("{} on .{k}", seek_node(np, l)),
                     Some(1.0),
                 );
             }
@@ -122,11 +127,7 @@ fn start(
                 if g.find_nodes_with_element(l, k, &x).is_ok() {
                     return (
                         "NodeListElementSeek".into(),
-                        format!(
-                            "({}{}) on each of .{k}",
-                            var(np),
-                            l.map(|l| format!(":{l}")).unwrap_or_default()
-                        ),
+                        format!("{} on each of .{k}", seek_node(np, l)),
                         None,
                     );
                 }
@@ -149,12 +150,7 @@ fn start(
                 if g.find_nodes_in_range(l, h.key, empty, empty).is_ok() {
                     return (
                         "NodeIndexSeekByRange".into(),
-                        format!(
-                            "({}{}) on .{}",
-                            var(np),
-                            l.map(|l| format!(":{l}")).unwrap_or_default(),
-                            h.key
-                        ),
+                        format!("{} on .{}", seek_node(np, l), h.key),
                         None,
                     );
                 }
