@@ -173,3 +173,63 @@ fn a_commit_that_lost_the_race_in_another_process_is_refused() {
         vec![vec![Value::Int(2)]]
     );
 }
+
+/// Two handles (two processes' memories) share a vector index: what one
+/// adds or deletes, the other's searches find or miss, and its own
+/// additions on top of the other's are found too (a handle whose index
+/// state another changed loads it again).
+#[test]
+fn a_vector_index_follows_writes_from_another_process() {
+    use plexus::{Params, Value};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let one = create(&dir, &[]);
+    let two = Database::open(&dir, Options::default()).unwrap();
+    let run = |db: &Database, text: &str, p: &Params| db.query("default", text, p).unwrap().rows;
+    let none = Params::new();
+    run(
+        &one,
+        "CREATE VECTOR INDEX docs FOR (d:Doc) ON d.v \
+         OPTIONS {indexConfig: {`vector.dimensions`: 3, `vector.similarity_function`: 'cosine'}}",
+        &none,
+    );
+    let add = |db: &Database, id: i64, v: [f64; 3]| {
+        let p = Params::from([
+            ("id".to_string(), Value::Int(id)),
+            (
+                "v".to_string(),
+                Value::List(v.iter().map(|x| Value::Float(*x)).collect()),
+            ),
+        ]);
+        run(db, "CREATE (:Doc {id: $id, v: $v})", &p);
+    };
+    let nearest = |db: &Database, v: [f64; 3]| -> Vec<Vec<Value>> {
+        let p = Params::from([(
+            "q".to_string(),
+            Value::List(v.iter().map(|x| Value::Float(*x)).collect()),
+        )]);
+        run(
+            db,
+            "CALL db.index.vector.queryNodes('docs', 1, $q) YIELD node RETURN node.id",
+            &p,
+        )
+    };
+    add(&one, 1, [1.0, 0.0, 0.0]);
+    // The second handle loaded the index before or after: either way it
+    // finds what the first added.
+    assert_eq!(nearest(&two, [1.0, 0.1, 0.0]), vec![vec![Value::Int(1)]]);
+    add(&two, 2, [0.0, 1.0, 0.0]);
+    assert_eq!(nearest(&one, [0.0, 1.0, 0.1]), vec![vec![Value::Int(2)]]);
+    add(&one, 3, [0.0, 0.0, 1.0]);
+    for db in [&one, &two] {
+        assert_eq!(nearest(db, [0.1, 0.0, 1.0]), vec![vec![Value::Int(3)]]);
+        assert_eq!(nearest(db, [0.0, 1.0, 0.1]), vec![vec![Value::Int(2)]]);
+    }
+    run(&two, "MATCH (d:Doc {id: 3}) DETACH DELETE d", &none);
+    assert_eq!(nearest(&one, [0.1, 0.0, 1.0]).len(), 1);
+    assert_ne!(
+        nearest(&one, [0.1, 0.0, 1.0]),
+        vec![vec![Value::Int(3)]],
+        "deleted elsewhere"
+    );
+}
