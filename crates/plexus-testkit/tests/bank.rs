@@ -122,16 +122,23 @@ fn two_graphs_written_at_once_do_not_disturb_each_other() {
     audit(&db, "west", &tallies[2..]);
 }
 
+/// A new database on the server and two handles on it, each with its own
+/// memory, as two processes have (and the folder, kept while they live).
+fn two_handles() -> (tempfile::TempDir, Database, Database) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let one = create(&dir, &[]);
+    let two = Database::open(&dir, Options::default()).unwrap();
+    (tmp, one, two)
+}
+
 /// Two handles on one database stand for two processes (each has its own
 /// memory): a transaction that read a node another handle changed and
 /// committed since is refused, and one that did not is not.
 #[test]
 fn a_commit_that_lost_the_race_in_another_process_is_refused() {
     use plexus::{GraphRead, Props, Value};
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let one = create(&dir, &[]);
-    let two = Database::open(&dir, Options::default()).unwrap();
+    let (_tmp, one, two) = two_handles();
     let mut t = one.write("default").unwrap();
     let a = t.create_node(Some("a"), &["N"], &Props::new()).unwrap();
     let b = t.create_node(Some("b"), &["N"], &Props::new()).unwrap();
@@ -181,10 +188,7 @@ fn a_commit_that_lost_the_race_in_another_process_is_refused() {
 #[test]
 fn a_vector_index_follows_writes_from_another_process() {
     use plexus::{Params, Value};
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let one = create(&dir, &[]);
-    let two = Database::open(&dir, Options::default()).unwrap();
+    let (_tmp, one, two) = two_handles();
     let run = |db: &Database, text: &str, p: &Params| db.query("default", text, p).unwrap().rows;
     let none = Params::new();
     run(
