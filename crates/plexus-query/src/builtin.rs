@@ -199,7 +199,27 @@ const BUILTINS: &[Builtin] = &[
         body: merge_relationship,
         filtered: None,
     },
+    list_update_builtin("plexus.list.add", list_add),
+    list_update_builtin("plexus.list.remove", list_remove),
 ];
+
+/// `plexus.list.add` and `plexus.list.remove`: `(node, key, value)`,
+/// yielding whether the list changed.
+const fn list_update_builtin(name: &'static str, body: Body) -> Builtin {
+    Builtin {
+        name,
+        inputs: &[
+            ("node", ArgType::Any),
+            ("key", ArgType::String),
+            ("value", ArgType::Any),
+        ],
+        required: 3,
+        outputs: &["changed"],
+        writes: true,
+        body,
+        filtered: None,
+    }
+}
 
 /// The built-in procedure called `name`, if there is one.
 pub(crate) fn get(name: &str) -> Option<&'static Builtin> {
@@ -311,6 +331,41 @@ fn add_labels(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, Quer
         out.push(vec![Value::Node(Box::new(node_value(id)))]);
     }
     Ok(out)
+}
+
+/// `plexus.list.add(node, key, value) YIELD changed`: adds `value` to the
+/// node's list `key` unless it holds it. Writers doing so to one node at
+/// the same time do not conflict (`WriteTxn::list_add`).
+fn list_add(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    list_update(g, args, "plexus.list.add")
+}
+
+/// `plexus.list.remove(node, key, value) YIELD changed`: removes every
+/// occurrence of `value` from the node's list `key`.
+fn list_remove(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    list_update(g, args, "plexus.list.remove")
+}
+
+fn list_update(
+    g: &mut Graph<'_>,
+    args: &[Value],
+    name: &str,
+) -> Result<Vec<Vec<Value>>, QueryError> {
+    let node = node_arg(&args[0], name, "node")?;
+    let Value::String(key) = &args[1] else {
+        return Err(QueryError::type_error(format!(
+            "argument `key` of {name} must be a string, not {}",
+            args[1].value_type()
+        )));
+    };
+    let value = args[2].clone();
+    let t = txn(g, name)?;
+    let changed = if name.ends_with(".add") {
+        t.list_add(node, key, value)?
+    } else {
+        t.list_remove(node, key, value)?
+    };
+    Ok(vec![vec![Value::Bool(changed)]])
 }
 
 /// `apoc.merge.relationship(start, type, identProps, onCreateProps, end

@@ -41,6 +41,8 @@ pub(crate) struct Request {
     /// A checkpoint of a maintained index: the index sequence its state
     /// was loaded at. Refused if another process changed the index since.
     pub index_loaded: Option<u64>,
+    /// Nodes changed only by list updates, merged at commit (`merge.rs`).
+    pub merges: Vec<crate::merge::Merge>,
     pub fp: Footprint,
     pub serializable: bool,
     pub batch: WriteBatch,
@@ -245,7 +247,9 @@ impl Committer {
         let published = publish(shared, accepted.iter().map(|(_, r)| &r.effects));
         shared.persist_counters(&mut batch);
         let n = accepted.len() as u64;
-        let written = self.timed_write(shared, batch);
+        let merges: Vec<&crate::merge::Merge> =
+            accepted.iter().flat_map(|(_, r)| &r.merges).collect();
+        let written = self.timed_write(shared, batch, &merges);
         if published {
             match &written {
                 Ok(()) => accepted
@@ -282,7 +286,8 @@ impl Committer {
                     let mut alone = std::mem::take(&mut req.batch);
                     let published = publish(shared, std::iter::once(&req.effects));
                     shared.persist_counters(&mut alone);
-                    let outcome = self.timed_write(shared, alone);
+                    let merges: Vec<&crate::merge::Merge> = req.merges.iter().collect();
+                    let outcome = self.timed_write(shared, alone, &merges);
                     if published {
                         match &outcome {
                             Ok(()) => drop_indexes(shared, &req.effects),
@@ -299,11 +304,18 @@ impl Committer {
         }
     }
 
-    fn timed_write(&self, shared: &Shared, mut batch: WriteBatch) -> Result<()> {
+    fn timed_write(
+        &self,
+        shared: &Shared,
+        mut batch: WriteBatch,
+        merges: &[&crate::merge::Merge],
+    ) -> Result<()> {
         let started = Instant::now();
         // Under the commit lock the latest snapshot is what the batch lands on.
-        if needs_settling(&batch) {
-            settle(&*shared.kv.snapshot()?, &mut batch)?;
+        if needs_settling(&batch) || !merges.is_empty() {
+            let snap = shared.kv.snapshot()?;
+            crate::merge::merge(&*snap, &mut batch, merges)?;
+            settle(&*snap, &mut batch)?;
         }
         let r = shared.kv.write(batch);
         self.timed(started);
@@ -373,6 +385,9 @@ impl Committer {
             }
             published = publish(shared, kept.iter().map(|(_, r)| &r.effects));
             shared.persist_counters(&mut batch);
+            let merges: Vec<&crate::merge::Merge> =
+                kept.iter().flat_map(|(_, r)| &r.merges).collect();
+            crate::merge::merge(snap, &mut batch, &merges)?;
             settle(snap, &mut batch)?;
             crate::coord::log_commit(&mut batch, seq, &fp);
             Ok(batch)

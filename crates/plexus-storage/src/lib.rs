@@ -29,6 +29,7 @@ mod ids;
 mod integrity;
 mod keys;
 mod maintain;
+mod merge;
 mod occ;
 mod packed;
 mod prefix;

@@ -451,6 +451,7 @@ pub(crate) fn checkpoint(
             start,
             remote_start,
             index_loaded,
+            merges: Vec::new(),
             fp,
             serializable: false,
             batch,

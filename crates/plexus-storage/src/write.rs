@@ -47,6 +47,12 @@ pub struct WriteTxn {
     fp: Footprint,
     mode: IndexMode,
     counters: Counters,
+    /// List updates per node, merged at commit (`merge.rs`).
+    merges: std::collections::HashMap<NodeId, Vec<(u32, crate::merge::ListOp)>>,
+    /// Nodes changed otherwise than by list updates: written as they are.
+    written: std::collections::HashSet<NodeId>,
+    /// Set while a list update writes its node.
+    listing: bool,
 }
 
 impl GraphRead for WriteTxn {
@@ -89,6 +95,9 @@ impl WriteTxn {
             fp,
             mode: IndexMode::Maintain,
             counters: Counters::default(),
+            merges: Default::default(),
+            written: Default::default(),
+            listing: false,
         }
     }
 
@@ -257,6 +266,50 @@ impl WriteTxn {
         })
     }
 
+    /// Adds `value` to the list property `key` of `node` unless the list
+    /// holds it (an absent property is an empty list); whether it changed.
+    /// Transactions that update the same node's list this way at the same
+    /// time do not conflict with each other: each update is applied again
+    /// at commit to the node as it is then (`merge.rs`).
+    pub fn list_add(&mut self, node: NodeId, key: &str, value: Value) -> Result<bool> {
+        self.list_update(node, key, crate::merge::ListOp::Add(value))
+    }
+
+    /// Removes every occurrence of `value` from the list property `key` of
+    /// `node`; whether it changed. Commutes as [`WriteTxn::list_add`] does.
+    pub fn list_remove(&mut self, node: NodeId, key: &str, value: Value) -> Result<bool> {
+        self.list_update(node, key, crate::merge::ListOp::Remove(value))
+    }
+
+    fn list_update(&mut self, node: NodeId, key: &str, op: crate::merge::ListOp) -> Result<bool> {
+        let (crate::merge::ListOp::Add(v) | crate::merge::ListOp::Remove(v)) = &op;
+        storable(&[(0, v.clone())])?;
+        self.op(|t| {
+            let old = t.existing_node(node)?;
+            let k = t.core.shared.catalog.intern(Token::PropKey, key)?;
+            let mut new = old.clone();
+            if !crate::merge::apply(&mut new, k, &op)? {
+                return Ok(false);
+            }
+            // Merged only where a merge keeps every index right.
+            let mergeable = t.mode == IndexMode::Maintain
+                && !t
+                    .core
+                    .schema
+                    .indexes
+                    .iter()
+                    .any(|d| d.key == k && (d.unique || d.kind.is_maintained()));
+            t.listing = mergeable;
+            let written = t.write_node(node, Some(&old), Some(&new));
+            t.listing = false;
+            written?;
+            if mergeable {
+                t.merges.entry(node).or_default().push((k, op));
+            }
+            Ok(true)
+        })
+    }
+
     /// Sets one property of a node; a null value removes it.
     pub fn set_node_property(&mut self, node: NodeId, key: &str, value: Value) -> Result<()> {
         self.update_node(node, |t, new| {
@@ -418,6 +471,9 @@ impl WriteTxn {
         self.counters.node(old, new);
         let g = self.g();
         self.fp.writes.insert(Subject::Node(g.0, id.0).hash());
+        if !self.listing {
+            self.written.insert(id);
+        }
         let nk = node_key(g, id);
         match new {
             Some(r) => self.ov().put(NODES, nk, r.encode()),
@@ -1106,6 +1162,7 @@ impl WriteTxn {
             self.fp.reads = reads.into_inner();
         }
         let effects = std::mem::take(&mut self.core.effects);
+        let merges = self.merged();
         // The snapshot must be closed before writing: LMDB can only grow
         // its map while no transaction of this process is open.
         self.core.snap = Box::new(crate::view::Closed);
@@ -1114,6 +1171,7 @@ impl WriteTxn {
             start: self.start,
             remote_start: self.core.remote_start,
             index_loaded: None,
+            merges,
             fp: std::mem::take(&mut self.fp),
             serializable: self.isolation == Isolation::Serializable,
             batch: overlay.into_batch(),
@@ -1121,6 +1179,37 @@ impl WriteTxn {
         };
         shared.committer.commit(&shared, req)?;
         settle(&shared, &effects)
+    }
+
+    /// The nodes changed only by list updates, to merge at commit; each
+    /// shares its conflict key instead of writing it.
+    fn merged(&mut self) -> Vec<crate::merge::Merge> {
+        let g = self.g();
+        let indexes: Vec<_> = self
+            .core
+            .schema
+            .indexes
+            .iter()
+            .filter(|d| !d.kind.is_maintained() && !d.kind.on_relationships() && !d.stale)
+            .cloned()
+            .collect();
+        let merges = std::mem::take(&mut self.merges);
+        let mut out = Vec::new();
+        for (node, ops) in merges
+            .into_iter()
+            .filter(|(n, _)| !self.written.contains(n))
+        {
+            let key = Subject::Node(g.0, node.0).hash();
+            self.fp.writes.remove(&key);
+            self.fp.shares.insert(key);
+            out.push(crate::merge::Merge {
+                g,
+                node,
+                ops,
+                indexes: indexes.clone(),
+            });
+        }
+        out
     }
 
     /// Discards every change (dropping the transaction does the same).
@@ -1148,7 +1237,7 @@ fn settle(
     Ok(())
 }
 
-fn index_entry_key(g: GraphId, index: u32, vk: &[u8], n: NodeId) -> Vec<u8> {
+pub(crate) fn index_entry_key(g: GraphId, index: u32, vk: &[u8], n: NodeId) -> Vec<u8> {
     let mut k = token_prefix(g, index);
     k.extend_from_slice(vk);
     push_u64(&mut k, n.0);

@@ -237,3 +237,25 @@ fn a_vector_index_follows_writes_from_another_process() {
         "deleted elsewhere"
     );
 }
+
+/// List updates from two processes to one node commute on a server store
+/// too: both commit, and the list holds both.
+#[test]
+fn list_updates_from_two_processes_both_land() {
+    use plexus::{GraphRead, Props, Value};
+    let (_tmp, one, two) = two_handles();
+    let mut t = one.write("default").unwrap();
+    let n = t.create_node(Some("doc"), &["Doc"], &Props::new()).unwrap();
+    t.commit().unwrap();
+    let mut a = one.write("default").unwrap();
+    let mut b = two.write("default").unwrap();
+    a.list_add(n, "refs", Value::from("a")).unwrap();
+    b.list_add(n, "refs", Value::from("b")).unwrap();
+    b.commit().unwrap();
+    a.commit().unwrap();
+    let r = two.read("default").unwrap();
+    assert_eq!(
+        r.node_property(n, "refs").unwrap(),
+        Some(Value::List(vec![Value::from("b"), Value::from("a")]))
+    );
+}

@@ -1,0 +1,180 @@
+//! List updates that commute (`WriteTxn::list_add`, `list_remove`): many
+//! writers attaching sources to one shared node do not conflict with each
+//! other, yet still conflict with a concurrent write or delete of the node,
+//! and indexes on the list stay right.
+
+use plexus::{Database, ErrorKind, GraphRead, NodeId, Params, Props, Value};
+
+/// A database with one `Doc` node, after `schema` ran; the node's list
+/// `refs` holds `first` when given.
+fn with_doc(schema: Option<&str>, first: Option<&str>) -> (Database, NodeId) {
+    let db = Database::in_memory().unwrap();
+    if let Some(s) = schema {
+        db.query("default", s, &Params::new()).unwrap();
+    }
+    let mut t = db.write("default").unwrap();
+    let n = t.create_node(Some("doc"), &["Doc"], &Props::new()).unwrap();
+    if let Some(f) = first {
+        t.list_add(n, "refs", Value::from(f)).unwrap();
+    }
+    t.commit().unwrap();
+    (db, n)
+}
+
+fn setup(indexed: bool) -> (Database, NodeId) {
+    let index = "CREATE INDEX FOR (n:Doc) ON EACH (n.refs)";
+    with_doc(indexed.then_some(index), Some("a"))
+}
+
+fn refs(db: &Database, n: NodeId) -> Value {
+    let r = db.read("default").unwrap();
+    r.node_property(n, "refs").unwrap().unwrap_or(Value::Null)
+}
+
+fn strings(items: &[&str]) -> Value {
+    Value::List(items.iter().map(|s| Value::from(*s)).collect())
+}
+
+fn found(db: &Database, key: &str) -> usize {
+    let p = Params::from([("k".to_string(), Value::from(key))]);
+    db.query("default", "MATCH (n:Doc) WHERE $k IN n.refs RETURN n", &p)
+        .unwrap()
+        .rows
+        .len()
+}
+
+#[test]
+fn concurrent_list_updates_of_one_node_all_commit() {
+    let (db, n) = setup(true);
+    let mut add = db.write("default").unwrap();
+    let mut other = db.write("default").unwrap();
+    let mut remove = db.write("default").unwrap();
+    assert!(add.list_add(n, "refs", Value::from("b")).unwrap());
+    // A transaction reads its own update; an update that changes nothing
+    // says so.
+    assert_eq!(
+        add.node_property(n, "refs").unwrap(),
+        Some(strings(&["a", "b"]))
+    );
+    assert!(!add.list_add(n, "refs", Value::from("a")).unwrap());
+    assert!(other.list_add(n, "refs", Value::from("c")).unwrap());
+    assert!(remove.list_remove(n, "refs", Value::from("a")).unwrap());
+    add.commit().unwrap();
+    other.commit().unwrap();
+    remove.commit().unwrap();
+    assert_eq!(refs(&db, n), strings(&["b", "c"]));
+    // The list-element index follows the merged list, not each writer's.
+    assert_eq!(
+        (found(&db, "a"), found(&db, "b"), found(&db, "c")),
+        (0, 1, 1)
+    );
+}
+
+#[test]
+fn a_list_update_still_conflicts_with_a_write_or_delete_of_the_node() {
+    let (db, n) = setup(false);
+    for first_writes in [true, false] {
+        let mut list = db.write("default").unwrap();
+        let mut set = db.write("default").unwrap();
+        list.list_add(n, "refs", Value::from("x")).unwrap();
+        set.set_node_property(n, "name", Value::from("doc"))
+            .unwrap();
+        let (winner, loser) = if first_writes {
+            (set, list)
+        } else {
+            (list, set)
+        };
+        winner.commit().unwrap();
+        assert_eq!(loser.commit().unwrap_err().kind(), ErrorKind::Conflict);
+    }
+    let mut list = db.write("default").unwrap();
+    let mut delete = db.write("default").unwrap();
+    list.list_add(n, "refs", Value::from("y")).unwrap();
+    delete.delete_node(n, plexus::DeleteMode::Detach).unwrap();
+    delete.commit().unwrap();
+    assert_eq!(list.commit().unwrap_err().kind(), ErrorKind::Conflict);
+}
+
+#[test]
+fn a_unique_index_on_the_list_keeps_updates_conflicting() {
+    let unique = "CREATE CONSTRAINT FOR (n:Doc) REQUIRE n.refs IS UNIQUE";
+    let (db, n) = with_doc(Some(unique), None);
+    let mut one = db.write("default").unwrap();
+    let mut two = db.write("default").unwrap();
+    one.list_add(n, "refs", Value::from("a")).unwrap();
+    two.list_add(n, "refs", Value::from("b")).unwrap();
+    one.commit().unwrap();
+    assert_eq!(two.commit().unwrap_err().kind(), ErrorKind::Conflict);
+}
+
+#[test]
+fn many_threads_attach_sources_to_one_node_without_a_conflict() {
+    let (db, n) = setup(true);
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut conflicts = 0;
+                for i in 0..40 {
+                    let mut w = db.write("default").unwrap();
+                    w.list_add(n, "refs", Value::from(format!("t{t}-{i}")))
+                        .unwrap();
+                    match w.commit() {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == ErrorKind::Conflict => conflicts += 1,
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                conflicts
+            })
+        })
+        .collect();
+    let conflicts: u32 = threads.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(conflicts, 0);
+    match refs(&db, n) {
+        Value::List(items) => assert_eq!(items.len(), 1 + 8 * 40),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(found(&db, "t7-39"), 1);
+    assert_eq!(found(&db, "t0-0"), 1);
+}
+
+/// From Cypher: `plexus.list.add` / `plexus.list.remove`, in two explicit
+/// transactions open at once, both committing.
+#[test]
+fn cypher_list_updates_commute_too() {
+    let (db, n) = setup(true);
+    let call = |t: &mut plexus::Transaction, proc_: &str, k: &str| -> Value {
+        let p = Params::from([("k".to_string(), Value::from(k))]);
+        let text =
+            format!("MATCH (n:Doc) CALL {proc_}(n, 'refs', $k) YIELD changed RETURN changed");
+        t.query(&text, &p).unwrap().rows[0][0].clone()
+    };
+    let s = db.session("default").unwrap();
+    let mut one = s.begin().unwrap();
+    let mut two = s.begin().unwrap();
+    assert_eq!(call(&mut one, "plexus.list.add", "b"), Value::Bool(true));
+    assert_eq!(call(&mut one, "plexus.list.add", "b"), Value::Bool(false));
+    assert_eq!(call(&mut two, "plexus.list.remove", "a"), Value::Bool(true));
+    assert_eq!(call(&mut two, "plexus.list.add", "c"), Value::Bool(true));
+    two.commit().unwrap();
+    one.commit().unwrap();
+    // In commit order: the second transaction's updates, then the first's.
+    assert_eq!(refs(&db, n), strings(&["c", "b"]));
+    let e = db
+        .query(
+            "default",
+            "MATCH (n:Doc) CALL plexus.list.add(n, 'refs', [1]) YIELD changed RETURN changed",
+            &Params::new(),
+        )
+        .map(|_| ());
+    assert!(e.is_ok(), "a list may hold lists: {e:?}");
+    let e = db
+        .query(
+            "default",
+            "CALL plexus.list.add(1, 'refs', 'x') YIELD changed RETURN changed",
+            &Params::new(),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("plexus.list.add"), "{e}");
+}
