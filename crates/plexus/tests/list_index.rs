@@ -128,3 +128,89 @@ fn writes_keep_a_list_element_index_current() {
         .unwrap_err();
     assert!(e.to_string().contains("ON EACH"), "{e}");
 }
+
+/// Vector search scoped to node sets (cognee's `belongs_to_set` lists):
+/// the `WHERE` on the yielded node takes its candidates from the
+/// list-element index, and the search returns the k nearest members —
+/// the same nodes an exact scan of the members ranks first.
+#[test]
+fn vector_search_scoped_to_node_sets() {
+    let db = Database::in_memory().unwrap();
+    let none = Params::new();
+    q(
+        &db,
+        "CREATE VECTOR INDEX emb FOR (n:Chunk) ON n.v \
+         OPTIONS {indexConfig: {`vector.dimensions`: 2, `vector.similarity_function`: 'cosine'}}",
+        &none,
+    );
+    q(
+        &db,
+        "CREATE INDEX sets FOR (n:Chunk) ON EACH (n.belongs_to_set)",
+        &none,
+    );
+    // Node i points at angle i degrees; its sets follow i.
+    let sets_of = |i: i64| -> Vec<&'static str> {
+        let mut s = vec![if i % 3 == 0 { "A" } else { "B" }];
+        if i % 5 == 0 {
+            s.push("C");
+        }
+        s
+    };
+    for i in 0..360 {
+        let a = (i as f64).to_radians();
+        let p = Params::from([
+            ("i".to_string(), Value::Int(i)),
+            (
+                "v".to_string(),
+                Value::List(vec![Value::Float(a.cos()), Value::Float(a.sin())]),
+            ),
+            (
+                "s".to_string(),
+                Value::List(sets_of(i).into_iter().map(Value::from).collect()),
+            ),
+        ]);
+        q(
+            &db,
+            "CREATE (:Chunk {id: $i, v: $v, belongs_to_set: $s})",
+            &p,
+        );
+    }
+    // The query points at 100 degrees: members ranked by angular distance.
+    let q_angle = 100i64;
+    let expect = |member: &dyn Fn(i64) -> bool| -> Vec<Value> {
+        let mut ids: Vec<i64> = (0..360).filter(|i| member(*i)).collect();
+        ids.sort_by_key(|i| ((i - q_angle).abs().min(360 - (i - q_angle).abs()), *i));
+        let mut top: Vec<i64> = ids.into_iter().take(4).collect();
+        top.sort();
+        top.into_iter().map(Value::Int).collect()
+    };
+    let a = (q_angle as f64).to_radians();
+    let qp = Params::from([(
+        "q".to_string(),
+        Value::List(vec![Value::Float(a.cos()), Value::Float(a.sin())]),
+    )]);
+    let search = |filter: &str| -> Vec<Value> {
+        let text = format!(
+            "CALL db.index.vector.queryNodes('emb', 4, $q) YIELD node WHERE {filter} \
+             RETURN node.id AS id ORDER BY id"
+        );
+        q(&db, &text, &qp)
+            .rows
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect()
+    };
+    assert_eq!(
+        search("'A' IN node.belongs_to_set"),
+        expect(&|i| i % 3 == 0)
+    );
+    assert_eq!(
+        search("'A' IN node.belongs_to_set AND 'C' IN node.belongs_to_set"),
+        expect(&|i| i % 15 == 0)
+    );
+    assert_eq!(
+        search("('A' IN node.belongs_to_set OR 'C' IN node.belongs_to_set)"),
+        expect(&|i| i % 3 == 0 || i % 5 == 0)
+    );
+    assert_eq!(search("'Z' IN node.belongs_to_set"), Vec::<Value>::new());
+}
