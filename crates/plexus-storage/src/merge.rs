@@ -19,7 +19,7 @@
 
 use crate::error::{Result, StorageError};
 use crate::ids::{GraphId, NodeId};
-use crate::keys::{node_key, NODES, PROP_INDEX};
+use crate::keys::{node_key, node_version_key, NODES, PROP_INDEX, STATS};
 use crate::record::NodeRecord;
 use crate::schema::IndexDef;
 use crate::write::index_entry_key;
@@ -117,6 +117,13 @@ pub(crate) fn merge(snap: &dyn Snapshot, batch: &mut WriteBatch, merges: &[&Merg
         }
         _ => true,
     });
+    let mut graphs: Vec<GraphId> = nodes.keys().map(|(g, _)| *g).collect();
+    graphs.sort();
+    graphs.dedup();
+    for g in graphs {
+        // A new version of the graph's node records (`columns.rs`).
+        batch.add(STATS, node_version_key(g), 1);
+    }
     for ((g, n), (stored, latest, indexes)) in &nodes {
         batch.put(NODES, node_key(*g, *n), latest.encode());
         for def in indexes {

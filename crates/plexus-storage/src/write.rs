@@ -288,9 +288,7 @@ impl WriteTxn {
             let old = t.existing_node(node)?;
             let k = t.core.shared.catalog.intern(Token::PropKey, key)?;
             let mut new = old.clone();
-            if !crate::merge::apply(&mut new, k, &op)? {
-                return Ok(false);
-            }
+            let changed = crate::merge::apply(&mut new, k, &op)?;
             // Merged only where a merge keeps every index right.
             let mergeable = t.mode == IndexMode::Maintain
                 && !t
@@ -299,14 +297,19 @@ impl WriteTxn {
                     .indexes
                     .iter()
                     .any(|d| d.key == k && (d.unique || d.kind.is_maintained()));
-            t.listing = mergeable;
-            let written = t.write_node(node, Some(&old), Some(&new));
-            t.listing = false;
-            written?;
+            if changed {
+                t.listing = mergeable;
+                let written = t.write_node(node, Some(&old), Some(&new));
+                t.listing = false;
+                written?;
+            }
+            // Merged even when it changed nothing here: another
+            // transaction committing first may make it change something
+            // (an add after a concurrent remove), as in serial order.
             if mergeable {
                 t.merges.entry(node).or_default().push((k, op));
             }
-            Ok(true)
+            Ok(changed)
         })
     }
 
@@ -1150,7 +1153,7 @@ impl WriteTxn {
             self.rebuild_indexes()?;
         }
         let mut overlay = self.core.overlay.take().unwrap_or_default();
-        if overlay.is_empty() {
+        if overlay.is_empty() && self.merges.is_empty() {
             return Ok(());
         }
         if overlay.has_writes(NODES) {

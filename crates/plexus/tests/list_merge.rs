@@ -178,3 +178,104 @@ fn cypher_list_updates_commute_too() {
         .unwrap_err();
     assert!(e.to_string().contains("plexus.list.add"), "{e}");
 }
+
+mod model {
+    //! Random transactions of list updates on a few nodes, open at once and
+    //! committed in a random order, against a model that applies each
+    //! committed transaction's updates, in commit order, to the lists as
+    //! they are then. The list-element index must agree with the lists.
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    struct Update {
+        node: usize,
+        add: bool,
+        value: u8,
+    }
+
+    fn update() -> impl Strategy<Value = Update> {
+        (0..3usize, any::<bool>(), 0..6u8).prop_map(|(node, add, value)| Update {
+            node,
+            add,
+            value,
+        })
+    }
+
+    fn apply(list: &mut Vec<String>, u: &Update) {
+        let v = format!("k{}", u.value);
+        if u.add {
+            if !list.contains(&v) {
+                list.push(v);
+            }
+        } else {
+            list.retain(|x| *x != v);
+        }
+    }
+
+    proptest! {
+        // 64 cases in the suite; PROPTEST_CASES asks for more.
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64),
+            ..ProptestConfig::default()
+        })]
+        #[test]
+        fn merged_lists_equal_the_model(
+            txns in prop::collection::vec(prop::collection::vec(update(), 1..6), 1..6),
+            order in prop::collection::vec(any::<prop::sample::Index>(), 6),
+        ) {
+            let db = Database::in_memory().unwrap();
+            db.query("default", "CREATE INDEX FOR (n:Doc) ON EACH (n.refs)", &Params::new()).unwrap();
+            let mut t = db.write("default").unwrap();
+            let nodes: Vec<NodeId> = (0..3)
+                .map(|i| t.create_node(Some(&format!("d{i}")), &["Doc"], &Props::new()).unwrap())
+                .collect();
+            t.commit().unwrap();
+            // Every transaction opens before any commits.
+            let mut open: Vec<(plexus::WriteTxn, &Vec<Update>)> = txns
+                .iter()
+                .map(|ups| {
+                    let mut w = db.write("default").unwrap();
+                    for u in ups {
+                        let v = Value::from(format!("k{}", u.value));
+                        if u.add {
+                            w.list_add(nodes[u.node], "refs", v).unwrap();
+                        } else {
+                            w.list_remove(nodes[u.node], "refs", v).unwrap();
+                        }
+                    }
+                    (w, ups)
+                })
+                .collect();
+            let mut model: Vec<Vec<String>> = vec![Vec::new(); 3];
+            for pick in order.iter().take(txns.len()) {
+                let (w, ups) = open.remove(pick.index(open.len()));
+                // List updates never conflict with each other.
+                w.commit().unwrap();
+                for u in ups {
+                    apply(&mut model[u.node], u);
+                }
+            }
+            let r = db.read("default").unwrap();
+            for (i, n) in nodes.iter().enumerate() {
+                let got = match r.node_property(*n, "refs").unwrap() {
+                    Some(Value::List(items)) => items
+                        .into_iter()
+                        .map(|v| match v {
+                            Value::String(s) => s,
+                            other => panic!("{other:?}"),
+                        })
+                        .collect(),
+                    None => Vec::new(),
+                    Some(other) => panic!("{other:?}"),
+                };
+                prop_assert_eq!(&got, &model[i], "node {}", i);
+            }
+            for value in 0..6 {
+                let k = format!("k{value}");
+                let members = model.iter().filter(|l| l.contains(&k)).count();
+                prop_assert_eq!(found(&db, &k), members, "index on {}", k);
+            }
+        }
+    }
+}
