@@ -78,12 +78,67 @@ pub fn count_all(
     where_: Option<&Expr>,
     row: &Row,
 ) -> Res<u64> {
+    if let Some(n) = count_from_counters(g, patterns, where_, row)? {
+        return Ok(n);
+    }
     let mut n = 0u64;
     matcher(g, ctx, patterns, where_, Mode::Count).run(patterns, row, &mut |_, times| {
         n = n.saturating_add(times);
         Ok(false)
     })?;
     Ok(n)
+}
+
+/// The count of `MATCH ()-[:T]->() RETURN count(*)` (one directed hop
+/// between unconstrained, unbound nodes, the relationship constrained by
+/// type at most, no WHERE), read from the type counters instead of walking
+/// every node: "does any relationship still have type T" costs a lookup.
+fn count_from_counters(
+    g: &dyn GraphRead,
+    patterns: &[PathPattern],
+    where_: Option<&Expr>,
+    row: &Row,
+) -> Res<Option<u64>> {
+    let [p] = patterns else { return Ok(None) };
+    let [(rel, end)] = p.element.chain.as_slice() else {
+        return Ok(None);
+    };
+    let free = |np: &NodePattern| {
+        np.labels.is_none()
+            && np.props.is_none()
+            && np.where_.is_none()
+            && bound_node(row, &np.var).is_none()
+    };
+    let simple = where_.is_none()
+        && p.kind == PathKind::Normal
+        && p.var.is_none()
+        && free(&p.element.start)
+        && free(end)
+        && rel.length.is_none()
+        && rel.props.is_none()
+        && rel.where_.is_none()
+        && rel.direction != RelDirection::Either
+        && rel.var.as_ref().is_none_or(|v| !row.contains_key(v));
+    if !simple {
+        return Ok(None);
+    }
+    let n = match rel.types.as_ref() {
+        None => g.edge_count()?,
+        Some(t) => match type_names(t) {
+            Some(mut names) => {
+                // `[:T|T]` matches each relationship once.
+                names.sort_unstable();
+                names.dedup();
+                let mut n = 0u64;
+                for name in names {
+                    n = n.saturating_add(g.type_count(name)?);
+                }
+                n
+            }
+            None => return Ok(None),
+        },
+    };
+    Ok(Some(n))
 }
 
 fn matcher<'a, 'c>(

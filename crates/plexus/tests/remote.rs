@@ -83,6 +83,13 @@ fn round_trips_of_reads_on_postgres() {
         "MATCH (h:N {id: 'none'}) RETURN count(h)",
         0,
     );
+    // Counting relationships by type reads the type counter, not the graph.
+    let typed = count(
+        "Cypher: the 1,110 relationships of type E",
+        "MATCH ()-[:E]->() RETURN count(*)",
+        1110,
+    );
+    assert!(typed <= snapshot + 2, "{typed} round trips");
     let hub = "MATCH (h) WHERE elementId(h) = 'hub'";
     let found = count(
         "Cypher: the hub by its id",
