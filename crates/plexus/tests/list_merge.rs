@@ -179,6 +179,21 @@ fn cypher_list_updates_commute_too() {
     assert!(e.to_string().contains("plexus.list.add"), "{e}");
 }
 
+/// Found by the model below: a remove that changed nothing in its own
+/// snapshot must still land after an add that commits before it, as the
+/// two would in serial order.
+#[test]
+fn an_update_that_changed_nothing_in_its_snapshot_still_lands() {
+    let (db, n) = with_doc(None, None);
+    let mut add = db.write("default").unwrap();
+    let mut remove = db.write("default").unwrap();
+    assert!(add.list_add(n, "refs", Value::from("k0")).unwrap());
+    assert!(!remove.list_remove(n, "refs", Value::from("k0")).unwrap());
+    add.commit().unwrap();
+    remove.commit().unwrap();
+    assert_eq!(refs(&db, n), Value::List(vec![]));
+}
+
 mod model {
     //! Random transactions of list updates on a few nodes, open at once and
     //! committed in a random order, against a model that applies each
