@@ -22,11 +22,12 @@ pub enum Statement {
     /// Run the query and show the plan with the rows each step produced.
     Profile(Query),
     /// `CREATE [VECTOR] INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.key)
-    /// [OPTIONS {…}]`, or `FOR ()-[r:TYPE]-() ON (r.key)` (vector indexes).
+    /// [OPTIONS {…}]`, or `FOR ()-[r:TYPE]-() ON (r.key)` for relationships.
     CreateIndex {
         name: Option<String>,
-        /// The label, or the relationship type when `relationship`.
-        label: String,
+        /// The label, or the relationship type when `relationship`; `None`
+        /// only for a relationship index of every type (`FOR ()-[r]-()`).
+        label: Option<String>,
         /// The index holds relationships (`FOR ()-[r:TYPE]-()`).
         relationship: bool,
         key: String,

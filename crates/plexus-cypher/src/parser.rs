@@ -387,11 +387,11 @@ impl<'a> Parser<'a> {
         self.expect_kw("FOR")?;
         let at = self.here();
         let (var, label, relationship) = self.schema_target()?;
-        if relationship && !vector {
+        if relationship && constraint {
             return Err(self.error_at(
                 at,
                 "InvalidSyntax",
-                "only vector indexes may be on relationships (`CREATE VECTOR INDEX … FOR ()-[r:TYPE]-()`)",
+                "constraints are on nodes (`FOR (n:Label)`); relationships take indexes only",
                 "",
             ));
         }
@@ -414,11 +414,11 @@ impl<'a> Parser<'a> {
             // `ON EACH (n.key)`: Plexus's list-element index.
             let each_at = self.here();
             let each = self.eat_kw("EACH");
-            if each && (vector || relationship) {
+            if each && vector {
                 return Err(self.error_at(
                     each_at,
                     "InvalidSyntax",
-                    "`ON EACH` makes a list-element index of a node property; not a vector index",
+                    "`ON EACH` makes a list-element index of a property; not a vector index",
                     "",
                 ));
             }
@@ -459,6 +459,9 @@ impl<'a> Parser<'a> {
         } else {
             return Err(self.unexpected("UNIQUE or NOT NULL"));
         };
+        let Some(label) = label else {
+            return Err(self.error_at(at, "InvalidSyntax", "a constraint needs a label", ""));
+        };
         Ok(Statement::CreateConstraint {
             name,
             label,
@@ -471,21 +474,25 @@ impl<'a> Parser<'a> {
     /// What a schema command is for: `(n:Label)`, or `()-[r:TYPE]-()` with
     /// either arrow or none; the variable, the label or type, and whether
     /// it is a relationship.
-    fn schema_target(&mut self) -> R<(String, String, bool)> {
+    fn schema_target(&mut self) -> R<(String, Option<String>, bool)> {
         self.expect(&Tok::LParen)?;
         if !self.eat(&Tok::RParen) {
             let var = self.name()?;
             self.expect(&Tok::Colon)?;
             let label = self.name()?;
             self.expect(&Tok::RParen)?;
-            return Ok((var, label, false));
+            return Ok((var, Some(label), false));
         }
         self.eat(&Tok::Lt);
         self.expect(&Tok::Minus)?;
         self.expect(&Tok::LBracket)?;
         let var = self.name()?;
-        self.expect(&Tok::Colon)?;
-        let rel_type = self.name()?;
+        // Without a type, the index holds relationships of every type.
+        let rel_type = if self.eat(&Tok::Colon) {
+            Some(self.name()?)
+        } else {
+            None
+        };
         self.expect(&Tok::RBracket)?;
         self.expect(&Tok::Minus)?;
         self.eat(&Tok::Gt);

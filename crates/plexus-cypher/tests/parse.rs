@@ -175,7 +175,7 @@ fn list_element_indexes() {
             ..
         } => {
             assert_eq!(name.as_deref(), Some("refs"));
-            assert_eq!((label.as_str(), key.as_str()), ("Node", "keys"));
+            assert_eq!((label.as_deref(), key.as_str()), (Some("Node"), "keys"));
             assert!(each && !vector);
         }
         other => panic!("{other:?}"),
@@ -196,14 +196,32 @@ fn relationship_vector_indexes() {
                 vector,
                 ..
             } => {
-                assert_eq!((label.as_str(), key.as_str()), ("CITES", "v"));
+                assert_eq!((label.as_deref(), key.as_str()), (Some("CITES"), "v"));
                 assert!(relationship && vector);
             }
             other => panic!("{other:?}"),
         }
     }
-    let e = parse_statement("CREATE INDEX FOR ()-[r:CITES]-() ON (r.v)").unwrap_err();
-    assert!(e.to_string().contains("only vector indexes"), "{e}");
+    // Property and list-element indexes on relationships, of one type or all.
+    for (text, want) in [
+        ("CREATE INDEX FOR ()-[r:CITES]-() ON (r.v)", Some("CITES")),
+        ("CREATE INDEX FOR ()-[r]-() ON EACH (r.v)", None),
+    ] {
+        match parse_statement(text).unwrap() {
+            Statement::CreateIndex {
+                label,
+                relationship,
+                vector,
+                ..
+            } => assert!(
+                label.as_deref() == want && relationship && !vector,
+                "{text}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    let e = parse_statement("CREATE CONSTRAINT FOR ()-[r:T]-() REQUIRE r.v IS UNIQUE").unwrap_err();
+    assert!(e.to_string().contains("constraints are on nodes"), "{e}");
     let e = parse_statement("CREATE VECTOR INDEX FOR ()-[r:CITES]-() ON (x.v)").unwrap_err();
     assert!(e.to_string().contains("not the pattern's variable"), "{e}");
 }

@@ -19,6 +19,8 @@ use plexus_storage::{Direction, EdgeId, GraphRead, Neighbor, NodeId, StorageErro
 use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
 
+pub(crate) mod rel_seek;
+
 type Res<T> = Result<T, QueryError>;
 
 /// Receives each match with its multiplicity (how many matches it stands
@@ -173,6 +175,7 @@ fn matcher<'a, 'c>(
         mode,
         last_pattern: false,
         ahead: crate::ahead::ReadAhead::new(g),
+        only: Vec::new(),
     }
 }
 
@@ -218,6 +221,9 @@ struct Matcher<'a, 'c> {
     last_pattern: bool,
     /// Adjacency read ahead on a remote store (`ahead.rs`).
     ahead: crate::ahead::ReadAhead,
+    /// Hops restricted to the relationships a relationship seek found
+    /// (`rel_seek.rs`).
+    only: rel_seek::Only,
 }
 
 /// One bound on a property, from a comparison in WHERE.
@@ -475,9 +481,37 @@ impl Matcher<'_, '_> {
                 bound_node(row, &n.var).is_some()
                     || (el.start.labels.is_none() && el.start.props.is_none() && n.labels.is_some())
             });
+        let via_edges = self.rel_seek(el, row)?;
+        let reverse = via_edges.as_ref().map_or(reverse, |s| s.reverse);
         let (start, hops) = walk_order(el, reverse);
-        let (ids, seeked) = self.seek(start, row)?;
-        if self.counts_candidates(p, start, &hops, row, seeked.as_deref()) {
+        let (ids, seeked) = match (&via_edges, hops.first()) {
+            (Some(s), Some(first)) => (self.rel_seek_starts(first, &s.edges)?, None),
+            _ => self.seek(start, row)?,
+        };
+        let stop = self.walk(p, start, &hops, reverse, &ids, seeked.as_deref(), row, next);
+        if let (Some(_), Some(first)) = (&via_edges, hops.first()) {
+            self.rel_seek_done(first);
+        }
+        stop
+    }
+
+    /// Walks a path from each of its start candidates `ids`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the walk's state, split from `path` which chooses it"
+    )]
+    fn walk(
+        &mut self,
+        p: &PathPattern,
+        start: &NodePattern,
+        hops: &[Hop<'_>],
+        reverse: bool,
+        ids: &[NodeId],
+        seeked: Option<&str>,
+        row: &mut Row,
+        next: &mut dyn FnMut(&mut Self, &mut Row) -> Res<bool>,
+    ) -> Res<bool> {
+        if self.counts_candidates(p, start, hops, row, seeked) {
             // Each candidate is a match, and nothing reads which: one call
             // stands for all of them.
             if ids.is_empty() {
@@ -501,15 +535,15 @@ impl Matcher<'_, '_> {
                 if seeked.is_none() {
                     self.read_nodes_ahead(start, &batch)?;
                 }
-                self.read_ahead_chain(&hops, batch)?;
+                self.read_ahead_chain(hops, batch)?;
             }
             let (did, ok) = bind(row, &start.var, graph::node(id));
-            if ok && self.node_ok_but(start, id, row, seeked.as_deref())? {
+            if ok && self.node_ok_but(start, id, row, seeked)? {
                 let mut trail = Trail {
                     nodes: vec![node_value(id)],
                     rels: vec![],
                 };
-                let stop = self.hops(&hops, id, row, &mut trail, &mut |m, row, trail| {
+                let stop = self.hops(hops, id, row, &mut trail, &mut |m, row, trail| {
                     let (did, ok) = match &p.var {
                         Some(_) => bind(row, &p.var, path_value(trail, reverse)),
                         None => (false, true),
@@ -921,6 +955,14 @@ impl Matcher<'_, '_> {
 
     /// The relationships leaving `from` that a hop may follow.
     fn steps(&self, hop: &Hop<'_>, from: NodeId) -> Res<Vec<Neighbor>> {
+        let mut out = self.all_steps(hop, from)?;
+        if let Some(only) = self.only_edges(hop) {
+            out.retain(|n| only.contains(&n.edge));
+        }
+        Ok(out)
+    }
+
+    fn all_steps(&self, hop: &Hop<'_>, from: NodeId) -> Res<Vec<Neighbor>> {
         self.ctx.guard.check()?;
         if let Some(kept) = self.ahead.get(self.hop_key(hop), from) {
             return Ok(kept);

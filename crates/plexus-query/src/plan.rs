@@ -203,10 +203,24 @@ fn pattern_steps(
         ));
         return;
     }
-    let (op, details, mut rows) = start(g, ctx, &el.start, bound, where_);
-    out.push((op, details, rows));
+    let seek = crate::pattern::rel_seek::planned(g, ctx, p, bound, where_);
+    let mut rows = match &seek {
+        Some((described, _, found)) => {
+            let rows = Some(*found as f64);
+            out.push(("RelationshipIndexSeek".into(), described.clone(), rows));
+            rows
+        }
+        None => {
+            let (op, details, rows) = start(g, ctx, &el.start, bound, where_);
+            out.push((op, details, rows));
+            rows
+        }
+    };
     let nodes = g.node_count().unwrap_or(1).max(1) as f64;
-    for (r, n) in &el.chain {
+    for (i, (r, n)) in el.chain.iter().enumerate() {
+        if seek.as_ref().is_some_and(|(_, hop, _)| *hop == i) {
+            continue;
+        }
         let per = match r.types.as_ref().and_then(crate::graph::type_names) {
             Some(ts) => ts
                 .iter()

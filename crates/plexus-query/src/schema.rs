@@ -85,30 +85,32 @@ pub fn apply(
             each,
             options,
         } => {
-            let kind = match (*vector, *relationship, *each) {
-                (true, true, _) => IndexKind::RelationshipVector,
-                (true, false, _) => IndexKind::Vector,
-                (false, _, true) => IndexKind::ListElement,
-                _ => IndexKind::Property,
+            let kind = match (*vector, *each) {
+                (true, _) => IndexKind::Vector,
+                (false, true) => IndexKind::ListElement,
+                (false, false) => IndexKind::Property,
+            };
+            let kind = if *relationship {
+                kind.for_relationships()
+            } else {
+                kind
             };
             let same = txn.indexes()?.into_iter().find(|i| {
                 name.as_ref().is_some_and(|n| *n == i.name)
-                    || (i.label.as_deref() == Some(label) && i.key == *key && i.kind == kind)
+                    || (i.label == *label && i.key == *key && i.kind == kind)
             });
             if let (true, Some(i)) = (*if_not_exists, &same) {
                 return Ok(done("exists", i.name.clone()));
             }
             let options = index_options(options.as_ref(), params, guard)?;
-            let mut spec = match kind {
-                IndexKind::RelationshipVector => {
-                    IndexSpec::relationship_vector(label, key, options)
-                }
-                IndexKind::Vector => IndexSpec::vector(label, key, options),
-                IndexKind::ListElement => IndexSpec {
-                    kind,
-                    ..IndexSpec::property(label, key)
-                },
-                _ => IndexSpec::property(label, key),
+            // A relationship index's label is its type (none: every type).
+            let mut spec = IndexSpec {
+                name: None,
+                label: label.clone(),
+                key: key.clone(),
+                kind,
+                value_type: None,
+                options,
             };
             if let Some(n) = name {
                 spec = spec.named(n);
@@ -219,8 +221,10 @@ pub fn show(g: &dyn GraphRead, constraints: bool, vector: bool) -> Result<Table,
                     s(&i.name),
                     s(if i.stale { "STALE" } else { "ONLINE" }),
                     s(match i.kind {
-                        IndexKind::Property => "RANGE",
-                        IndexKind::ListElement => "LIST ELEMENT",
+                        IndexKind::Property | IndexKind::RelationshipProperty => "RANGE",
+                        IndexKind::ListElement | IndexKind::RelationshipListElement => {
+                            "LIST ELEMENT"
+                        }
                         IndexKind::Vector | IndexKind::RelationshipVector => "VECTOR",
                     }),
                     s(if i.kind.on_relationships() {

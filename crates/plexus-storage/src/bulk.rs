@@ -310,15 +310,15 @@ impl Storage {
                 deferred.push(def.clone());
             }
         }
-        // Maintained indexes (vector) are filled by a transaction right
-        // after the load; stale until it commits, so that a crash between
-        // the two leaves an index that asks to be rebuilt, never one that
-        // silently lacks the loaded vectors.
+        // Maintained indexes (vector) and relationship indexes are filled
+        // by a transaction right after the load; stale until it commits, so
+        // that a crash between the two leaves an index that asks to be
+        // rebuilt, never one that silently lacks the loaded values.
         let mut maintained = false;
         for def in schema
             .indexes
             .iter_mut()
-            .filter(|d| d.kind.is_maintained() && !d.stale)
+            .filter(|d| (d.kind.is_maintained() || d.kind.on_relationships()) && !d.stale)
         {
             def.stale = true;
             deferred.push(def.clone());

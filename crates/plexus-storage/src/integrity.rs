@@ -121,14 +121,6 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
     compare(p, "node id index", &exp_ids, &ids);
     let labels: BTreeSet<Vec<u8>> = keys_of(c, LABELS)?.into_keys().collect();
     compare(p, "label index", &exp_labels, &labels);
-    let index: BTreeSet<Vec<u8>> = keys_of(c, PROP_INDEX)?
-        .into_keys()
-        .filter(|k| {
-            let iid = read_u32(k, 4).unwrap_or(u32::MAX);
-            c.schema.indexes.iter().any(|d| d.id == iid && !d.stale)
-        })
-        .collect();
-    compare(p, "property index", &exp_index, &index);
 
     let mut exp_edge_ids = BTreeSet::new();
     let mut edge_keys = BTreeMap::new();
@@ -162,6 +154,16 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
             exp_edge_ids.insert(user_id_key(g, &r.key));
             edge_keys.insert(id, r.key.clone());
         }
+        for def in c.schema.indexes.iter().filter(|d| !d.stale) {
+            match def.edge_entries(&r) {
+                Ok(es) => {
+                    exp_index.extend(es.into_iter().map(|vk| {
+                        [token_prefix(g, def.id), vk, id.to_be_bytes().to_vec()].concat()
+                    }))
+                }
+                Err(e) => p.push(format!("edge {}: {e}", r.key)),
+            }
+        }
         let eid = crate::EdgeId(id);
         exp_adj.insert(adj_key(g, r.src, DIR_OUT, r.rel_type, r.dst, eid));
         exp_adj.insert(adj_key(g, r.dst, DIR_IN, r.rel_type, r.src, eid));
@@ -170,6 +172,14 @@ fn check(txn: &ReadTxn) -> Result<IntegrityReport> {
             .or_default() += 1;
     }
     rep.edges = edges;
+    let index: BTreeSet<Vec<u8>> = keys_of(c, PROP_INDEX)?
+        .into_keys()
+        .filter(|k| {
+            let iid = read_u32(k, 4).unwrap_or(u32::MAX);
+            c.schema.indexes.iter().any(|d| d.id == iid && !d.stale)
+        })
+        .collect();
+    compare(p, "property index", &exp_index, &index);
     *counters.entry(stat_key(g, STAT_EDGES, &[])).or_default() += edges as i64;
     let edge_map = keys_of(c, EDGE_KEYS)?;
     for (k, v) in &edge_map {

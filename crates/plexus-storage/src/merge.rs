@@ -130,10 +130,10 @@ pub(crate) fn merge(snap: &dyn Snapshot, batch: &mut WriteBatch, merges: &[&Merg
             let old = def.entries(stored).unwrap_or_default();
             let new = def.entries(latest)?;
             for vk in old.iter().filter(|v| !new.contains(v)) {
-                batch.delete(PROP_INDEX, index_entry_key(*g, def.id, vk, *n));
+                batch.delete(PROP_INDEX, index_entry_key(*g, def.id, vk, n.0));
             }
             for vk in new.iter().filter(|v| !old.contains(v)) {
-                batch.put(PROP_INDEX, index_entry_key(*g, def.id, vk, *n), vec![]);
+                batch.put(PROP_INDEX, index_entry_key(*g, def.id, vk, n.0), vec![]);
             }
         }
     }

@@ -593,6 +593,43 @@ pub trait GraphRead {
         Ok(out)
     }
 
+    /// Relationships whose property equals `value` (numbers compare as
+    /// Cypher does), through a relationship property index on (type, key)
+    /// or on key for every type.
+    fn find_edges(&self, rel_type: Option<&str>, key: &str, value: &Value) -> Result<Vec<EdgeId>> {
+        self.edges_through(IndexKind::RelationshipProperty, rel_type, key, value)
+    }
+
+    /// Relationships whose list property contains `element`, through a
+    /// relationship list-element index.
+    fn find_edges_with_element(
+        &self,
+        rel_type: Option<&str>,
+        key: &str,
+        element: &Value,
+    ) -> Result<Vec<EdgeId>> {
+        self.edges_through(IndexKind::RelationshipListElement, rel_type, key, element)
+    }
+
+    #[doc(hidden)]
+    fn edges_through(
+        &self,
+        kind: IndexKind,
+        rel_type: Option<&str>,
+        key: &str,
+        value: &Value,
+    ) -> Result<Vec<EdgeId>> {
+        let c = self.core();
+        let (def, type_filter) = choose_index(c, rel_type, key, kind)?;
+        let mut out = Vec::new();
+        for v in numeric_twins(value) {
+            lookup_edges(c, def, &v, type_filter, &mut out)?;
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
     /// A maintained index (a vector index) as this transaction sees it.
     fn maintained_index(&self, name: &str) -> Result<MaintainedView> {
         let c = self.core();
@@ -939,10 +976,11 @@ fn choose_index<'a>(
     kind: IndexKind,
 ) -> Result<(&'a IndexDef, Option<u32>)> {
     let describe = || {
-        let what = if kind == IndexKind::ListElement {
-            "list-element index"
-        } else {
-            "property index"
+        let what = match kind {
+            IndexKind::ListElement => "list-element index",
+            IndexKind::RelationshipListElement => "relationship list-element index",
+            IndexKind::RelationshipProperty => "relationship property index",
+            _ => "property index",
         };
         format!(
             "{what} on {}{key}",
@@ -950,15 +988,23 @@ fn choose_index<'a>(
         )
     };
     let k = c.lookup(Token::PropKey, key);
-    let l = label.map(|l| c.lookup(Token::Label, l));
+    let token = if kind.on_relationships() {
+        Token::Type
+    } else {
+        Token::Label
+    };
+    let l = label.map(|l| c.lookup(token, l));
     let candidates = c
         .schema
         .indexes
         .iter()
         .filter(|d| Some(d.key) == k && d.kind == kind);
-    let exact = candidates
-        .clone()
-        .find(|d| l.is_none_or(|l| l.is_some() && d.label == l));
+    // Without a label, only an index of every node (or every type) holds
+    // every answer.
+    let exact = candidates.clone().find(|d| match l {
+        None => d.label.is_none(),
+        Some(l) => l.is_some() && d.label == l,
+    });
     let (def, filter) = match (exact, l) {
         (Some(d), _) => (d, None),
         (None, Some(l)) => match candidates.clone().find(|d| d.label.is_none()) {
@@ -997,18 +1043,24 @@ fn confirm(c: &TxnCore, def: &IndexDef, n: NodeId, keep: &dyn Fn(&[u8]) -> bool)
     let Some(rec) = node_record(c, n)? else {
         return Ok(false);
     };
-    let Some(v) = prop(&rec.props, def.key) else {
-        return Ok(false);
+    Ok(holds_full(def, &rec.props, keep))
+}
+
+/// Whether these properties hold, under the index's key, a value (or for a
+/// list-element index an element) that, encoded in full, passes `keep`.
+fn holds_full(def: &IndexDef, props: &[(u32, Value)], keep: &dyn Fn(&[u8]) -> bool) -> bool {
+    let Some(v) = prop(props, def.key) else {
+        return false;
     };
-    let values: Vec<&Value> = match (def.kind, v) {
-        (IndexKind::ListElement, Value::List(items)) => items.iter().collect(),
+    let values: Vec<&Value> = match (def.kind.per_element(), v) {
+        (true, Value::List(items)) => items.iter().collect(),
         _ => vec![v],
     };
-    Ok(values.iter().any(|v| {
+    values.iter().any(|v| {
         let mut full = Vec::new();
         encode_key_value(v, &mut full);
         keep(&full)
-    }))
+    })
 }
 
 fn has_label(c: &TxnCore, n: NodeId, l: u32) -> Result<bool> {
@@ -1022,25 +1074,12 @@ fn lookup_value(
     label: Option<u32>,
     out: &mut Vec<NodeId>,
 ) -> Result<()> {
-    let vk = value_key(v);
-    let mut prefix = index_prefix(c, def);
-    prefix.extend_from_slice(&vk);
-    let mut full = Vec::new();
-    encode_key_value(v, &mut full);
-    // The entries' ids first, read in place (an equality seek is most
-    // queries' start), then the checks that read other keys.
-    let mut found = Vec::new();
-    c.visit(PROP_INDEX, &KeyRange::prefix(&prefix), &mut |k, _| {
-        // A longer value that merely starts with these bytes is skipped;
-        // the rest end in the 8 bytes of a node id.
-        if k.len() == prefix.len() + 8 {
-            found.extend(read_u64(k, prefix.len()).map(NodeId));
-        }
-        Ok(true)
-    })?;
-    for n in found {
-        if vk.len() == TRUNCATED_LEN && !confirm(c, def, n, &|f| f == full.as_slice())? {
-            continue;
+    let (found, cut) = index_hits(c, def, v)?;
+    for n in found.into_iter().map(NodeId) {
+        if let Some(full) = &cut {
+            if !confirm(c, def, n, &|f| f == full.as_slice())? {
+                continue;
+            }
         }
         if let Some(l) = label {
             if !has_label(c, n, l)? {
@@ -1048,6 +1087,62 @@ fn lookup_value(
             }
         }
         out.push(n);
+    }
+    Ok(())
+}
+
+/// The ids an index holds under exactly the value `v`, and `v` encoded in
+/// full when its key was cut (each hit must then be confirmed).
+fn index_hits(c: &TxnCore, def: &IndexDef, v: &Value) -> Result<(Vec<u64>, Option<Vec<u8>>)> {
+    let vk = value_key(v);
+    let mut prefix = index_prefix(c, def);
+    prefix.extend_from_slice(&vk);
+    // The entries' ids first, read in place (an equality seek is most
+    // queries' start), then the checks that read other keys.
+    let mut found = Vec::new();
+    c.visit(PROP_INDEX, &KeyRange::prefix(&prefix), &mut |k, _| {
+        // A longer value that merely starts with these bytes is skipped;
+        // the rest end in the 8 bytes of an id.
+        if k.len() == prefix.len() + 8 {
+            found.extend(read_u64(k, prefix.len()));
+        }
+        Ok(true)
+    })?;
+    let cut = (vk.len() == TRUNCATED_LEN).then(|| {
+        let mut full = Vec::new();
+        encode_key_value(v, &mut full);
+        full
+    });
+    Ok((found, cut))
+}
+
+/// As [`lookup_value`], in a relationship index: the relationships of type
+/// `rel_type` (when the index covers every type) holding `v`.
+fn lookup_edges(
+    c: &TxnCore,
+    def: &IndexDef,
+    v: &Value,
+    rel_type: Option<u32>,
+    out: &mut Vec<EdgeId>,
+) -> Result<()> {
+    let (found, cut) = index_hits(c, def, v)?;
+    for e in found.into_iter().map(EdgeId) {
+        if cut.is_none() && rel_type.is_none() {
+            out.push(e);
+            continue;
+        }
+        let Some(rec) = edge_record(c, e)? else {
+            continue;
+        };
+        if rel_type.is_some_and(|t| t != rec.rel_type) {
+            continue;
+        }
+        if let Some(full) = &cut {
+            if !holds_full(def, &rec.props, &|f| f == full.as_slice()) {
+                continue;
+            }
+        }
+        out.push(e);
     }
     Ok(())
 }

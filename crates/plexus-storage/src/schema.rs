@@ -25,6 +25,11 @@ pub enum IndexKind {
     /// A vector property of relationships of one type (the index's
     /// `label` names the type), kept as [`IndexKind::Vector`] is.
     RelationshipVector,
+    /// A property of relationships (of one type, or of every type when
+    /// the index has no `label`): exact lookups.
+    RelationshipProperty,
+    /// Each element of a list property of relationships: "contains" lookups.
+    RelationshipListElement,
 }
 
 impl IndexKind {
@@ -46,7 +51,30 @@ impl IndexKind {
     /// Whether the index holds relationships rather than nodes; its label
     /// is then a relationship type.
     pub fn on_relationships(self) -> bool {
-        self == IndexKind::RelationshipVector
+        matches!(
+            self,
+            IndexKind::RelationshipVector
+                | IndexKind::RelationshipProperty
+                | IndexKind::RelationshipListElement
+        )
+    }
+
+    /// Whether the index holds each element of a list rather than the value.
+    pub fn per_element(self) -> bool {
+        matches!(
+            self,
+            IndexKind::ListElement | IndexKind::RelationshipListElement
+        )
+    }
+
+    /// The kind of the same index on relationships.
+    pub fn for_relationships(self) -> IndexKind {
+        match self {
+            IndexKind::Property => IndexKind::RelationshipProperty,
+            IndexKind::ListElement => IndexKind::RelationshipListElement,
+            IndexKind::Vector => IndexKind::RelationshipVector,
+            k => k,
+        }
     }
 }
 
@@ -226,6 +254,8 @@ impl IndexDef {
             IndexKind::ListElement => 1,
             IndexKind::Vector => 2,
             IndexKind::RelationshipVector => 3,
+            IndexKind::RelationshipProperty => 4,
+            IndexKind::RelationshipListElement => 5,
         });
         out.push(self.value_type.map(|t| t.code() + 1).unwrap_or(0));
         out.push(self.unique as u8 | (self.stale as u8) << 1);
@@ -260,6 +290,8 @@ impl IndexDef {
             1 => IndexKind::ListElement,
             2 => IndexKind::Vector,
             3 => IndexKind::RelationshipVector,
+            4 => IndexKind::RelationshipProperty,
+            5 => IndexKind::RelationshipListElement,
             _ => return Err(StorageError::Corrupt("index kind".into())),
         };
         let value_type = match r.byte()? {
@@ -348,12 +380,33 @@ impl IndexDef {
         if !self.covers(rec) || self.kind.is_maintained() {
             return Ok(vec![]);
         }
-        let Some(v) = prop(&rec.props, self.key).filter(|v| !v.is_null()) else {
+        self.value_entries(prop(&rec.props, self.key), &rec.key)
+    }
+
+    /// Whether the index covers this relationship: a relationship index
+    /// of its type, or of every type.
+    pub fn covers_edge(&self, rec: &EdgeRecord) -> bool {
+        self.kind.on_relationships() && self.label.is_none_or(|t| t == rec.rel_type)
+    }
+
+    /// As [`IndexDef::entries`], for a relationship in a relationship
+    /// property or list-element index.
+    pub fn edge_entries(&self, rec: &EdgeRecord) -> Result<Vec<Vec<u8>>> {
+        if !self.covers_edge(rec) || self.kind.is_maintained() {
+            return Ok(vec![]);
+        }
+        self.value_entries(prop(&rec.props, self.key), &rec.key)
+    }
+
+    /// The value keys of one property value (`who` names its holder in a
+    /// type error).
+    fn value_entries(&self, v: Option<&Value>, who: &str) -> Result<Vec<Vec<u8>>> {
+        let Some(v) = v.filter(|v| !v.is_null()) else {
             return Ok(vec![]);
         };
         let wrong = |found: &Value, expected: ValueType| StorageError::WrongType {
             index: self.name.clone(),
-            node: rec.key.clone(),
+            node: who.to_string(),
             expected,
             found: found.value_type(),
         };
@@ -361,23 +414,19 @@ impl IndexDef {
             Some(t) if x.value_type() != t => Err(wrong(x, t)),
             _ => Ok(()),
         };
-        let mut out = match self.kind {
-            IndexKind::Property => {
-                check(v)?;
-                vec![value_key(v)]
+        let mut out = if self.kind.per_element() {
+            let Value::List(items) = v else {
+                return Err(wrong(v, ValueType::List));
+            };
+            let mut keys = Vec::with_capacity(items.len());
+            for item in items.iter().filter(|i| !i.is_null()) {
+                check(item)?;
+                keys.push(value_key(item));
             }
-            IndexKind::ListElement => {
-                let Value::List(items) = v else {
-                    return Err(wrong(v, ValueType::List));
-                };
-                let mut keys = Vec::with_capacity(items.len());
-                for item in items.iter().filter(|i| !i.is_null()) {
-                    check(item)?;
-                    keys.push(value_key(item));
-                }
-                keys
-            }
-            IndexKind::Vector | IndexKind::RelationshipVector => vec![],
+            keys
+        } else {
+            check(v)?;
+            vec![value_key(v)]
         };
         out.sort();
         out.dedup();

@@ -632,20 +632,12 @@ impl WriteTxn {
             Some(r) => def.entries(r)?,
             None => vec![],
         };
-        if old_e == new_e || def.stale {
+        if !self.index_changes(i, &old_e, &new_e) {
             return Ok(());
         }
         let g = self.g();
-        if !def.unique && self.mode != IndexMode::Maintain {
-            self.core.schema.indexes[i].stale = true;
-            let enc = self.core.schema.indexes[i].encode();
-            self.ov()
-                .put(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id), enc);
-            return Ok(());
-        }
-        self.fp.touches.insert(Subject::Index(g.0, def.id).hash());
         for vk in old_e.iter().filter(|v| !new_e.contains(v)) {
-            let k = index_entry_key(g, def.id, vk, id);
+            let k = index_entry_key(g, def.id, vk, id.0);
             self.ov().delete(PROP_INDEX, k);
         }
         for vk in new_e.iter().filter(|v| !old_e.contains(v)) {
@@ -669,7 +661,62 @@ impl WriteTxn {
                 }
             }
             self.ov()
-                .put(PROP_INDEX, index_entry_key(g, def.id, vk, id), vec![]);
+                .put(PROP_INDEX, index_entry_key(g, def.id, vk, id.0), vec![]);
+        }
+        Ok(())
+    }
+
+    /// Whether a change of index `i`'s entries from `old_e` to `new_e` is
+    /// to be written now: not when nothing changed or the index is stale,
+    /// nor when maintenance is deferred (the index is then marked stale).
+    fn index_changes(&mut self, i: usize, old_e: &[Vec<u8>], new_e: &[Vec<u8>]) -> bool {
+        let def = &self.core.schema.indexes[i];
+        if old_e == new_e || def.stale {
+            return false;
+        }
+        let g = self.g();
+        if !def.unique && self.mode != IndexMode::Maintain {
+            self.core.schema.indexes[i].stale = true;
+            let enc = self.core.schema.indexes[i].encode();
+            let id = self.core.schema.indexes[i].id;
+            self.ov().put(SCHEMA, schema_key(g, SCHEMA_INDEX, id), enc);
+            return false;
+        }
+        let id = self.core.schema.indexes[i].id;
+        self.fp.touches.insert(Subject::Index(g.0, id).hash());
+        true
+    }
+
+    /// Keeps relationship property index `i` current as a relationship
+    /// changes (such indexes are never unique).
+    fn maintain_edge_index(
+        &mut self,
+        i: usize,
+        id: EdgeId,
+        old: Option<&EdgeRecord>,
+        new: Option<&EdgeRecord>,
+    ) -> Result<()> {
+        let def = &self.core.schema.indexes[i];
+        let old_e = match old {
+            Some(r) => def.edge_entries(r).unwrap_or_default(),
+            None => vec![],
+        };
+        let new_e = match new {
+            Some(r) => def.edge_entries(r)?,
+            None => vec![],
+        };
+        let index = def.id;
+        if !self.index_changes(i, &old_e, &new_e) {
+            return Ok(());
+        }
+        let g = self.g();
+        for vk in old_e.iter().filter(|v| !new_e.contains(v)) {
+            self.ov()
+                .delete(PROP_INDEX, index_entry_key(g, index, vk, id.0));
+        }
+        for vk in new_e.iter().filter(|v| !old_e.contains(v)) {
+            self.ov()
+                .put(PROP_INDEX, index_entry_key(g, index, vk, id.0), vec![]);
         }
         Ok(())
     }
@@ -714,9 +761,15 @@ impl WriteTxn {
             None => self.ov().delete(EDGES, ek),
         }
         for i in 0..self.core.schema.indexes.len() {
-            if self.core.schema.indexes[i].kind.on_relationships() {
+            let kind = self.core.schema.indexes[i].kind;
+            if !kind.on_relationships() {
+                continue;
+            }
+            if kind.is_maintained() {
                 let def = self.core.schema.indexes[i].clone();
                 self.stage_edge(&def, id, old, new)?;
+            } else {
+                self.maintain_edge_index(i, id, old, new)?;
             }
         }
         let (r, delta) = match (old, new) {
@@ -799,8 +852,10 @@ impl WriteTxn {
             t.counters.indexes_added += 1;
             let prefix = match spec.kind {
                 IndexKind::ListElement => "list",
+                IndexKind::RelationshipListElement => "rel_list",
                 IndexKind::Vector | IndexKind::RelationshipVector => "vector",
                 IndexKind::Property => "idx",
+                IndexKind::RelationshipProperty => "rel_idx",
             };
             let mut def = t.new_index_def(
                 spec.name.as_deref(),
@@ -970,6 +1025,9 @@ impl WriteTxn {
         if def.kind.is_maintained() {
             return self.fill_maintained(def);
         }
+        if def.kind.on_relationships() {
+            return self.fill_edge_index(def);
+        }
         let g = self.g();
         let ids = self.covered_nodes(def)?;
         let mut entries: Vec<(Vec<u8>, NodeId)> = Vec::new();
@@ -994,9 +1052,37 @@ impl WriteTxn {
         }
         for (vk, n) in entries {
             self.ov()
-                .put(PROP_INDEX, index_entry_key(g, def.id, &vk, n), vec![]);
+                .put(PROP_INDEX, index_entry_key(g, def.id, &vk, n.0), vec![]);
         }
         Ok(())
+    }
+
+    /// As [`Self::fill_index`], for a relationship property index.
+    fn fill_edge_index(&mut self, def: &IndexDef) -> Result<()> {
+        let g = self.g();
+        let mut entries: Vec<Vec<u8>> = Vec::new();
+        for e in self.covered_edges(def)? {
+            let r = edge_record(&self.core, e)?
+                .ok_or_else(|| StorageError::Corrupt(format!("edge {} listed, not stored", e.0)))?;
+            let vks = def.edge_entries(&r)?;
+            entries.extend(vks.iter().map(|vk| index_entry_key(g, def.id, vk, e.0)));
+        }
+        entries.sort();
+        for k in entries {
+            self.ov().put(PROP_INDEX, k, vec![]);
+        }
+        Ok(())
+    }
+
+    /// The relationships a relationship index covers: its type's, or all.
+    fn covered_edges(&self, def: &IndexDef) -> Result<Vec<EdgeId>> {
+        Ok(match def.label {
+            Some(t) => {
+                let name = self.core.shared.catalog.name(Token::Type, t)?;
+                self.edges_with_type(&name).collect::<Result<_>>()?
+            }
+            None => self.edges().collect::<Result<_>>()?,
+        })
     }
 
     /// The nodes an index covers: its label's, or all.
@@ -1019,11 +1105,7 @@ impl WriteTxn {
         let state = m.load(&info, &mut std::iter::empty(), 0)?;
         self.core.effects.install(g, def.id, Some(state));
         if def.kind.on_relationships() {
-            let edges: Vec<EdgeId> = match &info.label {
-                Some(t) => self.edges_with_type(t).collect::<Result<_>>()?,
-                None => self.edges().collect::<Result<_>>()?,
-            };
-            for e in edges {
+            for e in self.covered_edges(def)? {
                 let r = edge_record(&self.core, e)?.ok_or_else(|| {
                     StorageError::Corrupt(format!("edge {} listed, not stored", e.0))
                 })?;
@@ -1117,10 +1199,10 @@ impl WriteTxn {
         self.rebuild_where(|_| true)
     }
 
-    /// Rebuilds the stale maintained indexes (vector), as a bulk load
-    /// leaves them, and returns their names.
+    /// Rebuilds the stale maintained indexes (vector) and relationship
+    /// indexes, as a bulk load leaves them, and returns their names.
     pub fn rebuild_maintained_indexes(&mut self) -> Result<Vec<String>> {
-        self.rebuild_where(|k| k.is_maintained())
+        self.rebuild_where(|k| k.is_maintained() || k.on_relationships())
     }
 
     fn rebuild_where(&mut self, kinds: impl Fn(IndexKind) -> bool) -> Result<Vec<String>> {
@@ -1240,10 +1322,12 @@ fn settle(
     Ok(())
 }
 
-pub(crate) fn index_entry_key(g: GraphId, index: u32, vk: &[u8], n: NodeId) -> Vec<u8> {
+/// The key of an index entry: the index, the value key, then the id of
+/// the node (or, in a relationship index, the relationship) holding it.
+pub(crate) fn index_entry_key(g: GraphId, index: u32, vk: &[u8], id: u64) -> Vec<u8> {
     let mut k = token_prefix(g, index);
     k.extend_from_slice(vk);
-    push_u64(&mut k, n.0);
+    push_u64(&mut k, id);
     k
 }
 

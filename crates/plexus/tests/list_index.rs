@@ -214,3 +214,34 @@ fn vector_search_scoped_to_node_sets() {
     );
     assert_eq!(search("'Z' IN node.belongs_to_set"), Vec::<Value>::new());
 }
+
+/// An index of one label does not answer a pattern without a label: the
+/// nodes without that label would be missed (a bug found when indexes of
+/// every relationship type were added).
+#[test]
+fn a_labelled_index_does_not_answer_for_every_node() {
+    let db = Database::in_memory().unwrap();
+    let none = Params::new();
+    q(&db, "CREATE INDEX FOR (n:A) ON (n.x)", &none);
+    q(&db, "CREATE INDEX FOR (n:A) ON EACH (n.xs)", &none);
+    q(
+        &db,
+        "CREATE (:A {x: 1, xs: [1]}), (:B {x: 1, xs: [1]}), ({x: 1, xs: [1]})",
+        &none,
+    );
+    for text in [
+        "MATCH (n) WHERE n.x = 1 RETURN count(n)",
+        "MATCH (n {x: 1}) RETURN count(n)",
+        "MATCH (n) WHERE 1 IN n.xs RETURN count(n)",
+    ] {
+        assert_eq!(
+            q(&db, text, &none).rows,
+            vec![vec![Value::Int(3)]],
+            "{text}"
+        );
+    }
+    assert_eq!(
+        q(&db, "MATCH (n:A) WHERE n.x = 1 RETURN count(n)", &none).rows,
+        vec![vec![Value::Int(1)]]
+    );
+}

@@ -458,14 +458,14 @@ fn relationship_indexes_are_searched_and_kept() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("holds nodes"), "{e}");
-    // Only vector indexes may be on relationships.
-    let e = q(
+    // A relationship property index beside the vector index: both kept.
+    q(
         &db,
         "CREATE INDEX FOR ()-[r:CITES]-() ON (r.grp)",
         &Params::new(),
     )
-    .unwrap_err();
-    assert!(e.to_string().contains("only vector indexes"), "{e}");
+    .unwrap();
+    assert!(db.check("default").unwrap().is_ok());
 }
 
 /// A relationship index is loaded again on reopening, and a bulk import

@@ -1,0 +1,207 @@
+//! Starting a walk from relationships that a relationship property index
+//! finds: `MATCH (a)-[r:T]->(b) WHERE r.key = $v` (or `$v IN r.key`, or
+//! `[r:T {key: $v}]`) reads the index, then walks from those
+//! relationships' ends, following only those relationships on that hop.
+//!
+//! It is chosen when neither end of the path is bound or has a seek of its
+//! own (an inline property or a WHERE condition on its variable), and the
+//! path's first or last relationship has named types that are all indexed
+//! on the key, or names no type and an index of every type has the key. The WHERE is still evaluated on every match: the seek only
+//! narrows where the walk starts.
+
+use super::{bound_node, map_entries, Hop, Matcher, Res};
+use crate::eval::Row;
+use crate::graph::type_names;
+use plexus_common::Value;
+use plexus_cypher::{NodePattern, PatternElement, RelPattern};
+use plexus_storage::{Direction, EdgeId, NodeId, StorageError};
+use std::collections::HashSet;
+
+/// The relationships an index seek found for the first or last hop of a
+/// path, and whether the walk goes against the written order so that this
+/// hop comes first.
+pub(super) struct RelSeek {
+    pub reverse: bool,
+    pub edges: Vec<EdgeId>,
+    /// What the seek used, for `EXPLAIN`: the type(s) and the key.
+    pub described: String,
+}
+
+/// The relationships one hop of the walk may follow, keyed by the hop's
+/// pattern (its address, as [`Matcher::hop_key`] keys the hop).
+pub(super) type Only = Vec<(usize, HashSet<EdgeId>)>;
+
+/// For `EXPLAIN`: the relationship seek a MATCH of `p` would start with,
+/// given the variables bound before it, as (what it uses, which hop of the
+/// written pattern it consumes, the relationships it finds).
+pub(crate) fn planned(
+    g: &dyn plexus_storage::GraphRead,
+    ctx: &crate::eval::Ctx<'_>,
+    p: &plexus_cypher::PathPattern,
+    bound: &[String],
+    where_: Option<&plexus_cypher::Expr>,
+) -> Option<(String, usize, usize)> {
+    let m = super::matcher(g, ctx, std::slice::from_ref(p), where_, super::Mode::All);
+    let row: Row = bound.iter().map(|v| (v.clone(), Value::Null)).collect();
+    let seek = m.rel_seek(&p.element, &row).ok()??;
+    let hop = if seek.reverse {
+        p.element.chain.len() - 1
+    } else {
+        0
+    };
+    Some((seek.described, hop, seek.edges.len()))
+}
+
+impl Matcher<'_, '_> {
+    /// The relationship seek for this path, when one applies.
+    pub(super) fn rel_seek(&self, el: &PatternElement, row: &Row) -> Res<Option<RelSeek>> {
+        let Some((last_rel, last_node)) = el.chain.last() else {
+            return Ok(None);
+        };
+        for np in [&el.start, last_node] {
+            if bound_node(row, &np.var).is_some() || self.has_node_seek(np) {
+                return Ok(None);
+            }
+        }
+        for (rp, reverse) in [(&el.chain[0].0, false), (last_rel, true)] {
+            if let Some((edges, described)) = self.rel_index_seek(rp, row)? {
+                return Ok(Some(RelSeek {
+                    reverse,
+                    edges,
+                    described,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether a node pattern names something a node seek may start from:
+    /// an inline property, an equality, an id or a list element. A range
+    /// is not counted: an equality on a relationship is taken to be more
+    /// selective.
+    fn has_node_seek(&self, np: &NodePattern) -> bool {
+        let Some(v) = np.var.as_deref() else {
+            return np.props.is_some();
+        };
+        np.props.is_some()
+            || self.hints.iter().any(|h| h.0 == v)
+            || self.ids.iter().any(|h| h.0 == v)
+            || self.elements.iter().any(|h| h.0 == v)
+    }
+
+    /// The relationships of `rp`'s types that an index finds for one of its
+    /// inline properties or WHERE conditions, when every type is indexed.
+    fn rel_index_seek(&self, rp: &RelPattern, row: &Row) -> Res<Option<(Vec<EdgeId>, String)>> {
+        if rp.length.is_some() {
+            return Ok(None);
+        }
+        // Without types, an index of every type serves.
+        let types: Vec<Option<&str>> = match rp.types.as_ref() {
+            None => vec![None],
+            Some(t) => match type_names(t) {
+                Some(names) => names.into_iter().map(Some).collect(),
+                None => return Ok(None),
+            },
+        };
+        let var = rp.var.as_deref();
+        let inline = rp.props.as_deref().map(map_entries).unwrap_or_default();
+        let conditions = inline
+            .iter()
+            .map(|(k, e)| (false, k.as_str(), e))
+            .chain(
+                self.hints
+                    .iter()
+                    .filter(|h| var == Some(h.0))
+                    .map(|h| (false, h.1, h.2)),
+            )
+            .chain(
+                self.elements
+                    .iter()
+                    .filter(|h| var == Some(h.0))
+                    .map(|h| (true, h.1, h.2)),
+            );
+        for (element, key, e) in conditions {
+            // The value may read a variable bound only later: skip it then.
+            let Ok(x) = self.eval(e, row) else { continue };
+            if !x.is_storable() {
+                continue;
+            }
+            let names: Vec<&str> = types.iter().flatten().copied().collect();
+            let described = format!(
+                "{}{}{} on {}.{key}",
+                var.unwrap_or(""),
+                if names.is_empty() { "" } else { ":" },
+                names.join("|"),
+                if element { "each of " } else { "" }
+            );
+            // A null finds nothing in an index, as neither `= null` nor
+            // `null IN list` is ever true.
+            if let Some(edges) = self.indexed_edges(&types, element, key, &x)? {
+                return Ok(Some((edges, described)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The relationships of these types holding `x` (as the value, or with
+    /// `element` as an element of the list) under `key`; `None` unless an
+    /// index serves every type.
+    fn indexed_edges(
+        &self,
+        types: &[Option<&str>],
+        element: bool,
+        key: &str,
+        x: &Value,
+    ) -> Res<Option<Vec<EdgeId>>> {
+        let mut out = Vec::new();
+        for t in types {
+            let found = if element {
+                self.g.find_edges_with_element(*t, key, x)
+            } else {
+                self.g.find_edges(*t, key, x)
+            };
+            match found {
+                Ok(ids) => out.extend(ids),
+                Err(StorageError::NoIndex(_)) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(Some(out))
+    }
+
+    /// The nodes a walk whose first hop is `hop` leaves from along `edges`,
+    /// and the restriction of that hop to them.
+    pub(super) fn rel_seek_starts(&mut self, hop: &Hop<'_>, edges: &[EdgeId]) -> Res<Vec<NodeId>> {
+        let dir = self.direction(hop);
+        let mut out = Vec::new();
+        for &e in edges {
+            self.ctx.guard.check()?;
+            let Some(r) = self.g.edge(e)? else { continue };
+            match dir {
+                Direction::Out => out.push(r.src),
+                Direction::In => out.push(r.dst),
+                Direction::Both => out.extend([r.src, r.dst]),
+            }
+        }
+        out.sort();
+        out.dedup();
+        let key = self.hop_key(hop).0;
+        self.only.retain(|(k, _)| *k != key);
+        self.only.push((key, edges.iter().copied().collect()));
+        Ok(out)
+    }
+
+    /// Lifts the restriction [`Matcher::rel_seek_starts`] put on a hop.
+    pub(super) fn rel_seek_done(&mut self, hop: &Hop<'_>) {
+        let key = self.hop_key(hop).0;
+        self.only.retain(|(k, _)| *k != key);
+    }
+
+    /// The relationships a hop is restricted to, if it is.
+    pub(super) fn only_edges(&self, hop: &Hop<'_>) -> Option<&HashSet<EdgeId>> {
+        let key = self.hop_key(hop).0;
+        self.only.iter().find(|(k, _)| *k == key).map(|(_, s)| s)
+    }
+}

@@ -1,0 +1,29 @@
+"""cognee on Plexus: the graph and vector stores of cognee in one embedded
+Plexus database.
+
+    import plexus_cognee
+    plexus_cognee.register()          # makes "plexus" a provider name
+    cognee.config.set_graph_database_provider("plexus")
+    cognee.config.set_vector_db_provider("plexus")
+
+Both stores open the folder cognee gives as their database URL (the graph
+in graph ``cognee``, vectors in graph ``cognee_vectors``); see
+``docs/ai-memory.md`` in the Plexus repository.
+"""
+
+from .graph import PlexusGraphAdapter
+from .vector import PlexusVectorAdapter
+
+PROVIDER = "plexus"
+
+
+def register(name: str = PROVIDER) -> None:
+    """Registers both adapters with cognee under provider `name`."""
+    from cognee.infrastructure.databases.graph.use_graph_adapter import use_graph_adapter
+    from cognee.infrastructure.databases.vector.use_vector_adapter import use_vector_adapter
+
+    use_graph_adapter(name, PlexusGraphAdapter)
+    use_vector_adapter(name, PlexusVectorAdapter)
+
+
+__all__ = ["PlexusGraphAdapter", "PlexusVectorAdapter", "register", "PROVIDER"]
