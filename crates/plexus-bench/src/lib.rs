@@ -7,6 +7,7 @@ pub mod compare;
 pub mod engine;
 pub mod gen;
 pub mod ldbc;
+pub mod memory;
 pub mod peers;
 pub mod report;
 pub mod snb;

@@ -141,6 +141,11 @@ enum Cmd {
     /// beside faiss, hnswlib, usearch and pgvector (pinned in a virtualenv), recall@k against
     /// exact search, latency, QPS, build time and index size.
     Vectors(plexus_bench::vectors::Options),
+    /// The AI-memory workload of the seed study (cognify's documents of 250
+    /// nodes and 750 relationships with provenance, node sets and chunk
+    /// vectors): loads with 1 and N writers, deleting a document, node-set
+    /// filtered vector search, neighbourhood reads, space under churn.
+    Memory(plexus_bench::memory::Options),
     /// Insert nodes one transaction each; compare the first and last tenth.
     InsertOverTime {
         #[arg(long, default_value_t = 1_000_000)]
@@ -331,6 +336,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             concurrent_writes(&threads, &workloads, &o, out)
         }
         Cmd::Vectors(o) => plexus_bench::vectors::main(&o),
+        Cmd::Memory(o) => plexus_bench::memory::main(&o).map_err(|e| e.to_string().into()),
         Cmd::InsertOverTime {
             nodes,
             backend,

@@ -167,3 +167,44 @@ fn generators_are_deterministic_and_shaped_as_documented() {
         "n1"
     );
 }
+
+/// `plexus-bench memory` at a small size: the loads with one and with four
+/// writers agree on what they wrote, every delete removes its document (the
+/// bench checks through the index and fails otherwise), filtered search
+/// finds the exact answers, and churn keeps the file from growing.
+#[test]
+fn the_memory_workload_runs_and_agrees_with_itself() {
+    let o = plexus_bench::memory::Options {
+        nodes: 5000,
+        writers: vec![1, 4],
+        dim: 16,
+        deletes: 3,
+        queries: 5,
+        churn: 2,
+        work: None,
+        out: None,
+    };
+    let (table, lines) = plexus_bench::memory::run(&o).unwrap();
+    let of = |w: &str| -> Vec<&serde_json::Value> {
+        lines.iter().filter(|l| l["workload"] == w).collect()
+    };
+    let loads = of("memory_load");
+    assert_eq!(loads.len(), 2, "{table}");
+    assert_eq!(loads[0]["nodes"], loads[1]["nodes"], "{table}");
+    assert_eq!(loads[0]["edges"], loads[1]["edges"], "{table}");
+    // Twenty documents of 750 relationships each.
+    assert_eq!(loads[0]["edges"], 15000, "{table}");
+    let recall = of("memory_filtered_search")[0]["recall_at_10"]
+        .as_f64()
+        .unwrap();
+    assert!(recall >= 0.9, "{table}");
+    let sizes = of("memory_churn_disk")[0]["bytes"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let (first, last) = (
+        sizes[1].as_u64().unwrap(),
+        sizes[sizes.len() - 1].as_u64().unwrap(),
+    );
+    assert!(last <= first + first / 4, "{table}");
+}

@@ -26,7 +26,8 @@ pub enum Statement {
     CreateIndex {
         name: Option<String>,
         /// The label, or the relationship type when `relationship`; `None`
-        /// only for a relationship index of every type (`FOR ()-[r]-()`).
+        /// for an index of every node (`FOR (n)`) or of every relationship
+        /// type (`FOR ()-[r]-()`).
         label: Option<String>,
         /// The index holds relationships (`FOR ()-[r:TYPE]-()`).
         relationship: bool,

@@ -478,10 +478,14 @@ impl<'a> Parser<'a> {
         self.expect(&Tok::LParen)?;
         if !self.eat(&Tok::RParen) {
             let var = self.name()?;
-            self.expect(&Tok::Colon)?;
-            let label = self.name()?;
+            // Without a label, the index holds every node.
+            let label = if self.eat(&Tok::Colon) {
+                Some(self.name()?)
+            } else {
+                None
+            };
             self.expect(&Tok::RParen)?;
-            return Ok((var, Some(label), false));
+            return Ok((var, label, false));
         }
         self.eat(&Tok::Lt);
         self.expect(&Tok::Minus)?;

@@ -220,6 +220,16 @@ fn relationship_vector_indexes() {
             other => panic!("{other:?}"),
         }
     }
+    match parse_statement("CREATE INDEX FOR (n) ON EACH (n.keys)").unwrap() {
+        Statement::CreateIndex {
+            label,
+            relationship,
+            ..
+        } => assert!(label.is_none() && !relationship),
+        other => panic!("{other:?}"),
+    }
+    let e = parse_statement("CREATE CONSTRAINT FOR (n) REQUIRE n.v IS UNIQUE").unwrap_err();
+    assert!(e.to_string().contains("needs a label"), "{e}");
     let e = parse_statement("CREATE CONSTRAINT FOR ()-[r:T]-() REQUIRE r.v IS UNIQUE").unwrap_err();
     assert!(e.to_string().contains("constraints are on nodes"), "{e}");
     let e = parse_statement("CREATE VECTOR INDEX FOR ()-[r:CITES]-() ON (x.v)").unwrap_err();

@@ -129,6 +129,14 @@ pub fn vector_problems(db: &Database) -> plexus::Result<Vec<String>> {
     let (nodes, _) = observed(db)?;
     let r = db.read("default")?;
     let mut problems = Vec::new();
+    // A power cut before the writer's first commit leaves no index yet:
+    // right only while there is no step either.
+    if !r.indexes()?.iter().any(|i| i.name == "steps") {
+        if !nodes.is_empty() {
+            problems.push(format!("no vector index, with {} steps", nodes.len()));
+        }
+        return Ok(problems);
+    }
     for s in &nodes {
         let hits = plexus::vectors::search(&r, "steps", &step_vector(*s), 1, None, None)?;
         let found = match hits.first() {

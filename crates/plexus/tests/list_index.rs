@@ -244,4 +244,14 @@ fn a_labelled_index_does_not_answer_for_every_node() {
         q(&db, "MATCH (n:A) WHERE n.x = 1 RETURN count(n)", &none).rows,
         vec![vec![Value::Int(1)]]
     );
+    // An index of every node (`FOR (n)`) answers them all.
+    q(&db, "CREATE INDEX FOR (n) ON EACH (n.xs)", &none);
+    let text = "MATCH (n) WHERE 1 IN n.xs RETURN count(n)";
+    let plan = q(&db, &format!("EXPLAIN {text}"), &none);
+    assert_eq!(
+        plan.rows[0][1],
+        Value::from("NodeListElementSeek"),
+        "{plan:?}"
+    );
+    assert_eq!(q(&db, text, &none).rows, vec![vec![Value::Int(3)]]);
 }
