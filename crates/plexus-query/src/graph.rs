@@ -125,9 +125,11 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
         // The user's id: what `plexus node put ann`, an import's `:ID` or
         // `create_node(Some("ann"))` gave, so Cypher can reach it. An edge
         // loaded without an id has none; it shows its internal one as `#N`.
+        // Read without decoding the node's properties (a chunk's embedding
+        // alone can be thousands of numbers).
         ("elementid", Value::Node(n)) => g
-            .node(NodeId(n.id))?
-            .map_or(Value::Null, |n| Value::String(n.key)),
+            .node_user_id(NodeId(n.id))?
+            .map_or(Value::Null, Value::String),
         ("elementid", Value::Relationship(r)) => g
             .edge(EdgeId(r.id))?
             .map_or(Value::Null, |e| Value::String(edge_element_id(r.id, e.key))),
