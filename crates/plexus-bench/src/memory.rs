@@ -232,20 +232,21 @@ fn delete_doc(t: &mut WriteTxn, doc: usize) -> Result<(u64, u64), StorageError> 
     let key = Value::from(key_of(doc).as_str());
     let only = |v: Option<&Value>| matches!(v, Some(Value::List(l)) if l.len() == 1);
     let (mut deleted, mut stripped) = (0, 0);
+    // Only the owners are read, not whole records (a chunk's embedding
+    // alone is 1,024 numbers).
     for e in t.find_edges_with_element(None, "source_ref_keys", &key)? {
-        let Some(rec) = t.edge(e)? else { continue };
-        if only(rec.props.get("source_ref_keys")) {
+        let owners = t.edge_property(e, "source_ref_keys")?;
+        if only(owners.as_ref()) {
             t.delete_edge(e)?;
             deleted += 1;
-        } else if let Some(Value::List(l)) = rec.props.get("source_ref_keys") {
-            let kept = l.iter().filter(|k| **k != key).cloned().collect();
+        } else if let Some(Value::List(l)) = owners {
+            let kept = l.into_iter().filter(|k| *k != key).collect();
             t.set_edge_property(e, "source_ref_keys", Value::List(kept))?;
             stripped += 1;
         }
     }
     for n in t.find_nodes_with_element(None, "source_ref_keys", &key)? {
-        let Some(rec) = t.node(n)? else { continue };
-        if only(rec.props.get("source_ref_keys")) {
+        if only(t.node_property(n, "source_ref_keys")?.as_ref()) {
             t.delete_node(n, DeleteMode::Detach)?;
             deleted += 1;
         } else {

@@ -12,10 +12,11 @@ import pytest_asyncio
 sys.path.insert(0, os.path.dirname(__file__))
 
 # Before cognee reads its configuration: Plexus is the graph and vector
-# provider, and datasets share one database (no per-dataset handler).
+# provider, and datasets share one graph unless a test runs cognee with
+# access control on (`test_cognee_datasets.py`, in a process of its own).
 os.environ["GRAPH_DATABASE_PROVIDER"] = "plexus"
 os.environ["VECTOR_DB_PROVIDER"] = "plexus"
-os.environ["ENABLE_BACKEND_ACCESS_CONTROL"] = "false"
+os.environ.setdefault("ENABLE_BACKEND_ACCESS_CONTROL", "false")
 os.environ.setdefault("LLM_API_KEY", "not-used-the-tests-mock-the-model")
 # Nothing leaves the machine: no usage telemetry, litellm's bundled model table.
 os.environ["TELEMETRY_DISABLED"] = "1"
