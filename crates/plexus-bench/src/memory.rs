@@ -97,8 +97,17 @@ fn owned(doc: usize) -> Props {
     p
 }
 
-fn unit_vector(r: &mut Rng, dim: usize) -> Value {
-    let v: Vec<f64> = (0..dim).map(|_| r.unit() * 2.0 - 1.0).collect();
+/// Topics the chunk embeddings cluster around: text embeddings of one
+/// subject point one way (a document's chunks share its topic). Uniform
+/// random vectors, all nearly orthogonal, are no model of them.
+const TOPICS: usize = 200;
+
+/// A unit vector near topic `topic`'s centre.
+fn topic_vector(r: &mut Rng, topic: usize, dim: usize) -> Value {
+    let mut centre = Rng::new(0x7091c ^ topic as u64);
+    let v: Vec<f64> = (0..dim)
+        .map(|_| (centre.unit() * 2.0 - 1.0) + 0.6 * (r.unit() * 2.0 - 1.0))
+        .collect();
     let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-9);
     Value::List(v.into_iter().map(|x| Value::Float(x / norm)).collect())
 }
@@ -123,7 +132,7 @@ fn write_doc(t: &mut WriteTxn, shape: Shape, doc: usize) -> Result<(), StorageEr
     };
     let mut chunks = Vec::with_capacity(CHUNKS);
     for c in 0..CHUNKS {
-        let v = unit_vector(&mut r, shape.dim);
+        let v = topic_vector(&mut r, doc % TOPICS, shape.dim);
         let ch = node(
             t,
             format!("chunk-{doc}-{c}"),
@@ -283,8 +292,9 @@ fn filtered_search(db: &Database, shape: Shape, queries: usize) -> Res<(f64, f64
     let mut r = Rng::new(99);
     let (mut hits, mut wanted, mut times) = (0usize, 0usize, Vec::new());
     for _ in 0..queries {
+        let topic = r.below(TOPICS);
         let p = Params::from([
-            ("q".to_string(), unit_vector(&mut r, shape.dim)),
+            ("q".to_string(), topic_vector(&mut r, topic, shape.dim)),
             (
                 "set".to_string(),
                 Value::from(set_of(r.below(SETS)).as_str()),
