@@ -1065,7 +1065,10 @@ impl Exec<'_, '_> {
                     holds(Ok(Value::Node(Box::new(crate::graph::node_value(n)))))
                 };
                 let among = match self.graph() {
-                    Some(g) => self.candidates(g, where_, var, r)?,
+                    Some(g) => {
+                        let label = index_label(g, values.first())?;
+                        self.candidates(g, where_, var, r, label.as_deref())?
+                    }
                     None => None,
                 };
                 f(&g, &values, Some(&pass), among.as_deref())
@@ -1083,23 +1086,25 @@ impl Exec<'_, '_> {
 
     /// The nodes an index lookup allows for a pushed-down `WHERE`: the
     /// smallest list among its conjuncts that an index answers (`None`
-    /// when none does).
+    /// when none does). `label` is the vector index's: an index of that
+    /// label (or of every node) holds every candidate the search can rank.
     fn candidates(
         &self,
         g: &dyn GraphRead,
         where_: &Expr,
         node: &str,
         r: &Row,
+        label: Option<&str>,
     ) -> Result<Option<Vec<plexus_storage::NodeId>>, QueryError> {
         let ctx = self.ctx();
         let mut best: Option<Vec<plexus_storage::NodeId>> = None;
         for l in crate::vector::lookup(where_, node) {
             let found = match l {
                 crate::vector::Lookup::Equals(key, e) => {
-                    g.find_nodes(None, key, &eval(e, r, &ctx)?)
+                    g.find_nodes(label, key, &eval(e, r, &ctx)?)
                 }
                 crate::vector::Lookup::Element(key, e) => {
-                    g.find_nodes_with_element(None, key, &eval(e, r, &ctx)?)
+                    g.find_nodes_with_element(label, key, &eval(e, r, &ctx)?)
                 }
             };
             match found {
@@ -1328,4 +1333,16 @@ pub(crate) fn pattern_vars(p: &plexus_cypher::PathPattern) -> Vec<String> {
         out.extend(n.var.clone());
     }
     out
+}
+
+/// The label of the vector index a search names (its first argument), when
+/// it has one.
+fn index_label(g: &dyn GraphRead, name: Option<&Value>) -> Result<Option<String>, QueryError> {
+    let Some(Value::String(name)) = name else {
+        return Ok(None);
+    };
+    Ok(g.indexes()?
+        .into_iter()
+        .find(|i| i.name == *name)
+        .and_then(|i| i.label))
 }

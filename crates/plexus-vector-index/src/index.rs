@@ -72,21 +72,25 @@ const SIGNS_DIM: usize = 128;
 const SIGNS_FROM: usize = 1024;
 
 /// How many of `n` candidates ranked by sign codes are measured exactly
-/// for the `k` nearest: ten times `k`, a fiftieth of them (at 1,024
-/// dimensions, a 10% filter over 200,000 vectors kept every true top-10
-/// among its best 320 by sign codes, and 160 kept 97%), and at least 512
-/// of fewer than 8,192, a millisecond's tenth, because few candidates are
-/// more often all far from the query, where signs rank worst (a 10% filter
-/// over 5,000 vectors of 100 clusters kept 91% of the top 10 in its best
-/// 100 of 535); of more, at least 256. Shorter vectors have fewer sign
-/// bits to rank by, and cost less to measure: under 1,024 dimensions the
-/// shortlist grows as the code shrinks (four times at 256), which keeps the
-/// bytes measured about the same. Real text embeddings of 256 dimensions
-/// (`docs/benchmarks`, "Real text") kept only 96% of the top 10 of a 10%
-/// filter in the best 399 of 19,991, and 99% of a 1% filter's in 512 of
-/// 2,065.
+/// for the `k` nearest. Fewer than 8,192 are all measured (about a
+/// millisecond at 1,024 dimensions): few candidates are more often all far
+/// from the query, or all near it and near each other, and sign codes rank
+/// both badly. A 10% filter over 5,000 vectors of 100 clusters kept 91% of
+/// the top 10 in its best 100 of 535; the 4,800 members of one node set
+/// among a million chunks clustered by topic (`plexus-bench memory`) kept
+/// 70% in the best 512. Of more: ten times `k`, a fiftieth of them, at
+/// least 256 (at 1,024 dimensions, a 10% filter over 200,000 vectors kept
+/// every true top-10 among its best 320 by sign codes, and 160 kept 97%).
+/// Shorter vectors have fewer sign bits to rank by, and cost less to
+/// measure: under 1,024 dimensions the shortlist grows as the code shrinks
+/// (four times at 256), which keeps the bytes measured about the same. Real
+/// text embeddings of 256 dimensions (`docs/benchmarks`, "Real text") kept
+/// only 96% of the top 10 of a 10% filter in the best 399 of 19,991.
 fn shortlist_size(k: usize, n: usize, dim: usize) -> usize {
-    let floor = if n < 8192 { 512 } else { 256 };
+    if n < 8192 {
+        return n;
+    }
+    let floor = 256;
     let widen = (1024 / dim.max(1)).max(1);
     k.saturating_mul(10)
         .max(n / 50)
