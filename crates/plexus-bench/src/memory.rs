@@ -278,9 +278,8 @@ fn count(db: &Database, text: &str, p: &Params) -> Res<i64> {
     }
 }
 
-fn median_ms(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN) * 1e3
+fn median_ms(xs: Vec<f64>) -> f64 {
+    crate::percentile(&xs, 0.5).unwrap_or(f64::NAN) * 1e3
 }
 
 /// Filtered vector search: recall@10 against the exact ranking (strict:

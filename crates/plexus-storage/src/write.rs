@@ -635,35 +635,56 @@ impl WriteTxn {
         if !self.index_changes(i, &old_e, &new_e) {
             return Ok(());
         }
-        let g = self.g();
-        for vk in old_e.iter().filter(|v| !new_e.contains(v)) {
-            let k = index_entry_key(g, def.id, vk, id.0);
-            self.ov().delete(PROP_INDEX, k);
+        if def.unique {
+            self.check_unique(&def, id, new, new_e.iter().filter(|v| !old_e.contains(v)))?;
         }
-        for vk in new_e.iter().filter(|v| !old_e.contains(v)) {
-            if def.unique {
-                self.fp
-                    .writes
-                    .insert(Subject::UniqueValue(g.0, def.id, vk).hash());
-                if let Some(other) = self.index_holder(&def, vk, id)? {
-                    let existing = node_record(&self.core, other)?
-                        .map(|r| r.key)
-                        .unwrap_or_default();
-                    let value = new
-                        .and_then(|r| crate::record::prop(&r.props, def.key))
-                        .cloned()
-                        .unwrap_or(Value::Null);
-                    return Err(StorageError::UniqueViolation {
-                        index: def.name.clone(),
-                        value: value.to_string(),
-                        existing,
-                    });
-                }
+        self.write_entries(def.id, id.0, &old_e, &new_e);
+        Ok(())
+    }
+
+    /// Fails when another node holds one of `added` in unique index `def`.
+    fn check_unique<'v>(
+        &mut self,
+        def: &IndexDef,
+        id: NodeId,
+        new: Option<&NodeRecord>,
+        added: impl Iterator<Item = &'v Vec<u8>>,
+    ) -> Result<()> {
+        let g = self.g();
+        for vk in added {
+            self.fp
+                .writes
+                .insert(Subject::UniqueValue(g.0, def.id, vk).hash());
+            if let Some(other) = self.index_holder(def, vk, id)? {
+                let existing = node_record(&self.core, other)?
+                    .map(|r| r.key)
+                    .unwrap_or_default();
+                let value = new
+                    .and_then(|r| crate::record::prop(&r.props, def.key))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                return Err(StorageError::UniqueViolation {
+                    index: def.name.clone(),
+                    value: value.to_string(),
+                    existing,
+                });
             }
-            self.ov()
-                .put(PROP_INDEX, index_entry_key(g, def.id, vk, id.0), vec![]);
         }
         Ok(())
+    }
+
+    /// Replaces `old_e` by `new_e` among the entries index `index` holds for
+    /// the node or relationship `id`, touching only those that differ.
+    fn write_entries(&mut self, index: u32, id: u64, old_e: &[Vec<u8>], new_e: &[Vec<u8>]) {
+        let g = self.g();
+        for vk in old_e.iter().filter(|v| !new_e.contains(v)) {
+            self.ov()
+                .delete(PROP_INDEX, index_entry_key(g, index, vk, id));
+        }
+        for vk in new_e.iter().filter(|v| !old_e.contains(v)) {
+            self.ov()
+                .put(PROP_INDEX, index_entry_key(g, index, vk, id), vec![]);
+        }
     }
 
     /// Whether a change of index `i`'s entries from `old_e` to `new_e` is
@@ -706,17 +727,8 @@ impl WriteTxn {
             None => vec![],
         };
         let index = def.id;
-        if !self.index_changes(i, &old_e, &new_e) {
-            return Ok(());
-        }
-        let g = self.g();
-        for vk in old_e.iter().filter(|v| !new_e.contains(v)) {
-            self.ov()
-                .delete(PROP_INDEX, index_entry_key(g, index, vk, id.0));
-        }
-        for vk in new_e.iter().filter(|v| !old_e.contains(v)) {
-            self.ov()
-                .put(PROP_INDEX, index_entry_key(g, index, vk, id.0), vec![]);
+        if self.index_changes(i, &old_e, &new_e) {
+            self.write_entries(index, id.0, &old_e, &new_e);
         }
         Ok(())
     }

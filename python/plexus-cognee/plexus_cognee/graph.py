@@ -120,10 +120,10 @@ SET n.source_ref_keys = row.c[0], n.source_dataset_ids = row.c[1],
     n.source_run_ids = row.c[2], n.source_run_refs = row.c[3]
 """
 
-READ_EDGE_PROVENANCE = f"""
-UNWIND $edges AS e
-MATCH (a:{LABEL} {{id: e[0]}})-[r]->(b:{LABEL} {{id: e[1]}})
-WHERE type(r) = e[2]
+# Each relationship of `$edges`, given as [source id, target id, type].
+EACH_EDGE = f"UNWIND $edges AS e MATCH (a:{LABEL} {{id: e[0]}})-[r]->(b:{LABEL} {{id: e[1]}}) WHERE type(r) = e[2] "
+
+READ_EDGE_PROVENANCE = EACH_EDGE + """
 RETURN e AS edge, coalesce(r.source_ref_keys, []) AS keys, coalesce(r.source_run_refs, []) AS refs
 """
 
@@ -195,6 +195,11 @@ class PlexusGraphAdapter(GraphDBInterface):
     def _rows(self, text: str, params: Optional[dict] = None) -> List[Dict[str, Any]]:
         return autocommit(self.db, text, params)
 
+    async def _write(self, text: str, params: Optional[dict] = None) -> List[Dict[str, Any]]:
+        """Runs one writing statement in a transaction of its own (run again
+        on a conflict); its rows."""
+        return await run(in_transaction, self.db, lambda tx: tx.query(text, params or {}).fetchall())
+
     async def query(self, query: str, params: Optional[dict] = None) -> List[Dict[str, Any]]:
         return await run(self._rows, query, params)
 
@@ -237,7 +242,7 @@ class PlexusGraphAdapter(GraphDBInterface):
 
     async def delete_nodes(self, node_ids: List[str]) -> None:
         text = f"UNWIND $ids AS id MATCH (n:{LABEL} {{id: id}}) DETACH DELETE n"
-        await run(lambda: in_transaction(self.db, lambda tx: tx.query(text, {"ids": [str(i) for i in node_ids]}).consume()))
+        await self._write(text, {"ids": [str(i) for i in node_ids]})
 
     async def has_node(self, node_id: str) -> bool:
         rows = await run(self._rows, f"MATCH (n:{LABEL} {{id: $id}}) RETURN n.id AS id", {"id": str(node_id)})
@@ -255,13 +260,13 @@ class PlexusGraphAdapter(GraphDBInterface):
     async def update_node(self, node_id: str, values: Dict[str, Any]) -> bool:
         text = f"MATCH (n:{LABEL} {{id: $id}}) SET n += $props RETURN n.id AS id"
         props = storable_props({k: v for k, v in values.items() if k not in PROVENANCE and k != "id"})
-        rows = await run(lambda: in_transaction(self.db, lambda tx: tx.query(text, {"id": str(node_id), "props": props}).fetchall()))
+        rows = await self._write(text, {"id": str(node_id), "props": props})
         return bool(rows)
 
     async def update_chunk_index(self, chunk_indexes: Dict[str, int]) -> None:
         text = f"UNWIND $rows AS row MATCH (n:{LABEL} {{id: row[0]}}) SET n.chunk_index = row[1]"
         rows = [[str(k), int(v)] for k, v in chunk_indexes.items()]
-        await run(lambda: in_transaction(self.db, lambda tx: tx.query(text, {"rows": rows}).consume()))
+        await self._write(text, {"rows": rows})
 
     # -- edges ---------------------------------------------------------------
 
@@ -305,10 +310,7 @@ class PlexusGraphAdapter(GraphDBInterface):
         await run(self._add_edges, edges, _str(source_ref_key), _str(pipeline_run_id))
 
     def _existing(self, edges: Iterable[Any]) -> List[Tuple[str, str, str]]:
-        text = (
-            f"UNWIND $edges AS e MATCH (a:{LABEL} {{id: e[0]}})-[r]->(b:{LABEL} {{id: e[1]}}) "
-            "WHERE type(r) = e[2] RETURN DISTINCT e[0] AS s, e[1] AS t, e[2] AS rel"
-        )
+        text = EACH_EDGE + "RETURN DISTINCT e[0] AS s, e[1] AS t, e[2] AS rel"
         wanted = [[str(e[0]), str(e[1]), str(e[2])] for e in edges]
         return [(r["s"], r["t"], r["rel"]) for r in self._rows(text, {"edges": wanted})]
 
@@ -319,12 +321,7 @@ class PlexusGraphAdapter(GraphDBInterface):
         return await run(self._existing, edges)
 
     async def delete_edge_triples(self, edges: List[EdgeIdentity]) -> None:
-        text = (
-            f"UNWIND $edges AS e MATCH (a:{LABEL} {{id: e[0]}})-[r]->(b:{LABEL} {{id: e[1]}}) "
-            "WHERE type(r) = e[2] DELETE r"
-        )
-        wanted = [[e.source_id, e.target_id, e.relationship_name] for e in map(_identity, edges)]
-        await run(lambda: in_transaction(self.db, lambda tx: tx.query(text, {"edges": wanted}).consume()))
+        await self._write(EACH_EDGE + "DELETE r", {"edges": _triples(edges)})
 
     # -- provenance ----------------------------------------------------------
 
@@ -333,7 +330,7 @@ class PlexusGraphAdapter(GraphDBInterface):
         in_transaction(self.db, lambda tx: _fold(tx, READ_NODE_PROVENANCE, WRITE_NODE_PROVENANCE, "ids", ids, change))
 
     def _change_edges(self, edges: List[Any], change) -> None:
-        wanted = [[e.source_id, e.target_id, e.relationship_name] for e in map(_identity, edges)]
+        wanted = _triples(edges)
         in_transaction(self.db, lambda tx: _fold(tx, READ_EDGE_PROVENANCE, WRITE_EDGE_PROVENANCE, "edges", wanted, change))
 
     async def attach_node_source_refs(self, node_ids, source_ref_keys, pipeline_run_id=None) -> None:
@@ -364,13 +361,9 @@ class PlexusGraphAdapter(GraphDBInterface):
         return out
 
     async def get_edge_delete_data(self, edges: List[EdgeIdentity]) -> Dict[EdgeIdentity, EdgeDeleteData]:
-        text = (
-            f"UNWIND $edges AS e MATCH (a:{LABEL} {{id: e[0]}})-[r]->(b:{LABEL} {{id: e[1]}}) "
-            "WHERE type(r) = e[2] RETURN e AS e, properties(r) AS p"
-        )
-        wanted = [[e.source_id, e.target_id, e.relationship_name] for e in map(_identity, edges)]
+        text = EACH_EDGE + "RETURN e AS e, properties(r) AS p"
         out = {}
-        for r in await run(self._rows, text, {"edges": wanted}):
+        for r in await run(self._rows, text, {"edges": _triples(edges)}):
             identity, p = EdgeIdentity(*r["e"]), r["p"]
             out[identity] = EdgeDeleteData(
                 edge=identity,
@@ -427,7 +420,7 @@ class PlexusGraphAdapter(GraphDBInterface):
     async def set_graph_metadata(self, metadata: Dict[str, str]) -> None:
         text = "UNWIND $rows AS row MERGE (m:GraphMetadata {key: row[0]}) SET m.value = row[1]"
         rows = [[str(k), str(v)] for k, v in metadata.items()]
-        await run(lambda: in_transaction(self.db, lambda tx: tx.query(text, {"rows": rows}).consume()))
+        await self._write(text, {"rows": rows})
 
     async def get_graph_metadata(self) -> Dict[str, str]:
         rows = await run(self._rows, "MATCH (m:GraphMetadata) RETURN m.key AS k, m.value AS v")
@@ -646,7 +639,12 @@ class PlexusGraphAdapter(GraphDBInterface):
         return metrics
 
     async def delete_graph(self) -> None:
-        await run(lambda: in_transaction(self.db, lambda tx: tx.query("MATCH (n) DETACH DELETE n").consume()))
+        await self._write("MATCH (n) DETACH DELETE n")
+
+
+def _triples(edges: Iterable[Any]) -> List[List[str]]:
+    """Edges as the [source id, target id, type] lists `EACH_EDGE` takes."""
+    return [[e.source_id, e.target_id, e.relationship_name] for e in map(_identity, edges)]
 
 
 def _str(value: Any) -> Optional[str]:

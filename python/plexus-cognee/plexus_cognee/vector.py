@@ -64,15 +64,24 @@ class PlexusVectorAdapter(VectorDBInterface):
         self._owned = database is None and url == ":memory:"
         self.db = root.graph(database_name or "cognee_vectors")
         self.embedding_engine = embedding_engine
+        # Collections known to exist, so that a search need not ask the
+        # database: none is ever dropped (`prune` empties them), and a name
+        # not known yet is asked (another adapter may have made it).
+        self._known: set = set()
 
     # -- collections ---------------------------------------------------------
 
     def _collections(self) -> List[str]:
         rows = autocommit(self.db, "SHOW VECTOR INDEXES")
-        return [r["name"] for r in rows]
+        names = [r["name"] for r in rows]
+        self._known.update(names)
+        return names
+
+    def _exists(self, collection: str) -> bool:
+        return collection in self._known or collection in self._collections()
 
     async def has_collection(self, collection_name: str) -> bool:
-        return collection_name in await run(self._collections)
+        return collection_name in self._known or await run(self._exists, collection_name)
 
     def _create(self, collection: str, dimensions: int) -> None:
         label = quote(collection)
@@ -83,6 +92,7 @@ class PlexusVectorAdapter(VectorDBInterface):
             f"CREATE INDEX {quote(collection + '.sets')} IF NOT EXISTS FOR (n:{label}) ON EACH (n.belongs_to_set)",
         ):
             autocommit(self.db, text, {"d": int(dimensions)})
+        self._known.add(collection)
 
     async def create_collection(self, collection_name: str, payload_schema: Any = None) -> None:
         await run(self._create, collection_name, self.embedding_engine.get_vector_size())
@@ -90,7 +100,7 @@ class PlexusVectorAdapter(VectorDBInterface):
     # -- writes --------------------------------------------------------------
 
     def _upsert(self, collection: str, rows: List[Dict[str, Any]], dimensions: int) -> None:
-        if collection not in self._collections():
+        if not self._exists(collection):
             self._create(collection, dimensions)
         text = (
             f"UNWIND $rows AS row MERGE (n:{quote(collection)} {{id: row.id}}) "
