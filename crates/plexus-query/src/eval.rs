@@ -689,10 +689,13 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 Value::Bool(crate::graph::labels_match(g, NodeId(n.id), labels)?)
             }
             (Value::Relationship(r), Some(g)) => {
-                let t = g
-                    .edge(plexus_storage::EdgeId(r.id))?
-                    .map(|e| e.rel_type)
-                    .unwrap_or_default();
+                let t = match r.rel_type.as_str() {
+                    "" => g
+                        .edge_key_and_type(plexus_storage::EdgeId(r.id))?
+                        .map(|(_, t)| t.to_string())
+                        .unwrap_or_default(),
+                    known => known.to_string(),
+                };
                 Value::Bool(crate::graph::type_matches(&t, labels))
             }
             (other, _) => {

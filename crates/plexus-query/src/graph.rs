@@ -131,16 +131,22 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
             .node_user_id(NodeId(n.id))?
             .map_or(Value::Null, Value::String),
         ("elementid", Value::Relationship(r)) => g
-            .edge(EdgeId(r.id))?
-            .map_or(Value::Null, |e| Value::String(edge_element_id(r.id, e.key))),
+            .edge_key_and_type(EdgeId(r.id))?
+            .map_or(Value::Null, |(key, _)| {
+                Value::String(edge_element_id(r.id, key))
+            }),
         ("labels", Value::Node(n)) => Value::List(
             g.node(NodeId(n.id))?
                 .map(|n| n.labels.into_iter().map(Value::String).collect())
                 .unwrap_or_default(),
         ),
+        // The matcher names the type from the adjacency entry it followed.
+        ("type", Value::Relationship(r)) if !r.rel_type.is_empty() => {
+            Value::String(r.rel_type.clone())
+        }
         ("type", Value::Relationship(r)) => g
-            .edge(EdgeId(r.id))?
-            .map(|e| Value::String(e.rel_type))
+            .edge_key_and_type(EdgeId(r.id))?
+            .map(|(_, t)| Value::String(t.to_string()))
             .unwrap_or_default(),
         ("properties", Value::Node(n)) => g
             .node(NodeId(n.id))?

@@ -1078,7 +1078,13 @@ impl Matcher<'_, '_> {
                         continue;
                     }
                     let r = rel_of(at, &n);
-                    let (did_r, ok) = bind(row, &hop.rel.var, graph::rel(n.edge, r.0, r.1));
+                    let mut rv = graph::rel_value(n.edge, r.0, r.1);
+                    // The adjacency entry names the type: `type(r)` then
+                    // reads no edge record.
+                    if hop.rel.var.is_some() {
+                        rv.rel_type = self.g.type_name(n.rel_type)?.to_string();
+                    }
+                    let (did_r, ok) = bind(row, &hop.rel.var, Value::Relationship(Box::new(rv)));
                     if ok && self.where_ok(&hop.rel.where_, row)? {
                         self.used.push(Used::of(at, &n));
                         let stop = self.arrive(hop, rest, at, &[n], row, trail, done)?;

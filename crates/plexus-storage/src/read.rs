@@ -448,6 +448,16 @@ pub trait GraphRead {
         Ok(with_edge(c, edge, |b| crate::record::edge_prop(b, k))?.flatten())
     }
 
+    /// An edge's user id and type name, without decoding its properties.
+    fn edge_key_and_type(&self, edge: EdgeId) -> Result<Option<(String, Arc<str>)>> {
+        let c = self.core();
+        c.read(Subject::Edge(c.g.0, edge.0));
+        with_edge(c, edge, |b| {
+            let (key, t) = crate::record::edge_key_and_type(b)?;
+            Ok((key, c.shared.catalog.name(Token::Type, t)?))
+        })
+    }
+
     /// The commit sequence this transaction's snapshot reflects (at least):
     /// a later commit in this process has a larger number.
     fn version(&self) -> u64 {

@@ -199,6 +199,18 @@ pub(crate) fn label_section(b: &[u8]) -> Result<Vec<u32>> {
     (0..r.len()?).map(|_| token(&mut r)).collect()
 }
 
+/// The user id and the type of an encoded edge record, its properties
+/// left undecoded (`type(r)` and `elementId(r)` need no more).
+pub(crate) fn edge_key_and_type(b: &[u8]) -> Result<(String, u32)> {
+    let mut r = Reader::new(b);
+    let key = header(&mut r, "edge")?;
+    r.varint()?;
+    r.varint()?;
+    let t = u32::try_from(r.varint()?)
+        .map_err(|_| StorageError::Corrupt("edge record with a type id out of range".into()))?;
+    Ok((key, t))
+}
+
 /// One property of an encoded edge record.
 pub(crate) fn edge_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
     let mut r = Reader::new(b);
