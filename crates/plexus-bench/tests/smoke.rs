@@ -168,24 +168,34 @@ fn generators_are_deterministic_and_shaped_as_documented() {
     );
 }
 
+/// `plexus-bench memory` options for a run of a few seconds.
+fn small_memory(
+    nodes: usize,
+    writers: Vec<usize>,
+    churn: usize,
+    engines: &[&str],
+) -> plexus_bench::memory::Options {
+    plexus_bench::memory::Options {
+        nodes,
+        writers,
+        dim: 16,
+        deletes: 3,
+        queries: 5,
+        churn,
+        engines: engines.iter().map(|e| e.to_string()).collect(),
+        pg_venv: None,
+        work: None,
+        out: None,
+    }
+}
+
 /// `plexus-bench memory` at a small size: the loads with one and with four
 /// writers agree on what they wrote, every delete removes its document (the
 /// bench checks through the index and fails otherwise), filtered search
 /// finds the exact answers, and churn keeps the file from growing.
 #[test]
 fn the_memory_workload_runs_and_agrees_with_itself() {
-    let o = plexus_bench::memory::Options {
-        nodes: 5000,
-        writers: vec![1, 4],
-        dim: 16,
-        deletes: 3,
-        queries: 5,
-        churn: 2,
-        engines: vec!["plexus".into()],
-        pg_venv: None,
-        work: None,
-        out: None,
-    };
+    let o = small_memory(5000, vec![1, 4], 2, &["plexus"]);
     let (table, lines) = plexus_bench::memory::run(&o).unwrap();
     let of = |w: &str| -> Vec<&serde_json::Value> {
         lines.iter().filter(|l| l["workload"] == w).collect()
@@ -220,18 +230,7 @@ fn the_memory_workload_runs_and_agrees_with_itself() {
 #[cfg(feature = "postgres")]
 #[test]
 fn the_memory_workload_agrees_with_postgres() {
-    let o = plexus_bench::memory::Options {
-        nodes: 2500,
-        writers: vec![1, 3],
-        dim: 16,
-        deletes: 2,
-        queries: 4,
-        churn: 1,
-        engines: vec!["plexus".into(), "postgres".into()],
-        pg_venv: None,
-        work: None,
-        out: None,
-    };
+    let o = small_memory(2500, vec![1, 3], 1, &["plexus", "postgres"]);
     let (table, lines) = plexus_bench::memory::run(&o).unwrap();
     let of = |engine: &str, w: &str| -> Vec<&serde_json::Value> {
         lines

@@ -689,13 +689,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 Value::Bool(crate::graph::labels_match(g, NodeId(n.id), labels)?)
             }
             (Value::Relationship(r), Some(g)) => {
-                let t = match r.rel_type.as_str() {
-                    "" => g
-                        .edge_key_and_type(plexus_storage::EdgeId(r.id))?
-                        .map(|(_, t)| t.to_string())
-                        .unwrap_or_default(),
-                    known => known.to_string(),
-                };
+                let t = crate::graph::rel_type(g, &r)?.unwrap_or_default();
                 Value::Bool(crate::graph::type_matches(&t, labels))
             }
             (other, _) => {

@@ -111,6 +111,17 @@ fn props_map(p: plexus_storage::Props) -> Value {
     Value::Map(p.into_iter().collect())
 }
 
+/// The type of a relationship in a row: the one the matcher named from the
+/// adjacency entry it followed, else read from the record's head (`None`
+/// when the relationship is gone).
+pub fn rel_type(g: &dyn GraphRead, r: &RelValue) -> Result<Option<String>, QueryError> {
+    if !r.rel_type.is_empty() {
+        return Ok(Some(r.rel_type.clone()));
+    }
+    Ok(g.edge_key_and_type(EdgeId(r.id))?
+        .map(|(_, t)| t.to_string()))
+}
+
 /// The functions that read the graph; `Ok(None)` when `name` is not one
 /// of them (or its argument is not an entity), so the caller falls back to
 /// the scalar functions.
@@ -140,14 +151,10 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
                 .map(|n| n.labels.into_iter().map(Value::String).collect())
                 .unwrap_or_default(),
         ),
-        // The matcher names the type from the adjacency entry it followed.
-        ("type", Value::Relationship(r)) if !r.rel_type.is_empty() => {
-            Value::String(r.rel_type.clone())
-        }
-        ("type", Value::Relationship(r)) => g
-            .edge_key_and_type(EdgeId(r.id))?
-            .map(|(_, t)| Value::String(t.to_string()))
-            .unwrap_or_default(),
+        ("type", Value::Relationship(r)) => match rel_type(g, r)? {
+            Some(t) => Value::String(t),
+            None => Value::Null,
+        },
         ("properties", Value::Node(n)) => g
             .node(NodeId(n.id))?
             .map(|n| props_map(n.props))

@@ -387,6 +387,16 @@ fn filtered_search(
     Ok((of(close), of(strict), median_ms(times)))
 }
 
+/// A relationship found around the seed ids, as both engines count it: its
+/// ends unordered (a relationship between two seeds is found from each).
+fn unordered(a: String, rel: String, b: String) -> (String, String, String) {
+    if a <= b {
+        (a, rel, b)
+    } else {
+        (b, rel, a)
+    }
+}
+
 /// The seed ids of the neighbourhood reads: 300 distinct entity and chunk
 /// ids of live documents, per query.
 fn neighbourhood_ids(live: &[usize], queries: usize) -> Vec<Vec<String>> {

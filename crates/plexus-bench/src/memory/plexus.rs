@@ -226,8 +226,7 @@ impl Store for PlexusStore {
                     Value::String(s) => s.to_string(),
                     v => format!("{v:?}"),
                 };
-                let (a, b) = (s(0), s(2));
-                (a.clone().min(b.clone()), s(1), a.max(b))
+                super::unordered(s(0), s(1), s(2))
             })
             .collect();
         Ok(distinct.len())

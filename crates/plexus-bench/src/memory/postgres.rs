@@ -420,7 +420,7 @@ impl Store for PgStore {
                 let (a, b, t): (String, String, String) = (r.get(0), r.get(1), r.get(2));
                 others.insert(a.clone());
                 others.insert(b.clone());
-                distinct.insert((a.clone().min(b.clone()), t, a.max(b)));
+                distinct.insert(super::unordered(a, t, b));
             }
             let others: Vec<String> = others.into_iter().collect();
             c.query(
