@@ -650,6 +650,11 @@ impl Storage {
             return Err(edge_ids.repeated(&key));
         }
         written?;
+        // A graph that keeps history gets a version of everything loaded,
+        // stamped after the load. (Not in the load's own write: a crash
+        // between the two leaves the load without versions; see
+        // ARCHITECTURE.md, "History".)
+        crate::history::record_load(&**kv, g)?;
         let mut fp = Footprint::default();
         fp.writes.insert(Subject::Schema(g.0).hash());
         if self.shared.multi {

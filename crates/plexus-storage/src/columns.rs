@@ -260,7 +260,9 @@ impl ColumnCache {
 /// transaction changed nodes itself (no column holds its own writes) or the
 /// column would not fit the budget: the caller reads the records then.
 pub(crate) fn column(c: &TxnCore, key: u32) -> Result<Option<Arc<Column>>> {
-    if c.overlay.as_ref().is_some_and(|o| o.has_writes(NODES)) {
+    // Columns hold the current records; a read as of an earlier instant
+    // reads the versions.
+    if c.as_of.is_some() || c.overlay.as_ref().is_some_and(|o| o.has_writes(NODES)) {
         return Ok(None);
     }
     let version = c.counter(STATS, &node_version_key(c.g))?;

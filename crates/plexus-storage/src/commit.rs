@@ -312,9 +312,13 @@ impl Committer {
     ) -> Result<()> {
         let started = Instant::now();
         // Under the commit lock the latest snapshot is what the batch lands on.
-        if needs_settling(&batch) || !merges.is_empty() {
+        let history = shared.history_kept.load(Relaxed);
+        if history || needs_settling(&batch) || !merges.is_empty() {
             let snap = shared.kv.snapshot()?;
             crate::merge::merge(&*snap, &mut batch, merges)?;
+            if history {
+                crate::history::record(&*snap, &mut batch)?;
+            }
             settle(&*snap, &mut batch)?;
         }
         let r = shared.kv.write(batch);
@@ -388,6 +392,7 @@ impl Committer {
             let merges: Vec<&crate::merge::Merge> =
                 kept.iter().flat_map(|(_, r)| &r.merges).collect();
             crate::merge::merge(snap, &mut batch, &merges)?;
+            crate::history::record(snap, &mut batch)?;
             settle(snap, &mut batch)?;
             crate::coord::log_commit(&mut batch, seq, &fp);
             Ok(batch)

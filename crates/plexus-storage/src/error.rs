@@ -67,6 +67,13 @@ pub enum StorageError {
         node: String,
         cause: crate::maintain::Cause,
     },
+    /// A read as of an instant the graph's history does not reach: history
+    /// off (`starts` is `None`), or kept only from `starts` (µs).
+    NoHistory {
+        graph: String,
+        starts: Option<u64>,
+        asked: u64,
+    },
     /// An error about one row of a bulk load, with where the row came from.
     InRow {
         origin: String,
@@ -99,7 +106,8 @@ impl StorageError {
             | NoIndex(_)
             | SchemaExists(_)
             | IndexStale(_)
-            | InvalidName { .. } => ErrorKind::BadInput,
+            | InvalidName { .. }
+            | NoHistory { .. } => ErrorKind::BadInput,
         }
     }
 }
@@ -127,11 +135,25 @@ impl fmt::Display for StorageError {
             Unsupported(m) => f.write_str(m),
             Maintained { index, node, cause } if node.is_empty() => write!(f, "index '{index}': {cause}"),
             Maintained { index, node, cause } => write!(f, "index '{index}' refuses the value of node '{node}': {cause}"),
+            NoHistory { graph, starts: None, .. } => write!(f, "graph '{graph}' keeps no history; turn it on first (`plexus history on`, Storage::keep_history)"),
+            NoHistory { graph, starts: Some(s), asked } => write!(f, "graph '{graph}' keeps history from {} on; {} is earlier", instant(*s), instant(*asked)),
             InRow { origin, error } => write!(f, "{origin}: {error}"),
             Invalid(m) => f.write_str(m),
             Internal(m) => write!(f, "internal error, nothing was written: {m}"),
         }
     }
+}
+
+/// A system time (µs since the epoch) as an ISO 8601 instant in UTC.
+pub(crate) fn instant(micros: u64) -> String {
+    let micros = i64::try_from(micros).unwrap_or(i64::MAX);
+    plexus_common::DateTime {
+        secs: micros.div_euclid(1_000_000),
+        nanos: u32::try_from(micros.rem_euclid(1_000_000) * 1000).unwrap_or(0),
+        offset_secs: 0,
+        zone: None,
+    }
+    .to_string()
 }
 
 impl std::error::Error for StorageError {

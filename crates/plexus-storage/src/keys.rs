@@ -24,6 +24,7 @@ pub(crate) const KEYSPACES: &[&str] = &[
     "stats",
     "schema",
     "index_data",
+    "history",
 ];
 
 /// Manifest and id counters.
@@ -54,9 +55,12 @@ pub(crate) const SCHEMA: Ks = Ks(11);
 /// g|index|… → whatever the index's maintainer keeps (`maintain.rs`).
 pub(crate) const INDEX_DATA: Ks = Ks(12);
 
-pub(crate) const GRAPH_KEYSPACES: [Ks; 11] = [
+/// g|ks|key|!time → versions of the graph's entries (`history.rs`).
+pub(crate) const HISTORY: Ks = Ks(13);
+
+pub(crate) const GRAPH_KEYSPACES: [Ks; 12] = [
     NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, TYPES_V1, PROP_INDEX, STATS, SCHEMA,
-    INDEX_DATA,
+    INDEX_DATA, HISTORY,
 ];
 
 pub(crate) const META_FORMAT: &[u8] = b"format_version";

@@ -25,6 +25,7 @@ mod coord;
 mod counters;
 mod edge_blocks;
 mod error;
+mod history;
 mod ids;
 mod integrity;
 mod keys;
@@ -67,6 +68,14 @@ pub const KEYSPACE_NAMES: &[&str] = keys::KEYSPACES;
 /// never block writers and are never blocked by them.
 pub struct ReadTxn {
     pub(crate) core: view::TxnCore,
+}
+
+impl ReadTxn {
+    /// The system time this transaction reads the graph as of, when it
+    /// reads an earlier state (`Storage::read_as_of`).
+    pub fn as_of(&self) -> Option<u64> {
+        self.core.as_of
+    }
 }
 
 impl GraphRead for ReadTxn {

@@ -889,6 +889,10 @@ fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> 
     {
         return written.map(f).transpose();
     }
+    if c.as_of.is_some() {
+        // The history keeps one version per edge, not blocks.
+        return c.snap.get(EDGES, &edge_key(c.g, id))?.map(|r| f(&r)).transpose();
+    }
     let block = edge_blocks::block_key(c.g, id);
     let range = KeyRange {
         start: Bound::Included(block.clone()),
@@ -915,6 +919,11 @@ fn edge_ids(c: &TxnCore) -> Result<Vec<EdgeId>> {
     let mut inner = Ok(());
     c.snap
         .visit(EDGES, &KeyRange::prefix(&prefix), &mut |k, v| {
+            if c.as_of.is_some() {
+                // The history keeps one version per edge, not blocks.
+                inner = id_at(k, 4, EdgeId).map(|id| ids.push(id));
+                return Ok(inner.is_ok());
+            }
             inner = edge_blocks::each_id(k, v, &mut |id| ids.push(id));
             Ok(inner.is_ok())
         })?;

@@ -74,6 +74,7 @@ fn describe(ks: Ks) -> (&'static str, Per) {
         PROP_INDEX => ("property indexes", Per::Node),
         STATS => ("counts", Per::Nothing),
         SCHEMA => ("index and constraint definitions", Per::Nothing),
+        HISTORY => ("versions kept by graphs with history on", Per::Nothing),
         _ => ("", Per::Nothing),
     }
 }

@@ -59,6 +59,10 @@ pub(crate) struct Shared {
     pub columns: crate::columns::ColumnCache,
     /// Maintainers and the live state of maintained indexes.
     pub maintained: crate::maintain::Registry,
+    /// Whether some graph may keep history (`history.rs`): commits then
+    /// ask the store which graphs do. Set at open and when history is
+    /// turned on; never cleared while open.
+    pub history_kept: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -194,12 +198,18 @@ impl Storage {
             read_only,
             columns: Default::default(),
             maintained: Default::default(),
+            history_kept: Default::default(),
             occ: Occ::default(),
             commit_lock: Mutex::new(()),
             committer: Committer::default(),
             kv,
         });
         shared.maintained.seq.store(index_seq, Ordering::Relaxed);
+        for (_, g) in shared.catalog.graphs() {
+            if crate::history::started(&*snap, g)?.is_some() {
+                shared.history_kept.store(true, Ordering::Relaxed);
+            }
+        }
         drop(snap);
         let s = Storage { shared };
         // A new store gets its default graph. So does one whose creation was
@@ -323,14 +333,14 @@ impl Storage {
         Ok(())
     }
 
-    fn graph_id(&self, name: &str) -> Result<GraphId> {
+    pub(crate) fn graph_id(&self, name: &str) -> Result<GraphId> {
         self.shared
             .catalog
             .graph(name)
             .ok_or_else(|| StorageError::UnknownGraph(name.into()))
     }
 
-    fn core(&self, graph: &str, overlay: bool, serializable: bool) -> Result<TxnCore> {
+    pub(crate) fn core(&self, graph: &str, overlay: bool, serializable: bool) -> Result<TxnCore> {
         let g = self.graph_id(graph)?;
         // Read before the snapshot: the snapshot then reflects at least this version.
         let version = self.shared.occ.current();
@@ -364,6 +374,7 @@ impl Storage {
             effects: Default::default(),
             fetched: Default::default(),
             missing: Default::default(),
+            as_of: None,
         })
     }
 

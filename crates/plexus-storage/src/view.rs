@@ -207,6 +207,9 @@ pub struct TxnCore {
     /// and found missing (`TxnCore::lookup`).
     /// One set per kind of name (`Token as usize`).
     pub(crate) missing: RefCell<[HashSet<String>; 3]>,
+    /// The system time a read as of an earlier instant sees
+    /// (`history.rs`); its snapshot is then a `history::AsOf`.
+    pub(crate) as_of: Option<u64>,
 }
 
 /// The most node records a transaction keeps read ahead (then it starts over).

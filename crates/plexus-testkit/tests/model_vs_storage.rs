@@ -138,6 +138,13 @@ fn names(l: &[usize]) -> Vec<&'static str> {
 
 /// Every observable answer of the storage equals the model's.
 fn compare(t: &impl GraphRead, m: &Model) {
+    compare_graph(t, m);
+    compare_lookups(t, m);
+}
+
+/// Nodes, edges, counts and adjacency: what a read as of an earlier
+/// instant must also answer (it has no indexes).
+fn compare_graph(t: &impl GraphRead, m: &Model) {
     let mut nodes = BTreeMap::new();
     for id in t.nodes() {
         let n = t.node(id.unwrap()).unwrap().unwrap();
@@ -202,6 +209,10 @@ fn compare(t: &impl GraphRead, m: &Model) {
             m.degree(key, true)
         );
     }
+}
+
+/// Index lookups and their refusals.
+fn compare_lookups(t: &impl GraphRead, m: &Model) {
     let keys_of = |ids: Vec<plexus::NodeId>| -> Vec<String> {
         let mut v: Vec<String> = ids
             .into_iter()
@@ -251,6 +262,9 @@ struct Run {
     model: Model,
     txn: Option<WriteTxn>,
     mode: IndexMode,
+    /// The graph as each commit left it, with the commit's system time,
+    /// when the store keeps history.
+    history: Option<Vec<(u64, Model)>>,
 }
 
 impl Run {
@@ -474,6 +488,9 @@ impl Run {
                 }
                 self.mode = IndexMode::Maintain;
                 self.committed = self.model.clone();
+                if let Some(h) = &mut self.history {
+                    h.push((self.db.system_time().unwrap(), self.committed.clone()));
+                }
                 let report = self.db.check_integrity("default").unwrap();
                 assert!(report.is_ok(), "{:?}", report.problems);
                 compare(&self.db.read("default").unwrap(), &self.committed);
@@ -515,22 +532,50 @@ fn run(backend: Backend, ops: &[Op]) {
     }
     .unwrap();
     let db = Storage::open(kv).unwrap();
+    // Every case keeps history, so that every commit also writes versions.
+    let history = match db.keep_history("default") {
+        Ok(start) => Some(vec![(start, Model::default())]),
+        Err(e) if backend.name() == "postgres" => {
+            assert!(e.to_string().contains("not supported yet"), "{e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    };
     let mut r = Run {
         db,
         committed: Model::default(),
         model: Model::default(),
         txn: None,
         mode: IndexMode::Maintain,
+        history,
     };
     for op in ops {
         r.apply(op);
     }
     r.apply(&Op::Commit);
+    if let Some(h) = &r.history {
+        check_history(&r.db, h);
+    }
     OPS.fetch_add(ops.len(), Ordering::Relaxed);
     #[cfg(feature = "postgres")]
     if backend == Backend::Postgres {
         drop(r);
         plexus_kv::destroy_postgres(&postgres_url(), &schema).unwrap();
+    }
+}
+
+/// Reads as of each commit's system time, and just before it, see the
+/// graph as the model held it then; before history starts, none.
+fn check_history(db: &Storage, h: &[(u64, Model)]) {
+    let (start, _) = h[0];
+    let err = db.read_as_of("default", start - 1).err().unwrap();
+    assert!(err.to_string().contains("keeps history from"), "{err}");
+    for (i, (t, m)) in h.iter().enumerate() {
+        let r = db.read_as_of("default", *t).unwrap();
+        compare_graph(&r, m);
+        if i > 0 && *t > h[i - 1].0 {
+            compare_graph(&db.read_as_of("default", t - 1).unwrap(), &h[i - 1].1);
+        }
     }
 }
 
