@@ -9,6 +9,20 @@ pub struct Query {
     pub first: SingleQuery,
     /// `(all, query)` for each `UNION [ALL] query` that follows.
     pub unions: Vec<(bool, SingleQuery)>,
+    /// The `FOR SYSTEM_TIME AS OF …` / `FOR VALID_TIME AS OF …` qualifiers
+    /// written after the patterns of its MATCH clauses: they say as of
+    /// which instant the whole query reads the graph.
+    pub as_of: Vec<TimeQualifier>,
+    pub span: Span,
+}
+
+/// `FOR SYSTEM_TIME AS OF at` (or `FOR VALID_TIME AS OF at`) after the
+/// patterns of a MATCH.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeQualifier {
+    /// Valid time rather than system time.
+    pub valid: bool,
+    pub at: Expr,
     pub span: Span,
 }
 

@@ -177,6 +177,11 @@ struct Parser<'a> {
     /// each is tried once, so nested parentheses parse in polynomial time
     /// instead of twice per level.
     not_patterns: std::collections::HashSet<usize>,
+    /// The time qualifiers of the MATCH clauses parsed so far; each query
+    /// takes those written inside it.
+    as_of: Vec<TimeQualifier>,
+    /// How many queries the one being parsed is nested in.
+    queries: usize,
 }
 
 /// How deeply expressions may nest (parentheses, operators, chains of
@@ -194,6 +199,8 @@ impl<'a> Parser<'a> {
             pos: 0,
             depth: 0,
             not_patterns: Default::default(),
+            as_of: Vec::new(),
+            queries: 0,
         }
     }
 
@@ -538,17 +545,62 @@ impl<'a> Parser<'a> {
 
     fn query(&mut self) -> R<Query> {
         let start = self.here().start;
+        let mark = self.as_of.len();
+        self.queries += 1;
+        let parts = self.query_parts();
+        self.queries -= 1;
+        let (first, unions) = parts?;
+        let as_of = self.as_of.split_off(mark);
+        if let (true, Some(q)) = (self.queries > 0, as_of.first()) {
+            return Err(self.error_at(
+                q.span,
+                "InvalidTimeQualifier",
+                "a subquery cannot read as of another instant than its query",
+                "write FOR SYSTEM_TIME AS OF after a MATCH of the outer query: it applies to the whole query",
+            ));
+        }
+        Ok(Query {
+            first,
+            unions,
+            as_of,
+            span: self.span_from(start),
+        })
+    }
+
+    /// A query's first part and its `UNION [ALL]` parts.
+    fn query_parts(&mut self) -> R<(SingleQuery, Vec<(bool, SingleQuery)>)> {
         let first = self.single_query()?;
         let mut unions = Vec::new();
         while self.eat_kw("UNION") {
             let all = self.eat_kw("ALL");
             unions.push((all, self.single_query()?));
         }
-        Ok(Query {
-            first,
-            unions,
-            span: self.span_from(start),
-        })
+        Ok((first, unions))
+    }
+
+    /// `FOR SYSTEM_TIME AS OF expr` or `FOR VALID_TIME AS OF expr`, any
+    /// number, after a MATCH's patterns.
+    fn time_qualifiers(&mut self) -> R<()> {
+        while self.is_kw("FOR") {
+            let start = self.here().start;
+            self.pos += 1;
+            let valid = if self.eat_kw("SYSTEM_TIME") {
+                false
+            } else if self.eat_kw("VALID_TIME") {
+                true
+            } else {
+                return Err(self.unexpected("SYSTEM_TIME or VALID_TIME after FOR"));
+            };
+            self.expect_kw("AS")?;
+            self.expect_kw("OF")?;
+            let at = self.expr()?;
+            self.as_of.push(TimeQualifier {
+                valid,
+                at,
+                span: self.span_from(start),
+            });
+        }
+        Ok(())
     }
 
     fn single_query(&mut self) -> R<SingleQuery> {
@@ -726,6 +778,7 @@ impl<'a> Parser<'a> {
 
     fn match_rest(&mut self, optional: bool, start: usize) -> R<Clause> {
         let patterns = self.patterns()?;
+        self.time_qualifiers()?;
         let where_ = if self.eat_kw("WHERE") {
             Some(self.expr()?)
         } else {
@@ -1855,6 +1908,7 @@ impl<'a> Parser<'a> {
                     span,
                 },
                 unions: vec![],
+                as_of: vec![],
                 span,
             });
         }

@@ -68,10 +68,13 @@ impl Prepared {
         let writes = match &statement {
             Statement::Query(q) | Statement::Profile(q) => {
                 crate::binder::check(q).map_err(|e| e.located(text))?;
-                parts(q).any(|p| p.clauses.iter().any(writes))
+                let w = parts(q).any(|p| p.clauses.iter().any(writes));
+                crate::as_of::check(q, w)?;
+                w
             }
             Statement::Explain(q) => {
                 crate::binder::check(q).map_err(|e| e.located(text))?;
+                crate::as_of::check(q, parts(q).any(|p| p.clauses.iter().any(writes)))?;
                 false
             }
             Statement::Show { .. } => false,
@@ -105,6 +108,20 @@ impl Prepared {
             batched,
             movable,
         })
+    }
+
+    /// The system time (µs since the epoch) the statement reads the graph
+    /// as of (`MATCH … FOR SYSTEM_TIME AS OF at`), evaluated with
+    /// `params`: the caller runs it on the storage's view of that instant
+    /// (`Storage::read_as_of`). `None` for a statement that reads the
+    /// current graph.
+    pub fn as_of(&self, params: &Params, guard: &Guard) -> Result<Option<u64>, QueryError> {
+        match &self.statement {
+            Statement::Query(q) | Statement::Explain(q) | Statement::Profile(q) => {
+                crate::as_of::instant(q, params, guard)
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Whether the statement writes (CREATE, MERGE, SET, REMOVE, DELETE,

@@ -11,6 +11,7 @@
 //! and batched operators is the next step.
 
 mod ahead;
+mod as_of;
 mod binder;
 mod builtin;
 mod error;

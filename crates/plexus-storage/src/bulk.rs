@@ -577,11 +577,7 @@ impl Storage {
         for def in &deferred {
             batch.put(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id), def.encode());
         }
-        let _c = self
-            .shared
-            .commit_lock
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let _c = self.shared.lock_commits();
         // Nothing may have landed in the graph while the rows were prepared.
         if !is_empty(&*self.shared.kv.snapshot()?)? {
             return Err(StorageError::Conflict(

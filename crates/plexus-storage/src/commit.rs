@@ -203,7 +203,7 @@ impl Committer {
         }
         // Joined before the lock; a member refused later is cut out again.
         let joined = (group.len() > 1).then(|| join(&group));
-        let _c = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _c = shared.lock_commits();
         let locked = Instant::now();
         let mut outcomes = Vec::with_capacity(group.len());
         let mut accepted: Vec<(u64, Request)> = Vec::with_capacity(group.len());
@@ -351,7 +351,7 @@ impl Committer {
         shared: &Shared,
         group: Vec<(u64, Request)>,
     ) -> Vec<(u64, Result<()>)> {
-        let _c = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _c = shared.lock_commits();
         let locked = Instant::now();
         let mut outcomes = Vec::with_capacity(group.len());
         let mut members: Vec<(u64, Request)> = Vec::with_capacity(group.len());

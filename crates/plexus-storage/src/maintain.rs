@@ -330,7 +330,7 @@ fn load_now(
     g: GraphId,
     def: &IndexDef,
 ) -> Result<(Arc<dyn MaintainedIndex>, u64)> {
-    let _c = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
+    let _c = shared.lock_commits();
     let snap = shared.kv.snapshot()?;
     let seq = index_seq(&*snap)?;
     let state = load_from(shared, &*snap, g, def, seq)?;
@@ -473,7 +473,7 @@ impl Storage {
     pub fn register_maintainer(&self, kind: IndexKind, m: Arc<dyn IndexMaintainer>) -> Result<()> {
         let shared = &self.shared;
         shared.maintained.register(kind, m);
-        let _c = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _c = shared.lock_commits();
         let snap = crate::packed::Unpacked(shared.kv.snapshot()?);
         let seq = index_seq(&snap)?;
         for (_, g) in shared.catalog.graphs() {

@@ -891,7 +891,11 @@ fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> 
     }
     if c.as_of.is_some() {
         // The history keeps one version per edge, not blocks.
-        return c.snap.get(EDGES, &edge_key(c.g, id))?.map(|r| f(&r)).transpose();
+        return c
+            .snap
+            .get(EDGES, &edge_key(c.g, id))?
+            .map(|r| f(&r))
+            .transpose();
     }
     let block = edge_blocks::block_key(c.g, id);
     let range = KeyRange {

@@ -66,6 +66,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Holds the commit lock: no commit lands until the guard drops.
+    pub fn lock_commits(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.commit_lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// A new id for an index or constraint.
     pub fn schema_id(&self) -> Result<u32> {
         let id = self.next_schema.take(&*self.kv)?;
@@ -270,11 +275,7 @@ impl Storage {
     /// Creates an empty named graph.
     pub fn create_graph(&self, name: &str) -> Result<()> {
         self.writable()?;
-        let _c = self
-            .shared
-            .commit_lock
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let _c = self.shared.lock_commits();
         let catalog = &self.shared.catalog;
         let g = if self.shared.multi {
             let mut made = GraphId(0);
@@ -299,11 +300,7 @@ impl Storage {
     /// the graph fail to commit.
     pub fn drop_graph(&self, name: &str) -> Result<()> {
         self.writable()?;
-        let _c = self
-            .shared
-            .commit_lock
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let _c = self.shared.lock_commits();
         let g = self.graph_id(name)?;
         let mut b = WriteBatch::new();
         b.delete(CATALOG, graph_registry_key(name));
@@ -389,11 +386,7 @@ impl Storage {
     /// work split across threads (each thread needs its own transaction).
     pub fn read_consistent(&self, graph: &str, n: usize) -> Result<Vec<ReadTxn>> {
         // No commit can land while the commit lock is held.
-        let _c = self
-            .shared
-            .commit_lock
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let _c = self.shared.lock_commits();
         (0..n.max(1)).map(|_| self.read(graph)).collect()
     }
 

@@ -100,7 +100,12 @@ fn history_kept_later_starts_with_what_the_graph_holds() {
     t.commit().unwrap();
 
     let then = db.read_as_of("default", start).unwrap();
-    assert_eq!(then.neighbors(a, Direction::Out, Some("KNOWS")).unwrap().len(), 1);
+    assert_eq!(
+        then.neighbors(a, Direction::Out, Some("KNOWS"))
+            .unwrap()
+            .len(),
+        1
+    );
     assert_eq!(then.degree(b, Direction::In, None).unwrap(), 1);
     let e = then.edge(e).unwrap().unwrap();
     assert_eq!(e.props["w"], Value::Int(7));

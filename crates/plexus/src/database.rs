@@ -590,6 +590,52 @@ impl Database {
         Ok(self.storage.read(graph)?)
     }
 
+    /// Keeps the history of `graph` from now on, so that it can be read
+    /// as it was at any later instant (`read_as_of`, or Cypher's
+    /// `MATCH … FOR SYSTEM_TIME AS OF t`). Returns the instant history
+    /// starts, in microseconds since the epoch.
+    ///
+    /// ```
+    /// use plexus::{Database, Params, Value};
+    /// let db = Database::in_memory().unwrap();
+    /// db.keep_history("default").unwrap();
+    /// db.query("default", "CREATE (:Person {name: 'Ann', age: 30})", &Params::new()).unwrap();
+    /// let then = db.system_time().unwrap();
+    /// db.query("default", "MATCH (p:Person) SET p.age = 31", &Params::new()).unwrap();
+    /// let params = Params::from([("then".to_string(), Value::Int(then as i64))]);
+    /// let t = db.query("default", "MATCH (p:Person) FOR SYSTEM_TIME AS OF $then RETURN p.age AS age", &params).unwrap();
+    /// assert_eq!(t.rows, vec![vec![Value::Int(30)]]);
+    /// ```
+    pub fn keep_history(&self, graph: &str) -> Result<u64> {
+        Ok(self.storage.keep_history(graph)?)
+    }
+
+    /// Stops keeping the history of `graph` and deletes it.
+    pub fn drop_history(&self, graph: &str) -> Result<()> {
+        Ok(self.storage.drop_history(graph)?)
+    }
+
+    /// The instant `graph`'s history starts at, when it keeps one.
+    pub fn history_start(&self, graph: &str) -> Result<Option<u64>> {
+        Ok(self.storage.history_start(graph)?)
+    }
+
+    /// The system time of the latest commit that kept history (µs).
+    pub fn system_time(&self) -> Result<u64> {
+        Ok(self.storage.system_time()?)
+    }
+
+    /// A read-only snapshot of `graph` as it was at system time `at` (µs).
+    pub fn read_as_of(&self, graph: &str, at: u64) -> Result<ReadTxn> {
+        Ok(self.storage.read_as_of(graph, at)?)
+    }
+
+    /// Removes the history of `graph` that no read as of `before` or later
+    /// needs; returns the versions removed.
+    pub fn prune_history(&self, graph: &str, before: u64) -> Result<u64> {
+        Ok(self.storage.prune_history(graph, before)?)
+    }
+
     /// The `k` nodes nearest `query` in the vector index `index` of
     /// `graph`, nearest first, that `filter` passes (exactly `min(k,
     /// passing)`). In a transaction, `plexus::vectors::search` does the

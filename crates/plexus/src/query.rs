@@ -106,9 +106,24 @@ impl Database {
             txn.commit()?;
             Ok((t, counters))
         } else {
-            let snap = self.read(graph)?;
+            let snap = self.read_for(graph, plan, params, &guard)?;
             let t = plan.run_read(&snap, params, &guard).map_err(Error::Query)?;
             Ok((t, Counters::default()))
+        }
+    }
+
+    /// The snapshot a read-only plan runs on: the current graph, or the
+    /// graph as of the instant its `FOR SYSTEM_TIME AS OF` names.
+    pub(crate) fn read_for(
+        &self,
+        graph: &str,
+        plan: &Prepared,
+        params: &Params,
+        guard: &plexus_query::Guard,
+    ) -> Result<plexus_storage::ReadTxn> {
+        match plan.as_of(params, guard).map_err(Error::Query)? {
+            Some(t) => Ok(self.storage().read_as_of(graph, t)?),
+            None => self.read(graph),
         }
     }
 

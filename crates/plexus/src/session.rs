@@ -518,12 +518,14 @@ impl Session {
                     tx,
                     batch: Vec::with_capacity(STREAM_BATCH),
                 };
-                let ran = db.read(&graph).and_then(|snap| {
-                    let guard = opts.guard(&db);
-                    plan.run_read_into(&snap, &params, &guard, &mut sink)
-                        .and_then(|()| sink.flush())
-                        .map_err(Error::Query)
-                });
+                let guard = opts.guard(&db);
+                let ran = db
+                    .read_for(&graph, &plan, &params, &guard)
+                    .and_then(|snap| {
+                        plan.run_read_into(&snap, &params, &guard, &mut sink)
+                            .and_then(|()| sink.flush())
+                            .map_err(Error::Query)
+                    });
                 let _ = sink.tx.send(Msg::Done(ran));
             }))
             .map_err(Error::Thread)?;
@@ -585,6 +587,13 @@ impl Transaction {
         }
         let txn = self.txn.as_mut().ok_or(Error::TransactionClosed)?;
         let guard = opts.guard(&self.db);
+        if plan.as_of(params, &guard).map_err(Error::Query)?.is_some() {
+            return Err(Error::Query(plexus_query::QueryError::Semantic {
+                code: "InvalidTimeQualifier",
+                message: "a query with FOR SYSTEM_TIME AS OF reads committed history:                           run it outside an explicit transaction"
+                    .into(),
+            }));
+        }
         let before = txn.counters();
         match plan.run_write(txn, params, None, &guard) {
             Ok(table) => {

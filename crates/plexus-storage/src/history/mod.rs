@@ -20,7 +20,7 @@
 //! version first. The tag is [`ABSENT`] or [`PRESENT`] followed by the
 //! value. `g | 00` holds the instant history starts.
 //!
-//! **Reads as of `t`** go through [`AsOf`], a snapshot that answers for the
+//! **Reads as of `t`** go through [`AsOf`] (`as_of.rs`), a snapshot that answers for the
 //! versioned keyspaces from the history: a point read is one seek to the
 //! first version at or before `t` (O(log n), whatever the history's length
 //! and the commits' sizes); a scan walks the versions in the range and
@@ -31,14 +31,12 @@
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId};
 use crate::keys::{
-    edge_key, ADJ, DIR_IN, DIR_OUT, EDGES, EDGE_KEYS, HISTORY, INDEX_DATA, LABELS, META, NODES, NODE_KEYS,
-    PROP_INDEX, STATS,
+    edge_key, ADJ, DIR_IN, DIR_OUT, EDGES, EDGE_KEYS, HISTORY, LABELS, META, NODES, NODE_KEYS,
+    STATS,
 };
 use crate::record::EdgeRecord;
 use plexus_common::read_u64;
-use plexus_kv::{
-    decode_counter, KeyRange, Ks, KvIter, KvPair, Op, ScanOptions, Snapshot, WriteBatch,
-};
+use plexus_kv::{decode_counter, KeyRange, Ks, Op, ScanOptions, Snapshot, WriteBatch};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
@@ -211,7 +209,11 @@ pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<Opti
     let versions = changes(snap, batch, &on)?;
     let t = tick(snap, batch)?;
     for ((ks, key), value) in versions {
-        batch.put(HISTORY, version_key(ks, &key, t), version_value(value.as_deref()));
+        batch.put(
+            HISTORY,
+            version_key(ks, &key, t),
+            version_value(value.as_deref()),
+        );
     }
     Ok(Some(t))
 }
@@ -290,8 +292,14 @@ fn adjacency_keys(g: GraphId, id: EdgeId, r: &EdgeRecord) -> [(Vec<u8>, ()); 2] 
         edge: id.0,
     };
     [
-        (crate::adjacency::delta_key(g, r.src, DIR_OUT, entry(r.dst)), ()),
-        (crate::adjacency::delta_key(g, r.dst, DIR_IN, entry(r.src)), ()),
+        (
+            crate::adjacency::delta_key(g, r.src, DIR_OUT, entry(r.dst)),
+            (),
+        ),
+        (
+            crate::adjacency::delta_key(g, r.dst, DIR_IN, entry(r.src)),
+            (),
+        ),
     ]
 }
 
@@ -372,7 +380,11 @@ fn record_all(
     raw.visit(EDGES, &KeyRange::prefix(&prefix), &mut |k, v| {
         failed = crate::edge_blocks::each(k, v, &mut |id, rec| {
             let r = EdgeRecord::decode(rec)?;
-            batch.put(HISTORY, version_key(EDGES, &edge_key(g, id), t), version_value(Some(rec)));
+            batch.put(
+                HISTORY,
+                version_key(EDGES, &edge_key(g, id), t),
+                version_value(Some(rec)),
+            );
             for (key, ()) in adjacency_keys(g, id, &r) {
                 batch.put(HISTORY, version_key(ADJ, &key, t), version_value(Some(&[])));
             }
@@ -460,171 +472,10 @@ pub(crate) fn versions(snap: &dyn Snapshot, ks: Ks, key: &[u8]) -> Result<Vec<Ve
     Ok(out)
 }
 
-/// A snapshot that reads graph `g` as it was at system time `t`: the
-/// versioned keyspaces from the history, indexes empty, the rest (names,
-/// manifest) as `inner` holds them.
-pub(crate) struct AsOf {
-    pub inner: Box<dyn Snapshot>,
-    pub g: GraphId,
-    pub t: u64,
-}
+mod api;
+mod as_of;
 
-impl AsOf {
-    /// The history range holding the versions of the keys in `range`.
-    fn history_range(&self, ks: Ks, range: &KeyRange) -> KeyRange {
-        let g = self.g.0.to_be_bytes();
-        let low = {
-            let mut k = g.to_vec();
-            k.push(ks_byte(ks));
-            k
-        };
-        let high = {
-            let mut k = g.to_vec();
-            k.push(ks_byte(ks).saturating_add(1));
-            k
-        };
-        // Where a bound's key lies relative to the graph's keys.
-        let place = |key: &[u8]| -> std::cmp::Ordering {
-            let head = &key[..key.len().min(4)];
-            if head.len() == 4 && head == g {
-                std::cmp::Ordering::Equal
-            } else {
-                head.cmp(&g[..])
-            }
-        };
-        let after = |key: &[u8]| {
-            let mut k = stem(ks, key);
-            k.extend_from_slice(&[0, 1]);
-            k
-        };
-        use std::cmp::Ordering::*;
-        let start = match &range.start {
-            Bound::Unbounded => Bound::Included(low.clone()),
-            Bound::Included(k) | Bound::Excluded(k) if place(k) == Less => {
-                Bound::Included(low.clone())
-            }
-            Bound::Included(k) | Bound::Excluded(k) if place(k) == Greater => {
-                Bound::Included(high.clone())
-            }
-            Bound::Included(k) => Bound::Included(stem(ks, k)),
-            Bound::Excluded(k) => Bound::Included(after(k)),
-        };
-        let end = match &range.end {
-            Bound::Unbounded => Bound::Excluded(high),
-            Bound::Included(k) | Bound::Excluded(k) if place(k) == Greater => Bound::Excluded(high),
-            Bound::Included(k) | Bound::Excluded(k) if place(k) == Less => Bound::Excluded(low),
-            Bound::Excluded(k) => Bound::Excluded(stem(ks, k)),
-            Bound::Included(k) => Bound::Excluded(after(k)),
-        };
-        KeyRange { start, end }
-    }
-
-    fn as_of_scan(&self, ks: Ks, range: &KeyRange) -> KvIter<'_> {
-        let inner = self
-            .inner
-            .scan(HISTORY, &self.history_range(ks, range), ScanOptions::default());
-        Box::new(Latest {
-            inner,
-            t: self.t,
-            current: None,
-            decided: false,
-        })
-    }
-}
-
-/// The first version at or before `t` of each key, from the versions in
-/// key order (newest first within a key); keys absent then are skipped.
-struct Latest<'a> {
-    inner: KvIter<'a>,
-    t: u64,
-    /// The stem of the key being walked.
-    current: Option<Vec<u8>>,
-    /// Whether its version as of `t` was found.
-    decided: bool,
-}
-
-impl Iterator for Latest<'_> {
-    type Item = plexus_kv::Result<KvPair>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let (k, v) = match self.inner.next()? {
-                Ok(pair) => pair,
-                Err(e) => return Some(Err(e)),
-            };
-            let (key, stem_len, t) = match split_version(&k) {
-                Ok(x) => x,
-                Err(e) => return Some(Err(kv_err(e))),
-            };
-            if self.current.as_deref() != Some(&k[..stem_len]) {
-                self.current = Some(k[..stem_len].to_vec());
-                self.decided = false;
-            }
-            if self.decided || t > self.t {
-                continue;
-            }
-            self.decided = true;
-            match decode_version(&v) {
-                Ok(Some(value)) => return Some(Ok((key, value.to_vec()))),
-                Ok(None) => continue,
-                Err(e) => return Some(Err(kv_err(e))),
-            }
-        }
-    }
-}
-
-fn kv_err(e: StorageError) -> plexus_kv::KvError {
-    match e {
-        StorageError::Kv(e) => e,
-        other => plexus_kv::KvError::Corrupt(other.to_string()),
-    }
-}
-
-impl Snapshot for AsOf {
-    fn get(&self, ks: Ks, key: &[u8]) -> plexus_kv::Result<Option<Vec<u8>>> {
-        if ks == PROP_INDEX || ks == INDEX_DATA {
-            return Ok(None);
-        }
-        if !VERSIONED.contains(&ks) {
-            return self.inner.get(ks, key);
-        }
-        let mut stem = stem(ks, key);
-        stem.extend_from_slice(&[0, 0]);
-        let mut start = stem.clone();
-        start.extend_from_slice(&(!self.t).to_be_bytes());
-        let range = KeyRange {
-            start: Bound::Included(start),
-            end: KeyRange::prefix(&stem).end,
-        };
-        let opts = ScanOptions {
-            limit: Some(1),
-            ..Default::default()
-        };
-        match self.inner.scan(HISTORY, &range, opts).next() {
-            None => Ok(None),
-            Some(pair) => {
-                let (_, v) = pair?;
-                Ok(decode_version(&v).map_err(kv_err)?.map(<[u8]>::to_vec))
-            }
-        }
-    }
-
-    fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
-        if ks == PROP_INDEX || ks == INDEX_DATA {
-            return Box::new(std::iter::empty());
-        }
-        if !VERSIONED.contains(&ks) {
-            return self.inner.scan(ks, range, opts);
-        }
-        let limit = opts.limit.unwrap_or(usize::MAX);
-        if opts.reverse {
-            // Backwards scans as of an instant are rare: gathered forwards.
-            let all: Vec<_> = self.as_of_scan(ks, range).collect();
-            return Box::new(all.into_iter().rev().take(limit));
-        }
-        Box::new(self.as_of_scan(ks, range).take(limit))
-    }
-}
+pub(crate) use as_of::AsOf;
 
 #[cfg(test)]
 mod tests {
@@ -641,177 +492,5 @@ mod tests {
         assert!(longer < next);
         let (key, _, t) = split_version(&longer).unwrap();
         assert_eq!((key, t), (vec![0, 0, 0, 1, 0, 5, 0], 1));
-    }
-
-    struct Empty;
-    impl Snapshot for Empty {
-        fn get(&self, _: Ks, _: &[u8]) -> plexus_kv::Result<Option<Vec<u8>>> {
-            Ok(None)
-        }
-        fn scan(&self, _: Ks, _: &KeyRange, _: ScanOptions) -> KvIter<'_> {
-            Box::new(std::iter::empty())
-        }
-    }
-
-    #[test]
-    fn ranges_map_to_the_versions_of_their_keys() {
-        let as_of = AsOf {
-            inner: Box::new(Empty),
-            g: GraphId(1),
-            t: 5,
-        };
-        let r = as_of.history_range(NODES, &KeyRange::prefix(&[0, 0, 0, 1]));
-        assert!(r.contains(&version_key(NODES, &[0, 0, 0, 1, 7], 4)));
-        assert!(!r.contains(&version_key(NODES, &[0, 0, 0, 2, 7], 4)));
-        assert!(!r.contains(&version_key(LABELS, &[0, 0, 0, 1, 7], 4)));
-        let upto = KeyRange {
-            start: Bound::Excluded(vec![0, 0, 0, 1, 3]),
-            end: Bound::Included(vec![0, 0, 0, 1, 7]),
-        };
-        let r = as_of.history_range(NODES, &upto);
-        assert!(!r.contains(&version_key(NODES, &[0, 0, 0, 1, 3], 4)));
-        assert!(r.contains(&version_key(NODES, &[0, 0, 0, 1, 3, 0], 4)));
-        assert!(r.contains(&version_key(NODES, &[0, 0, 0, 1, 7], 4)));
-        assert!(!r.contains(&version_key(NODES, &[0, 0, 0, 1, 7, 0], 4)));
-    }
-}
-
-impl crate::Storage {
-    /// Keeps the history of `graph` from now on: every later commit's
-    /// changes are kept as versions, so that the graph can be read as it
-    /// was at any instant since ([`crate::Storage::read_as_of`]). What the
-    /// graph holds now is written as the first version of each entry, under
-    /// the commit lock (writers wait while it is written). Returns the
-    /// instant history starts (µs since the epoch); a graph that keeps
-    /// history already keeps its start.
-    pub fn keep_history(&self, graph: &str) -> Result<u64> {
-        self.writable()?;
-        if self.shared.multi {
-            return Err(StorageError::Unsupported(
-                "history on a store that several processes write is not supported yet".into(),
-            ));
-        }
-        let g = self.graph_id(graph)?;
-        let _c = self
-            .shared
-            .commit_lock
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let raw = self.shared.kv.snapshot()?;
-        if let Some(start) = started(&*raw, g)? {
-            return Ok(start);
-        }
-        // Stale versions of an earlier, interrupted start lie before the
-        // new start, where no read reaches.
-        let unpacked = crate::packed::Unpacked(self.shared.kv.snapshot()?);
-        let t = baseline(&*self.shared.kv, &unpacked, &*raw, g)?;
-        self.shared
-            .history_kept
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        Ok(t)
-    }
-
-    /// Stops keeping the history of `graph` and deletes what was kept.
-    pub fn drop_history(&self, graph: &str) -> Result<()> {
-        self.writable()?;
-        let g = self.graph_id(graph)?;
-        let _c = self
-            .shared
-            .commit_lock
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let mut batch = WriteBatch::new();
-        clear(&mut batch, g);
-        Ok(self.shared.kv.write(batch)?)
-    }
-
-    /// The instant (µs since the epoch) from which `graph`'s history is
-    /// kept, or `None` when it keeps none.
-    pub fn history_start(&self, graph: &str) -> Result<Option<u64>> {
-        let g = self.graph_id(graph)?;
-        started(&*self.shared.kv.snapshot()?, g)
-    }
-
-    /// The system time of the latest commit that kept history (µs since
-    /// the epoch; 0 before any): reading as of it reads the current graph.
-    pub fn system_time(&self) -> Result<u64> {
-        clock(&*self.shared.kv.snapshot()?)
-    }
-
-    /// A read-only transaction that sees `graph` as it was at system time
-    /// `at` (µs since the epoch): the state the last commit at or before
-    /// `at` left. Every read works on it as on a current snapshot, except
-    /// that it uses no index (its plans scan labels instead). Fails with
-    /// [`StorageError::NoHistory`] when the history does not reach back to
-    /// `at`.
-    pub fn read_as_of(&self, graph: &str, at: u64) -> Result<crate::ReadTxn> {
-        let mut core = self.core(graph, false, false)?;
-        let raw = self.shared.kv.snapshot()?;
-        match started(&*raw, core.g)? {
-            Some(start) if start <= at => {}
-            starts => {
-                return Err(StorageError::NoHistory {
-                    graph: graph.into(),
-                    starts,
-                    asked: at,
-                })
-            }
-        }
-        core.snap = Box::new(AsOf {
-            inner: Box::new(crate::packed::Unpacked(raw)),
-            g: core.g,
-            t: at,
-        });
-        core.schema = Default::default();
-        core.as_of = Some(at);
-        Ok(crate::ReadTxn { core })
-    }
-
-    /// Removes the versions of `graph` that no read as of `before` or later
-    /// needs; history then starts at `before`. Readers are never blocked.
-    /// Returns how many versions were removed.
-    pub fn prune_history(&self, graph: &str, before: u64) -> Result<u64> {
-        self.writable()?;
-        let g = self.graph_id(graph)?;
-        let snap = self.shared.kv.snapshot()?;
-        let Some(start) = started(&*snap, g)? else {
-            return Err(StorageError::NoHistory {
-                graph: graph.into(),
-                starts: None,
-                asked: before,
-            });
-        };
-        if before <= start {
-            return Ok(0);
-        }
-        prune(&*self.shared.kv, &*snap, g, before)
-    }
-
-    /// Every version of node `id` of `graph`, newest first: the system
-    /// time of the commit that wrote it and the node it left (`None`:
-    /// deleted, or not yet created).
-    pub fn node_history(
-        &self,
-        graph: &str,
-        id: NodeId,
-    ) -> Result<Vec<(u64, Option<crate::Node>)>> {
-        let r = self.read(graph)?;
-        let c = &r.core;
-        let raw = self.shared.kv.snapshot()?;
-        let key = crate::keys::node_key(c.g, id);
-        versions(&*raw, NODES, &key)?
-            .into_iter()
-            .map(|(t, v)| {
-                let node = match v {
-                    Some(bytes) => Some(crate::read::to_node(
-                        c,
-                        id,
-                        crate::record::NodeRecord::decode(&bytes)?,
-                    )?),
-                    None => None,
-                };
-                Ok((t, node))
-            })
-            .collect()
     }
 }

@@ -1,0 +1,216 @@
+//! The graph as of an instant: a snapshot that answers for the versioned
+//! keyspaces from the history (`mod.rs` has the layout).
+
+use super::{decode_version, ks_byte, split_version, stem, VERSIONED};
+use crate::error::StorageError;
+use crate::ids::GraphId;
+use crate::keys::{HISTORY, INDEX_DATA, PROP_INDEX};
+use plexus_kv::{KeyRange, Ks, KvIter, KvPair, ScanOptions, Snapshot};
+use std::ops::Bound;
+
+/// A snapshot that reads graph `g` as it was at system time `t`: the
+/// versioned keyspaces from the history, indexes empty, the rest (names,
+/// manifest) as `inner` holds them.
+pub(crate) struct AsOf {
+    pub inner: Box<dyn Snapshot>,
+    pub g: GraphId,
+    pub t: u64,
+}
+
+impl AsOf {
+    /// The history range holding the versions of the keys in `range`.
+    fn history_range(&self, ks: Ks, range: &KeyRange) -> KeyRange {
+        let g = self.g.0.to_be_bytes();
+        let low = {
+            let mut k = g.to_vec();
+            k.push(ks_byte(ks));
+            k
+        };
+        let high = {
+            let mut k = g.to_vec();
+            k.push(ks_byte(ks).saturating_add(1));
+            k
+        };
+        // Where a bound's key lies relative to the graph's keys.
+        let place = |key: &[u8]| -> std::cmp::Ordering {
+            let head = &key[..key.len().min(4)];
+            if head.len() == 4 && head == g {
+                std::cmp::Ordering::Equal
+            } else {
+                head.cmp(&g[..])
+            }
+        };
+        let after = |key: &[u8]| {
+            let mut k = stem(ks, key);
+            k.extend_from_slice(&[0, 1]);
+            k
+        };
+        use std::cmp::Ordering::*;
+        let start = match &range.start {
+            Bound::Unbounded => Bound::Included(low.clone()),
+            Bound::Included(k) | Bound::Excluded(k) if place(k) == Less => {
+                Bound::Included(low.clone())
+            }
+            Bound::Included(k) | Bound::Excluded(k) if place(k) == Greater => {
+                Bound::Included(high.clone())
+            }
+            Bound::Included(k) => Bound::Included(stem(ks, k)),
+            Bound::Excluded(k) => Bound::Included(after(k)),
+        };
+        let end = match &range.end {
+            Bound::Unbounded => Bound::Excluded(high),
+            Bound::Included(k) | Bound::Excluded(k) if place(k) == Greater => Bound::Excluded(high),
+            Bound::Included(k) | Bound::Excluded(k) if place(k) == Less => Bound::Excluded(low),
+            Bound::Excluded(k) => Bound::Excluded(stem(ks, k)),
+            Bound::Included(k) => Bound::Excluded(after(k)),
+        };
+        KeyRange { start, end }
+    }
+
+    fn as_of_scan(&self, ks: Ks, range: &KeyRange) -> KvIter<'_> {
+        let inner = self.inner.scan(
+            HISTORY,
+            &self.history_range(ks, range),
+            ScanOptions::default(),
+        );
+        Box::new(Latest {
+            inner,
+            t: self.t,
+            current: None,
+            decided: false,
+        })
+    }
+}
+
+/// The first version at or before `t` of each key, from the versions in
+/// key order (newest first within a key); keys absent then are skipped.
+struct Latest<'a> {
+    inner: KvIter<'a>,
+    t: u64,
+    /// The stem of the key being walked.
+    current: Option<Vec<u8>>,
+    /// Whether its version as of `t` was found.
+    decided: bool,
+}
+
+impl Iterator for Latest<'_> {
+    type Item = plexus_kv::Result<KvPair>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (k, v) = match self.inner.next()? {
+                Ok(pair) => pair,
+                Err(e) => return Some(Err(e)),
+            };
+            let (key, stem_len, t) = match split_version(&k) {
+                Ok(x) => x,
+                Err(e) => return Some(Err(kv_err(e))),
+            };
+            if self.current.as_deref() != Some(&k[..stem_len]) {
+                self.current = Some(k[..stem_len].to_vec());
+                self.decided = false;
+            }
+            if self.decided || t > self.t {
+                continue;
+            }
+            self.decided = true;
+            match decode_version(&v) {
+                Ok(Some(value)) => return Some(Ok((key, value.to_vec()))),
+                Ok(None) => continue,
+                Err(e) => return Some(Err(kv_err(e))),
+            }
+        }
+    }
+}
+
+fn kv_err(e: StorageError) -> plexus_kv::KvError {
+    match e {
+        StorageError::Kv(e) => e,
+        other => plexus_kv::KvError::Corrupt(other.to_string()),
+    }
+}
+
+impl Snapshot for AsOf {
+    fn get(&self, ks: Ks, key: &[u8]) -> plexus_kv::Result<Option<Vec<u8>>> {
+        if ks == PROP_INDEX || ks == INDEX_DATA {
+            return Ok(None);
+        }
+        if !VERSIONED.contains(&ks) {
+            return self.inner.get(ks, key);
+        }
+        let mut stem = stem(ks, key);
+        stem.extend_from_slice(&[0, 0]);
+        let mut start = stem.clone();
+        start.extend_from_slice(&(!self.t).to_be_bytes());
+        let range = KeyRange {
+            start: Bound::Included(start),
+            end: KeyRange::prefix(&stem).end,
+        };
+        let opts = ScanOptions {
+            limit: Some(1),
+            ..Default::default()
+        };
+        match self.inner.scan(HISTORY, &range, opts).next() {
+            None => Ok(None),
+            Some(pair) => {
+                let (_, v) = pair?;
+                Ok(decode_version(&v).map_err(kv_err)?.map(<[u8]>::to_vec))
+            }
+        }
+    }
+
+    fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
+        if ks == PROP_INDEX || ks == INDEX_DATA {
+            return Box::new(std::iter::empty());
+        }
+        if !VERSIONED.contains(&ks) {
+            return self.inner.scan(ks, range, opts);
+        }
+        let limit = opts.limit.unwrap_or(usize::MAX);
+        if opts.reverse {
+            // Backwards scans as of an instant are rare: gathered forwards.
+            let all: Vec<_> = self.as_of_scan(ks, range).collect();
+            return Box::new(all.into_iter().rev().take(limit));
+        }
+        Box::new(self.as_of_scan(ks, range).take(limit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::version_key;
+    use super::*;
+    use crate::keys::{LABELS, NODES};
+
+    struct Empty;
+    impl Snapshot for Empty {
+        fn get(&self, _: Ks, _: &[u8]) -> plexus_kv::Result<Option<Vec<u8>>> {
+            Ok(None)
+        }
+        fn scan(&self, _: Ks, _: &KeyRange, _: ScanOptions) -> KvIter<'_> {
+            Box::new(std::iter::empty())
+        }
+    }
+
+    #[test]
+    fn ranges_map_to_the_versions_of_their_keys() {
+        let as_of = AsOf {
+            inner: Box::new(Empty),
+            g: GraphId(1),
+            t: 5,
+        };
+        let r = as_of.history_range(NODES, &KeyRange::prefix(&[0, 0, 0, 1]));
+        assert!(r.contains(&version_key(NODES, &[0, 0, 0, 1, 7], 4)));
+        assert!(!r.contains(&version_key(NODES, &[0, 0, 0, 2, 7], 4)));
+        assert!(!r.contains(&version_key(LABELS, &[0, 0, 0, 1, 7], 4)));
+        let upto = KeyRange {
+            start: Bound::Excluded(vec![0, 0, 0, 1, 3]),
+            end: Bound::Included(vec![0, 0, 0, 1, 7]),
+        };
+        let r = as_of.history_range(NODES, &upto);
+        assert!(!r.contains(&version_key(NODES, &[0, 0, 0, 1, 3], 4)));
+        assert!(r.contains(&version_key(NODES, &[0, 0, 0, 1, 3, 0], 4)));
+        assert!(r.contains(&version_key(NODES, &[0, 0, 0, 1, 7], 4)));
+        assert!(!r.contains(&version_key(NODES, &[0, 0, 0, 1, 7, 0], 4)));
+    }
+}
