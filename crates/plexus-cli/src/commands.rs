@@ -275,6 +275,7 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
         Command::Index(c) => index(db, g, c, out),
         Command::Constraint(c) => constraint(db, g, c, out),
         Command::Vector(c) => crate::vector::vector(db, g, c, out),
+        Command::History(c) => crate::history::history(db, g, c, out),
         Command::Check => {
             let rep = db.check(g)?;
             out.done(

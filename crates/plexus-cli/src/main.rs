@@ -10,6 +10,7 @@ macro_rules! say {
 mod commands;
 mod cypher;
 mod demo;
+mod history;
 mod output;
 mod serve;
 mod traverse;
@@ -134,6 +135,10 @@ pub enum Command {
     /// Manage named graphs.
     #[command(subcommand)]
     Graph(GraphCmd),
+    /// Keep a graph's history, so that queries can read it as it was
+    /// (`MATCH … FOR SYSTEM_TIME AS OF t`); show or prune it.
+    #[command(subcommand)]
+    History(HistoryCmd),
     /// Manage property and list-element indexes.
     #[command(subcommand)]
     Index(IndexCmd),
@@ -345,6 +350,24 @@ pub enum SampleModeArg {
     Unique,
     /// Proportional to --weight.
     Weighted,
+}
+
+#[derive(Subcommand)]
+pub enum HistoryCmd {
+    /// Keep every later change of the graph as a version (what it holds
+    /// now becomes the first version).
+    On,
+    /// Stop keeping history and delete what was kept.
+    Off,
+    /// Whether history is kept, since when, and the latest system time.
+    Status,
+    /// Delete the versions no read as of BEFORE or later needs.
+    Prune {
+        /// An instant: an ISO 8601 datetime (`2026-12-01T10:00:00Z`) or
+        /// microseconds since 1970.
+        #[arg(long)]
+        before: String,
+    },
 }
 
 #[derive(Subcommand)]

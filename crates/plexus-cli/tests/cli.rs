@@ -796,3 +796,50 @@ fn a_database_in_postgres() {
     assert!(!other.path().join("plexus-data/PLEXUS").exists());
     assert!(fails(other.path(), &["stats"]).contains("plexus init"));
 }
+
+#[test]
+fn history_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(d, &["init"]);
+    assert_eq!(json(d, &["history", "status"])["history"], "off");
+    let e = fails(d, &["query", "MATCH (n) FOR SYSTEM_TIME AS OF 1 RETURN n"]);
+    assert!(e.contains("keeps no history"), "{e}");
+    let on = json(d, &["history", "on"]);
+    assert_eq!(on["history"], "on");
+    ok(d, &["query", "CREATE (:Person {name: 'Ann', age: 34})"]);
+    let then = json(d, &["history", "status"])["latest"].as_u64().unwrap();
+    ok(d, &["query", "MATCH (p:Person) SET p.age = 35"]);
+    let at = |t: u64| {
+        ok(
+            d,
+            &[
+                "query",
+                "MATCH (p:Person) FOR SYSTEM_TIME AS OF $t RETURN p.age AS age",
+                "--param",
+                &format!("t={t}"),
+                "--format",
+                "csv",
+            ],
+        )
+    };
+    assert_eq!(at(then), "age\n34\n");
+    let now = json(d, &["history", "status"])["latest"].as_u64().unwrap();
+    assert_eq!(at(now), "age\n35\n");
+    let pruned = json(d, &["history", "prune", "--before", &now.to_string()]);
+    assert!(pruned["removed"].as_u64().unwrap() >= 1, "{pruned}");
+    let e = fails(
+        d,
+        &[
+            "query",
+            "MATCH (p) FOR SYSTEM_TIME AS OF $t RETURN p",
+            "--param",
+            &format!("t={then}"),
+        ],
+    );
+    assert!(e.contains("keeps history from"), "{e}");
+    let e = fails(d, &["history", "prune", "--before", "yesterday"]);
+    assert!(e.contains("--before yesterday"), "{e}");
+    ok(d, &["history", "off"]);
+    assert_eq!(json(d, &["history", "status"])["history"], "off");
+}

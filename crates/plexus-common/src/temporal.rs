@@ -460,6 +460,25 @@ impl LocalDateTime {
 }
 
 impl DateTime {
+    /// The instant `micros` microseconds after 1970-01-01T00:00Z, in UTC
+    /// (how Plexus stamps system time).
+    pub fn from_epoch_micros(micros: u64) -> DateTime {
+        let micros = i64::try_from(micros).unwrap_or(i64::MAX);
+        DateTime {
+            secs: micros.div_euclid(1_000_000),
+            // Below 10^9: the remainder is below 10^6.
+            nanos: (micros.rem_euclid(1_000_000) * 1000) as u32,
+            offset_secs: 0,
+            zone: None,
+        }
+    }
+
+    /// Microseconds after 1970-01-01T00:00Z; `None` for an earlier instant.
+    pub fn epoch_micros(&self) -> Option<u64> {
+        let micros = i128::from(self.secs) * 1_000_000 + i128::from(self.nanos / 1000);
+        u64::try_from(micros).ok()
+    }
+
     /// Parses `YYYY-MM-DDTHH:MM[:SS[.fff]]` followed by `Z` or `±HH:MM`.
     pub fn parse(s: &str) -> Option<DateTime> {
         let (dt, offset_secs) = split_offset(s)?;

@@ -145,15 +145,8 @@ impl fmt::Display for StorageError {
 }
 
 /// A system time (µs since the epoch) as an ISO 8601 instant in UTC.
-pub(crate) fn instant(micros: u64) -> String {
-    let micros = i64::try_from(micros).unwrap_or(i64::MAX);
-    plexus_common::DateTime {
-        secs: micros.div_euclid(1_000_000),
-        nanos: u32::try_from(micros.rem_euclid(1_000_000) * 1000).unwrap_or(0),
-        offset_secs: 0,
-        zone: None,
-    }
-    .to_string()
+fn instant(micros: u64) -> String {
+    plexus_common::DateTime::from_epoch_micros(micros).to_string()
 }
 
 impl std::error::Error for StorageError {

@@ -69,12 +69,7 @@ fn traversals_read_the_graph_as_it_was() {
 #[test]
 fn the_instant_may_be_a_datetime_or_an_iso_string_and_streams_alike() {
     let (db, [first, second, _]) = history();
-    let datetime = |t: u64| plexus_common::DateTime {
-        secs: (t / 1_000_000) as i64,
-        nanos: (t % 1_000_000) as u32 * 1000,
-        offset_secs: 0,
-        zone: None,
-    };
+    let datetime = plexus::DateTime::from_epoch_micros;
     let count = "MATCH (n:Person)-[k:KNOWS]->() FOR SYSTEM_TIME AS OF $t RETURN count(k) AS n";
     let as_value = Params::from([("t".to_string(), Value::DateTime(datetime(second)))]);
     assert_eq!(q(&db, count, &as_value), [[Value::Int(3)]]);
