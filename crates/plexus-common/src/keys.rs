@@ -45,19 +45,31 @@ pub fn read_u64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-fn push_i64(out: &mut Vec<u8>, v: i64) {
-    push_u64(out, (v as u64) ^ (1 << 63));
-}
-
-/// Escapes 0x00 so that the terminator 0x00 0x01 sorts below any content byte.
-fn push_escaped(out: &mut Vec<u8>, b: &[u8]) {
+/// Appends `b` so that more key parts can follow: each `00` becomes
+/// `00 FF`, and [`KEY_PART_END`] (`00 01`, below any content byte) ends
+/// it. Keys then group by `b` and sort in its order, a shorter `b` before
+/// its extensions.
+pub fn push_escaped(out: &mut Vec<u8>, b: &[u8]) {
     for &c in b {
         out.push(c);
         if c == 0 {
             out.push(0xff);
         }
     }
-    out.extend_from_slice(&[0x00, 0x01]);
+    out.extend_from_slice(&KEY_PART_END);
+}
+
+/// What ends a part written by [`push_escaped`].
+pub const KEY_PART_END: [u8; 2] = [0x00, 0x01];
+
+/// Appends `v` as 8 bytes that sort as the integers do.
+pub fn push_i64(out: &mut Vec<u8>, v: i64) {
+    push_u64(out, (v as u64) ^ (1 << 63));
+}
+
+/// Reads an integer [`push_i64`] wrote at `at`.
+pub fn read_i64(b: &[u8], at: usize) -> Option<i64> {
+    read_u64(b, at).map(|u| (u ^ (1 << 63)) as i64)
 }
 
 /// Appends the order-preserving encoding of `v`.

@@ -25,6 +25,7 @@ pub(crate) const KEYSPACES: &[&str] = &[
     "schema",
     "index_data",
     "history",
+    "valid_time",
 ];
 
 /// Manifest and id counters.
@@ -58,9 +59,13 @@ pub(crate) const INDEX_DATA: Ks = Ks(12);
 /// g|ks|key|!time → versions of the graph's entries (`history.rs`).
 pub(crate) const HISTORY: Ks = Ks(13);
 
-pub(crate) const GRAPH_KEYSPACES: [Ks; 12] = [
+/// g|… → valid-time versions, as `plexus-temporal` lays them out; kept in
+/// the history like the graph (`WriteTxn::valid_time_write`).
+pub(crate) const VALID: Ks = Ks(14);
+
+pub(crate) const GRAPH_KEYSPACES: [Ks; 13] = [
     NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, TYPES_V1, PROP_INDEX, STATS, SCHEMA,
-    INDEX_DATA, HISTORY,
+    INDEX_DATA, HISTORY, VALID,
 ];
 
 pub(crate) const META_FORMAT: &[u8] = b"format_version";

@@ -45,6 +45,8 @@ pub(crate) enum Subject<'a> {
     AllNodes(u32),
     AllEdges(u32),
     Schema(u32),
+    /// What a valid-time write names as its subject (a logical entity).
+    ValidTime(u32, &'a [u8]),
 }
 
 /// FNV-1a: stable, dependency-free, and good enough to spread these keys.
@@ -71,6 +73,7 @@ impl Subject<'_> {
             Subject::AllNodes(g) => (10, g, 0, &[]),
             Subject::AllEdges(g) => (11, g, 0, &[]),
             Subject::Schema(g) => (12, g, 0, &[]),
+            Subject::ValidTime(g, s) => (13, g, 0, s),
         };
         fnv(&mut h, &[tag]);
         fnv(&mut h, &g.to_le_bytes());

@@ -104,6 +104,9 @@ fn counter_u64(v: i64) -> u64 {
 }
 
 /// The read methods of every transaction. Import this trait to use them.
+/// A visitor of key-value pairs; false stops the walk.
+pub type PairFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'a;
+
 pub trait GraphRead {
     #[doc(hidden)]
     fn core(&self) -> &TxnCore;
@@ -362,6 +365,52 @@ pub trait GraphRead {
         };
         let it = c.scan(ADJ, &KeyRange { start, end }, ScanOptions::default());
         Box::new(adjacency::Groups::new(it))
+    }
+
+    /// The value under `key` (after the graph's prefix) in the graph's
+    /// valid-time keyspace (`WriteTxn::valid_time_write`).
+    fn valid_time_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let c = self.core();
+        let mut k = graph_prefix(c.g);
+        k.extend_from_slice(key);
+        c.get(VALID, &k)
+    }
+
+    /// Hands `f` the pairs of the valid-time keyspace with keys (after the
+    /// graph's prefix) between `from` and `to`, in key order or reversed,
+    /// until it returns false.
+    fn valid_time_scan(
+        &self,
+        from: Bound<&[u8]>,
+        to: Bound<&[u8]>,
+        reverse: bool,
+        f: &mut PairFn<'_>,
+    ) -> Result<()> {
+        let c = self.core();
+        let g = graph_prefix(c.g);
+        let within = |b: Bound<&[u8]>, end: bool| match b {
+            Bound::Included(k) => Bound::Included([&g[..], k].concat()),
+            Bound::Excluded(k) => Bound::Excluded([&g[..], k].concat()),
+            Bound::Unbounded if end => {
+                prefix_successor(&g).map_or(Bound::Unbounded, Bound::Excluded)
+            }
+            Bound::Unbounded => Bound::Included(g.clone()),
+        };
+        let range = KeyRange {
+            start: within(from, false),
+            end: within(to, true),
+        };
+        let opts = ScanOptions {
+            reverse,
+            limit: None,
+        };
+        for pair in c.scan(VALID, &range, opts) {
+            let (k, v) = pair?;
+            if !f(&k[g.len()..], &v)? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Every property key the database has interned (as Neo4j's

@@ -75,6 +75,7 @@ fn describe(ks: Ks) -> (&'static str, Per) {
         STATS => ("counts", Per::Nothing),
         SCHEMA => ("index and constraint definitions", Per::Nothing),
         HISTORY => ("versions kept by graphs with history on", Per::Nothing),
+        VALID => ("valid-time versions", Per::Nothing),
         _ => ("", Per::Nothing),
     }
 }

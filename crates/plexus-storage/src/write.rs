@@ -1311,6 +1311,30 @@ impl WriteTxn {
 
     /// Discards every change (dropping the transaction does the same).
     pub fn rollback(self) {}
+
+    /// Writes `value` under `key` (after the graph's prefix) in the
+    /// graph's valid-time keyspace, or deletes the key (`None`). The layout
+    /// is `plexus-temporal`'s; storage keeps it with the transaction's
+    /// other writes, in the graph's history, and decides conflicts by
+    /// `subject`: a concurrent commit that wrote the same subject wins.
+    pub fn valid_time_write(
+        &mut self,
+        subject: &[u8],
+        key: &[u8],
+        value: Option<Vec<u8>>,
+    ) -> Result<()> {
+        self.op(|t| {
+            let g = t.g();
+            t.fp.writes.insert(Subject::ValidTime(g.0, subject).hash());
+            let mut k = graph_prefix(g);
+            k.extend_from_slice(key);
+            match value {
+                Some(v) => t.ov().put(VALID, k, v),
+                None => t.ov().delete(VALID, k),
+            }
+            Ok(())
+        })
+    }
 }
 
 /// After a commit: the slow part of its maintained-index changes, then a

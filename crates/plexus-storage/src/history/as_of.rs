@@ -42,7 +42,8 @@ impl AsOf {
         };
         let after = |key: &[u8]| {
             let mut k = stem(ks, key);
-            k.extend_from_slice(&[0, 1]);
+            // Past every version of `key`: its end, `00 01`, then `!t`.
+            k.extend_from_slice(&[0, 2]);
             k
         };
         use std::cmp::Ordering::*;
@@ -123,6 +124,80 @@ impl Iterator for Latest<'_> {
     }
 }
 
+/// [`Latest`] over the versions in reverse key order, where each key's
+/// versions come oldest first: the last at or before `t` seen before the
+/// key changes is its version as of `t` (a floor read is one seek and a
+/// walk back over the versions of the keys it skips).
+struct LatestBackwards<'a> {
+    inner: KvIter<'a>,
+    t: u64,
+    group: Option<Group>,
+}
+
+/// The key [`LatestBackwards`] walks.
+struct Group {
+    stem: Vec<u8>,
+    key: Vec<u8>,
+    /// Its version as of `t` so far: none seen yet, or the value then
+    /// (`None`: absent).
+    version: Option<Option<Vec<u8>>>,
+}
+
+impl LatestBackwards<'_> {
+    /// The pair the finished group yields, if its key held a value at `t`.
+    fn finish(group: Option<Group>) -> Option<KvPair> {
+        match group {
+            Some(Group {
+                key,
+                version: Some(Some(value)),
+                ..
+            }) => Some((key, value)),
+            _ => None,
+        }
+    }
+}
+
+impl Iterator for LatestBackwards<'_> {
+    type Item = plexus_kv::Result<KvPair>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let Some(pair) = self.inner.next() else {
+                return Self::finish(self.group.take()).map(Ok);
+            };
+            let (k, v) = match pair {
+                Ok(pair) => pair,
+                Err(e) => return Some(Err(e)),
+            };
+            let (key, stem_len, t) = match split_version(&k) {
+                Ok(x) => x,
+                Err(e) => return Some(Err(kv_err(e))),
+            };
+            let mut done = None;
+            if self.group.as_ref().map(|g| &g.stem[..]) != Some(&k[..stem_len]) {
+                done = Self::finish(self.group.take());
+                self.group = Some(Group {
+                    stem: k[..stem_len].to_vec(),
+                    key,
+                    version: None,
+                });
+            }
+            if t <= self.t {
+                let value = match decode_version(&v) {
+                    Ok(value) => value.map(<[u8]>::to_vec),
+                    Err(e) => return Some(Err(kv_err(e))),
+                };
+                if let Some(g) = &mut self.group {
+                    g.version = Some(value);
+                }
+            }
+            if let Some(pair) = done {
+                return Some(Ok(pair));
+            }
+        }
+    }
+}
+
 fn kv_err(e: StorageError) -> plexus_kv::KvError {
     match e {
         StorageError::Kv(e) => e,
@@ -139,7 +214,7 @@ impl Snapshot for AsOf {
             return self.inner.get(ks, key);
         }
         let mut stem = stem(ks, key);
-        stem.extend_from_slice(&[0, 0]);
+        stem.extend_from_slice(&plexus_common::KEY_PART_END);
         let mut start = stem.clone();
         start.extend_from_slice(&(!self.t).to_be_bytes());
         let range = KeyRange {
@@ -168,9 +243,22 @@ impl Snapshot for AsOf {
         }
         let limit = opts.limit.unwrap_or(usize::MAX);
         if opts.reverse {
-            // Backwards scans as of an instant are rare: gathered forwards.
-            let all: Vec<_> = self.as_of_scan(ks, range).collect();
-            return Box::new(all.into_iter().rev().take(limit));
+            let inner = self.inner.scan(
+                HISTORY,
+                &self.history_range(ks, range),
+                ScanOptions {
+                    reverse: true,
+                    limit: None,
+                },
+            );
+            return Box::new(
+                LatestBackwards {
+                    inner,
+                    t: self.t,
+                    group: None,
+                }
+                .take(limit),
+            );
         }
         Box::new(self.as_of_scan(ks, range).take(limit))
     }

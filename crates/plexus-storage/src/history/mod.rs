@@ -11,11 +11,11 @@
 //! Transactions written by one group commit share a stamp: they became
 //! visible together.
 //!
-//! **Layout.** `g | ks | escaped(key after g) | 00 00 | !t → tag | value`
+//! **Layout.** `g | ks | escaped(key after g) | 00 01 | !t → tag | value`
 //! for the node and edge records, the id maps, label members, relationship
 //! adjacency (one entry per edge and direction, in the adjacency's delta
-//! form) and the counters. The escaping (`00` → `00 FF`, then the `00 00`
-//! terminator) keeps the versions of one key together and in key order,
+//! form) and the counters. The escaping (`plexus_common::push_escaped`:
+//! `00` → `00 FF`, then the `00 01` terminator) keeps the versions of one key together and in key order,
 //! whatever the key's length; `!t` (the stamp inverted) puts the newest
 //! version first. The tag is [`ABSENT`] or [`PRESENT`] followed by the
 //! value. `g | 00` holds the instant history starts.
@@ -30,18 +30,21 @@
 
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId};
+use crate::keys::VALID;
 use crate::keys::{
     edge_key, ADJ, DIR_IN, DIR_OUT, EDGES, EDGE_KEYS, HISTORY, LABELS, META, NODES, NODE_KEYS,
     STATS,
 };
 use crate::record::EdgeRecord;
-use plexus_common::read_u64;
+use plexus_common::{read_u64, KEY_PART_END};
 use plexus_kv::{decode_counter, KeyRange, Ks, Op, ScanOptions, Snapshot, WriteBatch};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 /// The keyspaces whose writes are versioned.
-pub(crate) const VERSIONED: [Ks; 7] = [NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, STATS];
+pub(crate) const VERSIONED: [Ks; 8] = [
+    NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, STATS, VALID,
+];
 
 /// The tag of a version that says the key held nothing.
 const ABSENT: u8 = 0;
@@ -92,17 +95,6 @@ pub(crate) fn started(snap: &dyn Snapshot, g: GraphId) -> Result<Option<u64>> {
         .and_then(|v| read_u64(&v, 0)))
 }
 
-/// Appends `bytes` escaped: `00` becomes `00 FF`, so that `00 00` can end
-/// a key and shorter keys sort before their extensions.
-fn escape(out: &mut Vec<u8>, bytes: &[u8]) {
-    for &b in bytes {
-        out.push(b);
-        if b == 0 {
-            out.push(0xFF);
-        }
-    }
-}
-
 /// `g | ks | escaped(key after g)`: the prefix every version of `key`
 /// (and of every key it is a prefix of) starts with.
 fn stem(ks: Ks, key: &[u8]) -> Vec<u8> {
@@ -110,7 +102,9 @@ fn stem(ks: Ks, key: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(key.len() + 16);
     out.extend_from_slice(g);
     out.push(ks_byte(ks));
-    escape(&mut out, rest);
+    plexus_common::push_escaped(&mut out, rest);
+    // Without the end: the stem of a key prefixes those of its extensions.
+    out.truncate(out.len() - KEY_PART_END.len());
     out
 }
 
@@ -123,7 +117,7 @@ fn ks_byte(ks: Ks) -> u8 {
 /// The key of the version of `key` (in `ks`) written at `t`.
 fn version_key(ks: Ks, key: &[u8], t: u64) -> Vec<u8> {
     let mut k = stem(ks, key);
-    k.extend_from_slice(&[0, 0]);
+    k.extend_from_slice(&KEY_PART_END);
     k.extend_from_slice(&(!t).to_be_bytes());
     k
 }
@@ -151,7 +145,7 @@ fn split_version(k: &[u8]) -> Result<(Vec<u8>, usize, u64)> {
     let mut i = 5;
     loop {
         match (k.get(i), k.get(i + 1)) {
-            (Some(0), Some(0)) => break,
+            (Some(0), Some(1)) => break,
             (Some(0), Some(0xFF)) => {
                 key.push(0);
                 i += 2;
@@ -369,7 +363,7 @@ fn record_all(
         }
         Ok(())
     };
-    for ks in [NODES, NODE_KEYS, EDGE_KEYS, LABELS, STATS] {
+    for ks in [NODES, NODE_KEYS, EDGE_KEYS, LABELS, STATS, VALID] {
         for pair in snap.scan(ks, &KeyRange::prefix(&prefix), ScanOptions::default()) {
             let (k, v) = pair?;
             batch.put(HISTORY, version_key(ks, &k, t), version_value(Some(&v)));
@@ -462,7 +456,7 @@ pub(crate) type Version = (u64, Option<Vec<u8>>);
 /// Every version of `key` (in `ks`), newest first.
 pub(crate) fn versions(snap: &dyn Snapshot, ks: Ks, key: &[u8]) -> Result<Vec<Version>> {
     let mut stem = stem(ks, key);
-    stem.extend_from_slice(&[0, 0]);
+    stem.extend_from_slice(&KEY_PART_END);
     let mut out = Vec::new();
     for pair in snap.scan(HISTORY, &KeyRange::prefix(&stem), ScanOptions::default()) {
         let (k, v) = pair?;

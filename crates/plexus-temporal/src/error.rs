@@ -1,0 +1,78 @@
+//! What valid-time writes and reads can refuse or fail at.
+
+use plexus_common::{DecodeError, ErrorKind};
+use plexus_storage::StorageError;
+use std::fmt;
+
+#[derive(Debug)]
+pub enum TemporalError {
+    /// The storage underneath failed or refused (a conflict, a full disk).
+    Storage(StorageError),
+    /// An interval that is empty or reversed (`[from, to)` needs `from < to`).
+    EmptyInterval { from: i64, to: i64 },
+    /// A version id asked for that no version has.
+    UnknownVersion(String),
+    /// A version id given for a new version that another version has.
+    VersionExists(String),
+    /// A correction of a version of another kind of entity (a node
+    /// version corrected as an edge).
+    KindMismatch { version: String },
+    /// An id that cannot be used (empty, too long).
+    InvalidId { what: &'static str, id: String },
+    /// Stored bytes that do not decode.
+    Corrupt(String),
+}
+
+pub type Result<T, E = TemporalError> = std::result::Result<T, E>;
+
+impl TemporalError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            TemporalError::Storage(e) => e.kind(),
+            TemporalError::Corrupt(_) => ErrorKind::Corruption,
+            _ => ErrorKind::BadInput,
+        }
+    }
+}
+
+impl fmt::Display for TemporalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TemporalError::Storage(e) => write!(f, "{e}"),
+            TemporalError::EmptyInterval { from, to } => write!(
+                f,
+                "the valid interval [{from}, {to}) is empty: its end must come after its start"
+            ),
+            TemporalError::UnknownVersion(v) => write!(f, "no version with id '{v}'"),
+            TemporalError::VersionExists(v) => write!(f, "a version with id '{v}' exists already"),
+            TemporalError::KindMismatch { version } => {
+                write!(f, "version '{version}' is of another kind of entity")
+            }
+            TemporalError::InvalidId { what, id } => {
+                write!(f, "invalid {what} '{id}': ids are 1 to 512 bytes long")
+            }
+            TemporalError::Corrupt(m) => write!(f, "stored valid-time data is damaged: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for TemporalError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TemporalError::Storage(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<StorageError> for TemporalError {
+    fn from(e: StorageError) -> Self {
+        TemporalError::Storage(e)
+    }
+}
+
+impl From<DecodeError> for TemporalError {
+    fn from(e: DecodeError) -> Self {
+        TemporalError::Corrupt(e.to_string())
+    }
+}

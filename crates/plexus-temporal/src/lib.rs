@@ -1,0 +1,36 @@
+//! Valid time: versions of nodes and edges that hold over intervals of
+//! valid time, written explicitly (assert, correct, retract) and read as
+//! of any instant in O(log n), in the same store and transactions as the
+//! graph. With the graph's system-time history (`Storage::keep_history`),
+//! reads are bitemporal: as of a valid instant, as known at a system time.
+//!
+//! ```
+//! use plexus_storage::Storage;
+//! use plexus_temporal::{commit_versions, node_as_of, Interval, NodeState, VersionWrite};
+//! let db = Storage::in_memory().unwrap();
+//! let ann = |age: i64| NodeState {
+//!     labels: vec!["Person".into()],
+//!     props: [("age".to_string(), age.into())].into(),
+//! };
+//! commit_versions(&db, "default", &[
+//!     VersionWrite::assert_node("ann", ann(30), Interval::new(0, Some(100)).unwrap()),
+//!     VersionWrite::assert_node("ann", ann(31), Interval::from(100)),
+//! ]).unwrap();
+//! let r = db.read("default").unwrap();
+//! let v = node_as_of(&r, "ann", 150).unwrap().unwrap();
+//! assert_eq!(v.valid, Interval::from(100));
+//! assert!(node_as_of(&r, "ann", -1).unwrap().is_none());
+//! ```
+
+mod error;
+mod read;
+mod time;
+mod timeline;
+mod version;
+mod write;
+
+pub use error::{Result, TemporalError};
+pub use read::{as_of, edge_as_of, node_as_of, segments, version, versions};
+pub use time::Interval;
+pub use version::{EdgeState, Kind, NodeState, Op, Props, State, Version};
+pub use write::{commit_versions, write_version, VersionWrite, MAX_ID_LEN};

@@ -1,0 +1,67 @@
+//! Valid-time reads: an entity as of an instant, a version, an entity's
+//! versions and timeline. Each takes any read of the graph: a snapshot of
+//! now, a write transaction (its own writes included), or the graph as of
+//! a system time (`Storage::read_as_of`), which makes the read bitemporal.
+
+use crate::error::Result;
+use crate::time::Interval;
+use crate::timeline;
+use crate::version::{Kind, Version};
+use plexus_storage::GraphRead;
+
+/// The version that holds entity `id` at valid time `at`, if one does (a
+/// retracted or never-asserted instant holds none). One seek back from
+/// `at` and one point read, however long the entity's history.
+pub fn as_of(
+    r: &(impl GraphRead + ?Sized),
+    kind: Kind,
+    id: &str,
+    at: i64,
+) -> Result<Option<Version>> {
+    match timeline::covering(r, kind, id, at)? {
+        Some(s) => version(r, &s.version),
+        None => Ok(None),
+    }
+}
+
+/// [`as_of`] for a node.
+pub fn node_as_of(r: &(impl GraphRead + ?Sized), id: &str, at: i64) -> Result<Option<Version>> {
+    as_of(r, Kind::Node, id, at)
+}
+
+/// [`as_of`] for an edge.
+pub fn edge_as_of(r: &(impl GraphRead + ?Sized), id: &str, at: i64) -> Result<Option<Version>> {
+    as_of(r, Kind::Edge, id, at)
+}
+
+/// The version with id `id`.
+pub fn version(r: &(impl GraphRead + ?Sized), id: &str) -> Result<Option<Version>> {
+    match r.valid_time_get(&timeline::version_key(id))? {
+        Some(bytes) => Ok(Some(Version::decode(id, &bytes)?)),
+        None => Ok(None),
+    }
+}
+
+/// Every version of entity `id`, in the order they were written.
+pub fn versions(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) -> Result<Vec<Version>> {
+    let mut out = Vec::new();
+    for v in timeline::log(r, kind, id)? {
+        if let Some(v) = version(r, &v)? {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// Entity `id`'s timeline: which version holds it over which interval,
+/// in valid-time order (gaps are where none holds it).
+pub fn segments(
+    r: &(impl GraphRead + ?Sized),
+    kind: Kind,
+    id: &str,
+) -> Result<Vec<(Interval, String)>> {
+    Ok(timeline::segments(r, kind, id, None, None)?
+        .into_iter()
+        .map(|s| (s.valid, s.version))
+        .collect())
+}

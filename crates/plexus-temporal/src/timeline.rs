@@ -1,0 +1,238 @@
+//! The key layout in storage's valid-time keyspace (after the graph's
+//! prefix), and the timeline of an entity.
+//!
+//! * `T | kind | id | 00 00 | from` → `end | version id`: the entity's
+//!   timeline, the segments of valid time each version holds now. They
+//!   never overlap: a write over `[a, b)` cuts the segments it covers, so
+//!   the version covering an instant is the segment found by one seek
+//!   back from it (O(log n), however many versions the entity has). The
+//!   latest write over an instant wins, as in GestaltDB.
+//! * `V | version id` → the version.
+//! * `H | kind | id | 00 00 | n` → version id: the entity's versions in
+//!   the order they were written.
+//!
+//! Ids are escaped (`plexus_common::push_escaped`); instants are 8 bytes
+//! that sort as the instants (`time.rs`); `n` is big-endian. Every write
+//! names the entity (`kind | id`) as its conflict subject, and a version
+//! record its id: two transactions that change one entity's timeline, or
+//! create one version id, never both commit. Storage keeps this keyspace
+//! in the graph's system-time history, so reading it as of a system time
+//! (`Storage::read_as_of`) gives the bitemporal view.
+
+use crate::error::{Result, TemporalError};
+use crate::time::Interval;
+use crate::version::Kind;
+use plexus_common::{push_escaped, push_i64, read_i64};
+use plexus_storage::{GraphRead, WriteTxn};
+use std::ops::Bound;
+
+const TIMELINE: u8 = b'T';
+const VERSION: u8 = b'V';
+const ENTITY_LOG: u8 = b'H';
+
+/// `tag | kind | escaped id | 00 00`.
+fn stem(tag: u8, kind: Kind, id: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(id.len() + 12);
+    k.push(tag);
+    k.push(kind.byte());
+    push_escaped(&mut k, id.as_bytes());
+    k
+}
+
+/// The conflict subject of an entity.
+fn subject(kind: Kind, id: &str) -> Vec<u8> {
+    let mut s = vec![kind.byte()];
+    s.extend_from_slice(id.as_bytes());
+    s
+}
+
+pub(crate) fn version_key(id: &str) -> Vec<u8> {
+    let mut k = vec![VERSION];
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+/// One segment of an entity's timeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Segment {
+    pub valid: Interval,
+    pub version: String,
+}
+
+/// `stem | at`: the key of the segment of `stem`'s timeline from `at`.
+fn at_key(stem: &[u8], at: i64) -> Vec<u8> {
+    let mut k = stem.to_vec();
+    push_i64(&mut k, at);
+    k
+}
+
+fn segment_value(end: i64, version: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(8 + version.len());
+    push_i64(&mut v, end);
+    v.extend_from_slice(version.as_bytes());
+    v
+}
+
+fn segment(stem_len: usize, key: &[u8], value: &[u8]) -> Result<Segment> {
+    let bad = || TemporalError::Corrupt("timeline segment".into());
+    let from = read_i64(key, stem_len).ok_or_else(bad)?;
+    let end = read_i64(value, 0).ok_or_else(bad)?;
+    let version = std::str::from_utf8(&value[8..]).map_err(|_| bad())?;
+    Ok(Segment {
+        valid: Interval::with_end(from, end),
+        version: version.to_string(),
+    })
+}
+
+/// The segment of the entity's timeline that covers `at`, if any: one
+/// seek back from `at`.
+pub(crate) fn covering(
+    r: &(impl GraphRead + ?Sized),
+    kind: Kind,
+    id: &str,
+    at: i64,
+) -> Result<Option<Segment>> {
+    let stem = stem(TIMELINE, kind, id);
+    let upto = at_key(&stem, at);
+    let mut found = None;
+    r.valid_time_scan(
+        Bound::Included(&stem),
+        Bound::Included(&upto),
+        true,
+        &mut |k, v| {
+            found = Some((k.to_vec(), v.to_vec()));
+            Ok(false)
+        },
+    )?;
+    let found = match found {
+        Some((k, v)) => Some(segment(stem.len(), &k, &v)?),
+        None => None,
+    };
+    Ok(found.filter(|s| s.valid.contains(at)))
+}
+
+/// Every segment of the entity's timeline that starts in `[from, end)`,
+/// in order (`end` `None`: to the last).
+pub(crate) fn segments(
+    r: &(impl GraphRead + ?Sized),
+    kind: Kind,
+    id: &str,
+    from: Option<i64>,
+    end: Option<i64>,
+) -> Result<Vec<Segment>> {
+    let stem = stem(TIMELINE, kind, id);
+    let lo = from.map_or_else(|| stem.clone(), |t| at_key(&stem, t));
+    let hi = match end {
+        Some(t) => at_key(&stem, t),
+        None => [&stem[..], &[0xFF; 9]].concat(),
+    };
+    let mut pairs = Vec::new();
+    r.valid_time_scan(
+        Bound::Included(&lo),
+        Bound::Excluded(&hi),
+        false,
+        &mut |k, v| {
+            pairs.push((k.to_vec(), v.to_vec()));
+            Ok(true)
+        },
+    )?;
+    pairs
+        .iter()
+        .map(|(k, v)| segment(stem.len(), k, v))
+        .collect()
+}
+
+/// Makes `version` hold the entity over `valid` (`None`: nothing holds it
+/// there): the segments it overlaps are cut back to what lies outside.
+pub(crate) fn apply(
+    txn: &mut WriteTxn,
+    kind: Kind,
+    id: &str,
+    valid: Interval,
+    version: Option<&str>,
+) -> Result<()> {
+    let subject = subject(kind, id);
+    let stem = stem(TIMELINE, kind, id);
+    let key = |from: i64| at_key(&stem, from);
+    let mut overlapped = Vec::new();
+    if let Some(s) = covering(txn, kind, id, valid.from)? {
+        if s.valid.from < valid.from {
+            overlapped.push(s);
+        }
+    }
+    overlapped.extend(segments(txn, kind, id, Some(valid.from), valid.to)?);
+    for s in overlapped {
+        txn.valid_time_write(&subject, &key(s.valid.from), None)?;
+        if s.valid.from < valid.from {
+            let left = segment_value(valid.from, &s.version);
+            txn.valid_time_write(&subject, &key(s.valid.from), Some(left))?;
+        }
+        if s.valid.end() > valid.end() {
+            let right = segment_value(s.valid.end(), &s.version);
+            txn.valid_time_write(&subject, &key(valid.end()), Some(right))?;
+        }
+    }
+    if let Some(v) = version {
+        txn.valid_time_write(
+            &subject,
+            &key(valid.from),
+            Some(segment_value(valid.end(), v)),
+        )?;
+    }
+    Ok(())
+}
+
+/// Records a new version of the entity: its record, and its place in the
+/// entity's log.
+pub(crate) fn record(
+    txn: &mut WriteTxn,
+    kind: Kind,
+    id: &str,
+    version: &str,
+    bytes: Vec<u8>,
+) -> Result<()> {
+    let vk = version_key(version);
+    if txn.valid_time_get(&vk)?.is_some() {
+        return Err(TemporalError::VersionExists(version.to_string()));
+    }
+    txn.valid_time_write(&vk, &vk, Some(bytes))?;
+    let log = stem(ENTITY_LOG, kind, id);
+    let n = log_len(txn, &log)?;
+    let mut k = log;
+    k.extend_from_slice(&n.to_be_bytes());
+    txn.valid_time_write(&subject(kind, id), &k, Some(version.as_bytes().to_vec()))?;
+    Ok(())
+}
+
+/// How many versions an entity's log holds: one past the last's number.
+fn log_len(r: &(impl GraphRead + ?Sized), log: &[u8]) -> Result<u64> {
+    let hi = [log, &[0xFF; 9]].concat();
+    let mut n = 0;
+    r.valid_time_scan(
+        Bound::Included(log),
+        Bound::Excluded(&hi),
+        true,
+        &mut |k, _| {
+            n = plexus_common::read_u64(k, log.len()).map_or(0, |last| last + 1);
+            Ok(false)
+        },
+    )?;
+    Ok(n)
+}
+
+/// The ids of an entity's versions, in the order they were written.
+pub(crate) fn log(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) -> Result<Vec<String>> {
+    let log = stem(ENTITY_LOG, kind, id);
+    let hi = [&log[..], &[0xFF; 9]].concat();
+    let mut out = Vec::new();
+    r.valid_time_scan(
+        Bound::Included(&log),
+        Bound::Excluded(&hi),
+        false,
+        &mut |_, v| {
+            out.push(String::from_utf8_lossy(v).into_owned());
+            Ok(true)
+        },
+    )?;
+    Ok(out)
+}

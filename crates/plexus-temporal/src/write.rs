@@ -1,0 +1,158 @@
+//! Valid-time writes: assert, correct, retract — alone in a transaction
+//! of the caller's, or as one atomic batch ([`commit_versions`]).
+
+use crate::error::{Result, TemporalError};
+use crate::time::Interval;
+use crate::timeline;
+use crate::version::{EdgeState, Kind, NodeState, Op, State, Version};
+use plexus_storage::{Storage, WriteTxn};
+
+/// The longest logical or version id, in bytes.
+pub const MAX_ID_LEN: usize = 512;
+
+/// One version to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VersionWrite {
+    kind: Kind,
+    logical_id: String,
+    op: Op,
+    /// `None`: the superseded version's interval.
+    valid: Option<Interval>,
+    supersedes: Option<String>,
+    reason: Option<String>,
+    state: State,
+    version_id: Option<String>,
+}
+
+impl VersionWrite {
+    /// Node `id` holds `state` over `valid`.
+    pub fn assert_node(id: &str, state: NodeState, valid: Interval) -> VersionWrite {
+        VersionWrite::new(Kind::Node, id, Op::Assert, Some(valid), State::Node(state))
+    }
+
+    /// Edge `id` holds `state` over `valid`.
+    pub fn assert_edge(id: &str, state: EdgeState, valid: Interval) -> VersionWrite {
+        VersionWrite::new(Kind::Edge, id, Op::Assert, Some(valid), State::Edge(state))
+    }
+
+    /// Replaces version `supersedes` (found wrong) by `state`, over its
+    /// interval unless [`VersionWrite::valid`] gives another.
+    pub fn correct(supersedes: &str, state: State) -> VersionWrite {
+        let kind = match state {
+            State::Edge(_) => Kind::Edge,
+            _ => Kind::Node,
+        };
+        VersionWrite {
+            supersedes: Some(supersedes.to_string()),
+            ..VersionWrite::new(kind, "", Op::Correct, None, state)
+        }
+    }
+
+    /// Entity `id` does not hold over `valid`.
+    pub fn retract(kind: Kind, id: &str, valid: Interval) -> VersionWrite {
+        VersionWrite::new(kind, id, Op::Retract, Some(valid), State::None)
+    }
+
+    fn new(kind: Kind, id: &str, op: Op, valid: Option<Interval>, state: State) -> VersionWrite {
+        VersionWrite {
+            kind,
+            logical_id: id.to_string(),
+            op,
+            valid,
+            supersedes: None,
+            reason: None,
+            state,
+            version_id: None,
+        }
+    }
+
+    /// The new version's id (else a UUID).
+    pub fn id(mut self, version_id: &str) -> VersionWrite {
+        self.version_id = Some(version_id.to_string());
+        self
+    }
+
+    /// Why (kept with the version).
+    pub fn reason(mut self, reason: &str) -> VersionWrite {
+        self.reason = Some(reason.to_string());
+        self
+    }
+
+    /// The interval a correction holds over.
+    pub fn valid(mut self, valid: Interval) -> VersionWrite {
+        self.valid = Some(valid);
+        self
+    }
+
+    /// The version this one retracts (kept as its lineage).
+    pub fn superseding(mut self, version_id: &str) -> VersionWrite {
+        self.supersedes = Some(version_id.to_string());
+        self
+    }
+}
+
+fn check_id(what: &'static str, id: &str) -> Result<()> {
+    if id.is_empty() || id.len() > MAX_ID_LEN {
+        return Err(TemporalError::InvalidId {
+            what,
+            id: id.chars().take(40).collect(),
+        });
+    }
+    Ok(())
+}
+
+/// Writes one version in `txn`; returns it. On an error, `txn` may hold
+/// part of the write: roll it back ([`commit_versions`] does).
+pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
+    let mut w = w.clone();
+    if let Some(sup) = &w.supersedes {
+        let target = crate::read::version(txn, sup)?
+            .ok_or_else(|| TemporalError::UnknownVersion(sup.clone()))?;
+        if w.op == Op::Correct {
+            if target.kind != w.kind {
+                return Err(TemporalError::KindMismatch {
+                    version: sup.clone(),
+                });
+            }
+            w.logical_id = target.logical_id.clone();
+        }
+        if w.valid.is_none() {
+            w.valid = Some(target.valid);
+        }
+    }
+    let valid = w
+        .valid
+        .ok_or_else(|| TemporalError::UnknownVersion(String::new()))?;
+    check_id("logical id", &w.logical_id)?;
+    let id = w
+        .version_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    check_id("version id", &id)?;
+    let version = Version {
+        id: id.clone(),
+        kind: w.kind,
+        logical_id: w.logical_id.clone(),
+        op: w.op,
+        valid,
+        supersedes: w.supersedes,
+        reason: w.reason,
+        state: w.state,
+    };
+    timeline::record(txn, w.kind, &w.logical_id, &id, version.encode())?;
+    let holds = (version.op != Op::Retract).then_some(id.as_str());
+    timeline::apply(txn, w.kind, &w.logical_id, valid, holds)?;
+    Ok(version)
+}
+
+/// Writes `writes` in order as one transaction on `graph`: all of them or
+/// none. Returns the versions written.
+pub fn commit_versions(db: &Storage, graph: &str, writes: &[VersionWrite]) -> Result<Vec<Version>> {
+    let mut txn = db.write(graph)?;
+    let mut out = Vec::with_capacity(writes.len());
+    for w in writes {
+        out.push(write_version(&mut txn, w)?);
+    }
+    txn.commit()?;
+    Ok(out)
+}

@@ -1,0 +1,310 @@
+//! Random valid-time writes over several commits against a reference
+//! model: every read as of every (valid instant, system time) agrees, on
+//! every backend.
+
+use plexus_common::Value;
+use plexus_kv::{Backend, KvOptions};
+use plexus_storage::{GraphRead, Storage, KEYSPACE_NAMES};
+use plexus_temporal::{
+    as_of, commit_versions, versions, EdgeState, Interval, Kind, NodeState, Op, State, VersionWrite,
+};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum W {
+    Assert {
+        edge: bool,
+        entity: u8,
+        valid: (i64, Option<i64>),
+        val: i64,
+    },
+    Retract {
+        edge: bool,
+        entity: u8,
+        valid: (i64, Option<i64>),
+    },
+    /// Corrects the `target`-th version written so far (modulo), over its
+    /// interval or another.
+    Correct {
+        target: usize,
+        valid: Option<(i64, Option<i64>)>,
+        val: i64,
+    },
+    /// Corrects a version that does not exist: the whole commit fails.
+    CorrectMissing,
+}
+
+fn valid() -> impl Strategy<Value = (i64, Option<i64>)> {
+    (-2i64..18, proptest::option::of(1i64..8)).prop_map(|(f, l)| (f, l.map(|l| f + l)))
+}
+
+fn w() -> impl Strategy<Value = W> {
+    prop_oneof![
+        5 => (any::<bool>(), 0u8..3, valid(), 0i64..100)
+            .prop_map(|(edge, entity, valid, val)| W::Assert { edge, entity, valid, val }),
+        2 => (any::<bool>(), 0u8..3, valid())
+            .prop_map(|(edge, entity, valid)| W::Retract { edge, entity, valid }),
+        2 => (any::<usize>(), proptest::option::of(valid()), 0i64..100)
+            .prop_map(|(target, valid, val)| W::Correct { target, valid, val }),
+        1 => Just(W::CorrectMissing),
+    ]
+}
+
+/// A version as the model keeps it.
+#[derive(Debug, Clone)]
+struct MV {
+    id: String,
+    kind: Kind,
+    lid: String,
+    op: Op,
+    valid: Interval,
+    val: Option<i64>,
+    commit: usize,
+}
+
+fn state(kind: Kind, val: i64) -> State {
+    let props = [("v".to_string(), Value::Int(val))].into();
+    match kind {
+        Kind::Node => State::Node(NodeState {
+            labels: vec!["L".into()],
+            props,
+        }),
+        Kind::Edge => State::Edge(EdgeState {
+            src: "a".into(),
+            dst: "b".into(),
+            rel_type: "R".into(),
+            props,
+        }),
+    }
+}
+
+fn interval((from, to): (i64, Option<i64>)) -> Interval {
+    Interval::new(from, to).unwrap()
+}
+
+fn kind(edge: bool) -> Kind {
+    if edge {
+        Kind::Edge
+    } else {
+        Kind::Node
+    }
+}
+
+/// The model's answer: the latest version committed by `commit` whose
+/// interval holds `at`, unless it retracts.
+fn resolve(model: &[MV], k: Kind, lid: &str, at: i64, commit: usize) -> Option<(String, i64)> {
+    let v = model
+        .iter()
+        .rev()
+        .find(|v| v.commit <= commit && v.kind == k && v.lid == lid && v.valid.contains(at))?;
+    v.val.map(|val| (v.id.clone(), val))
+}
+
+fn value_of(v: &plexus_temporal::Version) -> i64 {
+    let props = match &v.state {
+        State::Node(n) => &n.props,
+        State::Edge(e) => &e.props,
+        State::None => panic!("a retraction holds nothing"),
+    };
+    match props["v"] {
+        Value::Int(i) => i,
+        ref other => panic!("{other:?}"),
+    }
+}
+
+fn check(r: &impl GraphRead, model: &[MV], commit: usize) {
+    for k in [Kind::Node, Kind::Edge] {
+        for e in 0..3 {
+            let lid = format!("x{e}");
+            for at in -3..27 {
+                let got = as_of(r, k, &lid, at)
+                    .unwrap()
+                    .map(|v| (v.id.clone(), value_of(&v)));
+                let want = resolve(model, k, &lid, at, commit);
+                assert_eq!(got, want, "{k:?} {lid} at {at} after commit {commit}");
+            }
+        }
+    }
+}
+
+fn run(backend: Backend, commits: &[Vec<W>]) {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = KvOptions {
+        durable: false,
+        ..Default::default()
+    };
+    let kv = plexus_kv::open(backend, dir.path(), KEYSPACE_NAMES, &opts).unwrap();
+    let db = Storage::open(kv).unwrap();
+    db.keep_history("default").unwrap();
+    let mut model: Vec<MV> = Vec::new();
+    let mut times = Vec::new();
+    let mut n = 0;
+    for (c, ws) in commits.iter().enumerate() {
+        let mut writes = Vec::new();
+        let mut pending = Vec::new();
+        let mut fails = false;
+        for w in ws {
+            n += 1;
+            let id = format!("v{n}");
+            let (write, mv) = match w {
+                W::Assert {
+                    edge,
+                    entity,
+                    valid,
+                    val,
+                } => {
+                    let (k, lid) = (kind(*edge), format!("x{entity}"));
+                    let write = match k {
+                        Kind::Node => VersionWrite::assert_node(
+                            &lid,
+                            NodeState {
+                                labels: vec!["L".into()],
+                                props: [("v".to_string(), Value::Int(*val))].into(),
+                            },
+                            interval(*valid),
+                        ),
+                        Kind::Edge => VersionWrite::assert_edge(
+                            &lid,
+                            EdgeState {
+                                src: "a".into(),
+                                dst: "b".into(),
+                                rel_type: "R".into(),
+                                props: [("v".to_string(), Value::Int(*val))].into(),
+                            },
+                            interval(*valid),
+                        ),
+                    };
+                    (
+                        write,
+                        MV {
+                            id: id.clone(),
+                            kind: k,
+                            lid,
+                            op: Op::Assert,
+                            valid: interval(*valid),
+                            val: Some(*val),
+                            commit: c,
+                        },
+                    )
+                }
+                W::Retract {
+                    edge,
+                    entity,
+                    valid,
+                } => {
+                    let (k, lid) = (kind(*edge), format!("x{entity}"));
+                    let write = VersionWrite::retract(k, &lid, interval(*valid)).reason("test");
+                    (
+                        write,
+                        MV {
+                            id: id.clone(),
+                            kind: k,
+                            lid,
+                            op: Op::Retract,
+                            valid: interval(*valid),
+                            val: None,
+                            commit: c,
+                        },
+                    )
+                }
+                W::Correct { target, valid, val } => {
+                    let known: Vec<&MV> = model
+                        .iter()
+                        .chain(pending.iter())
+                        .filter(|v| v.op != Op::Retract)
+                        .collect();
+                    if known.is_empty() {
+                        continue;
+                    }
+                    let t = known[target % known.len()].clone();
+                    let mut write = VersionWrite::correct(&t.id, state(t.kind, *val));
+                    let iv = match valid {
+                        Some(v) => {
+                            write = write.valid(interval(*v));
+                            interval(*v)
+                        }
+                        None => t.valid,
+                    };
+                    (
+                        write,
+                        MV {
+                            id: id.clone(),
+                            kind: t.kind,
+                            lid: t.lid.clone(),
+                            op: Op::Correct,
+                            valid: iv,
+                            val: Some(*val),
+                            commit: c,
+                        },
+                    )
+                }
+                W::CorrectMissing => {
+                    fails = true;
+                    (
+                        VersionWrite::correct("no-such-version", state(Kind::Node, 0)),
+                        MV {
+                            id: id.clone(),
+                            kind: Kind::Node,
+                            lid: String::new(),
+                            op: Op::Correct,
+                            valid: Interval::from(0),
+                            val: None,
+                            commit: c,
+                        },
+                    )
+                }
+            };
+            writes.push(write.id(&id));
+            pending.push(mv);
+        }
+        let result = commit_versions(&db, "default", &writes);
+        if fails {
+            let e = result.unwrap_err();
+            assert!(e.to_string().contains("no version with id"), "{e}");
+        } else {
+            let written = result.unwrap();
+            assert_eq!(written.len(), pending.len());
+            model.extend(pending);
+        }
+        times.push(db.system_time().unwrap());
+    }
+    let now = db.read("default").unwrap();
+    check(&now, &model, commits.len());
+    for (c, t) in times.iter().enumerate() {
+        check(&db.read_as_of("default", *t).unwrap(), &model, c);
+    }
+    for k in [Kind::Node, Kind::Edge] {
+        for e in 0..3 {
+            let lid = format!("x{e}");
+            let got: Vec<String> = versions(&now, k, &lid)
+                .unwrap()
+                .into_iter()
+                .map(|v| v.id)
+                .collect();
+            let want: Vec<String> = model
+                .iter()
+                .filter(|v| v.kind == k && v.lid == lid)
+                .map(|v| v.id.clone())
+                .collect();
+            assert_eq!(got, want, "versions of {k:?} {lid}");
+        }
+    }
+}
+
+fn commits() -> impl Strategy<Value = Vec<Vec<W>>> {
+    proptest::collection::vec(proptest::collection::vec(w(), 1..6), 1..8)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn memory_backend_matches_the_model(commits in commits()) {
+        run(Backend::Memory, &commits);
+    }
+
+    #[test]
+    fn lmdb_backend_matches_the_model(commits in commits()) {
+        run(Backend::Lmdb, &commits);
+    }
+}
