@@ -11,6 +11,7 @@ pub mod memory;
 pub mod peers;
 pub mod report;
 pub mod snb;
+pub mod temporal;
 pub mod vectors;
 pub mod writers;
 
@@ -98,4 +99,14 @@ fn proc_field(file: &str, label: &str) -> Option<u64> {
     let text = std::fs::read_to_string(file).ok()?;
     let line = text.lines().find(|l| l.starts_with(label))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `~/.cache/plexus-bench/<sub>`: where virtualenvs and downloads persist
+/// between runs.
+pub fn home_cache(sub: &str) -> std::path::PathBuf {
+    std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+        .join(".cache/plexus-bench")
+        .join(sub)
 }

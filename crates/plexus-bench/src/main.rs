@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use plexus::{Backend, Database, Options, Props, Value};
 use plexus_bench::compare::{compare, cross_check, snb_suite, suite, CompareOptions, Reps};
+use plexus_bench::home_cache;
 use plexus_bench::{peak_rss_mb, report};
 use serde_json::json;
 use std::io::Write;
@@ -146,6 +147,10 @@ enum Cmd {
     /// vectors): loads with 1 and N writers, deleting a document, node-set
     /// filtered vector search, neighbourhood reads, space under churn.
     Memory(plexus_bench::memory::Options),
+    /// GestaltDB's temporal smoke workload (node, edge and interval
+    /// versions; as-of lookups) on Plexus's valid-time store and on
+    /// GestaltDB; then one entity's history grown from 10k to 1M versions.
+    Temporal(plexus_bench::temporal::Options),
     /// Insert nodes one transaction each; compare the first and last tenth.
     InsertOverTime {
         #[arg(long, default_value_t = 1_000_000)]
@@ -159,14 +164,6 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-}
-
-fn home_cache(sub: &str) -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
-        .join(".cache/plexus-bench")
-        .join(sub)
 }
 
 /// The allocator `plexus` (the command line) uses, so imports measure alike.
@@ -337,6 +334,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
         }
         Cmd::Vectors(o) => plexus_bench::vectors::main(&o),
         Cmd::Memory(o) => plexus_bench::memory::main(&o).map_err(|e| e.to_string().into()),
+        Cmd::Temporal(o) => plexus_bench::temporal::main(&o).map_err(|e| e.to_string().into()),
         Cmd::InsertOverTime {
             nodes,
             backend,

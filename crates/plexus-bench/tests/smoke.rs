@@ -255,3 +255,38 @@ fn the_memory_workload_agrees_with_postgres() {
     assert_eq!(of("postgres", "memory_reclaim").len(), 1, "{table}");
     assert!(table.contains("| measure | plexus | postgres |"), "{table}");
 }
+
+/// `plexus-bench temporal` at a small size on Plexus and GestaltDB: the
+/// run fails unless every lookup of each engine finds the version the
+/// generator says holds then.
+#[test]
+fn the_temporal_workload_agrees_with_gestaltdb() {
+    let o = plexus_bench::temporal::Options {
+        nodes: 50,
+        edges: 100,
+        interval_versions: 50,
+        queries: 100,
+        seed: 7,
+        per_commit: vec![0, 10],
+        scale: vec![2000],
+        engines: vec!["plexus".into(), "gestaltdb".into()],
+        gestalt_queries: 100,
+        gestalt_budget_s: 600,
+        durable: false,
+        venv: Some(venv()),
+        work: None,
+        out: None,
+    };
+    let (table, lines) = plexus_bench::temporal::run(&o).unwrap();
+    let runs: Vec<_> = lines.iter().filter(|l| l["bench"] == "temporal").collect();
+    assert_eq!(runs.len(), 4, "{table}");
+    for r in runs {
+        assert_eq!(r["lookups"], 100, "{table}");
+        assert_eq!(r["versions"], 200, "{table}");
+    }
+    let scale: Vec<_> = lines
+        .iter()
+        .filter(|l| l["bench"] == "temporal-scale")
+        .collect();
+    assert_eq!(scale.len(), 1, "{table}");
+}

@@ -125,6 +125,38 @@ impl Database {
             .map_err(errors::to_py)
     }
 
+    /// Keeps every later change of `graph` as a version, so that queries
+    /// can read it as it was (`MATCH … FOR SYSTEM_TIME AS OF t`). Returns
+    /// the instant history starts, in microseconds since 1970.
+    fn keep_history(&self, py: Python<'_>, graph: &str) -> PyResult<u64> {
+        py.detach(|| self.db.keep_history(graph))
+            .map_err(errors::to_py)
+    }
+
+    /// Stops keeping the history of `graph` and deletes it.
+    fn drop_history(&self, py: Python<'_>, graph: &str) -> PyResult<()> {
+        py.detach(|| self.db.drop_history(graph))
+            .map_err(errors::to_py)
+    }
+
+    /// The instant (µs since 1970) `graph`'s history starts, or None.
+    fn history_start(&self, graph: &str) -> PyResult<Option<u64>> {
+        self.db.history_start(graph).map_err(errors::to_py)
+    }
+
+    /// The system time (µs since 1970) of the latest commit that kept
+    /// history: a query as of it reads the present.
+    fn system_time(&self) -> PyResult<u64> {
+        self.db.system_time().map_err(errors::to_py)
+    }
+
+    /// Removes the versions of `graph` no read as of `before` (µs) or
+    /// later needs; returns how many.
+    fn prune_history(&self, py: Python<'_>, graph: &str, before: u64) -> PyResult<u64> {
+        py.detach(|| self.db.prune_history(graph, before))
+            .map_err(errors::to_py)
+    }
+
     /// A property index on `key`, of nodes with `label` or (None) of every
     /// node; filled from the nodes there are.
     #[pyo3(signature = (graph, key, label=None))]

@@ -339,16 +339,17 @@ impl TxnCore {
     }
 
     pub(crate) fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
-        let pending: Vec<Pending> = match &self.overlay {
-            Some(o) if !range.is_empty() => o.maps[ks.0]
-                .range::<[u8], _>(range.as_slices())
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            _ => vec![],
-        };
-        if pending.is_empty() {
+        let Some(o) = self.overlay.as_ref().filter(|_| self.pending(ks, range)) else {
             return self.snap.scan(ks, range, opts);
-        }
+        };
+        // The transaction's writes in the range, taken as the merge walks
+        // (a seek back from a key reads one, not all before it).
+        let writes = o.maps[ks.0].range::<[u8], _>(range.as_slices());
+        let pending: PendingIter<'_> = if opts.reverse {
+            Box::new(writes.rev().map(|(k, v)| (k.clone(), v.clone())))
+        } else {
+            Box::new(writes.map(|(k, v)| (k.clone(), v.clone())))
+        };
         // Tombstones may hide snapshot pairs, so the limit applies after merging.
         let base = self.snap.scan(
             ks,
@@ -358,13 +359,9 @@ impl TxnCore {
                 ..opts
             },
         );
-        let mut pending = pending;
-        if opts.reverse {
-            pending.reverse();
-        }
         let merged = Merge {
             base: base.peekable(),
-            pending: pending.into_iter().peekable(),
+            pending: pending.peekable(),
             reverse: opts.reverse,
         };
         Box::new(merged.take(opts.limit.unwrap_or(usize::MAX)))
@@ -378,9 +375,11 @@ impl TxnCore {
     }
 }
 
+type PendingIter<'a> = Box<dyn Iterator<Item = Pending> + 'a>;
+
 struct Merge<'a> {
     base: Peekable<KvIter<'a>>,
-    pending: Peekable<std::vec::IntoIter<Pending>>,
+    pending: Peekable<PendingIter<'a>>,
     reverse: bool,
 }
 

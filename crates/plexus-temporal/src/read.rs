@@ -11,7 +11,7 @@ use plexus_storage::GraphRead;
 
 /// The version that holds entity `id` at valid time `at`, if one does (a
 /// retracted or never-asserted instant holds none). One seek back from
-/// `at` and one point read, however long the entity's history.
+/// `at`, however long the entity's history.
 pub fn as_of(
     r: &(impl GraphRead + ?Sized),
     kind: Kind,
@@ -19,7 +19,7 @@ pub fn as_of(
     at: i64,
 ) -> Result<Option<Version>> {
     match timeline::covering(r, kind, id, at)? {
-        Some(s) => version(r, &s.version),
+        Some(s) => Ok(Some(Version::decode(&s.version, &s.record)?)),
         None => Ok(None),
     }
 }

@@ -1,14 +1,15 @@
 //! The key layout in storage's valid-time keyspace (after the graph's
 //! prefix), and the timeline of an entity.
 //!
-//! * `T | kind | id | 00 00 | from` → `end | version id`: the entity's
-//!   timeline, the segments of valid time each version holds now. They
-//!   never overlap: a write over `[a, b)` cuts the segments it covers, so
-//!   the version covering an instant is the segment found by one seek
-//!   back from it (O(log n), however many versions the entity has). The
-//!   latest write over an instant wins, as in GestaltDB.
-//! * `V | version id` → the version.
-//! * `H | kind | id | 00 00 | n` → version id: the entity's versions in
+//! * `T | kind | id | 00 01 | from` → `end | version id | version`: the
+//!   entity's timeline, the segments of valid time each version holds
+//!   now, each with a copy of its version. They never overlap: a write
+//!   over `[a, b)` cuts the segments it covers, so the version covering an
+//!   instant is in the segment found by one seek back from it (O(log n),
+//!   however many versions the entity has; one descent of the tree, not
+//!   two). The latest write over an instant wins, as in GestaltDB.
+//! * `V | version id` → the version (for lookups by id and lineage).
+//! * `H | kind | id | 00 01 | n` → version id: the entity's versions in
 //!   the order they were written.
 //!
 //! Ids are escaped (`plexus_common::push_escaped`); instants are 8 bytes
@@ -22,7 +23,7 @@
 use crate::error::{Result, TemporalError};
 use crate::time::Interval;
 use crate::version::Kind;
-use plexus_common::{push_escaped, push_i64, read_i64};
+use plexus_common::{push_escaped, push_i64, read_i64, write_varint, Reader};
 use plexus_storage::{GraphRead, WriteTxn};
 use std::ops::Bound;
 
@@ -30,7 +31,7 @@ const TIMELINE: u8 = b'T';
 const VERSION: u8 = b'V';
 const ENTITY_LOG: u8 = b'H';
 
-/// `tag | kind | escaped id | 00 00`.
+/// `tag | kind | escaped id | 00 01`.
 fn stem(tag: u8, kind: Kind, id: &str) -> Vec<u8> {
     let mut k = Vec::with_capacity(id.len() + 12);
     k.push(tag);
@@ -57,6 +58,8 @@ pub(crate) fn version_key(id: &str) -> Vec<u8> {
 pub(crate) struct Segment {
     pub valid: Interval,
     pub version: String,
+    /// The version's encoding (`Version::encode`).
+    pub record: Vec<u8>,
 }
 
 /// `stem | at`: the key of the segment of `stem`'s timeline from `at`.
@@ -66,10 +69,12 @@ fn at_key(stem: &[u8], at: i64) -> Vec<u8> {
     k
 }
 
-fn segment_value(end: i64, version: &str) -> Vec<u8> {
-    let mut v = Vec::with_capacity(8 + version.len());
+fn segment_value(end: i64, version: &str, record: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(12 + version.len() + record.len());
     push_i64(&mut v, end);
+    write_varint(&mut v, version.len() as u64);
     v.extend_from_slice(version.as_bytes());
+    v.extend_from_slice(record);
     v
 }
 
@@ -77,10 +82,13 @@ fn segment(stem_len: usize, key: &[u8], value: &[u8]) -> Result<Segment> {
     let bad = || TemporalError::Corrupt("timeline segment".into());
     let from = read_i64(key, stem_len).ok_or_else(bad)?;
     let end = read_i64(value, 0).ok_or_else(bad)?;
-    let version = std::str::from_utf8(&value[8..]).map_err(|_| bad())?;
+    let mut r = Reader::new(value.get(8..).ok_or_else(bad)?);
+    let version = r.string()?;
+    let record = r.bytes(r.remaining())?.to_vec();
     Ok(Segment {
         valid: Interval::with_end(from, end),
-        version: version.to_string(),
+        version,
+        record,
     })
 }
 
@@ -142,14 +150,15 @@ pub(crate) fn segments(
         .collect()
 }
 
-/// Makes `version` hold the entity over `valid` (`None`: nothing holds it
-/// there): the segments it overlaps are cut back to what lies outside.
+/// Makes `version` (its id and encoding) hold the entity over `valid`
+/// (`None`: nothing holds it there): the segments it overlaps are cut back
+/// to what lies outside.
 pub(crate) fn apply(
     txn: &mut WriteTxn,
     kind: Kind,
     id: &str,
     valid: Interval,
-    version: Option<&str>,
+    version: Option<(&str, &[u8])>,
 ) -> Result<()> {
     let subject = subject(kind, id);
     let stem = stem(TIMELINE, kind, id);
@@ -164,20 +173,17 @@ pub(crate) fn apply(
     for s in overlapped {
         txn.valid_time_write(&subject, &key(s.valid.from), None)?;
         if s.valid.from < valid.from {
-            let left = segment_value(valid.from, &s.version);
+            let left = segment_value(valid.from, &s.version, &s.record);
             txn.valid_time_write(&subject, &key(s.valid.from), Some(left))?;
         }
         if s.valid.end() > valid.end() {
-            let right = segment_value(s.valid.end(), &s.version);
+            let right = segment_value(s.valid.end(), &s.version, &s.record);
             txn.valid_time_write(&subject, &key(valid.end()), Some(right))?;
         }
     }
-    if let Some(v) = version {
-        txn.valid_time_write(
-            &subject,
-            &key(valid.from),
-            Some(segment_value(valid.end(), v)),
-        )?;
+    if let Some((v, record)) = version {
+        let value = segment_value(valid.end(), v, record);
+        txn.valid_time_write(&subject, &key(valid.from), Some(value))?;
     }
     Ok(())
 }
@@ -189,13 +195,13 @@ pub(crate) fn record(
     kind: Kind,
     id: &str,
     version: &str,
-    bytes: Vec<u8>,
+    bytes: &[u8],
 ) -> Result<()> {
     let vk = version_key(version);
     if txn.valid_time_get(&vk)?.is_some() {
         return Err(TemporalError::VersionExists(version.to_string()));
     }
-    txn.valid_time_write(&vk, &vk, Some(bytes))?;
+    txn.valid_time_write(&vk, &vk, Some(bytes.to_vec()))?;
     let log = stem(ENTITY_LOG, kind, id);
     let n = log_len(txn, &log)?;
     let mut k = log;

@@ -139,8 +139,9 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
         reason: w.reason,
         state: w.state,
     };
-    timeline::record(txn, w.kind, &w.logical_id, &id, version.encode())?;
-    let holds = (version.op != Op::Retract).then_some(id.as_str());
+    let bytes = version.encode();
+    timeline::record(txn, w.kind, &w.logical_id, &id, &bytes)?;
+    let holds = (version.op != Op::Retract).then_some((id.as_str(), &bytes[..]));
     timeline::apply(txn, w.kind, &w.logical_id, valid, holds)?;
     Ok(version)
 }

@@ -39,6 +39,9 @@ pub use plexus_storage::{
     Origin, Per, Props, ReadTxn, SpaceReport, SpillLimit, StorageError, TypeId, UpgradeReport,
     WriteTxn, DEFAULT_GRAPH, FORMAT_VERSION,
 };
+/// Valid-time versions of nodes and edges (bitemporal with the graph's
+/// history): assert, correct, retract; read as of an instant.
+pub use plexus_temporal as temporal;
 /// Vector search in a transaction (`vectors::search`), and the options of
 /// a vector index.
 pub use plexus_vector_index as vectors;

@@ -286,6 +286,33 @@ class Database:
         """Deletes graph ``name`` and everything in it."""
         self._db.drop_graph(name)
 
+    def keep_history(self) -> int:
+        """Keeps every later change of this graph as a version, so that a
+        query can read the graph as it was: ``MATCH … FOR SYSTEM_TIME AS OF
+        $t`` (a ``datetime``, an ISO string, or microseconds since 1970).
+        What the graph holds now becomes the first version. Returns the
+        instant history starts, in microseconds since 1970."""
+        return self._db.keep_history(self._graph)
+
+    def drop_history(self) -> None:
+        """Stops keeping this graph's history and deletes it."""
+        self._db.drop_history(self._graph)
+
+    def history_start(self) -> Optional[int]:
+        """The instant (µs since 1970) this graph's history starts, or None
+        when it keeps none."""
+        return self._db.history_start(self._graph)
+
+    def system_time(self) -> int:
+        """The system time (µs since 1970) of the latest commit that kept
+        history: a query as of it reads the present."""
+        return self._db.system_time()
+
+    def prune_history(self, before: int) -> int:
+        """Removes the versions no read as of ``before`` (µs since 1970) or
+        later needs; returns how many. History then starts at ``before``."""
+        return self._db.prune_history(self._graph, before)
+
     def rebuild_indexes(self) -> List[str]:
         """Rebuilds the indexes an import left stale (``index_mode="defer"``);
         returns their names."""

@@ -1,0 +1,456 @@
+//! `plexus-bench temporal`: GestaltDB's temporal smoke workload (its
+//! documented parameters: 1,000 node versions, 5,000 edge versions and
+//! 1,000 adjacent intervals of one entity, 1,000 as-of lookups, seed 42)
+//! on Plexus (`plexus::temporal`, in this process) and on GestaltDB (its
+//! `commit_versions` and `get_node_as_of`, in a Python process of the
+//! peers' virtualenv), side by side on the same versions and lookups.
+//!
+//! Measured: the write rate with all versions in one commit and with ten
+//! per commit; the as-of lookup p50 of each engine (each lookup's answer
+//! is compared across engines and with the generator's expectation: a
+//! disagreement fails the run); storage per version; and, on Plexus alone,
+//! how the lookup p50 moves as one entity's history grows from 10k to 1M
+//! versions.
+
+use crate::percentile;
+use plexus::algo::Rng;
+use plexus::temporal::{
+    as_of, commit_versions, EdgeState, Interval, Kind, NodeState, State, VersionWrite,
+};
+use plexus::{Database, Options as DbOptions, Value};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// `plexus-bench temporal`, as its flags give it.
+#[derive(clap::Args)]
+pub struct Options {
+    /// Node versions (one per node).
+    #[arg(long, default_value_t = 1000)]
+    pub nodes: usize,
+    /// Edge versions (one per edge).
+    #[arg(long, default_value_t = 5000)]
+    pub edges: usize,
+    /// Adjacent intervals of one entity (`hot`).
+    #[arg(long, default_value_t = 1000)]
+    pub interval_versions: usize,
+    /// As-of lookups.
+    #[arg(long, default_value_t = 1000)]
+    pub queries: usize,
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Versions per commit, comma-separated (0: all in one commit).
+    #[arg(long, value_delimiter = ',', default_value = "0,10")]
+    pub per_commit: Vec<usize>,
+    /// Histories of one entity for the flatness check (Plexus only);
+    /// empty to skip.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000")]
+    pub scale: Vec<usize>,
+    /// Engines, comma-separated: `plexus`, `gestaltdb`.
+    #[arg(long, value_delimiter = ',', default_value = "plexus,gestaltdb")]
+    pub engines: Vec<String>,
+    /// The most lookups GestaltDB makes in a run, and the seconds it may
+    /// spend on them (its lookups can take seconds each).
+    #[arg(long, default_value_t = 1000)]
+    pub gestalt_queries: usize,
+    #[arg(long, default_value_t = 300)]
+    pub gestalt_budget_s: u64,
+    /// Sync every Plexus commit to disk. Off by default, as GestaltDB's
+    /// RocksDB store writes (RocksDB syncs no write unless asked).
+    #[arg(long)]
+    pub durable: bool,
+    /// The peers' virtualenv (made on first use).
+    #[arg(long)]
+    pub venv: Option<PathBuf>,
+    /// Where the databases go (a temporary folder by default).
+    #[arg(long)]
+    pub work: Option<PathBuf>,
+    /// Also write the results here (markdown; JSON lines beside it).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Valid times start here (µs: November 2023) and step by a millisecond.
+const BASE: i64 = 1_700_000_000_000_000;
+const STEP: i64 = 1000;
+
+/// One lookup: the entity, the instant, and the value of `v` the version
+/// holding it then has (`None`: no version holds it).
+#[derive(Debug, Clone)]
+struct Query {
+    kind: Kind,
+    id: String,
+    at: i64,
+    expect: Option<i64>,
+}
+
+/// The versions GestaltDB's workload writes, in order.
+fn versions(nodes: usize, edges: usize, intervals: usize) -> Vec<VersionWrite> {
+    let props = |v: usize| [("v".to_string(), Value::Int(v as i64))].into();
+    let since = |i: usize| Interval::from(BASE + i as i64 * STEP);
+    let mut out = Vec::with_capacity(nodes + edges + intervals);
+    for i in 0..nodes {
+        let state = NodeState {
+            labels: vec![],
+            props: props(i),
+        };
+        out.push(VersionWrite::assert_node(&format!("n{i}"), state, since(i)));
+    }
+    for j in 0..edges {
+        let state = EdgeState {
+            src: format!("n{}", j % nodes.max(1)),
+            dst: format!("n{}", (j * 7 + 1) % nodes.max(1)),
+            rel_type: "LINK".into(),
+            props: props(j),
+        };
+        out.push(VersionWrite::assert_edge(&format!("e{j}"), state, since(j)));
+    }
+    for k in 0..intervals {
+        let from = BASE + k as i64 * STEP;
+        let valid = Interval {
+            from,
+            to: Some(from + STEP),
+        };
+        let state = NodeState {
+            labels: vec![],
+            props: props(k),
+        };
+        out.push(VersionWrite::assert_node("hot", state, valid));
+    }
+    out
+}
+
+/// Lookups: half on `hot` (inside one of its intervals), the rest on
+/// nodes and edges, one in ten just before the version starts.
+fn queries(o: &Options, intervals: usize) -> Vec<Query> {
+    let mut rng = Rng::new(o.seed);
+    (0..o.queries)
+        .map(|q| {
+            if q % 2 == 0 && intervals > 0 {
+                let k = rng.below(intervals);
+                return Query {
+                    kind: Kind::Node,
+                    id: "hot".into(),
+                    at: BASE + k as i64 * STEP + STEP / 2,
+                    expect: Some(k as i64),
+                };
+            }
+            let edge = q % 4 == 1 && o.edges > 0;
+            let (kind, n, prefix) = match edge {
+                true => (Kind::Edge, o.edges, "e"),
+                false => (Kind::Node, o.nodes.max(1), "n"),
+            };
+            let i = rng.below(n);
+            let before = rng.below(10) == 0;
+            Query {
+                kind,
+                id: format!("{prefix}{i}"),
+                at: BASE + i as i64 * STEP + if before { -1 } else { 3 },
+                expect: (!before).then_some(i as i64),
+            }
+        })
+        .collect()
+}
+
+/// What one engine did with the workload.
+struct Outcome {
+    write_s: f64,
+    answers: Vec<Option<i64>>,
+    lookup_us: Vec<f64>,
+    bytes: u64,
+    version: String,
+}
+
+fn value_of(state: &State) -> Option<i64> {
+    let props = match state {
+        State::Node(n) => &n.props,
+        State::Edge(e) => &e.props,
+        State::None => return None,
+    };
+    match props.get("v") {
+        Some(Value::Int(v)) => Some(*v),
+        _ => None,
+    }
+}
+
+/// Writes `writes` into a new Plexus database at `dir` (the default graph
+/// keeps its history, so reads are bitemporal), `per` to a commit.
+fn plexus_write(
+    dir: &Path,
+    writes: &[VersionWrite],
+    per: usize,
+    durable: bool,
+) -> Res<(Database, f64)> {
+    let opts = DbOptions {
+        durable,
+        ..DbOptions::default()
+    };
+    let db = Database::create(dir, opts)?;
+    db.keep_history("default")?;
+    let started = Instant::now();
+    for chunk in writes.chunks(if per == 0 { writes.len().max(1) } else { per }) {
+        commit_versions(db.storage(), "default", chunk)?;
+    }
+    Ok((db, started.elapsed().as_secs_f64()))
+}
+
+/// Each lookup on a snapshot of its own, as a server would: its answer
+/// and its time.
+fn plexus_lookups(db: &Database, qs: &[Query]) -> Res<(Vec<Option<i64>>, Vec<f64>)> {
+    let mut answers = Vec::with_capacity(qs.len());
+    let mut times = Vec::with_capacity(qs.len());
+    for q in qs {
+        let t = Instant::now();
+        let r = db.read("default")?;
+        let v = as_of(&r, q.kind, &q.id, q.at)?;
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+        answers.push(v.and_then(|v| value_of(&v.state)));
+    }
+    Ok((answers, times))
+}
+
+/// Bytes the valid-time versions and their history take in the store.
+fn plexus_bytes(db: &Database) -> Res<u64> {
+    Ok(db
+        .storage()
+        .space()?
+        .keyspaces
+        .iter()
+        .filter(|k| k.name == "valid_time" || k.name == "history")
+        .map(|k| k.stored_bytes)
+        .sum())
+}
+
+fn run_plexus(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome> {
+    let writes = versions(o.nodes, o.edges, o.interval_versions);
+    let dir = work.join(format!("plexus-{per}"));
+    let (db, write_s) = plexus_write(&dir, &writes, per, o.durable)?;
+    let (answers, lookup_us) = plexus_lookups(&db, qs)?;
+    Ok(Outcome {
+        write_s,
+        answers,
+        lookup_us,
+        bytes: plexus_bytes(&db)?,
+        version: env!("CARGO_PKG_VERSION").into(),
+    })
+}
+
+fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome> {
+    let venv = o.venv.clone().unwrap_or_else(|| crate::home_cache("venv"));
+    let python = crate::peers::ensure_venv(&venv)?;
+    let script = work.join("temporal.py");
+    std::fs::write(&script, include_str!("../peers/temporal.py"))?;
+    let job = json!({
+        "path": work.join(format!("gestalt-{per}")),
+        "base": BASE, "step": STEP,
+        "nodes": o.nodes, "edges": o.edges, "intervals": o.interval_versions,
+        "per_commit": per,
+        "queries": qs.iter().map(|q| json!([if q.kind == Kind::Node { "node" } else { "edge" }, q.id, q.at])).collect::<Vec<_>>(),
+        "max_queries": o.gestalt_queries,
+        "budget_s": o.gestalt_budget_s,
+    });
+    let job_file = work.join(format!("temporal-{per}.json"));
+    std::fs::write(&job_file, job.to_string())?;
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg(&job_file)
+        .output()?;
+    if !out.status.success() {
+        return Err(format!("gestaltdb: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let floats = |k: &str| -> Vec<f64> {
+        r[k].as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+            .unwrap_or_default()
+    };
+    Ok(Outcome {
+        write_s: r["write_s"].as_f64().unwrap_or(f64::NAN),
+        answers: r["answers"]
+            .as_array()
+            .map(|a| a.iter().map(|x| x.as_i64()).collect())
+            .unwrap_or_default(),
+        lookup_us: floats("lookup_us"),
+        bytes: r["bytes"].as_u64().unwrap_or(0),
+        version: r["version"].as_str().unwrap_or("?").into(),
+    })
+}
+
+/// Fails unless every answer an engine gave is the expected one.
+fn check(engine: &str, qs: &[Query], answers: &[Option<i64>]) -> Res<()> {
+    for (q, a) in qs.iter().zip(answers) {
+        if *a != q.expect {
+            return Err(format!(
+                "{engine}: {:?} {} as of {} gave {a:?}, expected {:?}",
+                q.kind, q.id, q.at, q.expect
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// A latency: in µs below a millisecond, else in ms.
+fn ms(us: Option<f64>) -> String {
+    match us {
+        None => "-".into(),
+        Some(u) if u < 1000.0 => format!("{u:.1} µs"),
+        Some(u) => format!("{:.1} ms", u / 1000.0),
+    }
+}
+
+/// The flatness check: one entity's history of `n` versions, then the
+/// p50 of lookups inside it.
+fn flatness(work: &Path, o: &Options, n: usize) -> Res<Scale> {
+    let writes = versions(0, 0, n);
+    let dir = work.join(format!("scale-{n}"));
+    let (db, write_s) = plexus_write(&dir, &writes, 10_000, o.durable)?;
+    let mut rng = Rng::new(o.seed);
+    let qs: Vec<Query> = (0..o.queries.max(1))
+        .map(|_| {
+            let k = rng.below(n);
+            Query {
+                kind: Kind::Node,
+                id: "hot".into(),
+                at: BASE + k as i64 * STEP + 1,
+                expect: Some(k as i64),
+            }
+        })
+        .collect();
+    // The first pass maps the pages it touches into the process (LMDB
+    // reads through a memory map): at 1M versions nearly every lookup
+    // touches pages not mapped yet. The second pass is the steady state.
+    let (answers, cold) = plexus_lookups(&db, &qs)?;
+    check("plexus", &qs, &answers)?;
+    let (_, warm) = plexus_lookups(&db, &qs)?;
+    Ok(Scale {
+        cold_us: percentile(&cold, 0.5).unwrap_or(f64::NAN),
+        warm_us: percentile(&warm, 0.5).unwrap_or(f64::NAN),
+        rate: n as f64 / write_s,
+        bytes: plexus_bytes(&db)? / n.max(1) as u64,
+    })
+}
+
+/// What the flatness check measured at one history length.
+struct Scale {
+    cold_us: f64,
+    warm_us: f64,
+    rate: f64,
+    bytes: u64,
+}
+
+pub fn main(o: &Options) -> Res<()> {
+    let (table, lines) = run(o)?;
+    println!("{table}");
+    if let Some(out) = &o.out {
+        std::fs::write(out, &table)?;
+        let json: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(out.with_extension("jsonl"), json)?;
+    }
+    Ok(())
+}
+
+/// Runs the workload: the markdown table and a JSON line per result.
+pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
+    let tmp;
+    let work = match &o.work {
+        Some(w) => w.clone(),
+        None => {
+            tmp = std::env::temp_dir().join(format!("plexus-temporal-{}", std::process::id()));
+            tmp.clone()
+        }
+    };
+    std::fs::create_dir_all(&work)?;
+    let total = o.nodes + o.edges + o.interval_versions;
+    let qs = queries(o, o.interval_versions);
+    let mut table = format!(
+        "Temporal workload: {} node, {} edge and {} interval versions ({total}), {} lookups, seed {}; \
+         Plexus commits {}\n\n\
+         | versions per commit | engine | write (versions/s) | as-of lookup p50 | p95 | lookups | bytes per version |\n\
+         |---|---|---:|---:|---:|---:|---:|\n",
+        o.nodes,
+        o.edges,
+        o.interval_versions,
+        o.queries,
+        o.seed,
+        if o.durable {
+            "synced to disk (--durable)"
+        } else {
+            "without syncing each (as GestaltDB's RocksDB store; --durable syncs)"
+        }
+    );
+    let mut lines = Vec::new();
+    for &per in &o.per_commit {
+        let mut p50s = Vec::new();
+        for engine in &o.engines {
+            let r = match engine.as_str() {
+                "plexus" => run_plexus(&work, o, per, &qs)?,
+                "gestaltdb" => run_gestalt(&work, o, per, &qs)?,
+                other => return Err(format!("unknown engine '{other}' (plexus, gestaltdb)").into()),
+            };
+            check(engine, &qs, &r.answers)?;
+            let p50 = percentile(&r.lookup_us, 0.5);
+            let p95 = percentile(&r.lookup_us, 0.95);
+            let rate = total as f64 / r.write_s;
+            let per_label = if per == 0 {
+                "all in one".into()
+            } else {
+                per.to_string()
+            };
+            table.push_str(&format!(
+                "| {per_label} | {engine} {} | {rate:.0} | {} | {} | {} | {} |\n",
+                r.version,
+                ms(p50),
+                ms(p95),
+                r.answers.len(),
+                r.bytes / total.max(1) as u64
+            ));
+            lines.push(
+                json!({"bench": "temporal", "engine": engine, "version": r.version,
+                "per_commit": per, "versions": total, "write_s": r.write_s, "versions_per_s": rate,
+                "lookup_p50_us": p50, "lookup_p95_us": p95, "lookups": r.answers.len(),
+                "bytes": r.bytes}),
+            );
+            p50s.push((engine.clone(), p50, rate));
+        }
+        if let [(_, Some(ours), our_rate), (_, Some(theirs), their_rate)] = &p50s[..] {
+            table.push_str(&format!(
+                "| | GestaltDB ÷ Plexus | {:.0}× | {:.0}× | | | |\n",
+                our_rate / their_rate,
+                theirs / ours
+            ));
+        }
+    }
+    if !o.scale.is_empty() {
+        table.push_str(
+            "\nOne entity's history growing (Plexus; 10,000 versions a commit; lookups of a \
+             second pass over the same instants, and of the first, which maps the pages):\n\n\
+             | versions | as-of lookup p50 | first pass p50 | write (versions/s) | bytes per version |\n\
+             |---:|---:|---:|---:|---:|\n",
+        );
+        let mut p50s = Vec::new();
+        for &n in &o.scale {
+            let s = flatness(&work, o, n)?;
+            table.push_str(&format!(
+                "| {n} | {} | {} | {:.0} | {} |\n",
+                ms(Some(s.warm_us)),
+                ms(Some(s.cold_us)),
+                s.rate,
+                s.bytes
+            ));
+            lines.push(json!({"bench": "temporal-scale", "versions": n, "lookup_p50_us": s.warm_us,
+                "first_pass_p50_us": s.cold_us, "versions_per_s": s.rate, "bytes_per_version": s.bytes}));
+            p50s.push(s.warm_us);
+        }
+        let (lo, hi) = p50s
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), &p| (lo.min(p), hi.max(p)));
+        table.push_str(&format!("\nlargest p50 ÷ smallest: {:.2}\n", hi / lo));
+    }
+    if o.work.is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    Ok((table, lines))
+}
