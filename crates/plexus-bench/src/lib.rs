@@ -110,3 +110,15 @@ pub fn home_cache(sub: &str) -> std::path::PathBuf {
         .join(".cache/plexus-bench")
         .join(sub)
 }
+
+/// Writes a benchmark's markdown table to `out`, and its JSON lines beside
+/// it (`out` with the extension `jsonl`).
+pub fn write_results(
+    out: &std::path::Path,
+    table: &str,
+    lines: &[serde_json::Value],
+) -> std::io::Result<()> {
+    std::fs::write(out, table)?;
+    let json: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(out.with_extension("jsonl"), json)
+}

@@ -435,9 +435,7 @@ pub fn main(o: &Options) -> Res<()> {
     let (table, lines) = run(o)?;
     println!("{table}");
     if let Some(out) = &o.out {
-        std::fs::write(out, &table)?;
-        let json: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(out.with_extension("jsonl"), json)?;
+        crate::write_results(out, &table, &lines)?;
     }
     Ok(())
 }
