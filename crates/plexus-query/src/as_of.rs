@@ -42,7 +42,7 @@ pub(crate) fn check(q: &Query, writes: bool) -> Result<(), QueryError> {
 
 /// The instant (µs since the epoch) the query reads as of, when it has a
 /// time qualifier: its expression evaluated with the parameters.
-pub(crate) fn instant(
+pub(crate) fn query_instant(
     q: &Query,
     params: &Params,
     guard: &Guard,
@@ -53,7 +53,7 @@ pub(crate) fn instant(
         aggregates: None,
         guard,
     };
-    let mut at = None;
+    let mut at: Option<u64> = None;
     for t in &q.as_of {
         let v = micros(&crate::eval::eval(&t.at, &Default::default(), &ctx)?)?;
         if at.is_some_and(|a| a != v) {
@@ -67,31 +67,41 @@ pub(crate) fn instant(
     Ok(at)
 }
 
-/// An instant as microseconds since the epoch: a datetime (a local one
-/// or a date taken as UTC), an ISO 8601 string, or an integer of
-/// microseconds.
+/// A system time as microseconds since the epoch: an [`instant`] not
+/// before 1970.
 fn micros(v: &Value) -> Result<u64, QueryError> {
+    let at = instant(v, "FOR SYSTEM_TIME AS OF")?;
+    u64::try_from(at).map_err(|_| QueryError::Argument {
+        code: "InvalidArgumentValue",
+        message: format!("FOR SYSTEM_TIME AS OF {v}: the instant lies before 1970"),
+    })
+}
+
+/// An instant as microseconds since 1970 (negative before): a datetime
+/// (a local one, or a date, taken as UTC), an ISO 8601 string, or an
+/// integer of microseconds. `what` names the argument in errors.
+pub(crate) fn instant(v: &Value, what: &str) -> Result<i64, QueryError> {
     const M: i128 = 1_000_000;
     let at: i128 = match v {
         Value::Int(i) => i128::from(*i),
         Value::DateTime(d) => i128::from(d.secs) * M + i128::from(d.nanos / 1000),
         Value::LocalDateTime(d) => i128::from(d.secs) * M + i128::from(d.nanos / 1000),
         Value::Date(d) => i128::from(d.days) * 86_400 * M,
-        Value::String(_) => return micros(&crate::eval::call("datetime", vec![v.clone()])?),
+        Value::String(_) => return instant(&crate::eval::call("datetime", vec![v.clone()])?, what),
         other => {
             return Err(QueryError::Type {
                 code: "InvalidArgumentType",
                 message: format!(
-                    "FOR SYSTEM_TIME AS OF takes a datetime, an ISO 8601 string or \
-                     microseconds since 1970, not {}",
+                    "{what} takes a datetime, an ISO 8601 string or microseconds since 1970, \
+                     not {}",
                     other.value_type().name()
                 ),
             })
         }
     };
-    u64::try_from(at).map_err(|_| QueryError::Argument {
+    i64::try_from(at).map_err(|_| QueryError::Argument {
         code: "InvalidArgumentValue",
-        message: format!("FOR SYSTEM_TIME AS OF {v}: the instant lies before 1970"),
+        message: format!("{what} {v}: the instant is out of range"),
     })
 }
 
@@ -104,7 +114,7 @@ mod tests {
     }
 
     fn at(text: &str) -> Result<Option<u64>, QueryError> {
-        instant(&parsed(text), &Default::default(), &Guard::default())
+        query_instant(&parsed(text), &Default::default(), &Guard::default())
     }
 
     #[test]
@@ -129,10 +139,13 @@ mod tests {
         );
         assert!(check(&ok, false).is_ok());
         let guard = Guard::default();
-        assert_eq!(instant(&ok, &Default::default(), &guard).unwrap(), Some(5));
+        assert_eq!(
+            query_instant(&ok, &Default::default(), &guard).unwrap(),
+            Some(5)
+        );
         let two =
             parsed("MATCH (a) FOR SYSTEM_TIME AS OF 5 MATCH (b) FOR SYSTEM_TIME AS OF 6 RETURN a");
-        let e = instant(&two, &Default::default(), &guard).unwrap_err();
+        let e = query_instant(&two, &Default::default(), &guard).unwrap_err();
         assert!(e.to_string().contains("different instants"), "{e}");
         assert!(check(&ok, true)
             .unwrap_err()

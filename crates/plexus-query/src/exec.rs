@@ -118,7 +118,7 @@ impl Prepared {
     pub fn as_of(&self, params: &Params, guard: &Guard) -> Result<Option<u64>, QueryError> {
         match &self.statement {
             Statement::Query(q) | Statement::Explain(q) | Statement::Profile(q) => {
-                crate::as_of::instant(q, params, guard)
+                crate::as_of::query_instant(q, params, guard)
             }
             _ => Ok(None),
         }

@@ -27,6 +27,7 @@ mod project;
 mod regex;
 mod schema;
 mod temporal;
+mod valid_time;
 mod vector;
 
 pub use error::{QueryError, StorageCause};

@@ -579,11 +579,15 @@ impl Storage {
         }
         let _c = self.shared.lock_commits();
         // Nothing may have landed in the graph while the rows were prepared.
-        if !is_empty(&*self.shared.kv.snapshot()?)? {
-            return Err(StorageError::Conflict(
-                "the graph received data while the bulk load was prepared".into(),
-            ));
-        }
+        let keeps_history = {
+            let snap = self.shared.kv.snapshot()?;
+            if !is_empty(&*snap)? {
+                return Err(StorageError::Conflict(
+                    "the graph received data while the bulk load was prepared".into(),
+                ));
+            }
+            crate::history::started(&*snap, g)?.is_some()
+        };
         // The runs are sorted on two threads of their own (the adjacency
         // run, by far the largest, then packed into blocks, on
         // one; the others on the second) while this one writes each run as
@@ -647,10 +651,13 @@ impl Storage {
         }
         written?;
         // A graph that keeps history gets a version of everything loaded,
-        // stamped after the load. (Not in the load's own write: a crash
-        // between the two leaves the load without versions; see
-        // ARCHITECTURE.md, "History".)
-        crate::history::record_load(&**kv, g)?;
+        // stamped after the load. (Not in the load's own write: a crash or
+        // an error between the two leaves the load without versions; see
+        // ARCHITECTURE.md, "History".) Other graphs do nothing more after
+        // the write, so an error still means that nothing landed.
+        if keeps_history {
+            crate::history::record_load(&**kv, g)?;
+        }
         let mut fp = Footprint::default();
         fp.writes.insert(Subject::Schema(g.0).hash());
         if self.shared.multi {

@@ -142,3 +142,117 @@ fn what_cannot_be_read_as_of_an_instant_is_refused_clearly() {
         .unwrap_err();
     assert!(e.to_string().contains("keeps no history"), "{e}");
 }
+
+/// The `employer` the version holding `ann` at `at` gives, through Cypher.
+fn employer(db: &Database, at: &str) -> Option<Value> {
+    let params = Params::from([("at".to_string(), Value::from(at))]);
+    let rows = q(
+        db,
+        "CALL plexus.temporal.asOf('node', 'ann', $at) YIELD properties RETURN properties.employer AS e",
+        &params,
+    );
+    rows.first().map(|r| r[0].clone())
+}
+
+#[test]
+fn valid_time_versions_from_cypher() {
+    let db = Database::in_memory().unwrap();
+    let none = Params::new();
+    let v1 = q(
+        &db,
+        "CALL plexus.temporal.assertNode('ann', ['Person'], {employer: 'Acme'}, '2019-01-01T00:00:00Z', '2022-01-01T00:00:00Z') YIELD versionId RETURN versionId",
+        &none,
+    )[0][0]
+        .clone();
+    q(
+        &db,
+        "CALL plexus.temporal.assertNode('ann', ['Person'], {employer: 'Initech'}, datetime('2022-01-01T00:00:00Z'))",
+        &none,
+    );
+    assert_eq!(employer(&db, "2018-06-01T00:00:00Z"), None);
+    assert_eq!(
+        employer(&db, "2020-06-01T00:00:00Z"),
+        Some(Value::from("Acme"))
+    );
+    assert_eq!(
+        employer(&db, "2030-06-01T00:00:00Z"),
+        Some(Value::from("Initech"))
+    );
+
+    // A correction of the first version: over its interval unless told.
+    let Value::String(v1) = v1 else {
+        panic!("{v1:?}")
+    };
+    let params = Params::from([("v".to_string(), Value::from(v1.as_str()))]);
+    q(
+        &db,
+        "CALL plexus.temporal.correct($v, {employer: 'Acme Corp'})",
+        &params,
+    );
+    assert_eq!(
+        employer(&db, "2020-06-01T00:00:00Z"),
+        Some(Value::from("Acme Corp"))
+    );
+    // Retracted for 2023: absent then, Initech around it.
+    q(
+        &db,
+        "CALL plexus.temporal.retract('node', 'ann', '2023-01-01T00:00:00Z', '2024-01-01T00:00:00Z', 'sabbatical')",
+        &none,
+    );
+    assert_eq!(employer(&db, "2023-06-01T00:00:00Z"), None);
+    assert_eq!(
+        employer(&db, "2024-06-01T00:00:00Z"),
+        Some(Value::from("Initech"))
+    );
+
+    let ops = q(
+        &db,
+        "CALL plexus.temporal.versions('node', 'ann') YIELD operation, reason, supersedes RETURN operation, reason, supersedes IS NOT NULL AS corrects",
+        &none,
+    );
+    assert_eq!(
+        ops,
+        vec![
+            vec![Value::from("assert"), Value::Null, Value::Bool(false)],
+            vec![Value::from("assert"), Value::Null, Value::Bool(false)],
+            vec![Value::from("correct"), Value::Null, Value::Bool(true)],
+            vec![
+                Value::from("retract"),
+                Value::from("sabbatical"),
+                Value::Bool(false)
+            ],
+        ]
+    );
+
+    q(
+        &db,
+        "CALL plexus.temporal.assertRelationship('r1', 'ann', 'acme', 'WORKS_AT', {role: 'dev'}, 0, 100)",
+        &none,
+    );
+    let rel = q(
+        &db,
+        "CALL plexus.temporal.asOf('relationship', 'r1', 99) YIELD source, target, type, validFrom, validTo RETURN source, target, type, validTo",
+        &none,
+    );
+    assert_eq!(rel.len(), 1);
+    assert_eq!(
+        rel[0][..3],
+        [
+            Value::from("ann"),
+            Value::from("acme"),
+            Value::from("WORKS_AT")
+        ]
+    );
+    assert!(q(
+        &db,
+        "CALL plexus.temporal.asOf('relationship', 'r1', 100)",
+        &none
+    )
+    .is_empty());
+
+    let bad = |text: &str| db.query("default", text, &none).unwrap_err().to_string();
+    assert!(bad("CALL plexus.temporal.correct('nope', {})").contains("no version with id 'nope'"));
+    assert!(bad("CALL plexus.temporal.assertNode('x', [], {}, 5, 5)").contains("is empty"));
+    assert!(bad("CALL plexus.temporal.asOf('thing', 'x', 5)").contains("neither 'node'"));
+    assert!(bad("CALL plexus.temporal.asOf('node', 'x', true)").contains("not BOOL"));
+}

@@ -334,7 +334,7 @@ pub(crate) fn baseline(
 }
 
 /// After a bulk load into graph `g` (empty before it, under the commit
-/// lock): when `g` keeps history, a version of everything it holds now.
+/// lock), which keeps history: a version of everything it holds now.
 pub(crate) fn record_load(kv: &dyn plexus_kv::KvStore, g: GraphId) -> Result<()> {
     let raw = kv.snapshot()?;
     let Some(start) = started(&*raw, g)? else {
