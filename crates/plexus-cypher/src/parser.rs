@@ -929,6 +929,9 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
+        // `CALL proc(…) FOR SYSTEM_TIME AS OF t`: as after a MATCH's
+        // patterns, the instant the whole query reads as of.
+        self.time_qualifiers()?;
         let yields = if self.eat_kw("YIELD") {
             if self.eat(&Tok::Star) {
                 Some(Yield {

@@ -10,6 +10,8 @@ pub enum TemporalError {
     Storage(StorageError),
     /// An interval that is empty or reversed (`[from, to)` needs `from < to`).
     EmptyInterval { from: i64, to: i64 },
+    /// A write with no valid interval, and no version to take one from.
+    NoInterval,
     /// A version id asked for that no version has.
     UnknownVersion(String),
     /// A version id given for a new version that another version has.
@@ -43,6 +45,9 @@ impl fmt::Display for TemporalError {
                 f,
                 "the valid interval [{from}, {to}) is empty: its end must come after its start"
             ),
+            TemporalError::NoInterval => {
+                f.write_str("a version write needs a valid interval, or a version it supersedes")
+            }
             TemporalError::UnknownVersion(v) => write!(f, "no version with id '{v}'"),
             TemporalError::VersionExists(v) => write!(f, "a version with id '{v}' exists already"),
             TemporalError::KindMismatch { version } => {

@@ -120,9 +120,7 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
             w.valid = Some(target.valid);
         }
     }
-    let valid = w
-        .valid
-        .ok_or_else(|| TemporalError::UnknownVersion(String::new()))?;
+    let valid = w.valid.ok_or(TemporalError::NoInterval)?;
     check_id("logical id", &w.logical_id)?;
     let id = w
         .version_id

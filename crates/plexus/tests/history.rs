@@ -256,3 +256,41 @@ fn valid_time_versions_from_cypher() {
     assert!(bad("CALL plexus.temporal.asOf('thing', 'x', 5)").contains("neither 'node'"));
     assert!(bad("CALL plexus.temporal.asOf('node', 'x', true)").contains("not BOOL"));
 }
+
+#[test]
+fn valid_time_reads_as_known_at_a_system_time_are_bitemporal() {
+    let db = Database::in_memory().unwrap();
+    db.keep_history("default").unwrap();
+    let none = Params::new();
+    let v = q(
+        &db,
+        "CALL plexus.temporal.assertNode('ann', [], {employer: 'Acme'}, 0, 100) YIELD versionId RETURN versionId",
+        &none,
+    )[0][0]
+        .clone();
+    let before_correction = db.system_time().unwrap();
+    let params = Params::from([("v".to_string(), v)]);
+    q(
+        &db,
+        "CALL plexus.temporal.correct($v, {employer: 'Acme Corp'})",
+        &params,
+    );
+    let read = "CALL plexus.temporal.asOf('node', 'ann', 50) FOR SYSTEM_TIME AS OF $t \
+                YIELD properties RETURN properties.employer AS e";
+    assert_eq!(
+        q(&db, read, &at(before_correction)),
+        [[Value::from("Acme")]]
+    );
+    assert_eq!(
+        q(&db, read, &at(db.system_time().unwrap())),
+        [[Value::from("Acme Corp")]]
+    );
+    let e = db
+        .query(
+            "default",
+            "CALL plexus.temporal.retract('node', 'ann', 0, 10) FOR SYSTEM_TIME AS OF 1",
+            &none,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("cannot write"), "{e}");
+}
