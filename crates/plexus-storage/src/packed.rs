@@ -492,9 +492,7 @@ impl Snapshot for Unpacked {
 }
 
 /// A storage error as the key-value layer's (the snapshot trait's error).
-/// A storage error as a snapshot reports it (for the wrappers that serve
-/// a snapshot and decode what they read: this one, `history::AsOf`).
-pub(crate) fn kv_err(e: StorageError) -> plexus_kv::KvError {
+fn kv_err(e: StorageError) -> plexus_kv::KvError {
     match e {
         StorageError::Kv(e) => e,
         other => plexus_kv::KvError::Corrupt(other.to_string()),

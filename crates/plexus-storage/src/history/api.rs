@@ -24,13 +24,14 @@ impl crate::Storage {
         }
         let g = self.graph_id(graph)?;
         let _c = self.shared.lock_commits();
-        let snap = crate::packed::Unpacked(self.shared.kv.snapshot()?);
-        if let Some(start) = started(&snap, g)? {
+        let raw = self.shared.kv.snapshot()?;
+        if let Some(start) = started(&*raw, g)? {
             return Ok(start);
         }
         // Stale versions of an earlier, interrupted start lie before the
         // new start, where no read reaches.
-        let t = baseline(&*self.shared.kv, &snap, g)?;
+        let unpacked = crate::packed::Unpacked(self.shared.kv.snapshot()?);
+        let t = baseline(&*self.shared.kv, &unpacked, &*raw, g)?;
         self.shared
             .history_kept
             .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -68,7 +69,8 @@ impl crate::Storage {
     /// `at`.
     pub fn read_as_of(&self, graph: &str, at: u64) -> Result<crate::ReadTxn> {
         let mut core = self.core(graph, false, false)?;
-        match started(&*core.snap, core.g)? {
+        let raw = self.shared.kv.snapshot()?;
+        match started(&*raw, core.g)? {
             Some(start) if start <= at => {}
             starts => {
                 return Err(StorageError::NoHistory {
@@ -78,10 +80,8 @@ impl crate::Storage {
                 })
             }
         }
-        // The transaction's own snapshot (unpacked) holds the history.
-        let inner = std::mem::replace(&mut core.snap, Box::new(crate::view::Closed));
         core.snap = Box::new(AsOf {
-            inner,
+            inner: Box::new(crate::packed::Unpacked(raw)),
             g: core.g,
             t: at,
         });
@@ -116,8 +116,9 @@ impl crate::Storage {
     pub fn node_history(&self, graph: &str, id: NodeId) -> Result<Vec<(u64, Option<crate::Node>)>> {
         let r = self.read(graph)?;
         let c = &r.core;
+        let raw = self.shared.kv.snapshot()?;
         let key = crate::keys::node_key(c.g, id);
-        versions(&*c.snap, NODES, &key)?
+        versions(&*raw, NODES, &key)?
             .into_iter()
             .map(|(t, v)| {
                 let node = match v {
