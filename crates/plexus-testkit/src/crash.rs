@@ -3,7 +3,8 @@
 
 use plexus::{Backend, Options};
 use plexus::{
-    ConstraintKind, ConstraintSpec, Database, DeleteMode, GraphRead, IndexSpec, Props, Value,
+    ConstraintKind, ConstraintSpec, Database, DeleteMode, GraphRead, IndexSpec, Props, ReadTxn,
+    Value,
 };
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -67,7 +68,14 @@ pub fn prepare(db: &Database) -> plexus::Result<()> {
 
 /// The last committed step, from the progress node.
 pub fn progress(db: &Database) -> plexus::Result<Option<u64>> {
-    let r = db.read("default")?;
+    progress_in(&db.read("default")?)
+}
+
+/// The last committed step that `r` sees. The checks after a crash read
+/// one snapshot for everything: on PostgreSQL, the killed writer's last
+/// COMMIT may still land after the checker opened the store (the server
+/// finishes what it was sent), and two snapshots could then disagree.
+pub fn progress_in(r: &ReadTxn) -> plexus::Result<Option<u64>> {
     Ok(r.node_by_key("progress")?
         .and_then(|n| n.props.get("step").and_then(Value::as_int))
         .map(|s| s as u64))
@@ -125,9 +133,8 @@ pub fn step_vector(i: u64) -> [f32; 4] {
 /// to its own step's vector, and a search for more than there are returns
 /// exactly the nodes there are (no deleted or uncommitted one). The
 /// problems found.
-pub fn vector_problems(db: &Database) -> plexus::Result<Vec<String>> {
-    let (nodes, _) = observed(db)?;
-    let r = db.read("default")?;
+pub fn vector_problems(r: &ReadTxn) -> plexus::Result<Vec<String>> {
+    let (nodes, _) = observed(r)?;
     let mut problems = Vec::new();
     // A power cut before the writer's first commit leaves no index yet:
     // right only while there is no step either.
@@ -138,7 +145,7 @@ pub fn vector_problems(db: &Database) -> plexus::Result<Vec<String>> {
         return Ok(problems);
     }
     for s in &nodes {
-        let hits = plexus::vectors::search(&r, "steps", &step_vector(*s), 1, None, None)?;
+        let hits = plexus::vectors::search(r, "steps", &step_vector(*s), 1, None, None)?;
         let found = match hits.first() {
             Some(h) => r.node(h.node)?.map(|n| n.key),
             None => None,
@@ -147,16 +154,15 @@ pub fn vector_problems(db: &Database) -> plexus::Result<Vec<String>> {
             problems.push(format!("step {s}: its vector finds {found:?}"));
         }
     }
-    let all = plexus::vectors::search(&r, "steps", &[0.0; 4], nodes.len() + 5, None, None)?;
+    let all = plexus::vectors::search(r, "steps", &[0.0; 4], nodes.len() + 5, None, None)?;
     if all.len() != nodes.len() {
         problems.push(format!("{} vectors for {} nodes", all.len(), nodes.len()));
     }
     Ok(problems)
 }
 
-/// What the database holds: node steps and edges by step.
-pub fn observed(db: &Database) -> plexus::Result<State> {
-    let r = db.read("default")?;
+/// What `r` sees: node steps and edges by step.
+pub fn observed(r: &ReadTxn) -> plexus::Result<State> {
     let mut nodes = BTreeSet::new();
     let step_of = |id| -> plexus::Result<Option<u64>> {
         Ok(r.node(id)?
@@ -219,8 +225,7 @@ pub fn concurrent_prepare(db: &Database) -> plexus::Result<()> {
 }
 
 /// Thread `t`'s last committed step, from its progress node.
-pub fn concurrent_progress(db: &Database, t: u64) -> plexus::Result<Option<u64>> {
-    let r = db.read("default")?;
+pub fn concurrent_progress(r: &ReadTxn, t: u64) -> plexus::Result<Option<u64>> {
     Ok(r.node_by_key(&format!("p{t}"))?
         .and_then(|n| n.props.get("step").and_then(Value::as_int))
         .map(|s| s as u64))
@@ -229,9 +234,8 @@ pub fn concurrent_progress(db: &Database, t: u64) -> plexus::Result<Option<u64>>
 /// Per thread, the steps whose nodes exist with an edge to the hub, and
 /// the number of nodes of the workload (to catch one without its edge).
 pub fn concurrent_observed(
-    db: &Database,
+    r: &ReadTxn,
 ) -> plexus::Result<(std::collections::BTreeMap<u64, BTreeSet<u64>>, usize)> {
-    let r = db.read("default")?;
     let mut steps: std::collections::BTreeMap<u64, BTreeSet<u64>> = Default::default();
     let Some(hub) = r.node_id("hub")? else {
         return Ok((steps, 0));
@@ -297,7 +301,16 @@ fn sequential(db: &Database) {
     let mut next = progress(db).expect("progress").map_or(0, |s| s + 1);
     let stdout = std::io::stdout();
     loop {
-        step(db, next).expect("step");
+        if let Err(e) = step(db, next) {
+            // On PostgreSQL the killed writer's last COMMIT can land after
+            // this writer read its progress (the server finishes what it
+            // was sent): go on after that step.
+            match progress(db).expect("progress") {
+                Some(p) if p >= next => next = p + 1,
+                _ => panic!("step {next}: {e}"),
+            }
+            continue;
+        }
         let mut o = stdout.lock();
         writeln!(o, "{next}").expect("stdout");
         o.flush().expect("stdout");
@@ -311,11 +324,25 @@ fn concurrent(db: &Database, threads: u64) {
         .map(|t| {
             let db = db.clone();
             std::thread::spawn(move || {
-                let mut next = concurrent_progress(&db, t)
+                let mut next = db
+                    .read("default")
+                    .and_then(|r| concurrent_progress(&r, t))
                     .expect("progress")
                     .map_or(0, |s| s + 1);
                 loop {
-                    concurrent_step(&db, t, next).expect("step");
+                    if let Err(e) = concurrent_step(&db, t, next) {
+                        // As in `sequential`: a killed writer's commit of
+                        // this step may have landed since.
+                        let done = db
+                            .read("default")
+                            .and_then(|r| concurrent_progress(&r, t))
+                            .expect("progress");
+                        match done {
+                            Some(p) if p >= next => next = p + 1,
+                            _ => panic!("thread {t}, step {next}: {e}"),
+                        }
+                        continue;
+                    }
                     let mut o = std::io::stdout().lock();
                     writeln!(o, "{t} {next}").expect("stdout");
                     o.flush().expect("stdout");

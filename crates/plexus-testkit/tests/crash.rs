@@ -7,7 +7,8 @@
 
 use plexus::{Backend, Database, Options};
 use plexus_testkit::crash::{
-    concurrent_observed, concurrent_progress, expected, observed, progress, vector_problems,
+    concurrent_observed, concurrent_progress, expected, observed, progress, progress_in,
+    vector_problems,
 };
 use plexus_testkit::powerloss::{self, Loss};
 use rand::Rng;
@@ -59,7 +60,9 @@ fn crash_loop(backend: Backend, death: Death) {
             }
             other => other.unwrap(),
         };
-        let m = progress(&db).unwrap();
+        // One snapshot for every check (see `progress_in`).
+        let r = db.read("default").unwrap();
+        let m = progress_in(&r).unwrap();
         assert!(
             m >= acked,
             "round {round}: acknowledged step {acked:?} is missing (found {m:?})"
@@ -69,14 +72,14 @@ fn crash_loop(backend: Backend, death: Death) {
             "round {round}: found step {m:?} beyond the one in flight after {acked:?}"
         );
         assert_eq!(
-            observed(&db).unwrap(),
+            observed(&r).unwrap(),
             expected(m),
             "round {round}: the graph is not the state after step {m:?}"
         );
         let report = db.check("default").unwrap();
         assert!(report.is_ok(), "round {round}: {:?}", report.problems);
         assert_eq!(
-            vector_problems(&db).unwrap(),
+            vector_problems(&r).unwrap(),
             Vec::<String>::new(),
             "round {round}"
         );
@@ -277,11 +280,13 @@ fn concurrent_crash_loop(backend: Backend, death: Death) {
             }
             other => other.unwrap(),
         };
-        let (steps, nodes) = concurrent_observed(&db).unwrap();
+        // One snapshot for every check (see `progress_in`).
+        let r = db.read("default").unwrap();
+        let (steps, nodes) = concurrent_observed(&r).unwrap();
         let mut total = 0;
         for t in 0..THREADS {
             let have = steps.get(&t).cloned().unwrap_or_default();
-            let done = concurrent_progress(&db, t).unwrap().map_or(0, |s| s + 1);
+            let done = concurrent_progress(&r, t).unwrap().map_or(0, |s| s + 1);
             let want = acked.get(&t).copied().unwrap_or(0);
             assert!(
                 done >= want,
