@@ -343,7 +343,8 @@ fn components(_: &mut Graph<'_>, _: &[Value]) -> Result<Vec<Vec<Value>>, QueryEr
     ]])
 }
 
-fn txn<'a>(g: &'a mut Graph<'_>, name: &str) -> Result<&'a mut WriteTxn, QueryError> {
+/// The write transaction a writing procedure `name` runs in.
+pub(crate) fn txn<'a>(g: &'a mut Graph<'_>, name: &str) -> Result<&'a mut WriteTxn, QueryError> {
     match g {
         Graph::Write(t) => Ok(t),
         _ => Err(QueryError::Unsupported(format!(

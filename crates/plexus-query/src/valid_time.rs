@@ -4,7 +4,7 @@
 //! datetimes, ISO 8601 strings or microseconds since 1970; a missing end
 //! is open. With `MATCH … FOR SYSTEM_TIME AS OF` the reads are bitemporal.
 
-use crate::builtin::Graph;
+use crate::builtin::{txn, Graph};
 use crate::error::QueryError;
 use plexus_common::Value;
 use plexus_temporal::{
@@ -88,18 +88,6 @@ fn interval(from: &Value, to: &Value, proc_name: &str) -> Result<Interval, Query
         )?),
     };
     Ok(Interval::new(start, end)?)
-}
-
-fn txn<'a>(
-    g: &'a mut Graph<'_>,
-    proc_name: &str,
-) -> Result<&'a mut plexus_storage::WriteTxn, QueryError> {
-    match g {
-        Graph::Write(t) => Ok(t),
-        _ => Err(QueryError::Unsupported(format!(
-            "{proc_name} writes, in a read-only query"
-        ))),
-    }
 }
 
 fn write(g: &mut Graph<'_>, w: VersionWrite, proc_name: &str) -> Records {

@@ -75,6 +75,8 @@ pub(crate) const META_NEXT_SCHEMA: &[u8] = b"next_schema";
 /// The sequence number of the last commit that changed a maintained
 /// index: readers compare it with the stamps of indexed entries.
 pub(crate) const META_INDEX_SEQ: &[u8] = b"index_seq";
+/// The system clock of history (`history/`): the last stamp given, µs.
+pub(crate) const META_SYSTEM_CLOCK: &[u8] = b"system_clock";
 
 pub(crate) const STAT_NODES: u8 = 0;
 pub(crate) const STAT_EDGES: u8 = 1;

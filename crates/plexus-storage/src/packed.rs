@@ -492,7 +492,9 @@ impl Snapshot for Unpacked {
 }
 
 /// A storage error as the key-value layer's (the snapshot trait's error).
-fn kv_err(e: StorageError) -> plexus_kv::KvError {
+/// A storage error as a snapshot reports it (for the wrappers that serve
+/// a snapshot and decode what they read: this one, `history::AsOf`).
+pub(crate) fn kv_err(e: StorageError) -> plexus_kv::KvError {
     match e {
         StorageError::Kv(e) => e,
         other => plexus_kv::KvError::Corrupt(other.to_string()),

@@ -946,22 +946,9 @@ fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> 
             .map(|r| f(&r))
             .transpose();
     }
-    let block = edge_blocks::block_key(c.g, id);
-    let range = KeyRange {
-        start: Bound::Included(block.clone()),
-        end: Bound::Included(block),
-    };
-    let mut record = Vec::new();
-    let mut found = Ok(false);
-    c.snap.visit(EDGES, &range, &mut |_, v| {
-        found = edge_blocks::find(v, id, &mut record);
-        Ok(false)
-    })?;
-    if found? {
-        f(&record).map(Some)
-    } else {
-        Ok(None)
-    }
+    edge_blocks::record(&*c.snap, c.g, id)?
+        .map(|r| f(&r))
+        .transpose()
 }
 
 /// Every edge id of the graph, in order: the committed blocks' with the

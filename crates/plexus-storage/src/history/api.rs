@@ -24,14 +24,13 @@ impl crate::Storage {
         }
         let g = self.graph_id(graph)?;
         let _c = self.shared.lock_commits();
-        let raw = self.shared.kv.snapshot()?;
-        if let Some(start) = started(&*raw, g)? {
+        let snap = crate::packed::Unpacked(self.shared.kv.snapshot()?);
+        if let Some(start) = started(&snap, g)? {
             return Ok(start);
         }
         // Stale versions of an earlier, interrupted start lie before the
         // new start, where no read reaches.
-        let unpacked = crate::packed::Unpacked(self.shared.kv.snapshot()?);
-        let t = baseline(&*self.shared.kv, &unpacked, &*raw, g)?;
+        let t = baseline(&*self.shared.kv, &snap, g)?;
         self.shared
             .history_kept
             .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -69,8 +68,7 @@ impl crate::Storage {
     /// `at`.
     pub fn read_as_of(&self, graph: &str, at: u64) -> Result<crate::ReadTxn> {
         let mut core = self.core(graph, false, false)?;
-        let raw = self.shared.kv.snapshot()?;
-        match started(&*raw, core.g)? {
+        match started(&*core.snap, core.g)? {
             Some(start) if start <= at => {}
             starts => {
                 return Err(StorageError::NoHistory {
@@ -80,8 +78,10 @@ impl crate::Storage {
                 })
             }
         }
+        // The transaction's own snapshot (unpacked) holds the history.
+        let inner = std::mem::replace(&mut core.snap, Box::new(crate::view::Closed));
         core.snap = Box::new(AsOf {
-            inner: Box::new(crate::packed::Unpacked(raw)),
+            inner,
             g: core.g,
             t: at,
         });
@@ -116,9 +116,8 @@ impl crate::Storage {
     pub fn node_history(&self, graph: &str, id: NodeId) -> Result<Vec<(u64, Option<crate::Node>)>> {
         let r = self.read(graph)?;
         let c = &r.core;
-        let raw = self.shared.kv.snapshot()?;
         let key = crate::keys::node_key(c.g, id);
-        versions(&*raw, NODES, &key)?
+        versions(&*c.snap, NODES, &key)?
             .into_iter()
             .map(|(t, v)| {
                 let node = match v {

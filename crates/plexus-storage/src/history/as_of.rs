@@ -1,10 +1,12 @@
 //! The graph as of an instant: a snapshot that answers for the versioned
 //! keyspaces from the history (`mod.rs` has the layout).
 
-use super::{decode_version, ks_byte, split_version, stem, VERSIONED};
-use crate::error::StorageError;
+use super::{
+    decode_version, ks_byte, split_version, stem, version_key, versions_prefix, VERSIONED,
+};
 use crate::ids::GraphId;
 use crate::keys::{HISTORY, INDEX_DATA, PROP_INDEX};
+use crate::packed::kv_err;
 use plexus_kv::{KeyRange, Ks, KvIter, KvPair, ScanOptions, Snapshot};
 use std::ops::Bound;
 
@@ -68,18 +70,30 @@ impl AsOf {
         KeyRange { start, end }
     }
 
-    fn as_of_scan(&self, ks: Ks, range: &KeyRange) -> KvIter<'_> {
-        let inner = self.inner.scan(
-            HISTORY,
-            &self.history_range(ks, range),
-            ScanOptions::default(),
-        );
-        Box::new(Latest {
-            inner,
-            t: self.t,
-            current: None,
-            decided: false,
-        })
+    /// The keys in `range` as of `t`, in key order or reversed.
+    fn as_of_scan(&self, ks: Ks, range: &KeyRange, reverse: bool) -> KvIter<'_> {
+        let opts = ScanOptions {
+            reverse,
+            limit: None,
+        };
+        let inner = self
+            .inner
+            .scan(HISTORY, &self.history_range(ks, range), opts);
+        let t = self.t;
+        if reverse {
+            Box::new(LatestBackwards {
+                inner,
+                t,
+                group: None,
+            })
+        } else {
+            Box::new(Latest {
+                inner,
+                t,
+                current: None,
+                decided: false,
+            })
+        }
     }
 }
 
@@ -198,13 +212,6 @@ impl Iterator for LatestBackwards<'_> {
     }
 }
 
-fn kv_err(e: StorageError) -> plexus_kv::KvError {
-    match e {
-        StorageError::Kv(e) => e,
-        other => plexus_kv::KvError::Corrupt(other.to_string()),
-    }
-}
-
 impl Snapshot for AsOf {
     fn get(&self, ks: Ks, key: &[u8]) -> plexus_kv::Result<Option<Vec<u8>>> {
         if ks == PROP_INDEX || ks == INDEX_DATA {
@@ -213,13 +220,9 @@ impl Snapshot for AsOf {
         if !VERSIONED.contains(&ks) {
             return self.inner.get(ks, key);
         }
-        let mut stem = stem(ks, key);
-        stem.extend_from_slice(&plexus_common::KEY_PART_END);
-        let mut start = stem.clone();
-        start.extend_from_slice(&(!self.t).to_be_bytes());
         let range = KeyRange {
-            start: Bound::Included(start),
-            end: KeyRange::prefix(&stem).end,
+            start: Bound::Included(version_key(ks, key, self.t)),
+            end: KeyRange::prefix(&versions_prefix(ks, key)).end,
         };
         let opts = ScanOptions {
             limit: Some(1),
@@ -242,25 +245,7 @@ impl Snapshot for AsOf {
             return self.inner.scan(ks, range, opts);
         }
         let limit = opts.limit.unwrap_or(usize::MAX);
-        if opts.reverse {
-            let inner = self.inner.scan(
-                HISTORY,
-                &self.history_range(ks, range),
-                ScanOptions {
-                    reverse: true,
-                    limit: None,
-                },
-            );
-            return Box::new(
-                LatestBackwards {
-                    inner,
-                    t: self.t,
-                    group: None,
-                }
-                .take(limit),
-            );
-        }
-        Box::new(self.as_of_scan(ks, range).take(limit))
+        Box::new(self.as_of_scan(ks, range, opts.reverse).take(limit))
     }
 }
 

@@ -30,10 +30,9 @@
 
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId};
-use crate::keys::VALID;
 use crate::keys::{
-    edge_key, ADJ, DIR_IN, DIR_OUT, EDGES, EDGE_KEYS, HISTORY, LABELS, META, NODES, NODE_KEYS,
-    STATS,
+    edge_key, ADJ, DIR_IN, DIR_OUT, EDGES, EDGE_KEYS, HISTORY, LABELS, META, META_SYSTEM_CLOCK,
+    NODES, NODE_KEYS, STATS, VALID,
 };
 use crate::record::EdgeRecord;
 use plexus_common::{read_u64, KEY_PART_END};
@@ -52,8 +51,6 @@ const ABSENT: u8 = 0;
 const PRESENT: u8 = 1;
 /// `g | START`: the instant (µs) history starts, big-endian.
 const START: u8 = 0;
-/// The persisted system clock: the last stamp given, big-endian µs.
-const META_CLOCK: &[u8] = b"system_clock";
 
 /// Microseconds since the Unix epoch, by the wall clock.
 fn wall_micros() -> u64 {
@@ -65,21 +62,14 @@ fn wall_micros() -> u64 {
 /// The next system time, after every stamp given before, written to
 /// `batch` so that it survives a restart.
 fn tick(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<u64> {
-    let last = snap
-        .get(META, META_CLOCK)?
-        .and_then(|v| read_u64(&v, 0))
-        .unwrap_or(0);
-    let t = wall_micros().max(last.saturating_add(1));
-    batch.put(META, META_CLOCK, t.to_be_bytes().to_vec());
+    let t = wall_micros().max(clock(snap)?.saturating_add(1));
+    batch.put(META, META_SYSTEM_CLOCK, t.to_le_bytes().to_vec());
     Ok(t)
 }
 
 /// The last system time given, or 0.
 pub(crate) fn clock(snap: &dyn Snapshot) -> Result<u64> {
-    Ok(snap
-        .get(META, META_CLOCK)?
-        .and_then(|v| read_u64(&v, 0))
-        .unwrap_or(0))
+    crate::coord::meta_u64(snap, META_SYSTEM_CLOCK, 0)
 }
 
 fn start_key(g: u32) -> Vec<u8> {
@@ -114,10 +104,16 @@ fn ks_byte(ks: Ks) -> u8 {
     u8::try_from(ks.0).unwrap_or(u8::MAX)
 }
 
-/// The key of the version of `key` (in `ks`) written at `t`.
-fn version_key(ks: Ks, key: &[u8], t: u64) -> Vec<u8> {
+/// The prefix of the versions of `key` (in `ks`), and of no other key's.
+fn versions_prefix(ks: Ks, key: &[u8]) -> Vec<u8> {
     let mut k = stem(ks, key);
     k.extend_from_slice(&KEY_PART_END);
+    k
+}
+
+/// The key of the version of `key` (in `ks`) written at `t`.
+fn version_key(ks: Ks, key: &[u8], t: u64) -> Vec<u8> {
+    let mut k = versions_prefix(ks, key);
     k.extend_from_slice(&(!t).to_be_bytes());
     k
 }
@@ -188,9 +184,8 @@ fn graphs_written(batch: &WriteBatch) -> BTreeSet<u32> {
 /// Adds to `batch` the versions of what it writes in graphs with history
 /// on, stamped with a new system time. `snap` is the state the batch lands
 /// on (under the commit lock); the batch holds logical writes, one key per
-/// entry (before `settle`). Returns the stamp, when there was something to
-/// version.
-pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<Option<u64>> {
+/// entry (before `settle`).
+pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> {
     let mut on = BTreeSet::new();
     for g in graphs_written(batch) {
         if started(snap, GraphId(g))?.is_some() {
@@ -198,7 +193,7 @@ pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<Opti
         }
     }
     if on.is_empty() {
-        return Ok(None);
+        return Ok(());
     }
     let versions = changes(snap, batch, &on)?;
     let t = tick(snap, batch)?;
@@ -209,7 +204,7 @@ pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<Opti
             version_value(value.as_deref()),
         );
     }
-    Ok(Some(t))
+    Ok(())
 }
 
 type Changes = BTreeMap<(Ks, Vec<u8>), Option<Vec<u8>>>;
@@ -266,103 +261,73 @@ fn edge_adjacency(
         return Err(StorageError::Corrupt("edge key".into()));
     };
     let (g, id) = (GraphId(g), EdgeId(id));
-    let old = stored_edge(snap, g, id)?;
+    let old = match crate::edge_blocks::record(snap, g, id)? {
+        Some(r) => Some(EdgeRecord::decode(&r)?),
+        None => None,
+    };
     let (record, present) = match (old, new) {
         (None, Some(v)) => (EdgeRecord::decode(v)?, true),
         (Some(r), None) => (r, false),
         _ => return Ok(()),
     };
-    for (key, _) in adjacency_keys(g, id, &record) {
+    for key in adjacency_keys(g, id, &record) {
         out.insert((ADJ, key), present.then(Vec::new));
     }
     Ok(())
 }
 
 /// The adjacency delta keys of an edge, both directions.
-fn adjacency_keys(g: GraphId, id: EdgeId, r: &EdgeRecord) -> [(Vec<u8>, ()); 2] {
+fn adjacency_keys(g: GraphId, id: EdgeId, r: &EdgeRecord) -> [Vec<u8>; 2] {
     let entry = |other: NodeId| crate::adjacency::Entry {
         rel_type: r.rel_type,
         node: other.0,
         edge: id.0,
     };
     [
-        (
-            crate::adjacency::delta_key(g, r.src, DIR_OUT, entry(r.dst)),
-            (),
-        ),
-        (
-            crate::adjacency::delta_key(g, r.dst, DIR_IN, entry(r.src)),
-            (),
-        ),
+        crate::adjacency::delta_key(g, r.src, DIR_OUT, entry(r.dst)),
+        crate::adjacency::delta_key(g, r.dst, DIR_IN, entry(r.src)),
     ]
 }
 
-/// An edge's committed record, read from its block.
-fn stored_edge(snap: &dyn Snapshot, g: GraphId, id: EdgeId) -> Result<Option<EdgeRecord>> {
-    let block = crate::edge_blocks::block_key(g, id);
-    let range = KeyRange {
-        start: Bound::Included(block.clone()),
-        end: Bound::Included(block),
-    };
-    let mut record = Vec::new();
-    let mut found = Ok(false);
-    snap.visit(EDGES, &range, &mut |_, v| {
-        found = crate::edge_blocks::find(v, id, &mut record);
-        Ok(false)
-    })?;
-    if found? {
-        Ok(Some(EdgeRecord::decode(&record)?))
-    } else {
-        Ok(None)
-    }
-}
-
 /// Writes, at a new stamp, a version of every versioned entry graph `g`
-/// holds now, then marks history on from that stamp. `snap` (unpacked)
-/// and `raw` are the same state; the caller holds the commit lock, so no
-/// commit lands between. Returns the stamp.
+/// holds now, then marks history on from that stamp. `snap` is unpacked;
+/// the caller holds the commit lock, so no commit lands meanwhile.
+/// Returns the stamp.
 pub(crate) fn baseline(
     kv: &dyn plexus_kv::KvStore,
     snap: &dyn Snapshot,
-    raw: &dyn Snapshot,
     g: GraphId,
 ) -> Result<u64> {
     let mut batch = WriteBatch::new();
-    let t = tick(raw, &mut batch)?;
-    record_all(kv, (snap, raw), g, (t, t), batch)?;
+    let t = tick(snap, &mut batch)?;
+    record_all(kv, snap, g, (t, t), batch)?;
     Ok(t)
 }
 
 /// After a bulk load into graph `g` (empty before it, under the commit
 /// lock), which keeps history: a version of everything it holds now.
 pub(crate) fn record_load(kv: &dyn plexus_kv::KvStore, g: GraphId) -> Result<()> {
-    let raw = kv.snapshot()?;
-    let Some(start) = started(&*raw, g)? else {
+    let snap = crate::packed::Unpacked(kv.snapshot()?);
+    let Some(start) = started(&snap, g)? else {
         return Ok(());
     };
     let mut batch = WriteBatch::new();
-    let t = tick(&*raw, &mut batch)?;
-    let unpacked = crate::packed::Unpacked(kv.snapshot()?);
-    record_all(kv, (&unpacked, &*raw), g, (t, start), batch)
+    let t = tick(&snap, &mut batch)?;
+    record_all(kv, &snap, g, (t, start), batch)
 }
 
 /// Writes, stamped `t`, a version of every versioned entry of graph `g`
-/// (`snap` unpacked, `raw` the same state), then `start` as `g`'s start.
+/// (`snap` unpacked; edge blocks pass through it), then `start` as `g`'s
+/// start.
 fn record_all(
     kv: &dyn plexus_kv::KvStore,
-    (snap, raw): (&dyn Snapshot, &dyn Snapshot),
+    snap: &dyn Snapshot,
     g: GraphId,
     (t, start): (u64, u64),
     mut batch: WriteBatch,
 ) -> Result<()> {
-    const CHUNK: usize = 50_000;
     let prefix = g.0.to_be_bytes();
-    let flush = |batch: &mut WriteBatch, force: bool| -> Result<()> {
-        if force || batch.len() >= CHUNK {
-            kv.write(std::mem::take(batch))?;
-        }
-        Ok(())
-    };
+    let flush = |batch: &mut WriteBatch, force: bool| write_chunk(kv, batch, force);
     for ks in [NODES, NODE_KEYS, EDGE_KEYS, LABELS, STATS, VALID] {
         for pair in snap.scan(ks, &KeyRange::prefix(&prefix), ScanOptions::default()) {
             let (k, v) = pair?;
@@ -371,7 +336,7 @@ fn record_all(
         }
     }
     let mut failed = Ok(());
-    raw.visit(EDGES, &KeyRange::prefix(&prefix), &mut |k, v| {
+    snap.visit(EDGES, &KeyRange::prefix(&prefix), &mut |k, v| {
         failed = crate::edge_blocks::each(k, v, &mut |id, rec| {
             let r = EdgeRecord::decode(rec)?;
             batch.put(
@@ -379,7 +344,7 @@ fn record_all(
                 version_key(EDGES, &edge_key(g, id), t),
                 version_value(Some(rec)),
             );
-            for (key, ()) in adjacency_keys(g, id, &r) {
+            for key in adjacency_keys(g, id, &r) {
                 batch.put(HISTORY, version_key(ADJ, &key, t), version_value(Some(&[])));
             }
             flush(&mut batch, false)
@@ -389,6 +354,18 @@ fn record_all(
     failed?;
     batch.put(HISTORY, start_key(g.0), start.to_be_bytes().to_vec());
     flush(&mut batch, true)
+}
+
+/// Operations one backend write takes in the passes over a whole graph
+/// (recording it, pruning), so that none holds it all in memory.
+const CHUNK: usize = 50_000;
+
+/// Writes `batch` once it holds a chunk, or (with `force`) whatever it holds.
+fn write_chunk(kv: &dyn plexus_kv::KvStore, batch: &mut WriteBatch, force: bool) -> Result<()> {
+    if (force && !batch.is_empty()) || batch.len() >= CHUNK {
+        kv.write(std::mem::take(batch))?;
+    }
+    Ok(())
 }
 
 /// Deletes the whole history of graph `g` (history off).
@@ -413,7 +390,6 @@ pub(crate) fn prune(
     g: GraphId,
     before: u64,
 ) -> Result<u64> {
-    const CHUNK: usize = 50_000;
     let mut start = WriteBatch::new();
     start.put(HISTORY, start_key(g.0), before.to_be_bytes().to_vec());
     kv.write(start)?;
@@ -439,14 +415,10 @@ pub(crate) fn prune(
         if drop {
             batch.delete(HISTORY, k);
             removed += 1;
-            if batch.len() >= CHUNK {
-                kv.write(std::mem::take(&mut batch))?;
-            }
+            write_chunk(kv, &mut batch, false)?;
         }
     }
-    if !batch.is_empty() {
-        kv.write(batch)?;
-    }
+    write_chunk(kv, &mut batch, true)?;
     Ok(removed)
 }
 
@@ -455,10 +427,9 @@ pub(crate) type Version = (u64, Option<Vec<u8>>);
 
 /// Every version of `key` (in `ks`), newest first.
 pub(crate) fn versions(snap: &dyn Snapshot, ks: Ks, key: &[u8]) -> Result<Vec<Version>> {
-    let mut stem = stem(ks, key);
-    stem.extend_from_slice(&KEY_PART_END);
+    let prefix = versions_prefix(ks, key);
     let mut out = Vec::new();
-    for pair in snap.scan(HISTORY, &KeyRange::prefix(&stem), ScanOptions::default()) {
+    for pair in snap.scan(HISTORY, &KeyRange::prefix(&prefix), ScanOptions::default()) {
         let (k, v) = pair?;
         let (_, _, t) = split_version(&k)?;
         out.push((t, decode_version(&v)?.map(<[u8]>::to_vec)));
