@@ -152,8 +152,6 @@ pub(crate) fn convert_v2(key: &[u8], block: &[u8]) -> Result<(Vec<u8>, u64)> {
     Ok((encode(&records)?, records.len() as u64))
 }
 
-/// Puts the record of `id` from its block into `record`; false when the
-/// block does not hold it.
 /// The committed record bytes of edge `id` of graph `g`, rebuilt from its
 /// block in `snap`.
 pub(crate) fn record(snap: &dyn Snapshot, g: GraphId, id: EdgeId) -> Result<Option<Vec<u8>>> {
@@ -171,6 +169,8 @@ pub(crate) fn record(snap: &dyn Snapshot, g: GraphId, id: EdgeId) -> Result<Opti
     Ok(found?.then_some(record))
 }
 
+/// Puts the record of `id` from its block into `record`; false when the
+/// block does not hold it.
 pub(crate) fn find(block: &[u8], id: EdgeId, record: &mut Vec<u8>) -> Result<bool> {
     let want = id.0 & ((1 << SHIFT) - 1);
     let mut found = false;
