@@ -21,6 +21,15 @@ pub enum TemporalError {
     KindMismatch { version: String },
     /// An id that cannot be used (empty, too long).
     InvalidId { what: &'static str, id: String },
+    /// A claim that cannot be stored (an empty name, a confidence
+    /// outside `[0, 1]`); the text says which part.
+    InvalidClaim(String),
+    /// A correction that would change a claim's identity (its statement,
+    /// polarity, agent, source or world): assert the new claim instead.
+    ClaimIdentity { version: String },
+    /// A retraction of an entity never asserted (claims only: their
+    /// identities are known from their first assertion).
+    UnknownEntity(String),
     /// Stored bytes that do not decode.
     Corrupt(String),
 }
@@ -55,6 +64,18 @@ impl fmt::Display for TemporalError {
             }
             TemporalError::InvalidId { what, id } => {
                 write!(f, "invalid {what} '{id}': ids are 1 to 512 bytes long")
+            }
+            TemporalError::InvalidClaim(m) => write!(f, "invalid claim: {m}"),
+            TemporalError::ClaimIdentity { version } => write!(
+                f,
+                "a correction of claim version '{version}' changes who claims what \
+                 (statement, polarity, agent, source or world): assert a new claim instead"
+            ),
+            TemporalError::UnknownEntity(id) => {
+                write!(
+                    f,
+                    "no claim '{id}' was ever asserted, so none can be retracted"
+                )
             }
             TemporalError::Corrupt(m) => write!(f, "stored valid-time data is damaged: {m}"),
         }

@@ -22,6 +22,7 @@
 //! assert!(node_as_of(&r, "ann", -1).unwrap().is_none());
 //! ```
 
+mod claim;
 mod error;
 mod read;
 mod time;
@@ -29,8 +30,14 @@ mod timeline;
 mod version;
 mod write;
 
+pub use claim::{
+    claim_ids, statement_id, worlds, ClaimObject, ClaimQuery, ClaimState, Polarity, DEFAULT_WORLD,
+};
 pub use error::{Result, TemporalError};
-pub use read::{as_of, edge_as_of, node_as_of, segments, version, versions};
+pub use read::{
+    as_of, claims_as_of, claims_holding, edge_as_of, holding, node_as_of, segments, version,
+    versions,
+};
 pub use time::Interval;
 pub use version::{EdgeState, Kind, NodeState, Op, Props, State, Version};
 pub use write::{commit_versions, write_version, VersionWrite, MAX_ID_LEN};

@@ -3,10 +3,11 @@
 //! now, a write transaction (its own writes included), or the graph as of
 //! a system time (`Storage::read_as_of`), which makes the read bitemporal.
 
+use crate::claim::{claim_ids, ClaimQuery};
 use crate::error::Result;
 use crate::time::Interval;
 use crate::timeline;
-use crate::version::{Kind, Version};
+use crate::version::{Kind, State, Version};
 use plexus_storage::GraphRead;
 
 /// The version that holds entity `id` at valid time `at`, if one does (a
@@ -32,6 +33,53 @@ pub fn node_as_of(r: &(impl GraphRead + ?Sized), id: &str, at: i64) -> Result<Op
 /// [`as_of`] for an edge.
 pub fn edge_as_of(r: &(impl GraphRead + ?Sized), id: &str, at: i64) -> Result<Option<Version>> {
     as_of(r, Kind::Edge, id, at)
+}
+
+/// The version that holds entity `id` at valid time `at`, with the
+/// stretch of valid time around `at` over which it holds now (its own
+/// interval less what later writes took: a retraction of its tail ends
+/// the stretch there).
+pub fn holding(
+    r: &(impl GraphRead + ?Sized),
+    kind: Kind,
+    id: &str,
+    at: i64,
+) -> Result<Option<(Interval, Version)>> {
+    match timeline::covering(r, kind, id, at)? {
+        Some(s) => Ok(Some((s.valid, Version::decode(&s.version, &s.record)?))),
+        None => Ok(None),
+    }
+}
+
+/// The claims the query asks for that hold at valid time `at`, each with
+/// the stretch it holds over ([`holding`]): one index scan, then one seek
+/// per claim.
+pub fn claims_holding(
+    r: &(impl GraphRead + ?Sized),
+    q: &ClaimQuery,
+    at: i64,
+) -> Result<Vec<(Interval, Version)>> {
+    let mut out = Vec::new();
+    for id in claim_ids(r, q)? {
+        if let Some((held, v)) = holding(r, Kind::Claim, &id, at)? {
+            if matches!(&v.state, State::Claim(c) if q.matches(c)) {
+                out.push((held, v));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The claims the query asks for that hold at valid time `at`.
+pub fn claims_as_of(
+    r: &(impl GraphRead + ?Sized),
+    q: &ClaimQuery,
+    at: i64,
+) -> Result<Vec<Version>> {
+    Ok(claims_holding(r, q, at)?
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect())
 }
 
 /// The version with id `id`.

@@ -41,7 +41,7 @@ fn stem(tag: u8, kind: Kind, id: &str) -> Vec<u8> {
 }
 
 /// The conflict subject of an entity.
-fn subject(kind: Kind, id: &str) -> Vec<u8> {
+pub(crate) fn subject(kind: Kind, id: &str) -> Vec<u8> {
     let mut s = vec![kind.byte()];
     s.extend_from_slice(id.as_bytes());
     s
@@ -208,6 +208,11 @@ pub(crate) fn record(
     k.extend_from_slice(&n.to_be_bytes());
     txn.valid_time_write(&subject(kind, id), &k, Some(version.as_bytes().to_vec()))?;
     Ok(())
+}
+
+/// Whether the entity has a version.
+pub(crate) fn known(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) -> Result<bool> {
+    Ok(log_len(r, &stem(ENTITY_LOG, kind, id))? > 0)
 }
 
 /// How many versions an entity's log holds: one past the last's number.

@@ -1,6 +1,7 @@
 //! Versions: what one valid-time write asserted, corrected or retracted,
 //! and their encoding.
 
+use crate::claim::ClaimState;
 use crate::error::{Result, TemporalError};
 use crate::time::Interval;
 use plexus_common::{decode_value, encode_value, push_i64, read_i64, write_varint, Reader, Value};
@@ -14,6 +15,8 @@ pub type Props = BTreeMap<String, Value>;
 pub enum Kind {
     Node,
     Edge,
+    /// A sourced assertion or denial (`claim.rs`).
+    Claim,
 }
 
 impl Kind {
@@ -21,6 +24,7 @@ impl Kind {
         match self {
             Kind::Node => b'n',
             Kind::Edge => b'e',
+            Kind::Claim => b'c',
         }
     }
 
@@ -28,6 +32,7 @@ impl Kind {
         match b {
             b'n' => Ok(Kind::Node),
             b'e' => Ok(Kind::Edge),
+            b'c' => Ok(Kind::Claim),
             _ => Err(TemporalError::Corrupt("version kind".into())),
         }
     }
@@ -84,6 +89,7 @@ pub struct EdgeState {
 pub enum State {
     Node(NodeState),
     Edge(EdgeState),
+    Claim(ClaimState),
     /// A retraction carries none.
     None,
 }
@@ -167,6 +173,10 @@ impl Version {
                 put_str(&mut out, &e.rel_type);
                 put_props(&mut out, &e.props);
             }
+            State::Claim(c) => {
+                out.push(3);
+                c.encode(&mut out);
+            }
         }
         out
     }
@@ -192,12 +202,13 @@ impl Version {
                     props: get_props(&mut r)?,
                 })
             }
-            _ => State::Edge(EdgeState {
+            2 => State::Edge(EdgeState {
                 src: r.string()?,
                 dst: r.string()?,
                 rel_type: r.string()?,
                 props: get_props(&mut r)?,
             }),
+            _ => State::Claim(ClaimState::decode(&mut r)?),
         };
         Ok(Version {
             id: id.to_string(),

@@ -1,6 +1,7 @@
 //! Valid-time writes: assert, correct, retract — alone in a transaction
 //! of the caller's, or as one atomic batch ([`commit_versions`]).
 
+use crate::claim::{self, ClaimState};
 use crate::error::{Result, TemporalError};
 use crate::time::Interval;
 use crate::timeline;
@@ -35,11 +36,26 @@ impl VersionWrite {
         VersionWrite::new(Kind::Edge, id, Op::Assert, Some(valid), State::Edge(state))
     }
 
+    /// Claim `state` holds over `valid`; its logical id is the claim's
+    /// identity ([`ClaimState::claim_id`]).
+    pub fn assert_claim(state: ClaimState, valid: Interval) -> VersionWrite {
+        let id = state.claim_id();
+        VersionWrite::new(
+            Kind::Claim,
+            &id,
+            Op::Assert,
+            Some(valid),
+            State::Claim(state),
+        )
+    }
+
     /// Replaces version `supersedes` (found wrong) by `state`, over its
-    /// interval unless [`VersionWrite::valid`] gives another.
+    /// interval unless [`VersionWrite::valid`] gives another. A claim's
+    /// correction keeps its identity (it changes confidence, provenance).
     pub fn correct(supersedes: &str, state: State) -> VersionWrite {
         let kind = match state {
             State::Edge(_) => Kind::Edge,
+            State::Claim(_) => Kind::Claim,
             _ => Kind::Node,
         };
         VersionWrite {
@@ -114,6 +130,13 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
                     version: sup.clone(),
                 });
             }
+            if let State::Claim(c) = &w.state {
+                if c.claim_id() != target.logical_id {
+                    return Err(TemporalError::ClaimIdentity {
+                        version: sup.clone(),
+                    });
+                }
+            }
             w.logical_id = target.logical_id.clone();
         }
         if w.valid.is_none() {
@@ -137,6 +160,19 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
         reason: w.reason,
         state: w.state,
     };
+    match &version.state {
+        State::Claim(c) => {
+            c.check()?;
+            claim::index(txn, c, &version.logical_id)?;
+        }
+        State::None
+            if version.kind == Kind::Claim
+                && !timeline::known(txn, Kind::Claim, &version.logical_id)? =>
+        {
+            return Err(TemporalError::UnknownEntity(version.logical_id));
+        }
+        _ => {}
+    }
     let bytes = version.encode();
     timeline::record(txn, w.kind, &w.logical_id, &id, &bytes)?;
     let holds = (version.op != Op::Retract).then_some((id.as_str(), &bytes[..]));

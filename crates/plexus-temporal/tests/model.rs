@@ -69,6 +69,7 @@ fn state(kind: Kind, val: i64) -> State {
             labels: vec!["L".into()],
             props,
         }),
+        Kind::Claim => unreachable!("the model writes nodes and edges"),
         Kind::Edge => State::Edge(EdgeState {
             src: "a".into(),
             dst: "b".into(),
@@ -104,7 +105,9 @@ fn value_of(v: &plexus_temporal::Version) -> i64 {
     let props = match &v.state {
         State::Node(n) => &n.props,
         State::Edge(e) => &e.props,
-        State::None => panic!("a retraction holds nothing"),
+        State::None | State::Claim(_) => {
+            panic!("a retraction holds nothing; the model writes no claims")
+        }
     };
     match props["v"] {
         Value::Int(i) => i,
@@ -155,6 +158,7 @@ fn run(backend: Backend, commits: &[Vec<W>]) {
                 } => {
                     let (k, lid) = (kind(*edge), format!("x{entity}"));
                     let write = match k {
+                        Kind::Claim => unreachable!("the model writes nodes and edges"),
                         Kind::Node => VersionWrite::assert_node(
                             &lid,
                             NodeState {
