@@ -167,7 +167,7 @@ fn value_of(state: &State) -> Option<i64> {
     let props = match state {
         State::Node(n) => &n.props,
         State::Edge(e) => &e.props,
-        State::None => return None,
+        State::None | State::Claim(_) => return None,
     };
     match props.get("v") {
         Some(Value::Int(v)) => Some(*v),

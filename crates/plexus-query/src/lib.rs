@@ -18,6 +18,7 @@ mod error;
 mod eval;
 mod exec;
 mod graph;
+mod knowledge;
 mod limits;
 mod mutate;
 mod pattern;

@@ -151,6 +151,14 @@ pub(crate) fn correct(g: &mut Graph<'_>, a: &[Value]) -> Records {
                 ),
             })
         }
+        State::Claim(_) => {
+            return Err(QueryError::Argument {
+                code: "InvalidArgumentValue",
+                message: format!(
+                    "{NAME}: version '{target}' is a claim's: correct it with kg.correctClaim"
+                ),
+            })
+        }
     };
     let mut w = VersionWrite::correct(target, state);
     if a[2] != Value::Null {
@@ -159,7 +167,9 @@ pub(crate) fn correct(g: &mut Graph<'_>, a: &[Value]) -> Records {
     write(g, w, NAME)
 }
 
-fn instant_value(at: i64) -> Value {
+/// An instant as a result value: a UTC datetime, or the number of µs
+/// where none can hold it.
+pub(crate) fn instant_value(at: i64) -> Value {
     match u64::try_from(at) {
         Ok(us) if at != i64::MAX => Value::DateTime(plexus_common::DateTime::from_epoch_micros(us)),
         _ => Value::Int(at),
@@ -183,6 +193,17 @@ fn row(v: Version) -> Vec<Value> {
             Value::String(e.dst),
             Value::String(e.rel_type),
             Value::Map(e.props),
+        ),
+        // A claim's version (a lineage can reach one): its statement as
+        // the endpoints and type, its provenance as the properties.
+        State::Claim(c) => (
+            Value::Null,
+            Value::String(c.subject),
+            c.object
+                .entity()
+                .map_or(Value::Null, |e| Value::String(e.to_string())),
+            Value::String(c.predicate),
+            Value::Map(c.provenance),
         ),
         State::None => (
             Value::Null,

@@ -14,6 +14,7 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
         "plexus-vector",
         "plexus-vector-index",
         "plexus-temporal",
+        "plexus-knowledge",
         "plexus-ingest",
         "plexus-algo",
         "plexus-cypher",
@@ -26,6 +27,16 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
     m.insert(
         "plexus-temporal",
         vec!["plexus-common", "plexus-kv", "plexus-storage"],
+    );
+    // Claims, rules and modal logic over valid-time claims.
+    m.insert(
+        "plexus-knowledge",
+        vec![
+            "plexus-common",
+            "plexus-kv",
+            "plexus-storage",
+            "plexus-temporal",
+        ],
     );
     m.insert(
         "plexus-ingest",

@@ -30,6 +30,9 @@ pub use plexus_common::{
 };
 /// Importing CSV and JSON-lines files.
 pub use plexus_ingest as ingest;
+/// Claims' four-valued status, Horn rules with truth maintenance and
+/// explanations, and modal entailment (GestaltDB's knowledge layer).
+pub use plexus_knowledge as knowledge;
 pub use plexus_kv::Backend;
 pub use plexus_query::{CancelHandle, Limit, Procedures, QueryError, QueryLimits, Table};
 pub use plexus_storage::{
