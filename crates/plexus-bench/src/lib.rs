@@ -6,6 +6,7 @@ pub mod bolt;
 pub mod compare;
 pub mod engine;
 pub mod gen;
+pub mod knowledge;
 pub mod ldbc;
 pub mod memory;
 pub mod peers;
@@ -109,6 +110,63 @@ pub fn home_cache(sub: &str) -> std::path::PathBuf {
         .unwrap_or_else(std::env::temp_dir)
         .join(".cache/plexus-bench")
         .join(sub)
+}
+
+/// Prints a benchmark's table, and writes it with its JSON lines to `out`
+/// when given.
+pub fn report(
+    out: Option<&std::path::Path>,
+    table: &str,
+    lines: &[serde_json::Value],
+) -> std::io::Result<()> {
+    println!("{table}");
+    match out {
+        Some(out) => write_results(out, table, lines),
+        None => Ok(()),
+    }
+}
+
+/// Where a benchmark puts its databases: the folder given, else a new
+/// temporary one (the `bool`: whether to remove it afterwards).
+pub fn work_dir(
+    given: Option<&std::path::Path>,
+    bench: &str,
+) -> std::io::Result<(std::path::PathBuf, bool)> {
+    let (dir, temporary) = match given {
+        Some(w) => (w.to_path_buf(), false),
+        None => (
+            std::env::temp_dir().join(format!("plexus-{bench}-{}", std::process::id())),
+            true,
+        ),
+    };
+    std::fs::create_dir_all(&dir)?;
+    Ok((dir, temporary))
+}
+
+/// Runs a peer's Python script (`script`, the text) on a JSON job in
+/// `work`, with the peers' virtualenv, and returns the one JSON object it
+/// prints.
+pub fn run_peer_script(
+    venv: Option<&std::path::Path>,
+    work: &std::path::Path,
+    name: &str,
+    script: &str,
+    job: &serde_json::Value,
+) -> Result<serde_json::Value, Box<dyn std::error::Error + Send + Sync>> {
+    let venv = venv.map_or_else(|| home_cache("venv"), std::path::Path::to_path_buf);
+    let python = peers::ensure_venv(&venv)?;
+    let file = work.join(format!("{name}.py"));
+    std::fs::write(&file, script)?;
+    let job_file = work.join(format!("{name}-{}.json", std::process::id()));
+    std::fs::write(&job_file, job.to_string())?;
+    let out = std::process::Command::new(python)
+        .arg(&file)
+        .arg(&job_file)
+        .output()?;
+    if !out.status.success() {
+        return Err(format!("{name}: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
 }
 
 /// Writes a benchmark's markdown table to `out`, and its JSON lines beside

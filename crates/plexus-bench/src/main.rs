@@ -151,6 +151,9 @@ enum Cmd {
     /// versions; as-of lookups) on Plexus's valid-time store and on
     /// GestaltDB; then one entity's history grown from 10k to 1M versions.
     Temporal(plexus_bench::temporal::Options),
+    /// Claims, rules and modal entailment (status lookups, a rule run,
+    /// truth maintenance, entailment questions) on Plexus and GestaltDB.
+    Knowledge(plexus_bench::knowledge::Options),
     /// Insert nodes one transaction each; compare the first and last tenth.
     InsertOverTime {
         #[arg(long, default_value_t = 1_000_000)]
@@ -335,6 +338,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
         Cmd::Vectors(o) => plexus_bench::vectors::main(&o),
         Cmd::Memory(o) => plexus_bench::memory::main(&o).map_err(|e| e.to_string().into()),
         Cmd::Temporal(o) => plexus_bench::temporal::main(&o).map_err(|e| e.to_string().into()),
+        Cmd::Knowledge(o) => plexus_bench::knowledge::main(&o).map_err(|e| e.to_string().into()),
         Cmd::InsertOverTime {
             nodes,
             backend,

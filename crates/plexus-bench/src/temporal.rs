@@ -238,10 +238,6 @@ fn run_plexus(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome
 }
 
 fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome> {
-    let venv = o.venv.clone().unwrap_or_else(|| crate::home_cache("venv"));
-    let python = crate::peers::ensure_venv(&venv)?;
-    let script = work.join("temporal.py");
-    std::fs::write(&script, include_str!("../peers/temporal.py"))?;
     let job = json!({
         "path": work.join(format!("gestalt-{per}")),
         "base": BASE, "step": STEP,
@@ -251,16 +247,8 @@ fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcom
         "max_queries": o.gestalt_queries,
         "budget_s": o.gestalt_budget_s,
     });
-    let job_file = work.join(format!("temporal-{per}.json"));
-    std::fs::write(&job_file, job.to_string())?;
-    let out = std::process::Command::new(python)
-        .arg(&script)
-        .arg(&job_file)
-        .output()?;
-    if !out.status.success() {
-        return Err(format!("gestaltdb: {}", String::from_utf8_lossy(&out.stderr)).into());
-    }
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let script = include_str!("../peers/temporal.py");
+    let r = crate::run_peer_script(o.venv.as_deref(), work, "temporal", script, &job)?;
     let floats = |k: &str| -> Vec<f64> {
         r[k].as_array()
             .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
@@ -343,24 +331,12 @@ struct Scale {
 
 pub fn main(o: &Options) -> Res<()> {
     let (table, lines) = run(o)?;
-    println!("{table}");
-    if let Some(out) = &o.out {
-        crate::write_results(out, &table, &lines)?;
-    }
-    Ok(())
+    Ok(crate::report(o.out.as_deref(), &table, &lines)?)
 }
 
 /// Runs the workload: the markdown table and a JSON line per result.
 pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
-    let tmp;
-    let work = match &o.work {
-        Some(w) => w.clone(),
-        None => {
-            tmp = std::env::temp_dir().join(format!("plexus-temporal-{}", std::process::id()));
-            tmp.clone()
-        }
-    };
-    std::fs::create_dir_all(&work)?;
+    let (work, temporary) = crate::work_dir(o.work.as_deref(), "temporal")?;
     let total = o.nodes + o.edges + o.interval_versions;
     let qs = queries(o, o.interval_versions);
     let mut table = format!(
@@ -447,7 +423,7 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
             .fold((f64::MAX, 0f64), |(lo, hi), &p| (lo.min(p), hi.max(p)));
         table.push_str(&format!("\nlargest p50 ÷ smallest: {:.2}\n", hi / lo));
     }
-    if o.work.is_none() {
+    if temporary {
         let _ = std::fs::remove_dir_all(&work);
     }
     Ok((table, lines))

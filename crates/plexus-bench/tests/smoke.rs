@@ -290,3 +290,26 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
         .collect();
     assert_eq!(scale.len(), 1, "{table}");
 }
+
+/// `plexus-bench knowledge` at a small size on Plexus and GestaltDB: the
+/// run fails unless each engine's statuses, rule conclusions, truth
+/// maintenance retractions and entailments are the expected ones.
+#[test]
+fn the_knowledge_workload_agrees_with_gestaltdb() {
+    let o = plexus_bench::knowledge::Options {
+        people: 30,
+        chain: 5,
+        worlds: 2,
+        queries: 6,
+        engines: vec!["plexus".into(), "gestaltdb".into()],
+        venv: Some(venv()),
+        work: None,
+        out: None,
+    };
+    let (table, lines) = plexus_bench::knowledge::run(&o).unwrap();
+    assert_eq!(lines.len(), 2, "{table}");
+    for l in &lines {
+        // 30 affiliations and the 15 - 5 pairs of the chain's closure.
+        assert_eq!(l["derived"], 40, "{table}");
+    }
+}
