@@ -147,7 +147,11 @@ fn workload(o: &Options) -> Workload {
                 let other = format!("c{}", c + companies);
                 return ([format!("p{i}"), "WORKS_FOR".into(), other], "unknown");
             }
-            let status = if i.is_multiple_of(10) { "both" } else { "supported" };
+            let status = if i.is_multiple_of(10) {
+                "both"
+            } else {
+                "supported"
+            };
             (
                 [format!("p{i}"), "WORKS_FOR".into(), format!("c{c}")],
                 status,

@@ -8,7 +8,8 @@ use crate::builtin::{txn, Graph};
 use crate::error::QueryError;
 use plexus_common::Value;
 use plexus_temporal::{
-    EdgeState, Interval, Kind, NodeState, Op, Props, State, TemporalError, Version, VersionWrite,
+    Direction, EdgeState, Interval, Kind, NodeState, Op, Props, State, TemporalError, Version,
+    VersionWrite,
 };
 
 type Records = Result<Vec<Vec<Value>>, QueryError>;
@@ -275,4 +276,96 @@ pub(crate) fn versions(g: &mut Graph<'_>, a: &[Value]) -> Records {
         .into_iter()
         .map(row)
         .collect())
+}
+
+fn direction(v: &Value, proc_name: &str) -> Result<Direction, QueryError> {
+    match v {
+        Value::Null => Ok(Direction::Out),
+        v => match string(v, proc_name, "direction")?
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "out" | "outgoing" => Ok(Direction::Out),
+            "in" | "incoming" => Ok(Direction::In),
+            "both" => Ok(Direction::Both),
+            other => Err(QueryError::Argument {
+                code: "InvalidArgumentValue",
+                message: format!("{proc_name}: direction '{other}' is none of out, in, both"),
+            }),
+        },
+    }
+}
+
+fn opt_string<'v>(v: &'v Value, proc_name: &str, arg: &str) -> Result<Option<&'v str>, QueryError> {
+    match v {
+        Value::Null => Ok(None),
+        v => string(v, proc_name, arg).map(Some),
+    }
+}
+
+/// `nodes(label, at)`: the version of each node with the label at valid
+/// time `at`.
+pub(crate) fn nodes(g: &mut Graph<'_>, a: &[Value]) -> Records {
+    const NAME: &str = "plexus.temporal.nodes";
+    let Some(r) = g.read() else { return Ok(vec![]) };
+    let label = string(&a[0], NAME, "label")?;
+    let at = crate::as_of::instant(&a[1], &format!("argument `at` of {NAME}"))?;
+    Ok(plexus_temporal::nodes_as_of(r, label, at)?
+        .into_iter()
+        .map(row)
+        .collect())
+}
+
+/// `neighbors(id, at, direction, type)`: the relationships of a node at
+/// valid time `at` (their versions), out of it unless `direction` says
+/// `in` or `both`.
+pub(crate) fn neighbors(g: &mut Graph<'_>, a: &[Value]) -> Records {
+    const NAME: &str = "plexus.temporal.neighbors";
+    let Some(r) = g.read() else { return Ok(vec![]) };
+    let id = string(&a[0], NAME, "id")?;
+    let at = crate::as_of::instant(&a[1], &format!("argument `at` of {NAME}"))?;
+    let steps = plexus_temporal::neighbors_as_of(
+        r,
+        id,
+        direction(&a[2], NAME)?,
+        opt_string(&a[3], NAME, "type")?,
+        at,
+    )?;
+    Ok(steps.into_iter().map(|s| row(s.edge)).collect())
+}
+
+/// `shortestPath(from, to, at, direction, type, maxHops)`: the node ids
+/// and relationship ids of a shortest path at valid time `at`, or no row.
+pub(crate) fn shortest_path(g: &mut Graph<'_>, a: &[Value]) -> Records {
+    const NAME: &str = "plexus.temporal.shortestPath";
+    let Some(r) = g.read() else { return Ok(vec![]) };
+    let from = string(&a[0], NAME, "from")?;
+    let at = crate::as_of::instant(&a[2], &format!("argument `at` of {NAME}"))?;
+    let max_hops = match &a[5] {
+        Value::Null => 15,
+        Value::Int(n) if *n >= 0 => usize::try_from(*n).unwrap_or(usize::MAX),
+        other => {
+            return Err(QueryError::Argument {
+                code: "InvalidArgumentValue",
+                message: format!("{NAME}: maxHops must be a non-negative integer, not {other:?}"),
+            })
+        }
+    };
+    let path = plexus_temporal::shortest_path_as_of(
+        r,
+        from,
+        string(&a[1], NAME, "to")?,
+        direction(&a[3], NAME)?,
+        opt_string(&a[4], NAME, "type")?,
+        at,
+        max_hops,
+    )?;
+    let Some(steps) = path else { return Ok(vec![]) };
+    let mut nodes = vec![Value::String(from.to_string())];
+    nodes.extend(steps.iter().map(|s| Value::String(s.neighbor.clone())));
+    let edges = steps
+        .into_iter()
+        .map(|s| Value::String(s.edge.logical_id))
+        .collect();
+    Ok(vec![vec![Value::List(nodes), Value::List(edges)]])
 }

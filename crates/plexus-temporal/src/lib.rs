@@ -24,6 +24,7 @@
 
 mod claim;
 mod error;
+mod graph;
 mod read;
 mod time;
 mod timeline;
@@ -34,6 +35,7 @@ pub use claim::{
     claim_ids, statement_id, worlds, ClaimObject, ClaimQuery, ClaimState, Polarity, DEFAULT_WORLD,
 };
 pub use error::{Result, TemporalError};
+pub use graph::{neighbors_as_of, nodes_as_of, shortest_path_as_of, Direction, Step};
 pub use read::{
     as_of, claims_as_of, claims_holding, edge_as_of, holding, node_as_of, segments, version,
     versions,

@@ -173,6 +173,7 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
         }
         _ => {}
     }
+    crate::graph::index(txn, &version)?;
     let bytes = version.encode();
     timeline::record(txn, w.kind, &w.logical_id, &id, &bytes)?;
     let holds = (version.op != Op::Retract).then_some((id.as_str(), &bytes[..]));

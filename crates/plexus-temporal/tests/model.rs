@@ -6,7 +6,8 @@ use plexus_common::Value;
 use plexus_kv::{Backend, KvOptions};
 use plexus_storage::{GraphRead, Storage, KEYSPACE_NAMES};
 use plexus_temporal::{
-    as_of, commit_versions, versions, EdgeState, Interval, Kind, NodeState, Op, State, VersionWrite,
+    as_of, commit_versions, neighbors_as_of, nodes_as_of, shortest_path_as_of, versions, Direction,
+    EdgeState, Interval, Kind, NodeState, Op, State, VersionWrite,
 };
 use proptest::prelude::*;
 
@@ -116,6 +117,49 @@ fn value_of(v: &plexus_temporal::Version) -> i64 {
 }
 
 fn check(r: &impl GraphRead, model: &[MV], commit: usize) {
+    // The valid-time graph: label members and adjacency as of each instant
+    // (every node version has label L; every edge goes a → b, type R).
+    for at in -3..27 {
+        let holding = |k: Kind| -> Vec<String> {
+            (0..3)
+                .map(|e| format!("x{e}"))
+                .filter(|lid| resolve(model, k, lid, at, commit).is_some())
+                .collect()
+        };
+        let lids = |vs: Vec<plexus_temporal::Version>| -> Vec<String> {
+            vs.into_iter().map(|v| v.logical_id).collect()
+        };
+        assert_eq!(
+            lids(nodes_as_of(r, "L", at).unwrap()),
+            holding(Kind::Node),
+            "label L at {at}"
+        );
+        let steps = |id: &str, dir, t: Option<&str>| -> Vec<String> {
+            let mut ids: Vec<String> = neighbors_as_of(r, id, dir, t, at)
+                .unwrap()
+                .into_iter()
+                .map(|s| s.edge.logical_id)
+                .collect();
+            ids.sort();
+            ids
+        };
+        let edges = holding(Kind::Edge);
+        assert_eq!(
+            steps("a", Direction::Out, Some("R")),
+            edges,
+            "out of a at {at}"
+        );
+        assert_eq!(steps("b", Direction::In, None), edges, "into b at {at}");
+        assert_eq!(steps("b", Direction::Both, None), edges, "around b at {at}");
+        assert!(steps("a", Direction::In, None).is_empty());
+        assert!(steps("a", Direction::Out, Some("Q")).is_empty());
+        let path = shortest_path_as_of(r, "a", "b", Direction::Out, None, at, 3).unwrap();
+        assert_eq!(
+            path.map(|p| p.len()),
+            (!edges.is_empty()).then_some(1),
+            "path at {at}"
+        );
+    }
     for k in [Kind::Node, Kind::Edge] {
         for e in 0..3 {
             let lid = format!("x{e}");

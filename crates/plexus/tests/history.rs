@@ -294,3 +294,83 @@ fn valid_time_reads_as_known_at_a_system_time_are_bitemporal() {
         .unwrap_err();
     assert!(e.to_string().contains("cannot write"), "{e}");
 }
+
+/// The valid-time graph from Cypher: label members, neighbours and a
+/// shortest path as of an instant.
+#[test]
+fn valid_time_traversals_from_cypher() {
+    let db = Database::in_memory().unwrap();
+    let none = Params::new();
+    for (id, from) in [("ann", 0), ("bob", 0), ("cy", 5)] {
+        q(
+            &db,
+            &format!("CALL plexus.temporal.assertNode('{id}', ['Person'], {{}}, {from}) YIELD versionId RETURN versionId"),
+            &none,
+        );
+    }
+    // ann knows bob until 10; bob knows cy from 5; ann knows cy from 20.
+    for (id, s, d, from, to) in [
+        ("k1", "ann", "bob", 0, "10"),
+        ("k2", "bob", "cy", 5, "null"),
+        ("k3", "ann", "cy", 20, "null"),
+    ] {
+        q(
+            &db,
+            &format!(
+                "CALL plexus.temporal.assertRelationship('{id}', '{s}', '{d}', 'KNOWS', {{}}, {from}, {to}) \
+                 YIELD versionId RETURN versionId"
+            ),
+            &none,
+        );
+    }
+    let people = |at: i64| -> Vec<Vec<Value>> {
+        q(
+            &db,
+            &format!("CALL plexus.temporal.nodes('Person', {at}) YIELD id RETURN id ORDER BY id"),
+            &none,
+        )
+    };
+    assert_eq!(people(1).len(), 2);
+    assert_eq!(people(6).len(), 3);
+    let path = |at: i64| -> Vec<Vec<Value>> {
+        q(
+            &db,
+            &format!("CALL plexus.temporal.shortestPath('ann', 'cy', {at}) YIELD nodes, relationships RETURN size(relationships) AS hops, nodes"),
+            &none,
+        )
+    };
+    assert!(path(2).is_empty(), "cy is not reachable before 5");
+    let s = |x: &str| Value::String(x.into());
+    assert_eq!(
+        path(7),
+        [[
+            Value::Int(2),
+            Value::List(vec![s("ann"), s("bob"), s("cy")])
+        ]]
+    );
+    assert!(path(15).is_empty(), "ann no longer knows bob");
+    assert_eq!(
+        path(25),
+        [[Value::Int(1), Value::List(vec![s("ann"), s("cy")])]]
+    );
+    let around_bob = q(
+        &db,
+        "CALL plexus.temporal.neighbors('bob', 7, 'both') YIELD id RETURN id ORDER BY id",
+        &none,
+    );
+    assert_eq!(around_bob, [[s("k1")], [s("k2")]]);
+    let typed = q(
+        &db,
+        "CALL plexus.temporal.neighbors('bob', 7, 'in', 'LIKES') YIELD id RETURN id",
+        &none,
+    );
+    assert!(typed.is_empty());
+    let e = db
+        .query(
+            "default",
+            "CALL plexus.temporal.neighbors('bob', 7, 'sideways') YIELD id RETURN id",
+            &none,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("sideways"), "{e}");
+}

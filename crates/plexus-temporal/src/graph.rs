@@ -1,0 +1,203 @@
+//! The valid-time graph as of an instant: the nodes with a label, a
+//! node's relationships and neighbours, and shortest paths over them.
+//!
+//! Index entries (valid-time keyspace, after the graph's prefix), written
+//! by the first version that gives an entity the label or the endpoint:
+//! `L | label | node id` → node id, `O | source | type | edge id` → edge
+//! id, `I | target | type | edge id` → edge id (each part escaped). They
+//! list every entity that ever had the label or the endpoint; a read seeks
+//! each one's timeline at the instant (one seek, `timeline::covering`) and
+//! keeps those whose version holding then still has it. So a label scan
+//! or a neighbourhood as of an instant costs a prefix scan and a seek per
+//! candidate, whatever the history's length.
+
+use crate::error::Result;
+use crate::read::as_of;
+use crate::timeline::subject;
+use crate::version::{Kind, State, Version};
+use plexus_common::push_escaped;
+use plexus_storage::{GraphRead, WriteTxn};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::ops::Bound;
+
+const LABELS: u8 = b'L';
+const OUT: u8 = b'O';
+const IN: u8 = b'I';
+
+fn key(tag: u8, parts: &[&str]) -> Vec<u8> {
+    let mut k = vec![tag];
+    for p in parts {
+        push_escaped(&mut k, p.as_bytes());
+    }
+    k
+}
+
+fn put_once(txn: &mut WriteTxn, kind: Kind, id: &str, key: Vec<u8>) -> Result<()> {
+    if txn.valid_time_get(&key)?.is_none() {
+        txn.valid_time_write(&subject(kind, id), &key, Some(id.as_bytes().to_vec()))?;
+    }
+    Ok(())
+}
+
+/// Indexes what a new version of a node or an edge gives its entity.
+pub(crate) fn index(txn: &mut WriteTxn, v: &Version) -> Result<()> {
+    match &v.state {
+        State::Node(n) => {
+            for l in &n.labels {
+                put_once(
+                    txn,
+                    Kind::Node,
+                    &v.logical_id,
+                    key(LABELS, &[l, &v.logical_id]),
+                )?;
+            }
+        }
+        State::Edge(e) => {
+            let id = &v.logical_id;
+            put_once(txn, Kind::Edge, id, key(OUT, &[&e.src, &e.rel_type, id]))?;
+            put_once(txn, Kind::Edge, id, key(IN, &[&e.dst, &e.rel_type, id]))?;
+        }
+        State::Claim(_) | State::None => {}
+    }
+    Ok(())
+}
+
+/// The ids under an index prefix (every prefix ends a part: `00 01`, and
+/// no key holds `00 02`).
+fn ids(r: &(impl GraphRead + ?Sized), prefix: Vec<u8>) -> Result<Vec<String>> {
+    let mut hi = prefix.clone();
+    if let Some(last) = hi.last_mut() {
+        *last += 1;
+    }
+    let mut out = Vec::new();
+    r.valid_time_scan(
+        Bound::Included(&prefix),
+        Bound::Excluded(&hi),
+        false,
+        &mut |_, v| {
+            out.push(String::from_utf8_lossy(v).into_owned());
+            Ok(true)
+        },
+    )?;
+    Ok(out)
+}
+
+/// The versions of the nodes that have label `label` at valid time `at`,
+/// in node id order.
+pub fn nodes_as_of(r: &(impl GraphRead + ?Sized), label: &str, at: i64) -> Result<Vec<Version>> {
+    let mut out = Vec::new();
+    for id in ids(r, key(LABELS, &[label]))? {
+        if let Some(v) = as_of(r, Kind::Node, &id, at)? {
+            if matches!(&v.state, State::Node(n) if n.labels.iter().any(|l| l == label)) {
+                out.push(v);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Which relationships of a node to follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Out,
+    In,
+    Both,
+}
+
+/// A relationship followed from a node: its version, and the node at its
+/// other end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub edge: Version,
+    pub neighbor: String,
+}
+
+/// The relationships of node `id` at valid time `at` (of type `rel_type`
+/// when given), each with the node at its other end; a loop once.
+pub fn neighbors_as_of(
+    r: &(impl GraphRead + ?Sized),
+    id: &str,
+    dir: Direction,
+    rel_type: Option<&str>,
+    at: i64,
+) -> Result<Vec<Step>> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let sides: &[(u8, bool)] = match dir {
+        Direction::Out => &[(OUT, true)],
+        Direction::In => &[(IN, false)],
+        Direction::Both => &[(OUT, true), (IN, false)],
+    };
+    for &(tag, outgoing) in sides {
+        let prefix = match rel_type {
+            Some(t) => key(tag, &[id, t]),
+            None => key(tag, &[id]),
+        };
+        for eid in ids(r, prefix)? {
+            if seen.contains(&eid) {
+                continue;
+            }
+            let Some(v) = as_of(r, Kind::Edge, &eid, at)? else {
+                continue;
+            };
+            let State::Edge(e) = &v.state else { continue };
+            let (here, there) = if outgoing {
+                (&e.src, &e.dst)
+            } else {
+                (&e.dst, &e.src)
+            };
+            if here != id || rel_type.is_some_and(|t| t != e.rel_type) {
+                continue;
+            }
+            let neighbor = there.clone();
+            seen.insert(eid);
+            out.push(Step { edge: v, neighbor });
+        }
+    }
+    Ok(out)
+}
+
+/// A shortest path from `from` to `to` over the relationships holding at
+/// valid time `at` (breadth first, at most `max_hops`), as its steps;
+/// `Some(vec![])` when `from` is `to`.
+pub fn shortest_path_as_of(
+    r: &(impl GraphRead + ?Sized),
+    from: &str,
+    to: &str,
+    dir: Direction,
+    rel_type: Option<&str>,
+    at: i64,
+    max_hops: usize,
+) -> Result<Option<Vec<Step>>> {
+    if from == to {
+        return Ok(Some(Vec::new()));
+    }
+    // Each node reached, with the node and the step that reached it first.
+    let mut parent: HashMap<String, (String, Step)> = HashMap::new();
+    let mut frontier = VecDeque::from([(from.to_string(), 0usize)]);
+    let mut reached = HashSet::from([from.to_string()]);
+    while let Some((node, hops)) = frontier.pop_front() {
+        if hops >= max_hops {
+            continue;
+        }
+        for step in neighbors_as_of(r, &node, dir, rel_type, at)? {
+            let next = step.neighbor.clone();
+            if !reached.insert(next.clone()) {
+                continue;
+            }
+            parent.insert(next.clone(), (node.clone(), step));
+            if next == to {
+                let mut path = Vec::new();
+                let mut cur = next;
+                while let Some((prev, s)) = parent.remove(&cur) {
+                    path.push(s);
+                    cur = prev;
+                }
+                path.reverse();
+                return Ok(Some(path));
+            }
+            frontier.push_back((next, hops + 1));
+        }
+    }
+    Ok(None)
+}
