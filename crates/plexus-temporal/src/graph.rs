@@ -18,7 +18,6 @@ use crate::version::{Kind, State, Version};
 use plexus_common::push_escaped;
 use plexus_storage::{GraphRead, WriteTxn};
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::ops::Bound;
 
 const LABELS: u8 = b'L';
 const OUT: u8 = b'O';
@@ -69,17 +68,7 @@ fn ids(r: &(impl GraphRead + ?Sized), prefix: Vec<u8>) -> Result<Vec<String>> {
     if let Some(last) = hi.last_mut() {
         *last += 1;
     }
-    let mut out = Vec::new();
-    r.valid_time_scan(
-        Bound::Included(&prefix),
-        Bound::Excluded(&hi),
-        false,
-        &mut |_, v| {
-            out.push(String::from_utf8_lossy(v).into_owned());
-            Ok(true)
-        },
-    )?;
-    Ok(out)
+    crate::timeline::values_between(r, &prefix, &hi)
 }
 
 /// The versions of the nodes that have label `label` at valid time `at`,

@@ -235,10 +235,19 @@ fn log_len(r: &(impl GraphRead + ?Sized), log: &[u8]) -> Result<u64> {
 pub(crate) fn log(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) -> Result<Vec<String>> {
     let log = stem(ENTITY_LOG, kind, id);
     let hi = [&log[..], &[0xFF; 9]].concat();
+    values_between(r, &log, &hi)
+}
+
+/// The values of the keys in `[lo, hi)` as text (ids), in key order.
+pub(crate) fn values_between(
+    r: &(impl GraphRead + ?Sized),
+    lo: &[u8],
+    hi: &[u8],
+) -> Result<Vec<String>> {
     let mut out = Vec::new();
     r.valid_time_scan(
-        Bound::Included(&log),
-        Bound::Excluded(&hi),
+        Bound::Included(lo),
+        Bound::Excluded(hi),
         false,
         &mut |_, v| {
             out.push(String::from_utf8_lossy(v).into_owned());
