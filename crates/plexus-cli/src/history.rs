@@ -1,5 +1,6 @@
-//! `plexus history`: keep a graph's history, show it, prune it. Reading
-//! it is Cypher's `MATCH … FOR SYSTEM_TIME AS OF t` (`plexus query`).
+//! `plexus history`: keep a graph's history, show it, prune it; rebuild
+//! the indexes of its valid-time versions. Reading it is Cypher's
+//! `MATCH … FOR SYSTEM_TIME AS OF t` (`plexus query`).
 
 use crate::commands::CliResult;
 use crate::output::Out;
@@ -46,6 +47,13 @@ pub fn history(db: &Database, g: &str, cmd: &HistoryCmd, out: &Out) -> CliResult
                     "removed {removed} version(s) of graph '{g}' older than {}",
                     iso(at)
                 ),
+            );
+        }
+        HistoryCmd::Reindex => {
+            let n = plexus::temporal::rebuild_indexes(db.storage(), g)?;
+            out.done(
+                json!({"graph": g, "versions": n}),
+                &format!("indexed {n} valid-time version(s) of graph '{g}' again"),
             );
         }
     }

@@ -368,6 +368,10 @@ pub enum HistoryCmd {
         #[arg(long)]
         before: String,
     },
+    /// Write the index entries of every valid-time version again (claims,
+    /// labels, relationship endpoints): for versions written before those
+    /// indexes existed, or to repair them.
+    Reindex,
 }
 
 #[derive(Subcommand)]

@@ -838,6 +838,14 @@ fn history_from_the_command_line() {
         ],
     );
     assert!(e.contains("keeps history from"), "{e}");
+    ok(
+        d,
+        &[
+            "query",
+            "CALL plexus.temporal.assertNode('ann', ['Person'], {}, 0) YIELD versionId RETURN versionId",
+        ],
+    );
+    assert_eq!(json(d, &["history", "reindex"])["versions"], 1);
     let e = fails(d, &["history", "prune", "--before", "yesterday"]);
     assert!(e.contains("--before yesterday"), "{e}");
     ok(d, &["history", "off"]);

@@ -190,3 +190,81 @@ pub fn shortest_path_as_of(
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::{ClaimObject, ClaimQuery, ClaimState};
+    use crate::read::claims_as_of;
+    use crate::version::{EdgeState, NodeState};
+    use crate::write::{commit_versions, rebuild_indexes, VersionWrite};
+    use crate::Interval;
+    use plexus_storage::Storage;
+
+    /// A store whose versions lack their index entries (as one written
+    /// before the indexes existed) gets them back from `rebuild_indexes`.
+    #[test]
+    fn a_rebuild_restores_every_index_entry() {
+        let db = Storage::in_memory().unwrap();
+        let person = NodeState {
+            labels: vec!["Person".into()],
+            ..NodeState::default()
+        };
+        let knows = EdgeState {
+            src: "ann".into(),
+            dst: "bob".into(),
+            rel_type: "KNOWS".into(),
+            ..EdgeState::default()
+        };
+        let claim = ClaimState::new("ann", "LIKES", ClaimObject::Entity("tea".into()), "a");
+        commit_versions(
+            &db,
+            "default",
+            &[
+                VersionWrite::assert_node("ann", person, Interval::from(0)),
+                VersionWrite::assert_edge("k", knows, Interval::from(0)),
+                VersionWrite::assert_claim(claim.clone(), Interval::from(0)),
+            ],
+        )
+        .unwrap();
+        let q = ClaimQuery::statement("default", "ann", "LIKES", ClaimObject::Entity("tea".into()));
+        let counts = |db: &Storage| {
+            let r = db.read("default").unwrap();
+            (
+                nodes_as_of(&r, "Person", 1).unwrap().len(),
+                neighbors_as_of(&r, "bob", Direction::In, None, 1)
+                    .unwrap()
+                    .len(),
+                claims_as_of(&r, &q, 1).unwrap().len(),
+            )
+        };
+        assert_eq!(counts(&db), (1, 1, 1));
+        let mut t = db.write("default").unwrap();
+        let mut lost = vec![
+            key(LABELS, &["Person", "ann"]),
+            key(OUT, &["ann", "KNOWS", "k"]),
+            key(IN, &["bob", "KNOWS", "k"]),
+        ];
+        let mut c = vec![b'C'];
+        for part in ["default", "LIKES", "ann"] {
+            push_escaped(&mut c, part.as_bytes());
+        }
+        push_escaped(&mut c, b"etea");
+        c.extend_from_slice(claim.claim_id().as_bytes());
+        lost.push(c);
+        for k in &lost {
+            assert!(t.valid_time_get(k).unwrap().is_some(), "{k:?}");
+            t.valid_time_write(b"x", k, None).unwrap();
+        }
+        t.commit().unwrap();
+        assert_eq!(counts(&db), (0, 0, 0));
+        // Two versions a transaction: the batches follow one another.
+        assert_eq!(
+            crate::write::rebuild_in_batches(&db, "default", 2).unwrap(),
+            3
+        );
+        assert_eq!(counts(&db), (1, 1, 1));
+        assert_eq!(rebuild_indexes(&db, "default").unwrap(), 3, "idempotent");
+        assert_eq!(counts(&db), (1, 1, 1));
+    }
+}

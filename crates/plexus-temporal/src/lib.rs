@@ -42,4 +42,4 @@ pub use read::{
 };
 pub use time::Interval;
 pub use version::{EdgeState, Kind, NodeState, Op, Props, State, Version};
-pub use write::{commit_versions, write_version, VersionWrite, MAX_ID_LEN};
+pub use write::{commit_versions, rebuild_indexes, write_version, VersionWrite, MAX_ID_LEN};

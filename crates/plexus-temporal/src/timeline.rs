@@ -256,3 +256,29 @@ pub(crate) fn values_between(
     )?;
     Ok(out)
 }
+
+/// Up to `n` version records after key `after` (from the first without
+/// it), with their keys, in key order.
+pub(crate) fn versions_after(
+    r: &(impl GraphRead + ?Sized),
+    after: Option<&[u8]>,
+    n: usize,
+) -> Result<Vec<(Vec<u8>, crate::version::Version)>> {
+    let first = [VERSION];
+    let lo = match after {
+        Some(k) => Bound::Excluded(k),
+        None => Bound::Included(&first[..]),
+    };
+    let hi = [VERSION + 1];
+    let mut raw = Vec::new();
+    r.valid_time_scan(lo, Bound::Excluded(&hi), false, &mut |k, v| {
+        raw.push((k.to_vec(), v.to_vec()));
+        Ok(raw.len() < n)
+    })?;
+    raw.into_iter()
+        .map(|(k, v)| {
+            let id = String::from_utf8_lossy(&k[1..]).into_owned();
+            Ok((k, crate::version::Version::decode(&id, &v)?))
+        })
+        .collect()
+}

@@ -192,3 +192,37 @@ pub fn commit_versions(db: &Storage, graph: &str, writes: &[VersionWrite]) -> Re
     txn.commit()?;
     Ok(out)
 }
+
+/// How many versions [`rebuild_indexes`] reads and indexes per
+/// transaction: each commit stays small, and a rebuild that stops midway
+/// keeps what it did (entries are idempotent).
+const REBUILD_BATCH: usize = 10_000;
+
+/// Writes the index entries of every stored version again (the claim
+/// index, label and endpoint indexes of `graph.rs`): for a store whose
+/// versions were written before an index existed, or to repair one.
+/// Returns how many versions it read. Idempotent.
+pub fn rebuild_indexes(db: &Storage, graph: &str) -> Result<u64> {
+    rebuild_in_batches(db, graph, REBUILD_BATCH)
+}
+
+pub(crate) fn rebuild_in_batches(db: &Storage, graph: &str, per: usize) -> Result<u64> {
+    let mut after: Option<Vec<u8>> = None;
+    let mut seen = 0u64;
+    loop {
+        let mut txn = db.write(graph)?;
+        let batch = timeline::versions_after(&txn, after.as_deref(), per.max(1))?;
+        let Some((last, _)) = batch.last() else {
+            return Ok(seen);
+        };
+        after = Some(last.clone());
+        for (_, v) in &batch {
+            match &v.state {
+                State::Claim(c) => claim::index(&mut txn, c, &v.logical_id)?,
+                _ => crate::graph::index(&mut txn, v)?,
+            }
+        }
+        seen += batch.len() as u64;
+        txn.commit()?;
+    }
+}
