@@ -71,6 +71,14 @@ fn ids(r: &(impl GraphRead + ?Sized), prefix: Vec<u8>) -> Result<Vec<String>> {
     crate::timeline::values_between(r, &prefix, &hi)
 }
 
+/// The ids of every relationship that ever had `source` as its source.
+pub(crate) fn edges_from(r: &(impl GraphRead + ?Sized), source: &str) -> Result<Vec<String>> {
+    let mut out = ids(r, key(OUT, &[source]))?;
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// The versions of the nodes that have label `label` at valid time `at`,
 /// in node id order.
 pub fn nodes_as_of(r: &(impl GraphRead + ?Sized), label: &str, at: i64) -> Result<Vec<Version>> {

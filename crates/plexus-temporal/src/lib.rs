@@ -26,6 +26,7 @@ mod claim;
 mod error;
 mod graph;
 mod read;
+mod snapshot;
 mod time;
 mod timeline;
 mod version;
@@ -40,6 +41,7 @@ pub use read::{
     as_of, claims_as_of, claims_holding, edge_as_of, holding, node_as_of, segments, version,
     versions,
 };
+pub use snapshot::{Snapshot, Window};
 pub use time::Interval;
 pub use version::{EdgeState, Kind, NodeState, Op, Props, State, Version};
 pub use write::{commit_versions, rebuild_indexes, write_version, VersionWrite, MAX_ID_LEN};

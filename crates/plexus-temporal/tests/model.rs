@@ -7,7 +7,7 @@ use plexus_kv::{Backend, KvOptions};
 use plexus_storage::{GraphRead, Storage, KEYSPACE_NAMES};
 use plexus_temporal::{
     as_of, commit_versions, neighbors_as_of, nodes_as_of, shortest_path_as_of, versions, Direction,
-    EdgeState, Interval, Kind, NodeState, Op, State, VersionWrite,
+    EdgeState, Interval, Kind, NodeState, Op, Snapshot, State, VersionWrite,
 };
 use proptest::prelude::*;
 
@@ -144,6 +144,9 @@ fn check(r: &impl GraphRead, model: &[MV], commit: usize) {
             ids
         };
         let edges = holding(Kind::Edge);
+        let mut snap = Snapshot::as_of(r, at).unwrap().edges;
+        snap.sort();
+        assert_eq!(snap, edges, "snapshot at {at}");
         assert_eq!(
             steps("a", Direction::Out, Some("R")),
             edges,
