@@ -172,6 +172,13 @@ pub fn write_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Appends `b` with its length before it, as [`Reader::string`] and
+/// `Reader::len` + `Reader::bytes` read it back.
+pub fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    write_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
 pub fn read_varint(buf: &[u8]) -> Result<(u64, usize), DecodeError> {
     let mut r = Reader::new(buf);
     let v = r.varint()?;

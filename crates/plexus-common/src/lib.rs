@@ -12,7 +12,8 @@ mod temporal;
 mod value;
 
 pub use codec::{
-    decode_value, encode_value, read_varint, skip_value, write_varint, DecodeError, Reader,
+    decode_value, encode_value, read_varint, skip_value, write_bytes, write_varint, DecodeError,
+    Reader,
 };
 pub use error::ErrorKind;
 pub use keys::{

@@ -20,7 +20,7 @@
 //! nest, and a formula has at most [`MAX_FORMULA_DEPTH`] levels.
 
 use crate::error::{KnowledgeError, Result};
-use crate::status::{assess, Status};
+use crate::status::{strongest, Status};
 use plexus_common::Value;
 use plexus_storage::GraphRead;
 use plexus_temporal::{
@@ -357,7 +357,7 @@ fn combine(children: &[Truth], universal: bool) -> (bool, bool, Option<f64>, Opt
     }
 }
 
-fn evidence(v: &Version) -> Value {
+fn evidence_value(v: &Version) -> Value {
     let mut m = BTreeMap::from([
         ("versionId".to_string(), Value::String(v.id.clone())),
         ("claimId".to_string(), Value::String(v.logical_id.clone())),
@@ -414,31 +414,17 @@ impl<R: GraphRead + ?Sized> Eval<'_, R> {
                     agent: agent.clone(),
                     ..ClaimQuery::statement(world, subject, predicate, object.clone())
                 };
-                let a = assess(claims_as_of(self.r, &q, self.at)?);
-                let pos = |p: Polarity| {
-                    a.evidence.iter().filter_map(move |v| match &v.state {
-                        State::Claim(c) if c.polarity == p => Some(c.confidence),
-                        _ => None,
-                    })
-                };
-                let (t, f_) = (
-                    matches!(a.status, Status::Supported | Status::Both),
-                    matches!(a.status, Status::Refuted | Status::Both),
-                );
+                let evidence = claims_as_of(self.r, &q, self.at)?;
+                let (t, tc) = strongest(&evidence, Polarity::Positive);
+                let (f_, fc) = strongest(&evidence, Polarity::Negative);
                 let why = BTreeMap::from([
                     ("operator".to_string(), Value::String("ATOM".into())),
                     (
                         "evidence".to_string(),
-                        Value::List(a.evidence.iter().map(evidence).collect()),
+                        Value::List(evidence.iter().map(evidence_value).collect()),
                     ),
                 ]);
-                (
-                    t,
-                    f_,
-                    any_conf(pos(Polarity::Positive)),
-                    any_conf(pos(Polarity::Negative)),
-                    why,
-                )
+                (t, f_, tc, fc, why)
             }
             Formula::Not(g) => {
                 let c = self.eval(g, world, depth)?;
@@ -549,7 +535,7 @@ impl<R: GraphRead + ?Sized> Eval<'_, R> {
             ("agent".to_string(), Value::String(agent.to_string())),
             (
                 "accessibility".to_string(),
-                Value::List(links.iter().map(evidence).collect()),
+                Value::List(links.iter().map(evidence_value).collect()),
             ),
             (
                 "children".to_string(),
@@ -583,12 +569,7 @@ pub fn evaluate(
     };
     let top = e.eval(formula, world, 0)?;
     let status = Status::of(top.t, top.f);
-    let confidence = match status {
-        Status::Supported => top.tc,
-        Status::Refuted => top.fc,
-        Status::Both => top.tc.zip(top.fc).map(|(a, b)| a.min(b)),
-        Status::Unknown => None,
-    };
+    let confidence = status.confidence(top.tc, top.fc);
     Ok(Entailment {
         status,
         confidence,

@@ -12,7 +12,7 @@
 //! catalog as of any system time is there too.
 
 use crate::error::{KnowledgeError, Result};
-use plexus_common::{push_escaped, write_varint, Reader};
+use plexus_common::{push_escaped, write_bytes, write_varint, Reader};
 use plexus_storage::{GraphRead, Storage, WriteTxn};
 use std::ops::Bound;
 
@@ -134,11 +134,11 @@ impl Rule {
 
     fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        put(&mut out, &self.id);
+        write_bytes(&mut out, self.id.as_bytes());
         write_varint(&mut out, self.when.len() as u64);
         for a in self.when.iter().chain([&self.then]) {
             for t in a.texts() {
-                put(&mut out, &t);
+                write_bytes(&mut out, t.as_bytes());
             }
         }
         out
@@ -158,11 +158,6 @@ impl Rule {
             .ok_or_else(|| KnowledgeError::InvalidRule("no head".into()))?;
         Rule::new(&id, version_id, atoms, then)
     }
-}
-
-fn put(out: &mut Vec<u8>, s: &str) {
-    write_varint(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
 }
 
 const LATEST: u8 = b'R';

@@ -38,6 +38,18 @@ impl Status {
             (false, false) => Status::Unknown,
         }
     }
+
+    /// The confidence of this status from the strongest evidence for
+    /// (`true_`) and against (`false_`): the side that decided it, the
+    /// lower of the two when both did, none when unknown.
+    pub fn confidence(self, true_: Option<f64>, false_: Option<f64>) -> Option<f64> {
+        match self {
+            Status::Supported => true_,
+            Status::Refuted => false_,
+            Status::Both => true_.zip(false_).map(|(a, b)| a.min(b)),
+            Status::Unknown => None,
+        }
+    }
 }
 
 /// A status with its confidence and the claim versions behind it.
@@ -50,8 +62,9 @@ pub struct Assessment {
     pub evidence: Vec<Version>,
 }
 
-/// The highest confidence of `claims` with polarity `p`, and whether any is.
-fn strongest(evidence: &[Version], p: Polarity) -> (bool, Option<f64>) {
+/// Whether any of the claim versions has polarity `p`, and the highest
+/// confidence of those that do.
+pub(crate) fn strongest(evidence: &[Version], p: Polarity) -> (bool, Option<f64>) {
     let mut any = false;
     let mut best: Option<f64> = None;
     for v in evidence {
@@ -72,12 +85,7 @@ pub(crate) fn assess(evidence: Vec<Version>) -> Assessment {
     let (t, tc) = strongest(&evidence, Polarity::Positive);
     let (f, fc) = strongest(&evidence, Polarity::Negative);
     let status = Status::of(t, f);
-    let confidence = match status {
-        Status::Supported => tc,
-        Status::Refuted => fc,
-        Status::Both => tc.zip(fc).map(|(a, b)| a.min(b)),
-        Status::Unknown => None,
-    };
+    let confidence = status.confidence(tc, fc);
     Assessment {
         status,
         confidence,

@@ -110,8 +110,14 @@ fn opt_count(o: &Options, key: &str, default: u64, proc_name: &str) -> Result<u6
 }
 
 fn interval(o: &Options, proc_name: &str) -> Result<Interval, QueryError> {
-    let from = need_instant(o, "validFrom", proc_name)?;
-    Ok(Interval::new(from, opt_instant(o, "validTo", proc_name)?)?)
+    if o.get("validFrom").is_none_or(|v| *v == Value::Null) {
+        return Err(arg_error(
+            proc_name,
+            "option `validFrom` is required".into(),
+        ));
+    }
+    let at = |k: &str| o.get(k).unwrap_or(&Value::Null);
+    crate::valid_time::interval(at("validFrom"), at("validTo"), proc_name)
 }
 
 fn object(v: &Value, o: &Options, proc_name: &str) -> Result<ClaimObject, QueryError> {
@@ -239,10 +245,8 @@ pub(crate) fn correct_claim(g: &mut Graph<'_>, a: &[Value]) -> Records {
 pub(crate) fn retract_claim(g: &mut Graph<'_>, a: &[Value]) -> Records {
     const NAME: &str = "kg.retractClaim";
     let id = text(&a[0], NAME, "claimId")?;
-    let mut o = Options::new();
-    o.insert("validFrom".into(), a[1].clone());
-    o.insert("validTo".into(), a[2].clone());
-    let mut w = VersionWrite::retract(Kind::Claim, id, interval(&o, NAME)?);
+    let valid = crate::valid_time::interval(&a[1], &a[2], NAME)?;
+    let mut w = VersionWrite::retract(Kind::Claim, id, valid);
     if let Value::String(reason) = &a[3] {
         w = w.reason(reason);
     }

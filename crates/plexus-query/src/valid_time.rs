@@ -79,7 +79,7 @@ fn kind(v: &Value, proc_name: &str) -> Result<Kind, QueryError> {
 }
 
 /// `[from, to)` from two arguments; a null end is open.
-fn interval(from: &Value, to: &Value, proc_name: &str) -> Result<Interval, QueryError> {
+pub(crate) fn interval(from: &Value, to: &Value, proc_name: &str) -> Result<Interval, QueryError> {
     let start = crate::as_of::instant(from, &format!("validFrom of {proc_name}"))?;
     let end = match to {
         Value::Null => None,

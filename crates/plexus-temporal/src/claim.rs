@@ -11,18 +11,17 @@
 //! canonical encoding, the same on every machine and run.
 //!
 //! Index layout in the valid-time keyspace (after the graph's prefix):
-//! `C | world | predicate | subject | object | claim id` → nothing, each
+//! `C | world | predicate | subject | object | claim id` → claim id, each
 //! part escaped (`push_escaped`), the object as `e` + id or `l` + the
-//! value's encoding; `W | world` → nothing. Written when a claim is first
+//! value's encoding; `W | world` → world. Written when a claim is first
 //! asserted (its identity is known from then on, as GestaltDB has it), so
 //! a statement's claims are one prefix scan, a predicate's in a world
 //! another.
 
 use crate::error::{Result, TemporalError};
 use crate::version::{Kind, Props};
-use plexus_common::{decode_value, encode_value, push_escaped, write_varint, Reader, Value};
+use plexus_common::{decode_value, encode_value, push_escaped, write_bytes, Reader, Value};
 use plexus_storage::{GraphRead, WriteTxn};
-use std::ops::Bound;
 
 /// Whether a claim asserts its statement or denies it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,11 +100,6 @@ pub const DEFAULT_WORLD: &str = "default";
 /// The namespace of claim and statement ids (version 5 UUIDs).
 const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x5d1e_7c0a_4b9f_4e55_9a64_7c1a_e2b3_f4d5);
 
-fn put(out: &mut Vec<u8>, b: &[u8]) {
-    write_varint(out, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
 fn name_id(prefix: &str, canonical: &[u8]) -> String {
     format!("{prefix}:{}", uuid::Uuid::new_v5(&NAMESPACE, canonical))
 }
@@ -117,9 +111,9 @@ pub fn statement_id(subject: &str, predicate: &str, object: &ClaimObject) -> Str
 
 fn statement_bytes(subject: &str, predicate: &str, object: &ClaimObject) -> Vec<u8> {
     let mut b = Vec::new();
-    put(&mut b, subject.as_bytes());
-    put(&mut b, predicate.as_bytes());
-    put(&mut b, &object.key());
+    write_bytes(&mut b, subject.as_bytes());
+    write_bytes(&mut b, predicate.as_bytes());
+    write_bytes(&mut b, &object.key());
     b
 }
 
@@ -144,15 +138,15 @@ impl ClaimState {
     pub fn claim_id(&self) -> String {
         let mut b = statement_bytes(&self.subject, &self.predicate, &self.object);
         b.push(self.polarity as u8);
-        put(&mut b, self.agent.as_bytes());
+        write_bytes(&mut b, self.agent.as_bytes());
         match &self.source {
             None => b.push(0),
             Some(s) => {
                 b.push(1);
-                put(&mut b, s.as_bytes());
+                write_bytes(&mut b, s.as_bytes());
             }
         }
-        put(&mut b, self.world.as_bytes());
+        write_bytes(&mut b, self.world.as_bytes());
         name_id("claim", &b)
     }
 
@@ -195,12 +189,12 @@ impl ClaimState {
     }
 
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
-        put(out, self.subject.as_bytes());
-        put(out, self.predicate.as_bytes());
+        write_bytes(out, self.subject.as_bytes());
+        write_bytes(out, self.predicate.as_bytes());
         match &self.object {
             ClaimObject::Entity(id) => {
                 out.push(b'e');
-                put(out, id.as_bytes());
+                write_bytes(out, id.as_bytes());
             }
             ClaimObject::Literal(v) => {
                 out.push(b'l');
@@ -208,12 +202,12 @@ impl ClaimState {
             }
         }
         out.push(self.polarity as u8);
-        put(out, self.agent.as_bytes());
+        write_bytes(out, self.agent.as_bytes());
         match &self.source {
             None => out.push(0),
             Some(s) => {
                 out.push(1);
-                put(out, s.as_bytes());
+                write_bytes(out, s.as_bytes());
             }
         }
         match self.confidence {
@@ -223,7 +217,7 @@ impl ClaimState {
                 out.extend_from_slice(&c.to_bits().to_le_bytes());
             }
         }
-        put(out, self.world.as_bytes());
+        write_bytes(out, self.world.as_bytes());
         encode_value(&Value::Map(self.provenance.clone()), out);
     }
 
@@ -285,19 +279,16 @@ fn index_key(c: &ClaimState, claim_id: &str) -> Vec<u8> {
     k
 }
 
-/// Indexes a claim asserted for the first time (idempotent).
+/// Indexes a claim asserted for the first time (idempotent): the entry's
+/// value is the claim id.
 pub(crate) fn index(txn: &mut WriteTxn, c: &ClaimState, claim_id: &str) -> Result<()> {
-    let subject = crate::timeline::subject(Kind::Claim, claim_id);
-    let key = index_key(c, claim_id);
-    if txn.valid_time_get(&key)?.is_none() {
-        txn.valid_time_write(&subject, &key, Some(Vec::new()))?;
-    }
+    crate::graph::put_once(txn, Kind::Claim, claim_id, index_key(c, claim_id))?;
     let mut w = vec![WORLDS];
     w.extend_from_slice(c.world.as_bytes());
     if txn.valid_time_get(&w)?.is_none() {
         // Every claim of a world shares this entry: its conflict subject is
         // the world, so two first claims of a new world conflict (rarely).
-        txn.valid_time_write(&w, &w, Some(Vec::new()))?;
+        txn.valid_time_write(&w, &w, Some(c.world.as_bytes().to_vec()))?;
     }
     Ok(())
 }
@@ -356,19 +347,7 @@ impl ClaimQuery {
 
 /// The worlds that hold claims, in order.
 pub fn worlds(r: &(impl GraphRead + ?Sized)) -> Result<Vec<String>> {
-    let lo = [WORLDS];
-    let hi = [WORLDS + 1];
-    let mut out = Vec::new();
-    r.valid_time_scan(
-        Bound::Included(&lo),
-        Bound::Excluded(&hi),
-        false,
-        &mut |k, _| {
-            out.push(String::from_utf8_lossy(&k[1..]).into_owned());
-            Ok(true)
-        },
-    )?;
-    Ok(out)
+    crate::timeline::values_between(r, &[WORLDS], &[WORLDS + 1])
 }
 
 /// The ids of the claims whose index entries the query's prefix covers
@@ -380,27 +359,7 @@ pub fn claim_ids(r: &(impl GraphRead + ?Sized), q: &ClaimQuery) -> Result<Vec<St
     };
     let mut out = Vec::new();
     for w in worlds {
-        let lo = q.prefix(&w);
-        // Every prefix ends a part (`00 01`); no key holds `00 02`.
-        let mut hi = lo.clone();
-        if let Some(last) = hi.last_mut() {
-            *last += 1;
-        }
-        r.valid_time_scan(
-            Bound::Included(&lo),
-            Bound::Excluded(&hi),
-            false,
-            &mut |k, _| {
-                // The claim id follows the last part's end (ids hold no
-                // zero byte).
-                let at = k
-                    .windows(2)
-                    .rposition(|p| p == plexus_common::KEY_PART_END)
-                    .map_or(k.len(), |i| i + 2);
-                out.push(String::from_utf8_lossy(&k[at..]).into_owned());
-                Ok(true)
-            },
-        )?;
+        out.extend(crate::graph::ids(r, q.prefix(&w))?);
     }
     Ok(out)
 }

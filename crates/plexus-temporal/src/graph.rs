@@ -31,7 +31,9 @@ fn key(tag: u8, parts: &[&str]) -> Vec<u8> {
     k
 }
 
-fn put_once(txn: &mut WriteTxn, kind: Kind, id: &str, key: Vec<u8>) -> Result<()> {
+/// Writes index entry `key` → `id` unless it is there, with the entity as
+/// its conflict subject.
+pub(crate) fn put_once(txn: &mut WriteTxn, kind: Kind, id: &str, key: Vec<u8>) -> Result<()> {
     if txn.valid_time_get(&key)?.is_none() {
         txn.valid_time_write(&subject(kind, id), &key, Some(id.as_bytes().to_vec()))?;
     }
@@ -63,7 +65,7 @@ pub(crate) fn index(txn: &mut WriteTxn, v: &Version) -> Result<()> {
 
 /// The ids under an index prefix (every prefix ends a part: `00 01`, and
 /// no key holds `00 02`).
-fn ids(r: &(impl GraphRead + ?Sized), prefix: Vec<u8>) -> Result<Vec<String>> {
+pub(crate) fn ids(r: &(impl GraphRead + ?Sized), prefix: Vec<u8>) -> Result<Vec<String>> {
     let mut hi = prefix.clone();
     if let Some(last) = hi.last_mut() {
         *last += 1;

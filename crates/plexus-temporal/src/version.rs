@@ -4,7 +4,9 @@
 use crate::claim::ClaimState;
 use crate::error::{Result, TemporalError};
 use crate::time::Interval;
-use plexus_common::{decode_value, encode_value, push_i64, read_i64, write_varint, Reader, Value};
+use plexus_common::{
+    decode_value, encode_value, push_i64, read_i64, write_bytes, write_varint, Reader, Value,
+};
 use std::collections::BTreeMap;
 
 /// Properties by name.
@@ -109,8 +111,7 @@ pub struct Version {
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str) {
-    write_varint(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
+    write_bytes(out, s.as_bytes());
 }
 
 fn put_opt(out: &mut Vec<u8>, s: Option<&str>) {
