@@ -1,8 +1,10 @@
-//! `FOR SYSTEM_TIME AS OF at` after a MATCH's patterns: the instant the
-//! whole query reads the graph as of (a graph that keeps history, see
-//! `plexus_storage`'s `history.rs`). As in GestaltDB, the qualifier is
-//! query-wide and the query only reads; the caller runs it on the
-//! storage's view of that instant.
+//! `FOR SYSTEM_TIME AS OF at` and `FOR VALID_TIME AS OF at` after a
+//! MATCH's patterns: the instants the whole query reads as of. The system
+//! time picks the storage's view of that instant (a graph that keeps
+//! history, see `plexus_storage`'s `history.rs`), which the caller opens;
+//! the valid time puts the valid-time graph as of that instant
+//! (`plexus_temporal::ValidTimeView`) in place of the graph. As in
+//! GestaltDB, the qualifiers are query-wide and the query only reads.
 
 use crate::error::QueryError;
 use crate::eval::Ctx;
@@ -18,21 +20,10 @@ fn semantic(message: impl Into<String>) -> QueryError {
     }
 }
 
-/// Refuses time qualifiers Plexus cannot honour: valid time (not kept
-/// yet), or a query that writes. (Two different instants are refused
-/// when they are evaluated.)
+/// Refuses a time qualifier on a query that writes. (Two different
+/// instants of one kind are refused when they are evaluated.)
 pub(crate) fn check(q: &Query, writes: bool) -> Result<(), QueryError> {
-    if q.as_of.is_empty() {
-        return Ok(());
-    }
-    if q.as_of.iter().any(|t| t.valid) {
-        return Err(QueryError::Unsupported(
-            "FOR VALID_TIME AS OF is not supported yet: Plexus keeps system-time history \
-             (read it with FOR SYSTEM_TIME AS OF)"
-                .into(),
-        ));
-    }
-    if writes {
+    if !q.as_of.is_empty() && writes {
         return Err(semantic(
             "a query that reads the graph as of an earlier instant cannot write",
         ));
@@ -40,27 +31,54 @@ pub(crate) fn check(q: &Query, writes: bool) -> Result<(), QueryError> {
     Ok(())
 }
 
-/// The instant (µs since the epoch) the query reads as of, when it has a
-/// time qualifier: its expression evaluated with the parameters.
+/// The system time (µs since the epoch) the query reads as of, when it has
+/// a `FOR SYSTEM_TIME AS OF`: its expression evaluated with the parameters.
 pub(crate) fn query_instant(
     q: &Query,
     params: &Params,
     guard: &Guard,
 ) -> Result<Option<u64>, QueryError> {
+    match instant_of(q, false, params, guard)? {
+        Some(v) => micros(&v).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The valid time (µs since 1970, negative before) the query reads the
+/// valid-time graph as of, when it has a `FOR VALID_TIME AS OF`.
+pub(crate) fn valid_instant(
+    q: &Query,
+    params: &Params,
+    guard: &Guard,
+) -> Result<Option<i64>, QueryError> {
+    match instant_of(q, true, params, guard)? {
+        Some(v) => instant(&v, "FOR VALID_TIME AS OF").map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The value the qualifiers of one kind name (all must name the same).
+fn instant_of(
+    q: &Query,
+    valid: bool,
+    params: &Params,
+    guard: &Guard,
+) -> Result<Option<Value>, QueryError> {
     let ctx = Ctx {
         params,
         graph: None,
         aggregates: None,
         guard,
     };
-    let mut at: Option<u64> = None;
-    for t in &q.as_of {
-        let v = micros(&crate::eval::eval(&t.at, &Default::default(), &ctx)?)?;
-        if at.is_some_and(|a| a != v) {
-            return Err(semantic(
+    let mut at: Option<Value> = None;
+    for t in q.as_of.iter().filter(|t| t.valid == valid) {
+        let v = crate::eval::eval(&t.at, &Default::default(), &ctx)?;
+        if at.as_ref().is_some_and(|a| *a != v) {
+            let kind = if valid { "VALID_TIME" } else { "SYSTEM_TIME" };
+            return Err(semantic(format!(
                 "the MATCH clauses of one query read as of different instants: \
-                 FOR SYSTEM_TIME AS OF applies to the whole query",
-            ));
+                 FOR {kind} AS OF applies to the whole query"
+            )));
         }
         at = Some(v);
     }
@@ -151,10 +169,20 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("cannot write"));
-        let valid = parsed("MATCH (a) FOR VALID_TIME AS OF 5 RETURN a");
-        assert!(check(&valid, false)
-            .unwrap_err()
-            .to_string()
-            .contains("VALID_TIME"));
+        let valid = parsed(
+            "MATCH (a) FOR VALID_TIME AS OF -5 FOR SYSTEM_TIME AS OF 7 \
+             MATCH (b) FOR VALID_TIME AS OF -5 RETURN a",
+        );
+        assert!(check(&valid, false).is_ok());
+        let none = Default::default();
+        assert_eq!(valid_instant(&valid, &none, &guard).unwrap(), Some(-5));
+        assert_eq!(query_instant(&valid, &none, &guard).unwrap(), Some(7));
+        let two =
+            parsed("MATCH (a) FOR VALID_TIME AS OF 1 MATCH (b) FOR VALID_TIME AS OF 2 RETURN a");
+        let e = valid_instant(&two, &none, &guard).unwrap_err();
+        assert!(
+            e.to_string().contains("FOR VALID_TIME AS OF applies"),
+            "{e}"
+        );
     }
 }

@@ -184,7 +184,8 @@ impl Prepared {
             return crate::schema::show(g, *constraints, *vector);
         }
         let (q, mode) = self.query()?;
-        run(q, mode, Access::Read(g), &self.env(params, guard, None))
+        let env = self.env(params, guard, None);
+        valid_time(q, Access::Read(g), &env, |a| run(q, mode, a, &env))
     }
 
     /// [`Prepared::run_read`], handing the result to `sink` as it is
@@ -205,13 +206,10 @@ impl Prepared {
             return feed(crate::schema::show(g, *constraints, *vector)?, sink);
         }
         let (q, mode) = self.query()?;
-        run_into(
-            q,
-            mode,
-            Access::Read(g),
-            &self.env(params, guard, None),
-            sink,
-        )
+        let env = self.env(params, guard, None);
+        valid_time(q, Access::Read(g), &env, |a| {
+            run_into(q, mode, a, &env, sink)
+        })
     }
 
     /// Runs the statement in a write transaction, with procedures it may
@@ -226,9 +224,14 @@ impl Prepared {
     ) -> Result<Table, QueryError> {
         let env = self.env(params, guard, procs);
         match &self.statement {
-            Statement::Query(q) => run(q, Mode::Run, Access::Write(txn), &env),
-            Statement::Explain(q) => run(q, Mode::Explain, Access::Write(txn), &env),
-            Statement::Profile(q) => run(q, Mode::Profile, Access::Write(txn), &env),
+            Statement::Query(q) | Statement::Explain(q) | Statement::Profile(q) => {
+                let mode = match &self.statement {
+                    Statement::Explain(_) => Mode::Explain,
+                    Statement::Profile(_) => Mode::Profile,
+                    _ => Mode::Run,
+                };
+                valid_time(q, Access::Write(txn), &env, |a| run(q, mode, a, &env))
+            }
             Statement::Show {
                 constraints,
                 vector,
@@ -306,6 +309,28 @@ fn bind_yields(
         }
         _ => Ok(outputs.iter().cloned().enumerate().collect()),
     }
+}
+
+/// Runs `f` on `access`, or, when the query names a `FOR VALID_TIME AS
+/// OF`, on the valid-time graph of `access`'s graph as of that instant
+/// (the query only reads: `as_of::check` refused it otherwise). Inside a
+/// write transaction, the view sees the transaction's own versions.
+fn valid_time<T>(
+    q: &Query,
+    access: Access<'_>,
+    env: &RunEnv<'_>,
+    f: impl FnOnce(Access<'_>) -> Result<T, QueryError>,
+) -> Result<T, QueryError> {
+    let Some(at) = crate::as_of::valid_instant(q, env.params, env.guard)? else {
+        return f(access);
+    };
+    let g: &dyn GraphRead = match access {
+        Access::None => return f(Access::None),
+        Access::Read(g) => g,
+        Access::Write(txn) => &*txn,
+    };
+    let view = plexus_temporal::ValidTimeView::new(g, at);
+    f(Access::Read(&view))
 }
 
 fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Table, QueryError> {

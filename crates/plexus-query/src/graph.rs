@@ -5,7 +5,7 @@
 use crate::error::QueryError;
 use plexus_common::{NodeValue, PathValue, RelValue, Value};
 use plexus_cypher::LabelExpr;
-use plexus_storage::{EdgeId, GraphRead, NodeId};
+use plexus_storage::{EdgeId, Entity, GraphRead, NodeId};
 use std::collections::BTreeMap;
 
 type R = Result<Value, QueryError>;
@@ -146,6 +146,14 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
             .map_or(Value::Null, |(key, _)| {
                 Value::String(edge_element_id(r.id, key))
             }),
+        // The valid-time version the entity is, under FOR VALID_TIME AS
+        // OF; null on the graph itself.
+        (f @ ("versionid" | "validfrom" | "validto"), Value::Node(n)) => {
+            version_field(g, f, Entity::Node(NodeId(n.id)))?
+        }
+        (f @ ("versionid" | "validfrom" | "validto"), Value::Relationship(r)) => {
+            version_field(g, f, Entity::Edge(EdgeId(r.id)))?
+        }
         ("labels", Value::Node(n)) => Value::List(
             g.node(NodeId(n.id))?
                 .map(|n| n.labels.into_iter().map(Value::String).collect())
@@ -190,6 +198,20 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
         ("length", Value::Path(p)) => Value::Int(p.rels.len() as i64),
         _ => return Ok(None),
     }))
+}
+
+/// `versionId`, `validFrom` or `validTo` of an entity (see
+/// [`GraphRead::valid_version`]): null when the read is not a valid-time
+/// view, and `validTo` null for an open interval.
+fn version_field(g: &dyn GraphRead, f: &str, e: Entity) -> R {
+    let Some(v) = g.valid_version(e)? else {
+        return Ok(Value::Null);
+    };
+    Ok(match f {
+        "versionid" => Value::String(v.id),
+        "validfrom" => crate::valid_time::instant_value(v.from),
+        _ => v.to.map_or(Value::Null, crate::valid_time::instant_value),
+    })
 }
 
 /// An edge's element id: its user id, or `#<id>` for one loaded without.

@@ -50,7 +50,10 @@ pub use error::{Result, StorageError};
 pub use ids::{Direction, EdgeId, GraphId, NodeId, TypeId};
 pub use integrity::IntegrityReport;
 pub use maintain::{Cause, EntryWrite, IndexEntries, IndexMaintainer, MaintainedIndex, Staged};
-pub use read::{Edge, GraphRead, IdIter, MaintainedView, Neighbor, Node, Props};
+pub use read::{
+    stored_equal, Edge, Entity, GraphRead, IdIter, MaintainedView, Neighbor, Node, PairFn, Props,
+    ValidVersion,
+};
 pub use schema::{
     ConstraintInfo, ConstraintKind, ConstraintSpec, IndexInfo, IndexKind, IndexMode, IndexSpec,
 };

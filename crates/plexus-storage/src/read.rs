@@ -52,6 +52,23 @@ pub struct Neighbor {
     pub outgoing: bool,
 }
 
+/// A node or a relationship of a graph read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Entity {
+    Node(NodeId),
+    Edge(EdgeId),
+}
+
+/// The valid-time version an entity of a valid-time view is
+/// ([`GraphRead::valid_version`]): its id and the valid interval it was
+/// written for, `[from, to)` (`to` `None`: open), in microseconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidVersion {
+    pub id: String,
+    pub from: i64,
+    pub to: Option<i64>,
+}
+
 /// A maintained index as one transaction sees it
 /// ([`GraphRead::maintained_index`]).
 pub struct MaintainedView {
@@ -749,6 +766,15 @@ pub trait GraphRead {
         Ok(out)
     }
 
+    /// The valid-time version `entity` is, when this read is a view of the
+    /// valid-time graph as of an instant (`plexus_temporal::ValidTimeView`,
+    /// Cypher's `FOR VALID_TIME AS OF`); `None` on the graph itself, whose
+    /// nodes and relationships are not versions.
+    fn valid_version(&self, entity: Entity) -> Result<Option<ValidVersion>> {
+        let _ = entity;
+        Ok(None)
+    }
+
     /// Names of indexes whose maintenance was deferred and not yet rebuilt.
     fn stale_indexes(&self) -> Vec<String> {
         let c = self.core();
@@ -776,7 +802,9 @@ fn filter_tokens(c: &TxnCore, label: Option<&str>, key: &str) -> Option<(u32, Op
 
 /// Whether a stored value equals `want` as `nodes_equal` compares: numbers
 /// numerically (`1 = 1.0`, `-0.0 = 0.0`), everything else as stored.
-fn stored_equal(v: &Value, want: &Value) -> bool {
+/// Whether a stored property value equals `want` as an index lookup
+/// compares them (numbers by value: 1 = 1.0).
+pub fn stored_equal(v: &Value, want: &Value) -> bool {
     match want {
         Value::Int(_) | Value::Float(_) => numbers_equal(v, want),
         _ => v == want,

@@ -73,12 +73,34 @@ pub(crate) fn ids(r: &(impl GraphRead + ?Sized), prefix: Vec<u8>) -> Result<Vec<
     crate::timeline::values_between(r, &prefix, &hi)
 }
 
-/// The ids of every relationship that ever had `source` as its source.
-pub(crate) fn edges_from(r: &(impl GraphRead + ?Sized), source: &str) -> Result<Vec<String>> {
-    let mut out = ids(r, key(OUT, &[source]))?;
+/// The ids of every node that ever had `label`, in id order.
+pub(crate) fn ever_labelled(r: &(impl GraphRead + ?Sized), label: &str) -> Result<Vec<String>> {
+    ids(r, key(LABELS, &[label]))
+}
+
+/// The ids of every relationship that ever had `node` as its source
+/// (`outgoing`) or its target (of type `rel_type` when given), in id
+/// order, once each.
+pub(crate) fn ever_attached(
+    r: &(impl GraphRead + ?Sized),
+    node: &str,
+    outgoing: bool,
+    rel_type: Option<&str>,
+) -> Result<Vec<String>> {
+    let tag = if outgoing { OUT } else { IN };
+    let prefix = match rel_type {
+        Some(t) => key(tag, &[node, t]),
+        None => key(tag, &[node]),
+    };
+    let mut out = ids(r, prefix)?;
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// The ids of every relationship that ever had `source` as its source.
+pub(crate) fn edges_from(r: &(impl GraphRead + ?Sized), source: &str) -> Result<Vec<String>> {
+    ever_attached(r, source, true, None)
 }
 
 /// The versions of the nodes that have label `label` at valid time `at`,

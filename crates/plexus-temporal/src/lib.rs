@@ -30,6 +30,7 @@ mod snapshot;
 mod time;
 mod timeline;
 mod version;
+mod view;
 mod write;
 
 pub use claim::{
@@ -44,4 +45,5 @@ pub use read::{
 pub use snapshot::{Snapshot, Window};
 pub use time::Interval;
 pub use version::{EdgeState, Kind, NodeState, Op, Props, State, Version};
+pub use view::ValidTimeView;
 pub use write::{commit_versions, rebuild_indexes, write_version, VersionWrite, MAX_ID_LEN};

@@ -238,6 +238,57 @@ pub(crate) fn log(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) -> Result
     values_between(r, &log, &hi)
 }
 
+/// The ids of every entity of `kind` that has a version, in id order: one
+/// scan of the entity logs.
+pub(crate) fn entity_ids(r: &(impl GraphRead + ?Sized), kind: Kind) -> Result<Vec<String>> {
+    let lo = [ENTITY_LOG, kind.byte()];
+    let hi = [ENTITY_LOG, kind.byte() + 1];
+    let mut out: Vec<String> = Vec::new();
+    let mut failed = None;
+    r.valid_time_scan(
+        Bound::Included(&lo),
+        Bound::Excluded(&hi),
+        false,
+        &mut |k, _| match unescape_part(&k[2..]) {
+            Some(id) => {
+                if out.last() != Some(&id) {
+                    out.push(id);
+                }
+                Ok(true)
+            }
+            None => {
+                failed = Some(TemporalError::Corrupt(format!("entity log key {k:?}")));
+                Ok(false)
+            }
+        },
+    )?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// The text of a part [`push_escaped`] wrote at the start of `b`.
+fn unescape_part(b: &[u8]) -> Option<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        match (b.get(i)?, b.get(i + 1)) {
+            (0, Some(0xFF)) => {
+                out.push(0);
+                i += 2;
+            }
+            (0, Some(1)) => break,
+            (0, _) => return None,
+            (&c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// The values of the keys in `[lo, hi)` as text (ids), in key order.
 pub(crate) fn values_between(
     r: &(impl GraphRead + ?Sized),

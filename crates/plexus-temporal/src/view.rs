@@ -1,0 +1,646 @@
+//! The valid-time graph as of an instant, as a graph read: every read of
+//! the storage API (and so every Cypher clause, function and algorithm
+//! that takes a `GraphRead`) sees the nodes and relationships whose
+//! valid-time versions hold at the instant, with those versions' labels,
+//! types and properties. Cypher's `MATCH … FOR VALID_TIME AS OF at` runs
+//! on it.
+//!
+//! * A node is there when a version of it holds at the instant. A
+//!   relationship is there when a version of it holds and so do its two
+//!   nodes: a pattern never reaches a node that a node scan would not find.
+//! * Valid-time entities are named by their ids (strings); the view gives
+//!   them numeric ids as it meets them, for this view only. `elementId(n)`
+//!   is the entity's id, the stable identity.
+//! * Each read costs what the valid-time indexes cost (`graph.rs`): a node
+//!   by id is one seek of its timeline; a label scan and a node's
+//!   relationships, a prefix scan of the index and a seek per candidate.
+//!   Whole-graph reads (all nodes, all relationships, counts) scan the
+//!   entity logs. There are no property indexes as of a valid time: a
+//!   property lookup scans (`indexes()` lists none, so plans do not ask).
+//! * Versions read are kept for the view's life, up to [`MAX_CACHED`].
+//!
+//! Reads outside the valid-time graph (the valid-time keyspace itself, the
+//! graph's name and commit number) go to the read underneath, so a
+//! bitemporal read is this view over a read as of a system time.
+
+use crate::error::TemporalError;
+use crate::graph::{ever_attached, ever_labelled};
+use crate::read::as_of;
+use crate::timeline::entity_ids;
+use crate::version::{EdgeState, Kind, NodeState, State, Version};
+use plexus_common::Value;
+use plexus_storage::{
+    ConstraintInfo, Direction, Edge, EdgeId, Entity, GraphRead, IdIter, IndexInfo, IndexKind,
+    MaintainedView, Neighbor, Node, NodeId, PairFn, StorageError, TxnCore, TypeId, ValidVersion,
+};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Bound;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// The most versions a view keeps decoded (then it starts over).
+pub const MAX_CACHED: usize = 1 << 16;
+
+type Result<T> = plexus_storage::Result<T>;
+
+/// A valid-time read's failure as storage reports it: its storage cause
+/// as it was, a corrupt record as corruption.
+fn storage(e: TemporalError) -> StorageError {
+    match e {
+        TemporalError::Storage(e) => e,
+        TemporalError::Corrupt(what) => StorageError::Corrupt(what),
+        other => StorageError::Internal(other.to_string()),
+    }
+}
+
+/// Names to dense numbers from 1, in the order they are met.
+#[derive(Default)]
+struct Names {
+    names: Vec<Arc<str>>,
+    numbers: HashMap<Arc<str>, u64>,
+}
+
+impl Names {
+    fn number(&mut self, name: &str) -> u64 {
+        if let Some(&n) = self.numbers.get(name) {
+            return n;
+        }
+        let name: Arc<str> = name.into();
+        self.names.push(name.clone());
+        let n = self.names.len() as u64;
+        self.numbers.insert(name, n);
+        n
+    }
+
+    fn name(&self, n: u64) -> Option<Arc<str>> {
+        let i = usize::try_from(n.checked_sub(1)?).ok()?;
+        self.names.get(i).cloned()
+    }
+}
+
+/// A node version holding at the instant, or a relationship version
+/// holding with its two nodes.
+type Held = Option<Rc<Version>>;
+
+#[derive(Default)]
+struct Cache {
+    nodes: Names,
+    edges: Names,
+    types: Names,
+    node_versions: HashMap<u64, Held>,
+    edge_versions: HashMap<u64, Held>,
+}
+
+/// The valid-time graph of the read `inner` as of valid time `at`
+/// (microseconds since 1970).
+pub struct ValidTimeView<'a> {
+    inner: &'a dyn GraphRead,
+    at: i64,
+    state: RefCell<Cache>,
+}
+
+impl<'a> ValidTimeView<'a> {
+    pub fn new(inner: &'a dyn GraphRead, at: i64) -> ValidTimeView<'a> {
+        ValidTimeView {
+            inner,
+            at,
+            state: RefCell::default(),
+        }
+    }
+
+    /// The valid instant the view reads.
+    pub fn at(&self) -> i64 {
+        self.at
+    }
+
+    fn node_number(&self, name: &str) -> NodeId {
+        NodeId(self.state.borrow_mut().nodes.number(name))
+    }
+
+    fn edge_number(&self, name: &str) -> EdgeId {
+        EdgeId(self.state.borrow_mut().edges.number(name))
+    }
+
+    fn type_number(&self, name: &str) -> TypeId {
+        TypeId(self.state.borrow_mut().types.number(name) as u32)
+    }
+
+    fn node_name(&self, id: NodeId) -> Option<Arc<str>> {
+        self.state.borrow().nodes.name(id.0)
+    }
+
+    /// The version of node `id` that holds at the instant.
+    fn node_version(&self, id: NodeId) -> Result<Held> {
+        if let Some(held) = self.state.borrow().node_versions.get(&id.0) {
+            return Ok(held.clone());
+        }
+        let Some(name) = self.node_name(id) else {
+            return Ok(None);
+        };
+        let held = as_of(self.inner, Kind::Node, &name, self.at)
+            .map_err(storage)?
+            .filter(|v| matches!(v.state, State::Node(_)))
+            .map(Rc::new);
+        let mut s = self.state.borrow_mut();
+        if s.node_versions.len() >= MAX_CACHED {
+            s.node_versions.clear();
+        }
+        s.node_versions.insert(id.0, held.clone());
+        Ok(held)
+    }
+
+    /// The version of relationship `id` that holds at the instant, when
+    /// its two nodes hold too.
+    fn edge_version(&self, id: EdgeId) -> Result<Held> {
+        if let Some(held) = self.state.borrow().edge_versions.get(&id.0) {
+            return Ok(held.clone());
+        }
+        let Some(name) = self.state.borrow().edges.name(id.0) else {
+            return Ok(None);
+        };
+        let mut held = as_of(self.inner, Kind::Edge, &name, self.at)
+            .map_err(storage)?
+            .map(Rc::new);
+        if let Some(e) = held.as_deref().and_then(edge_state) {
+            let (src, dst) = (self.node_number(&e.src), self.node_number(&e.dst));
+            if self.node_version(src)?.is_none() || self.node_version(dst)?.is_none() {
+                held = None;
+            }
+        } else {
+            held = None;
+        }
+        let mut s = self.state.borrow_mut();
+        if s.edge_versions.len() >= MAX_CACHED {
+            s.edge_versions.clear();
+        }
+        s.edge_versions.insert(id.0, held.clone());
+        Ok(held)
+    }
+
+    fn node_state(&self, id: NodeId) -> Result<Option<(Rc<Version>, NodeState)>> {
+        Ok(self.node_version(id)?.and_then(|v| match &v.state {
+            State::Node(n) => {
+                let n = n.clone();
+                Some((v, n))
+            }
+            _ => None,
+        }))
+    }
+
+    /// The relationship's state, and its nodes' numbers.
+    fn edge_parts(&self, id: EdgeId) -> Result<Option<(EdgeState, NodeId, NodeId)>> {
+        Ok(self
+            .edge_version(id)?
+            .as_deref()
+            .and_then(edge_state)
+            .map(|e| {
+                let (src, dst) = (self.node_number(&e.src), self.node_number(&e.dst));
+                (e.clone(), src, dst)
+            }))
+    }
+
+    /// The nodes among `names` that hold at the instant, in number order.
+    fn live_nodes(
+        &self,
+        names: &[String],
+        keep: impl Fn(&NodeState) -> bool,
+    ) -> Result<Vec<NodeId>> {
+        let mut out = Vec::new();
+        for name in names {
+            let id = self.node_number(name);
+            if self.node_state(id)?.is_some_and(|(_, n)| keep(&n)) {
+                out.push(id);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The relationships that hold at the instant (with `keep`), in
+    /// number order.
+    fn live_edges(&self, keep: impl Fn(&EdgeState) -> bool) -> Result<Vec<EdgeId>> {
+        let mut out = Vec::new();
+        for name in entity_ids(self.inner, Kind::Edge).map_err(storage)? {
+            let id = self.edge_number(&name);
+            if self.edge_parts(id)?.is_some_and(|(e, _, _)| keep(&e)) {
+                out.push(id);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn all_nodes(&self) -> Result<Vec<NodeId>> {
+        let names = entity_ids(self.inner, Kind::Node).map_err(storage)?;
+        self.live_nodes(&names, |_| true)
+    }
+
+    fn labelled(&self, label: &str) -> Result<Vec<NodeId>> {
+        let names = ever_labelled(self.inner, label).map_err(storage)?;
+        self.live_nodes(&names, |n| n.labels.iter().any(|l| l == label))
+    }
+
+    /// The nodes (with `label`) whose property `key` passes `pred`: a scan.
+    fn scan_nodes(
+        &self,
+        label: Option<&str>,
+        key: &str,
+        pred: &mut dyn FnMut(&Value) -> bool,
+    ) -> Result<Vec<NodeId>> {
+        let candidates = match label {
+            Some(l) => self.labelled(l)?,
+            None => self.all_nodes()?,
+        };
+        let mut out = Vec::new();
+        for id in candidates {
+            if let Some(v) = self.node_property(id, key)? {
+                if pred(&v) {
+                    out.push(id);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The relationships at node `id` on one side, as neighbours.
+    fn side(
+        &self,
+        id: NodeId,
+        outgoing: bool,
+        rel_type: Option<&str>,
+        skip_loops: bool,
+        out: &mut Vec<Neighbor>,
+    ) -> Result<()> {
+        let Some(name) = self.node_name(id) else {
+            return Ok(());
+        };
+        for eid in ever_attached(self.inner, &name, outgoing, rel_type).map_err(storage)? {
+            let edge = self.edge_number(&eid);
+            let Some((e, src, dst)) = self.edge_parts(edge)? else {
+                continue;
+            };
+            let (here, there) = if outgoing { (src, dst) } else { (dst, src) };
+            if here != id || rel_type.is_some_and(|t| t != e.rel_type) {
+                continue;
+            }
+            if skip_loops && src == dst {
+                continue;
+            }
+            out.push(Neighbor {
+                edge,
+                node: there,
+                rel_type: self.type_number(&e.rel_type),
+                outgoing,
+            });
+        }
+        Ok(())
+    }
+
+    fn counts_by(&self, names: impl Iterator<Item = String>) -> Vec<(String, u64)> {
+        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        for n in names {
+            *counts.entry(n).or_default() += 1;
+        }
+        counts.into_iter().collect()
+    }
+}
+
+fn edge_state(v: &Version) -> Option<&EdgeState> {
+    match &v.state {
+        State::Edge(e) => Some(e),
+        _ => None,
+    }
+}
+
+fn ids<T: 'static>(ids: Result<Vec<T>>) -> IdIter<'static, T> {
+    match ids {
+        Ok(ids) => Box::new(ids.into_iter().map(Ok)),
+        Err(e) => Box::new(std::iter::once(Err(e))),
+    }
+}
+
+fn no_index(what: &str) -> StorageError {
+    StorageError::NoIndex(format!(
+        "{what}: the valid-time graph has no property indexes (a read as of a valid time scans)"
+    ))
+}
+
+impl GraphRead for ValidTimeView<'_> {
+    fn core(&self) -> &TxnCore {
+        self.inner.core()
+    }
+
+    fn graph_name(&self) -> &str {
+        self.inner.graph_name()
+    }
+
+    fn node(&self, id: NodeId) -> Result<Option<Node>> {
+        let Some(name) = self.node_name(id) else {
+            return Ok(None);
+        };
+        Ok(self.node_state(id)?.map(|(_, n)| Node {
+            id,
+            key: name.to_string(),
+            labels: n.labels,
+            props: n.props,
+        }))
+    }
+
+    fn node_id(&self, key: &str) -> Result<Option<NodeId>> {
+        let id = self.node_number(key);
+        Ok(self.node_version(id)?.map(|_| id))
+    }
+
+    fn edge(&self, id: EdgeId) -> Result<Option<Edge>> {
+        let Some(name) = self.state.borrow().edges.name(id.0) else {
+            return Ok(None);
+        };
+        Ok(self.edge_parts(id)?.map(|(e, src, dst)| Edge {
+            id,
+            key: name.to_string(),
+            src,
+            dst,
+            rel_type: e.rel_type,
+            props: e.props,
+        }))
+    }
+
+    fn edge_id(&self, key: &str) -> Result<Option<EdgeId>> {
+        let id = self.edge_number(key);
+        Ok(self.edge_version(id)?.map(|_| id))
+    }
+
+    fn nodes(&self) -> IdIter<'_, NodeId> {
+        ids(self.all_nodes())
+    }
+
+    fn nodes_with_label(&self, label: &str) -> IdIter<'_, NodeId> {
+        ids(self.labelled(label))
+    }
+
+    fn edges(&self) -> IdIter<'_, EdgeId> {
+        ids(self.live_edges(|_| true))
+    }
+
+    fn edges_with_type(&self, rel_type: &str) -> IdIter<'_, EdgeId> {
+        ids(self.live_edges(|e| e.rel_type == rel_type))
+    }
+
+    fn type_id(&self, name: &str) -> Option<TypeId> {
+        Some(self.type_number(name))
+    }
+
+    fn neighbors_into(
+        &self,
+        node: NodeId,
+        dir: Direction,
+        rel_type: Option<TypeId>,
+        out: &mut Vec<Neighbor>,
+    ) -> Result<()> {
+        let t = match rel_type {
+            Some(t) => Some(self.type_name(t)?),
+            None => None,
+        };
+        let t = t.as_deref();
+        match dir {
+            Direction::Out => self.side(node, true, t, false, out),
+            Direction::In => self.side(node, false, t, false, out),
+            // A loop once, as outgoing (as storage reports it).
+            Direction::Both => {
+                self.side(node, true, t, false, out)?;
+                self.side(node, false, t, true, out)
+            }
+        }
+    }
+
+    fn remote(&self) -> bool {
+        false
+    }
+
+    fn prefetch_nodes(&self, _nodes: &[NodeId]) -> Result<()> {
+        Ok(())
+    }
+
+    fn neighbors_many(
+        &self,
+        nodes: &[NodeId],
+        dir: Direction,
+        rel_type: Option<TypeId>,
+        out: &mut Vec<Vec<Neighbor>>,
+    ) -> Result<()> {
+        out.clear();
+        for &n in nodes {
+            let mut edges = Vec::new();
+            self.neighbors_into(n, dir, rel_type, &mut edges)?;
+            out.push(edges);
+        }
+        Ok(())
+    }
+
+    fn adjacency_between(
+        &self,
+        from: NodeId,
+        to: Option<NodeId>,
+    ) -> IdIter<'_, (NodeId, Neighbor)> {
+        let entries = self.all_nodes().and_then(|nodes| {
+            let mut out = Vec::new();
+            for n in nodes
+                .into_iter()
+                .filter(|n| *n >= from && to.is_none_or(|t| *n < t))
+            {
+                let mut edges = Vec::new();
+                self.side(n, true, None, false, &mut edges)?;
+                self.side(n, false, None, false, &mut edges)?;
+                out.extend(edges.into_iter().map(|e| (n, e)));
+            }
+            Ok(out)
+        });
+        ids(entries)
+    }
+
+    fn valid_time_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.valid_time_get(key)
+    }
+
+    fn valid_time_scan(
+        &self,
+        from: Bound<&[u8]>,
+        to: Bound<&[u8]>,
+        reverse: bool,
+        f: &mut PairFn<'_>,
+    ) -> Result<()> {
+        self.inner.valid_time_scan(from, to, reverse, f)
+    }
+
+    fn property_keys(&self) -> Vec<String> {
+        let mut keys = BTreeSet::new();
+        let nodes = self.all_nodes().unwrap_or_default();
+        for id in nodes {
+            if let Ok(Some((_, n))) = self.node_state(id) {
+                keys.extend(n.props.into_keys());
+            }
+        }
+        for id in self.live_edges(|_| true).unwrap_or_default() {
+            if let Ok(Some((e, _, _))) = self.edge_parts(id) {
+                keys.extend(e.props.into_keys());
+            }
+        }
+        keys.into_iter().collect()
+    }
+
+    fn nodes_equal(&self, label: Option<&str>, key: &str, value: &Value) -> Result<Vec<NodeId>> {
+        self.scan_nodes(label, key, &mut |v| plexus_storage::stored_equal(v, value))
+    }
+
+    fn nodes_where(
+        &self,
+        label: Option<&str>,
+        key: &str,
+        pred: &mut dyn FnMut(&Value) -> bool,
+    ) -> Result<Option<Vec<NodeId>>> {
+        self.scan_nodes(label, key, pred).map(Some)
+    }
+
+    fn node_user_id(&self, node: NodeId) -> Result<Option<String>> {
+        Ok(self.node(node)?.map(|n| n.key))
+    }
+
+    fn node_property(&self, node: NodeId, key: &str) -> Result<Option<Value>> {
+        Ok(self
+            .node_state(node)?
+            .and_then(|(_, mut n)| n.props.remove(key)))
+    }
+
+    fn node_has_label(&self, node: NodeId, label: &str) -> Result<bool> {
+        Ok(self
+            .node_state(node)?
+            .is_some_and(|(_, n)| n.labels.iter().any(|l| l == label)))
+    }
+
+    fn edge_property(&self, edge: EdgeId, key: &str) -> Result<Option<Value>> {
+        Ok(self
+            .edge_parts(edge)?
+            .and_then(|(mut e, _, _)| e.props.remove(key)))
+    }
+
+    fn edge_key_and_type(&self, edge: EdgeId) -> Result<Option<(String, Arc<str>)>> {
+        Ok(self.edge(edge)?.map(|e| (e.key, e.rel_type.into())))
+    }
+
+    fn version(&self) -> u64 {
+        self.inner.version()
+    }
+
+    fn degree(&self, node: NodeId, dir: Direction, rel_type: Option<&str>) -> Result<u64> {
+        Ok(self.neighbors(node, dir, rel_type)?.len() as u64)
+    }
+
+    fn type_name(&self, t: TypeId) -> Result<Arc<str>> {
+        self.state
+            .borrow()
+            .types
+            .name(u64::from(t.0))
+            .ok_or_else(|| StorageError::NotFound {
+                what: "relationship type",
+                id: t.0.to_string(),
+            })
+    }
+
+    fn node_count(&self) -> Result<u64> {
+        Ok(self.all_nodes()?.len() as u64)
+    }
+
+    fn edge_count(&self) -> Result<u64> {
+        Ok(self.live_edges(|_| true)?.len() as u64)
+    }
+
+    fn label_count(&self, label: &str) -> Result<u64> {
+        Ok(self.labelled(label)?.len() as u64)
+    }
+
+    fn type_count(&self, rel_type: &str) -> Result<u64> {
+        Ok(self.live_edges(|e| e.rel_type == rel_type)?.len() as u64)
+    }
+
+    fn label_counts(&self) -> Result<Vec<(String, u64)>> {
+        let mut labels = Vec::new();
+        for id in self.all_nodes()? {
+            if let Some((_, n)) = self.node_state(id)? {
+                labels.extend(n.labels);
+            }
+        }
+        Ok(self.counts_by(labels.into_iter()))
+    }
+
+    fn type_counts(&self) -> Result<Vec<(String, u64)>> {
+        let mut types = Vec::new();
+        for id in self.live_edges(|_| true)? {
+            if let Some((e, _, _)) = self.edge_parts(id)? {
+                types.push(e.rel_type);
+            }
+        }
+        Ok(self.counts_by(types.into_iter()))
+    }
+
+    fn find_nodes(&self, _: Option<&str>, key: &str, _: &Value) -> Result<Vec<NodeId>> {
+        Err(no_index(key))
+    }
+
+    fn find_nodes_in_range(
+        &self,
+        _: Option<&str>,
+        key: &str,
+        _: Bound<&Value>,
+        _: Bound<&Value>,
+    ) -> Result<Vec<NodeId>> {
+        Err(no_index(key))
+    }
+
+    fn find_nodes_with_element(
+        &self,
+        _: Option<&str>,
+        key: &str,
+        _: &Value,
+    ) -> Result<Vec<NodeId>> {
+        Err(no_index(key))
+    }
+
+    fn edges_through(
+        &self,
+        _: IndexKind,
+        _: Option<&str>,
+        key: &str,
+        _: &Value,
+    ) -> Result<Vec<EdgeId>> {
+        Err(no_index(key))
+    }
+
+    fn maintained_index(&self, name: &str) -> Result<MaintainedView> {
+        Err(no_index(name))
+    }
+
+    fn indexes(&self) -> Result<Vec<IndexInfo>> {
+        Ok(Vec::new())
+    }
+
+    fn constraints(&self) -> Result<Vec<ConstraintInfo>> {
+        Ok(Vec::new())
+    }
+
+    fn valid_version(&self, entity: Entity) -> Result<Option<ValidVersion>> {
+        let held = match entity {
+            Entity::Node(n) => self.node_version(n)?,
+            Entity::Edge(e) => self.edge_version(e)?,
+        };
+        Ok(held.map(|v| ValidVersion {
+            id: v.id.clone(),
+            from: v.valid.from,
+            to: v.valid.to,
+        }))
+    }
+
+    fn stale_indexes(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
