@@ -138,6 +138,7 @@ const FUNCTIONS: &[&str] = &[
     "versionid",
     "validfrom",
     "validto",
+    "systemfrom",
     "valuetype",
     "char_length",
     "character_length",

@@ -1300,7 +1300,7 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
         // The graph functions, reached here when their argument is not an
         // entity (the graph answered otherwise).
         "type" | "labels" | "startnode" | "endnode" | "nodes" | "relationships" | "id"
-        | "elementid" | "versionid" | "validfrom" | "validto" => {
+        | "elementid" | "versionid" | "validfrom" | "validto" | "systemfrom" => {
             arity(1)?;
             match a0 {
                 Value::Null => Value::Null,

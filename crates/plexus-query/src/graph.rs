@@ -148,10 +148,10 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
             }),
         // The valid-time version the entity is, under FOR VALID_TIME AS
         // OF; null on the graph itself.
-        (f @ ("versionid" | "validfrom" | "validto"), Value::Node(n)) => {
+        (f @ ("versionid" | "validfrom" | "validto" | "systemfrom"), Value::Node(n)) => {
             version_field(g, f, Entity::Node(NodeId(n.id)))?
         }
-        (f @ ("versionid" | "validfrom" | "validto"), Value::Relationship(r)) => {
+        (f @ ("versionid" | "validfrom" | "validto" | "systemfrom"), Value::Relationship(r)) => {
             version_field(g, f, Entity::Edge(EdgeId(r.id)))?
         }
         ("labels", Value::Node(n)) => Value::List(
@@ -200,9 +200,10 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
     }))
 }
 
-/// `versionId`, `validFrom` or `validTo` of an entity (see
+/// `versionId`, `validFrom`, `validTo` or `systemFrom` of an entity (see
 /// [`GraphRead::valid_version`]): null when the read is not a valid-time
-/// view, and `validTo` null for an open interval.
+/// view, `validTo` null for an open interval, `systemFrom` null when the
+/// graph keeps no history.
 fn version_field(g: &dyn GraphRead, f: &str, e: Entity) -> R {
     let Some(v) = g.valid_version(e)? else {
         return Ok(Value::Null);
@@ -210,6 +211,9 @@ fn version_field(g: &dyn GraphRead, f: &str, e: Entity) -> R {
     Ok(match f {
         "versionid" => Value::String(v.id),
         "validfrom" => crate::valid_time::instant_value(v.from),
+        "systemfrom" => v.system_from.map_or(Value::Null, |t| {
+            crate::valid_time::instant_value(i64::try_from(t).unwrap_or(i64::MAX))
+        }),
         _ => v.to.map_or(Value::Null, crate::valid_time::instant_value),
     })
 }

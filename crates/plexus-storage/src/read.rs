@@ -60,13 +60,17 @@ pub enum Entity {
 }
 
 /// The valid-time version an entity of a valid-time view is
-/// ([`GraphRead::valid_version`]): its id and the valid interval it was
-/// written for, `[from, to)` (`to` `None`: open), in microseconds.
+/// ([`GraphRead::valid_version`]): its id, the valid interval it was
+/// written for, `[from, to)` (`to` `None`: open), in microseconds, and when
+/// it was recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidVersion {
     pub id: String,
     pub from: i64,
     pub to: Option<i64>,
+    /// The system time the version was recorded at, when the graph's
+    /// history holds it ([`GraphRead::valid_time_recorded`]).
+    pub system_from: Option<u64>,
 }
 
 /// A maintained index as one transaction sees it
@@ -764,6 +768,16 @@ pub trait GraphRead {
             });
         }
         Ok(out)
+    }
+
+    /// The system time at which `key` of the graph's valid-time keyspace
+    /// was first written, as the graph's history records it (the start of
+    /// history for a key older than it); `None` when the graph keeps no
+    /// history of it.
+    fn valid_time_recorded(&self, key: &[u8]) -> Result<Option<u64>> {
+        let c = self.core();
+        let full = [&graph_prefix(c.g)[..], key].concat();
+        crate::history::first_stamp(&*c.snap, VALID, &full)
     }
 
     /// The valid-time version `entity` is, when this read is a view of the

@@ -616,6 +616,10 @@ impl GraphRead for ValidTimeView<'_> {
         Err(no_index(key))
     }
 
+    fn valid_time_recorded(&self, key: &[u8]) -> Result<Option<u64>> {
+        self.inner.valid_time_recorded(key)
+    }
+
     fn maintained_index(&self, name: &str) -> Result<MaintainedView> {
         Err(no_index(name))
     }
@@ -633,10 +637,14 @@ impl GraphRead for ValidTimeView<'_> {
             Entity::Node(n) => self.node_version(n)?,
             Entity::Edge(e) => self.edge_version(e)?,
         };
-        Ok(held.map(|v| ValidVersion {
+        let Some(v) = held else { return Ok(None) };
+        Ok(Some(ValidVersion {
             id: v.id.clone(),
             from: v.valid.from,
             to: v.valid.to,
+            system_from: self
+                .inner
+                .valid_time_recorded(&crate::timeline::version_key(&v.id))?,
         }))
     }
 

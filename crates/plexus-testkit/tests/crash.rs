@@ -78,17 +78,28 @@ fn crash_loop(backend: Backend, death: Death) {
         );
         let report = db.check("default").unwrap();
         assert!(report.is_ok(), "round {round}: {:?}", report.problems);
-        assert_eq!(
-            vector_problems(&r).unwrap(),
-            Vec::<String>::new(),
-            "round {round}"
-        );
+        let problems = vector_problems(&r).unwrap();
+        if !problems.is_empty() {
+            keep_for_study(dir, round);
+            panic!("round {round}: the vector index disagrees: {problems:?}");
+        }
         acked = m;
     }
     assert!(
         acked.unwrap_or(0) > kills() as u64,
         "the writer made progress"
     );
+}
+
+/// With `PLEXUS_CRASH_KEEP` set, keeps a store that failed a check (its
+/// folder is named on stderr) for study; a temporary folder otherwise.
+fn keep_for_study(dir: tempfile::TempDir, round: usize) {
+    if std::env::var_os("PLEXUS_CRASH_KEEP").is_some() {
+        eprintln!(
+            "round {round}: the store is kept in {}",
+            dir.keep().display()
+        );
+    }
 }
 
 #[test]

@@ -229,7 +229,8 @@ proptest! {
 }
 
 /// `versionId`, `validFrom` and `validTo` name the version an entity is as
-/// of the instant; on the graph itself they are null.
+/// of the instant; on the graph itself they are null, and so is
+/// `systemFrom` in a graph that keeps no history.
 #[test]
 fn version_functions_name_the_version_read() {
     let db = Database::in_memory().unwrap();
@@ -280,6 +281,14 @@ fn version_functions_name_the_version_read() {
         ]]
     );
     assert_eq!(at(12)[0][1], s(&vs[1].id));
+    let recorded = db
+        .query(
+            "default",
+            "MATCH (a:A) FOR VALID_TIME AS OF 12 RETURN systemFrom(a)",
+            &Params::new(),
+        )
+        .unwrap();
+    assert_eq!(recorded.rows, [[Value::Null]], "no history kept");
     assert_eq!(at(12)[0][3], Value::Null, "an open interval");
     assert!(at(30).is_empty(), "the relationship ended at 25");
     assert!(at(3).is_empty(), "the relationship starts at 5");
@@ -404,5 +413,17 @@ fn valid_and_system_time_together_are_bitemporal() {
         x("MATCH (n:A) FOR VALID_TIME AS OF 5 FOR SYSTEM_TIME AS OF $s RETURN n.x"),
         [[Value::Int(1)]],
         "before the correction"
+    );
+    // systemFrom: the commit that recorded each version.
+    let stamp = |t: u64| Value::DateTime(plexus::DateTime::from_epoch_micros(t));
+    let corrected = db.system_time().unwrap();
+    assert!(corrected > known);
+    assert_eq!(
+        x("MATCH (n:A) FOR VALID_TIME AS OF 5 FOR SYSTEM_TIME AS OF $s RETURN systemFrom(n)"),
+        [[stamp(known)]]
+    );
+    assert_eq!(
+        x("MATCH (n:A) FOR VALID_TIME AS OF 5 RETURN systemFrom(n)"),
+        [[stamp(corrected)]]
     );
 }

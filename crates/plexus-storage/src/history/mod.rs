@@ -437,6 +437,22 @@ pub(crate) fn versions(snap: &dyn Snapshot, ks: Ks, key: &[u8]) -> Result<Vec<Ve
     Ok(out)
 }
 
+/// The stamp of the oldest version of `key` (in `ks`) the history holds:
+/// when it was first written, or the start of history for a key older than
+/// that (and after a prune, the oldest version kept). `None` when the
+/// history holds none (history off, or the key never written since).
+pub(crate) fn first_stamp(snap: &dyn Snapshot, ks: Ks, key: &[u8]) -> Result<Option<u64>> {
+    let prefix = versions_prefix(ks, key);
+    let opts = ScanOptions {
+        reverse: true,
+        limit: Some(1),
+    };
+    match snap.scan(HISTORY, &KeyRange::prefix(&prefix), opts).next() {
+        Some(pair) => Ok(Some(split_version(&pair?.0)?.2)),
+        None => Ok(None),
+    }
+}
+
 mod api;
 mod as_of;
 
