@@ -399,21 +399,39 @@ impl Database {
     }
 
     /// A CSR snapshot of `graph` with each node's user id, and each edge's
-    /// numeric `weight` property when one is named.
-    #[pyo3(signature = (graph, weight=None))]
+    /// numeric `weight` property when one is named: of the graph as it is,
+    /// as it was at `system_time` (a graph that keeps history), or of its
+    /// valid-time graph as of `valid_time` (both: bitemporal). Instants are
+    /// datetimes, ISO strings or microseconds since 1970.
+    #[pyo3(signature = (graph, weight=None, valid_time=None, system_time=None))]
     fn snapshot(
         &self,
         py: Python<'_>,
         graph: &str,
         weight: Option<&str>,
+        valid_time: Option<&Bound<'_, PyAny>>,
+        system_time: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<crate::snapshot::Snapshot> {
-        let csr = py.detach(|| -> Result<_, Fail> {
-            let r = self.db.read(graph)?;
-            let csr = match weight {
-                Some(w) => plexus::algo::Csr::build_with_weights(&r, w)?,
-                None => plexus::algo::Csr::build(&r)?,
+        let valid = instant(valid_time, "valid_time")?;
+        let system =
+            match instant(system_time, "system_time")? {
+                Some(t) => Some(u64::try_from(t).map_err(|_| {
+                    PyValueError::new_err("system_time: the instant lies before 1970")
+                })?),
+                None => None,
             };
-            Ok(csr.with_keys(&r)?)
+        let csr = py.detach(|| -> Result<_, Fail> {
+            let r = match system {
+                Some(t) => self.db.read_as_of(graph, t)?,
+                None => self.db.read(graph)?,
+            };
+            match valid {
+                Some(at) => Ok(csr_of(
+                    &plexus::temporal::ValidTimeView::new(&r, at),
+                    weight,
+                )?),
+                None => Ok(csr_of(&r, weight)?),
+            }
         })?;
         Ok(crate::snapshot::Snapshot::new(csr))
     }
@@ -753,4 +771,24 @@ impl Transaction {
     fn closed(&self) -> PyResult<bool> {
         Ok(lock(&self.tx)?.is_none())
     }
+}
+
+/// The CSR of what `r` reads, with user ids (and weights when named).
+fn csr_of(r: &impl plexus::GraphRead, weight: Option<&str>) -> Result<plexus::algo::Csr, Fail> {
+    let csr = match weight {
+        Some(w) => plexus::algo::Csr::build_with_weights(r, w)?,
+        None => plexus::algo::Csr::build(r)?,
+    };
+    Ok(csr.with_keys(r)?)
+}
+
+/// An instant argument as microseconds since 1970, as Cypher reads one.
+fn instant(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<i64>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let value = crate::convert::from_py(v, what, 0)?;
+    plexus::instant_micros(&value, what)
+        .map(Some)
+        .map_err(|e| errors::to_py(plexus::Error::Query(e)))
 }

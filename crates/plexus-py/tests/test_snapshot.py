@@ -127,3 +127,33 @@ def test_bad_indexes_are_refused(snap):
         snap.random_walks([-1], 2)
     with pytest.raises(ValueError, match="'out' and 'in'"):
         snap.arrays("both")
+
+
+def test_a_snapshot_of_the_valid_time_graph_holds_what_held_then(db):
+    """ann knew bob until 10, cy from 20; a sample as of 5 never reaches cy,
+    one as of 25 never bob (no leakage from the future)."""
+    for node in ["ann", "bob", "cy"]:
+        db.query("CALL plexus.temporal.assertNode($id, ['P'], {}, 0) YIELD versionId RETURN versionId", id=node)
+    for rel, dst, start, end in [("k1", "bob", 0, 10), ("k2", "cy", 20, None)]:
+        db.query(
+            "CALL plexus.temporal.assertRelationship($r, 'ann', $d, 'KNOWS', {}, $s, $e) "
+            "YIELD versionId RETURN versionId",
+            r=rel, d=dst, s=start, e=end,
+        )
+    db.query("CREATE (:Current {name: 'not a version'})")
+    early, late = db.snapshot(valid_time=5), db.snapshot(valid_time="1970-01-01T00:00:00.000025Z")
+    assert sorted(early.ids()) == ["ann", "bob", "cy"]
+    assert (early.num_edges, late.num_edges) == (1, 1)
+
+    def reached(snap):
+        off, picked = snap.sample_neighbors(snap.index(["ann"]), 5, seed=1)
+        return [snap.ids()[i] for i in picked[off[0]:off[1]]]
+
+    assert reached(early) == ["bob"]
+    assert reached(late) == ["cy"]
+    walks = late.random_walks(late.index(["ann"]), 3, seed=2)
+    assert late.ids()[walks[0][1]] == "cy"
+    assert db.snapshot(valid_time=15).num_edges == 0
+    assert db.snapshot().ids() == [db.query("MATCH (n) RETURN elementId(n)").scalar()]
+    with pytest.raises(plexus.PlexusError, match="valid_time"):
+        db.snapshot(valid_time=True)

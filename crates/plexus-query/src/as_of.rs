@@ -95,6 +95,12 @@ fn micros(v: &Value) -> Result<u64, QueryError> {
     })
 }
 
+/// [`instant`] for callers outside the query engine (the Python module's
+/// `snapshot(valid_time=…)`): the same values, the same errors.
+pub fn instant_micros(v: &Value, what: &str) -> Result<i64, QueryError> {
+    instant(v, what)
+}
+
 /// An instant as microseconds since 1970 (negative before): a datetime
 /// (a local one, or a date, taken as UTC), an ISO 8601 string, or an
 /// integer of microseconds. `what` names the argument in errors.

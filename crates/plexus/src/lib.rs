@@ -34,7 +34,9 @@ pub use plexus_ingest as ingest;
 /// explanations, and modal entailment (GestaltDB's knowledge layer).
 pub use plexus_knowledge as knowledge;
 pub use plexus_kv::Backend;
-pub use plexus_query::{CancelHandle, Limit, Procedures, QueryError, QueryLimits, Table};
+pub use plexus_query::{
+    instant_micros, CancelHandle, Limit, Procedures, QueryError, QueryLimits, Table,
+};
 pub use plexus_storage::{
     BulkEdge, BulkNode, BulkOptions, BulkReport, CommitStats, ConstraintInfo, ConstraintKind,
     ConstraintSpec, Counters, DeleteMode, Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind,

@@ -498,13 +498,29 @@ class Database:
         layer ``i``. Each layer is ``(new node ids, [(from, to), …])``."""
         return self._db.sample_layers(self._graph, list(seeds), list(fanouts), direction, _types(types), seed)
 
-    def snapshot(self, weight: Optional[str] = None) -> "Snapshot":
+    def snapshot(
+        self,
+        weight: Optional[str] = None,
+        *,
+        valid_time: Any = None,
+        system_time: Any = None,
+    ) -> "Snapshot":
         """A CSR snapshot of the graph as it is now: NumPy views of its
         arrays, id maps, and a seeded sampler for minibatches. It does not
         change with later writes (compare ``snapshot.version``). With
         ``weight``, it keeps each edge's numeric property of that name, for
-        ``mode="weighted:<weight>"`` sampling; saved files keep it too."""
-        return Snapshot(self._db.snapshot(self._graph, weight))
+        ``mode="weighted:<weight>"`` sampling; saved files keep it too.
+
+        With ``valid_time``, the snapshot is of the valid-time graph as of
+        that instant (the nodes and relationships whose versions hold then,
+        as ``MATCH … FOR VALID_TIME AS OF``; ids are the entities' ids), so
+        samples of the past never see a later relationship. With
+        ``system_time``, of the graph as it was then (a graph that keeps
+        history); with both, bitemporal. Instants are ``datetime`` values,
+        ISO strings, or microseconds since 1970."""
+        return Snapshot(
+            self._db.snapshot(self._graph, weight, valid_time, system_time)
+        )
 
     def close(self) -> None:
         """Drops this handle (later calls on it raise PlexusError); the
