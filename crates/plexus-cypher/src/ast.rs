@@ -17,13 +17,25 @@ pub struct Query {
 }
 
 /// `FOR SYSTEM_TIME AS OF at` (or `FOR VALID_TIME AS OF at`) after the
-/// patterns of a MATCH.
+/// patterns of a MATCH; for valid time also a range, `BETWEEN at AND end`
+/// or `FROM at TO end`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeQualifier {
     /// Valid time rather than system time.
     pub valid: bool,
+    /// The instant, or where the range starts.
     pub at: Expr,
+    /// Where the range ends, for a range.
+    pub end: Option<RangeEnd>,
     pub span: Span,
+}
+
+/// The end of a range of valid time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeEnd {
+    pub at: Expr,
+    /// `BETWEEN … AND end` includes the end; `FROM … TO end` does not.
+    pub inclusive: bool,
 }
 
 /// What one statement asks: a query (possibly under EXPLAIN or PROFILE)

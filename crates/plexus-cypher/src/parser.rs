@@ -579,7 +579,8 @@ impl<'a> Parser<'a> {
     }
 
     /// `FOR SYSTEM_TIME AS OF expr` or `FOR VALID_TIME AS OF expr`, any
-    /// number, after a MATCH's patterns.
+    /// number, after a MATCH's patterns; valid time also takes a range:
+    /// `BETWEEN expr AND expr` or `FROM expr TO expr`.
     fn time_qualifiers(&mut self) -> R<()> {
         while self.is_kw("FOR") {
             let start = self.here().start;
@@ -591,12 +592,30 @@ impl<'a> Parser<'a> {
             } else {
                 return Err(self.unexpected("SYSTEM_TIME or VALID_TIME after FOR"));
             };
-            self.expect_kw("AS")?;
-            self.expect_kw("OF")?;
-            let at = self.expr()?;
+            let (at, end) = if valid && self.eat_kw("BETWEEN") {
+                // The start stops before AND (a NOT-level expression).
+                let at = self.nested(|p| p.binary_level(3))?;
+                self.expect_kw("AND")?;
+                let end = self.expr()?;
+                (at, Some((end, true)))
+            } else if valid && self.eat_kw("FROM") {
+                let at = self.expr()?;
+                self.expect_kw("TO")?;
+                (at, Some((self.expr()?, false)))
+            } else {
+                if !valid && (self.is_kw("BETWEEN") || self.is_kw("FROM")) {
+                    return Err(
+                        self.unexpected("AS OF after FOR SYSTEM_TIME (a range is for valid time)")
+                    );
+                }
+                self.expect_kw("AS")?;
+                self.expect_kw("OF")?;
+                (self.expr()?, None)
+            };
             self.as_of.push(TimeQualifier {
                 valid,
                 at,
+                end: end.map(|(at, inclusive)| RangeEnd { at, inclusive }),
                 span: self.span_from(start),
             });
         }

@@ -12,6 +12,7 @@ use crate::limits::Guard;
 use crate::mutate::Params;
 use plexus_common::Value;
 use plexus_cypher::Query;
+use plexus_temporal::When;
 
 fn semantic(message: impl Into<String>) -> QueryError {
     QueryError::Semantic {
@@ -38,32 +39,69 @@ pub(crate) fn query_instant(
     params: &Params,
     guard: &Guard,
 ) -> Result<Option<u64>, QueryError> {
-    match instant_of(q, false, params, guard)? {
+    match system_instant(q, params, guard)? {
         Some(v) => micros(&v).map(Some),
         None => Ok(None),
     }
 }
 
-/// The valid time (µs since 1970, negative before) the query reads the
-/// valid-time graph as of, when it has a `FOR VALID_TIME AS OF`.
-pub(crate) fn valid_instant(
+/// What valid time the query reads the valid-time graph as of, when it
+/// has a `FOR VALID_TIME` qualifier: an instant (µs since 1970, negative
+/// before), or a range (`BETWEEN a AND b` includes `b`, `FROM a TO b`
+/// does not).
+pub(crate) fn valid_time(
     q: &Query,
     params: &Params,
     guard: &Guard,
-) -> Result<Option<i64>, QueryError> {
-    match instant_of(q, true, params, guard)? {
-        Some(v) => instant(&v, "FOR VALID_TIME AS OF").map(Some),
-        None => Ok(None),
+) -> Result<Option<When>, QueryError> {
+    let ctx = Ctx {
+        params,
+        graph: None,
+        aggregates: None,
+        guard,
+    };
+    let at = |e: &plexus_cypher::Expr, what: &str| {
+        instant(&crate::eval::eval(e, &Default::default(), &ctx)?, what)
+    };
+    let mut seen: Option<When> = None;
+    for t in q.as_of.iter().filter(|t| t.valid) {
+        let when = match &t.end {
+            None => When::At(at(&t.at, "FOR VALID_TIME AS OF")?),
+            Some(end) => {
+                let from = at(&t.at, "the start of a FOR VALID_TIME range")?;
+                let last = at(&end.at, "the end of a FOR VALID_TIME range")?;
+                // An inclusive end is the range up to the next microsecond.
+                let to = if end.inclusive {
+                    last.saturating_add(1)
+                } else {
+                    last
+                };
+                if to <= from {
+                    return Err(QueryError::Argument {
+                        code: "InvalidArgumentValue",
+                        message: format!(
+                            "the FOR VALID_TIME range from {from} to {last} µs is empty: \
+                             its end must come after its start"
+                        ),
+                    });
+                }
+                When::Within { from, to }
+            }
+        };
+        if seen.is_some_and(|s| s != when) {
+            return Err(semantic(
+                "the MATCH clauses of one query read as of different instants: \
+                 FOR VALID_TIME applies to the whole query",
+            ));
+        }
+        seen = Some(when);
     }
+    Ok(seen)
 }
 
-/// The value the qualifiers of one kind name (all must name the same).
-fn instant_of(
-    q: &Query,
-    valid: bool,
-    params: &Params,
-    guard: &Guard,
-) -> Result<Option<Value>, QueryError> {
+/// The value the `FOR SYSTEM_TIME` qualifiers name (all must name the
+/// same).
+fn system_instant(q: &Query, params: &Params, guard: &Guard) -> Result<Option<Value>, QueryError> {
     let ctx = Ctx {
         params,
         graph: None,
@@ -71,14 +109,13 @@ fn instant_of(
         guard,
     };
     let mut at: Option<Value> = None;
-    for t in q.as_of.iter().filter(|t| t.valid == valid) {
+    for t in q.as_of.iter().filter(|t| !t.valid) {
         let v = crate::eval::eval(&t.at, &Default::default(), &ctx)?;
         if at.as_ref().is_some_and(|a| *a != v) {
-            let kind = if valid { "VALID_TIME" } else { "SYSTEM_TIME" };
-            return Err(semantic(format!(
+            return Err(semantic(
                 "the MATCH clauses of one query read as of different instants: \
-                 FOR {kind} AS OF applies to the whole query"
-            )));
+                 FOR SYSTEM_TIME AS OF applies to the whole query",
+            ));
         }
         at = Some(v);
     }
@@ -181,14 +218,31 @@ mod tests {
         );
         assert!(check(&valid, false).is_ok());
         let none = Default::default();
-        assert_eq!(valid_instant(&valid, &none, &guard).unwrap(), Some(-5));
+        assert_eq!(
+            valid_time(&valid, &none, &guard).unwrap(),
+            Some(When::At(-5))
+        );
         assert_eq!(query_instant(&valid, &none, &guard).unwrap(), Some(7));
         let two =
             parsed("MATCH (a) FOR VALID_TIME AS OF 1 MATCH (b) FOR VALID_TIME AS OF 2 RETURN a");
-        let e = valid_instant(&two, &none, &guard).unwrap_err();
-        assert!(
-            e.to_string().contains("FOR VALID_TIME AS OF applies"),
-            "{e}"
+        let e = valid_time(&two, &none, &guard).unwrap_err();
+        assert!(e.to_string().contains("FOR VALID_TIME applies"), "{e}");
+        let range = |text: &str| valid_time(&parsed(text), &none, &guard);
+        assert_eq!(
+            range("MATCH (a) FOR VALID_TIME BETWEEN 3 AND 7 RETURN a").unwrap(),
+            Some(When::Within { from: 3, to: 8 })
         );
+        assert_eq!(
+            range("MATCH (a) FOR VALID_TIME FROM 3 TO 7 RETURN a").unwrap(),
+            Some(When::Within { from: 3, to: 7 })
+        );
+        let e = range("MATCH (a) FOR VALID_TIME BETWEEN 1 < 2 AND 3 RETURN a").unwrap_err();
+        assert!(e.to_string().contains("not BOOL"), "{e}");
+        let e = range("MATCH (a) FOR VALID_TIME FROM 7 TO 7 RETURN a").unwrap_err();
+        assert!(e.to_string().contains("is empty"), "{e}");
+        assert!(range("MATCH (a) FOR VALID_TIME BETWEEN 7 AND 7 RETURN a").is_ok());
+        let e =
+            plexus_cypher::parse("MATCH (a) FOR SYSTEM_TIME BETWEEN 1 AND 2 RETURN a").unwrap_err();
+        assert!(e.to_string().contains("a range is for valid time"), "{e}");
     }
 }

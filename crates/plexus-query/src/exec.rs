@@ -321,7 +321,7 @@ fn valid_time<T>(
     env: &RunEnv<'_>,
     f: impl FnOnce(Access<'_>) -> Result<T, QueryError>,
 ) -> Result<T, QueryError> {
-    let Some(at) = crate::as_of::valid_instant(q, env.params, env.guard)? else {
+    let Some(when) = crate::as_of::valid_time(q, env.params, env.guard)? else {
         return f(access);
     };
     let g: &dyn GraphRead = match access {
@@ -329,7 +329,7 @@ fn valid_time<T>(
         Access::Read(g) => g,
         Access::Write(txn) => &*txn,
     };
-    let view = plexus_temporal::ValidTimeView::new(g, at);
+    let view = plexus_temporal::ValidTimeView::reading(g, when);
     f(Access::Read(&view))
 }
 

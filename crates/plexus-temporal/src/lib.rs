@@ -39,11 +39,11 @@ pub use claim::{
 pub use error::{Result, TemporalError};
 pub use graph::{neighbors_as_of, nodes_as_of, shortest_path_as_of, Direction, Step};
 pub use read::{
-    as_of, claims_as_of, claims_holding, edge_as_of, holding, node_as_of, segments, version,
-    versions,
+    as_of, claims_as_of, claims_holding, edge_as_of, holding, latest_within, node_as_of, segments,
+    version, versions,
 };
 pub use snapshot::{Snapshot, Window};
 pub use time::Interval;
 pub use version::{EdgeState, Kind, NodeState, Op, Props, State, Version};
-pub use view::ValidTimeView;
+pub use view::{ValidTimeView, When};
 pub use write::{commit_versions, rebuild_indexes, write_version, VersionWrite, MAX_ID_LEN};

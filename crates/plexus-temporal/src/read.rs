@@ -25,6 +25,28 @@ pub fn as_of(
     }
 }
 
+/// The latest version that holds entity `id` at some instant of the valid
+/// range `[from, to)`: the last segment of its timeline starting in the
+/// range, else the one covering `from` (segments never overlap). A seek
+/// and a scan of the segments inside the range.
+pub fn latest_within(
+    r: &(impl GraphRead + ?Sized),
+    kind: Kind,
+    id: &str,
+    from: i64,
+    to: i64,
+) -> Result<Option<Version>> {
+    let inside = timeline::segments(r, kind, id, Some(from), Some(to))?;
+    let segment = match inside.into_iter().last() {
+        Some(s) => Some(s),
+        None => timeline::covering(r, kind, id, from)?,
+    };
+    match segment {
+        Some(s) => Ok(Some(Version::decode(&s.version, &s.record)?)),
+        None => Ok(None),
+    }
+}
+
 /// [`as_of`] for a node.
 pub fn node_as_of(r: &(impl GraphRead + ?Sized), id: &str, at: i64) -> Result<Option<Version>> {
     as_of(r, Kind::Node, id, at)

@@ -8,6 +8,10 @@
 //! * A node is there when a version of it holds at the instant. A
 //!   relationship is there when a version of it holds and so do its two
 //!   nodes: a pattern never reaches a node that a node scan would not find.
+//! * Over a range of valid time ([`When::Within`]), an entity is there when
+//!   a version of it holds at some instant of the range, as the latest such
+//!   version; a relationship, when its two nodes are there too (each at
+//!   some instant of the range, not necessarily the same).
 //! * Valid-time entities are named by their ids (strings); the view gives
 //!   them numeric ids as it meets them, for this view only. `elementId(n)`
 //!   is the entity's id, the stable identity.
@@ -25,7 +29,7 @@
 
 use crate::error::TemporalError;
 use crate::graph::{ever_attached, ever_labelled};
-use crate::read::as_of;
+use crate::read::{as_of, latest_within};
 use crate::timeline::entity_ids;
 use crate::version::{EdgeState, Kind, NodeState, State, Version};
 use plexus_common::Value;
@@ -92,26 +96,51 @@ struct Cache {
     edge_versions: HashMap<u64, Held>,
 }
 
+/// What valid time a view reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// One instant.
+    At(i64),
+    /// Some instant of `[from, to)`: an entity holding at any instant of
+    /// the range is there, as its latest version within it.
+    Within { from: i64, to: i64 },
+}
+
 /// The valid-time graph of the read `inner` as of valid time `at`
-/// (microseconds since 1970).
+/// (microseconds since 1970), or over a range of it.
 pub struct ValidTimeView<'a> {
     inner: &'a dyn GraphRead,
-    at: i64,
+    when: When,
     state: RefCell<Cache>,
 }
 
 impl<'a> ValidTimeView<'a> {
+    /// The graph as of the instant `at`.
     pub fn new(inner: &'a dyn GraphRead, at: i64) -> ValidTimeView<'a> {
+        ValidTimeView::reading(inner, When::At(at))
+    }
+
+    /// The graph as of `when`.
+    pub fn reading(inner: &'a dyn GraphRead, when: When) -> ValidTimeView<'a> {
         ValidTimeView {
             inner,
-            at,
+            when,
             state: RefCell::default(),
         }
     }
 
-    /// The valid instant the view reads.
-    pub fn at(&self) -> i64 {
-        self.at
+    /// What valid time the view reads.
+    pub fn when(&self) -> When {
+        self.when
+    }
+
+    /// The version of the entity the view shows.
+    fn held(&self, kind: Kind, name: &str) -> Result<Option<Version>> {
+        match self.when {
+            When::At(at) => as_of(self.inner, kind, name, at),
+            When::Within { from, to } => latest_within(self.inner, kind, name, from, to),
+        }
+        .map_err(storage)
     }
 
     fn node_number(&self, name: &str) -> NodeId {
@@ -138,8 +167,8 @@ impl<'a> ValidTimeView<'a> {
         let Some(name) = self.node_name(id) else {
             return Ok(None);
         };
-        let held = as_of(self.inner, Kind::Node, &name, self.at)
-            .map_err(storage)?
+        let held = self
+            .held(Kind::Node, &name)?
             .filter(|v| matches!(v.state, State::Node(_)))
             .map(Rc::new);
         let mut s = self.state.borrow_mut();
@@ -159,9 +188,7 @@ impl<'a> ValidTimeView<'a> {
         let Some(name) = self.state.borrow().edges.name(id.0) else {
             return Ok(None);
         };
-        let mut held = as_of(self.inner, Kind::Edge, &name, self.at)
-            .map_err(storage)?
-            .map(Rc::new);
+        let mut held = self.held(Kind::Edge, &name)?.map(Rc::new);
         if let Some(e) = held.as_deref().and_then(edge_state) {
             let (src, dst) = (self.node_number(&e.src), self.node_number(&e.dst));
             if self.node_version(src)?.is_none() || self.node_version(dst)?.is_none() {

@@ -6,8 +6,8 @@ use plexus_common::Value;
 use plexus_kv::{Backend, KvOptions};
 use plexus_storage::{GraphRead, Storage, KEYSPACE_NAMES};
 use plexus_temporal::{
-    as_of, commit_versions, neighbors_as_of, nodes_as_of, shortest_path_as_of, versions, Direction,
-    EdgeState, Interval, Kind, NodeState, Op, Snapshot, State, VersionWrite,
+    as_of, commit_versions, latest_within, neighbors_as_of, nodes_as_of, shortest_path_as_of,
+    versions, Direction, EdgeState, Interval, Kind, NodeState, Op, Snapshot, State, VersionWrite,
 };
 use proptest::prelude::*;
 
@@ -172,6 +172,21 @@ fn check(r: &impl GraphRead, model: &[MV], commit: usize) {
                     .map(|v| (v.id.clone(), value_of(&v)));
                 let want = resolve(model, k, &lid, at, commit);
                 assert_eq!(got, want, "{k:?} {lid} at {at} after commit {commit}");
+            }
+            // Over a range: the version holding at the last instant of it
+            // that any holds (instants are integers here).
+            for (from, len) in [(-3, 2), (0, 5), (3, 9), (10, 17), (-3, 30)] {
+                let got = latest_within(r, k, &lid, from, from + len)
+                    .unwrap()
+                    .filter(|v| !matches!(v.state, State::None))
+                    .map(|v| (v.id.clone(), value_of(&v)));
+                let want = (from..from + len)
+                    .rev()
+                    .find_map(|t| resolve(model, k, &lid, t, commit));
+                assert_eq!(
+                    got, want,
+                    "{k:?} {lid} within [{from}, +{len}) after {commit}"
+                );
             }
         }
     }
