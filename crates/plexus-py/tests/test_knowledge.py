@@ -41,3 +41,40 @@ def test_entailment_and_its_limits(db):
     nested = {"operator": "BELIEVES", "agent": "ann", "formula": rain}
     with pytest.raises(plexus.PlexusError, match="maxDepth"):
         db.query(q, f=nested, m="BELIEVES", d=1).rows()
+
+
+def test_the_python_api_restates_the_procedures(db):
+    kg = db.knowledge
+    hr, _ = kg.assert_claim("alice", "WORKS_FOR", "acme", agent="hr", valid_from=0, confidence=0.9)
+    again, _ = kg.assert_claim("alice", "WORKS_FOR", "acme", agent="hr", valid_from=5, confidence=0.9)
+    assert again == hr, "the same statement and context: the same claim"
+    kg.assert_claim("alice", "WORKS_FOR", "acme", agent="audit", valid_from=0, polarity="negative")
+    assert kg.status("alice", "WORKS_FOR", "acme", 1)[0] == "both"
+    assert kg.status("alice", "WORKS_FOR", "acme", 1, agent="hr") == ("supported", pytest.approx(0.9))
+    member, member_version = kg.assert_claim("acme", "MEMBER_OF", "industry", agent="registry", valid_from=0)
+    found = kg.claims(1, predicate="MEMBER_OF")
+    assert [(c["claimId"], c["subject"], c["object"]) for c in found] == [(member, "acme", "industry")]
+    corrected = kg.correct_claim(member_version, confidence=0.5)
+    assert kg.claims(1, predicate="MEMBER_OF")[0]["versionId"] == corrected
+    kg.create_rule("aff", [["?p", "WORKS_FOR", "?c"], ["?c", "MEMBER_OF", "?g"]], ["?p", "AFFILIATED_WITH", "?g"])
+    with pytest.raises(plexus.PlexusError, match="maxDerivations"):
+        kg.run_rules(1, max_derivations=0)
+    assert kg.run_rules(1)["asserted"] == 1
+    (derived,) = kg.claims(1, predicate="AFFILIATED_WITH")
+    assert derived["agent"] == "plexus:rules"
+    why = kg.explain(derived["claimId"], 1)
+    assert not why["truncated"] and len(why["edges"]) >= 3
+    kg.retract_claim(member, 0, reason="left the registry")
+    assert kg.maintain_truth()["retracted"] == 1
+    assert kg.status("alice", "AFFILIATED_WITH", "industry", 1)[0] == "unknown"
+    kg.assert_accessibility("ann", "real", "w1", "belief", valid_from=0)
+    kg.assert_claim("sky", "IS", "rain", agent="obs", world="w1", valid_from=0)
+    rain = {"subject": "sky", "predicate": "IS", "object": "rain"}
+    assert kg.entails("ann", rain, "BELIEVES", world="real", valid_time=1)[0] == "supported"
+    assert kg.entails("ann", rain, "KNOWS", world="real", valid_time=1)[0] == "unknown"
+    # In a transaction: nothing seen outside before the commit.
+    with db.transaction() as tx:
+        tx.knowledge.assert_claim("bob", "LIKES", "tea", agent="bob", valid_from=0)
+        assert tx.knowledge.status("bob", "LIKES", "tea", 1)[0] == "supported"
+        assert kg.status("bob", "LIKES", "tea", 1)[0] == "unknown"
+    assert kg.status("bob", "LIKES", "tea", 1)[0] == "supported"

@@ -19,6 +19,7 @@ import sys
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _plexus
+from .knowledge import Knowledge
 from ._plexus import (
     ConflictError,
     ConstraintError,
@@ -42,6 +43,7 @@ from ._plexus import (
 
 __all__ = [
     "Database",
+    "Knowledge",
     "Result",
     "Transaction",
     "Snapshot",
@@ -175,6 +177,12 @@ class Transaction:
     def query(self, text: str, parameters: Parameters = None, *, timeout: Optional[float] = None, **params: Any) -> Result:
         """Runs a query inside the transaction."""
         return Result(self._tx.query(text, _merge(parameters, params), timeout))
+
+    @property
+    def knowledge(self) -> Knowledge:
+        """Claims, rules and entailment (``plexus.knowledge``) in this
+        transaction."""
+        return Knowledge(self)
 
     def commit(self) -> None:
         """Commits every write atomically; raises ConflictError when a
@@ -497,6 +505,12 @@ class Database:
         ``i+1`` samples up to ``fanouts[i]`` relationships of each node of
         layer ``i``. Each layer is ``(new node ids, [(from, to), …])``."""
         return self._db.sample_layers(self._graph, list(seeds), list(fanouts), direction, _types(types), seed)
+
+    @property
+    def knowledge(self) -> Knowledge:
+        """Claims, rules and entailment (``plexus.knowledge``) on this
+        graph: each call one auto-commit query."""
+        return Knowledge(self)
 
     def snapshot(
         self,
