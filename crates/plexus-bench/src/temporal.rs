@@ -159,6 +159,8 @@ struct Outcome {
     write_s: f64,
     answers: Vec<Option<i64>>,
     lookup_us: Vec<f64>,
+    /// Node lookups through Cypher (Plexus only).
+    cypher_us: Vec<f64>,
     bytes: u64,
     version: String,
 }
@@ -211,6 +213,32 @@ fn plexus_lookups(db: &Database, qs: &[Query]) -> Res<(Vec<Option<i64>>, Vec<f64
     Ok((answers, times))
 }
 
+/// The node lookups again through Cypher, each an auto-commit query that
+/// matches the valid-time graph as of the instant: answers checked, and
+/// their times.
+fn plexus_cypher_lookups(db: &Database, qs: &[Query]) -> Res<Vec<f64>> {
+    const TEXT: &str = "MATCH (n) FOR VALID_TIME AS OF $t WHERE elementId(n) = $id RETURN n.v";
+    let mut times = Vec::new();
+    for q in qs.iter().filter(|q| q.kind == Kind::Node) {
+        let params = plexus::Params::from([
+            ("t".to_string(), Value::Int(q.at)),
+            ("id".to_string(), Value::String(q.id.clone())),
+        ]);
+        let t = Instant::now();
+        let rows = db.query("default", TEXT, &params)?.rows;
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+        let got = rows.first().and_then(|r| r.first()).and_then(Value::as_int);
+        if got != q.expect {
+            return Err(format!(
+                "plexus through Cypher: {} as of {} gave {got:?}, expected {:?}",
+                q.id, q.at, q.expect
+            )
+            .into());
+        }
+    }
+    Ok(times)
+}
+
 /// Bytes the valid-time versions and their history take in the store.
 fn plexus_bytes(db: &Database) -> Res<u64> {
     Ok(db
@@ -228,10 +256,12 @@ fn run_plexus(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome
     let dir = work.join(format!("plexus-{per}"));
     let (db, write_s) = plexus_write(&dir, &writes, per, o.durable)?;
     let (answers, lookup_us) = plexus_lookups(&db, qs)?;
+    let cypher_us = plexus_cypher_lookups(&db, qs)?;
     Ok(Outcome {
         write_s,
         answers,
         lookup_us,
+        cypher_us,
         bytes: plexus_bytes(&db)?,
         version: env!("CARGO_PKG_VERSION").into(),
     })
@@ -261,6 +291,7 @@ fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcom
             .map(|a| a.iter().map(|x| x.as_i64()).collect())
             .unwrap_or_default(),
         lookup_us: floats("lookup_us"),
+        cypher_us: Vec::new(),
         bytes: r["bytes"].as_u64().unwrap_or(0),
         version: r["version"].as_str().unwrap_or("?").into(),
     })
@@ -356,6 +387,8 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
         }
     );
     let mut lines = Vec::new();
+    // Plexus's node lookups through Cypher, per commit size.
+    let mut cypher = Vec::new();
     for &per in &o.per_commit {
         let mut p50s = Vec::new();
         for engine in &o.engines {
@@ -388,6 +421,14 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
                 "bytes": r.bytes}),
             );
             p50s.push((engine.clone(), p50, rate));
+            if !r.cypher_us.is_empty() {
+                cypher.push((
+                    per,
+                    percentile(&r.cypher_us, 0.5),
+                    percentile(&r.cypher_us, 0.95),
+                    r.cypher_us.len(),
+                ));
+            }
         }
         if let [(_, Some(ours), our_rate), (_, Some(theirs), their_rate)] = &p50s[..] {
             table.push_str(&format!(
@@ -395,6 +436,27 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
                 our_rate / their_rate,
                 theirs / ours
             ));
+        }
+    }
+    if !cypher.is_empty() {
+        table.push_str(
+            "\nThe node lookups through Cypher on Plexus (`MATCH (n) FOR VALID_TIME AS OF $t \
+             WHERE elementId(n) = $id RETURN n.v`, one auto-commit query each, answers checked):\n\n\
+             | versions per commit | Cypher lookup p50 | p95 | lookups |\n|---|---:|---:|---:|\n",
+        );
+        for (per, p50, p95, n) in cypher {
+            let per_label = if per == 0 {
+                "all in one".to_string()
+            } else {
+                per.to_string()
+            };
+            table.push_str(&format!(
+                "| {per_label} | {} | {} | {n} |\n",
+                ms(p50),
+                ms(p95)
+            ));
+            lines.push(json!({"bench": "temporal-cypher", "per_commit": per,
+                "lookup_p50_us": p50, "lookup_p95_us": p95, "lookups": n}));
         }
     }
     if !o.scale.is_empty() {
