@@ -59,6 +59,28 @@ pub fn push_escaped(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(&KEY_PART_END);
 }
 
+/// Reads the part [`push_escaped`] wrote at the start of `b`: its bytes,
+/// and how many bytes of `b` it took (its end included). `None` when `b`
+/// holds no whole part.
+pub fn read_escaped(b: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        match (*b.get(i)?, b.get(i + 1)) {
+            (0, Some(0xFF)) => {
+                out.push(0);
+                i += 2;
+            }
+            (0, Some(1)) => return Some((out, i + 2)),
+            (0, _) => return None,
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+}
+
 /// What ends a part written by [`push_escaped`].
 pub const KEY_PART_END: [u8; 2] = [0x00, 0x01];
 
@@ -179,6 +201,19 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_escaped_part_reads_back_with_its_length() {
+        for part in [&b""[..], b"ann", b"a\x00b", b"\x00\x00", b"\xff\x00\x01"] {
+            let mut k = Vec::new();
+            push_escaped(&mut k, part);
+            let written = k.len();
+            k.extend_from_slice(b"tail");
+            assert_eq!(read_escaped(&k), Some((part.to_vec(), written)), "{part:?}");
+        }
+        assert_eq!(read_escaped(b"ann"), None, "no end");
+        assert_eq!(read_escaped(b"a\x00\x07"), None, "a zero not escaped");
+    }
 
     fn key(v: &Value) -> Vec<u8> {
         let mut out = Vec::new();

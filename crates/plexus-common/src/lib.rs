@@ -17,8 +17,8 @@ pub use codec::{
 };
 pub use error::ErrorKind;
 pub use keys::{
-    encode_key_value, push_escaped, push_i64, push_u32, push_u64, read_i64, read_u32, read_u64,
-    KEY_PART_END,
+    encode_key_value, push_escaped, push_i64, push_u32, push_u64, read_escaped, read_i64, read_u32,
+    read_u64, KEY_PART_END,
 };
 pub use temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
 pub use value::{value_size, NodeValue, PathValue, RelValue, Value, ValueType};

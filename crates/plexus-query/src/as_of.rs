@@ -11,7 +11,7 @@ use crate::eval::Ctx;
 use crate::limits::Guard;
 use crate::mutate::Params;
 use plexus_common::Value;
-use plexus_cypher::Query;
+use plexus_cypher::{Expr, Query};
 use plexus_temporal::When;
 
 fn semantic(message: impl Into<String>) -> QueryError {
@@ -54,15 +54,7 @@ pub(crate) fn valid_time(
     params: &Params,
     guard: &Guard,
 ) -> Result<Option<When>, QueryError> {
-    let ctx = Ctx {
-        params,
-        graph: None,
-        aggregates: None,
-        guard,
-    };
-    let at = |e: &plexus_cypher::Expr, what: &str| {
-        instant(&crate::eval::eval(e, &Default::default(), &ctx)?, what)
-    };
+    let at = |e: &Expr, what: &str| instant(&evaluate(e, params, guard)?, what);
     let mut seen: Option<When> = None;
     for t in q.as_of.iter().filter(|t| t.valid) {
         let when = match &t.end {
@@ -102,15 +94,9 @@ pub(crate) fn valid_time(
 /// The value the `FOR SYSTEM_TIME` qualifiers name (all must name the
 /// same).
 fn system_instant(q: &Query, params: &Params, guard: &Guard) -> Result<Option<Value>, QueryError> {
-    let ctx = Ctx {
-        params,
-        graph: None,
-        aggregates: None,
-        guard,
-    };
     let mut at: Option<Value> = None;
     for t in q.as_of.iter().filter(|t| !t.valid) {
-        let v = crate::eval::eval(&t.at, &Default::default(), &ctx)?;
+        let v = evaluate(&t.at, params, guard)?;
         if at.as_ref().is_some_and(|a| *a != v) {
             return Err(semantic(
                 "the MATCH clauses of one query read as of different instants: \
@@ -132,16 +118,23 @@ fn micros(v: &Value) -> Result<u64, QueryError> {
     })
 }
 
-/// [`instant`] for callers outside the query engine (the Python module's
-/// `snapshot(valid_time=…)`): the same values, the same errors.
-pub fn instant_micros(v: &Value, what: &str) -> Result<i64, QueryError> {
-    instant(v, what)
+/// A qualifier's expression, evaluated with the parameters alone.
+fn evaluate(e: &Expr, params: &Params, guard: &Guard) -> Result<Value, QueryError> {
+    let ctx = Ctx {
+        params,
+        graph: None,
+        aggregates: None,
+        guard,
+    };
+    crate::eval::eval(e, &Default::default(), &ctx)
 }
 
 /// An instant as microseconds since 1970 (negative before): a datetime
 /// (a local one, or a date, taken as UTC), an ISO 8601 string, or an
-/// integer of microseconds. `what` names the argument in errors.
-pub(crate) fn instant(v: &Value, what: &str) -> Result<i64, QueryError> {
+/// integer of microseconds. `what` names the argument in errors. (Public
+/// as `plexus_query::instant_micros`, for the Python module's
+/// `snapshot(valid_time=…)`.)
+pub fn instant(v: &Value, what: &str) -> Result<i64, QueryError> {
     const M: i128 = 1_000_000;
     let at: i128 = match v {
         Value::Int(i) => i128::from(*i),

@@ -224,12 +224,8 @@ impl Prepared {
     ) -> Result<Table, QueryError> {
         let env = self.env(params, guard, procs);
         match &self.statement {
-            Statement::Query(q) | Statement::Explain(q) | Statement::Profile(q) => {
-                let mode = match &self.statement {
-                    Statement::Explain(_) => Mode::Explain,
-                    Statement::Profile(_) => Mode::Profile,
-                    _ => Mode::Run,
-                };
+            Statement::Query(_) | Statement::Explain(_) | Statement::Profile(_) => {
+                let (q, mode) = self.query()?;
                 valid_time(q, Access::Write(txn), &env, |a| run(q, mode, a, &env))
             }
             Statement::Show {

@@ -31,7 +31,7 @@ mod temporal;
 mod valid_time;
 mod vector;
 
-pub use as_of::instant_micros;
+pub use as_of::instant as instant_micros;
 pub use error::{QueryError, StorageCause};
 pub use exec::{run_read, run_standalone, run_write, Prepared, RowSink, Table};
 pub use limits::{CancelHandle, Guard, Limit, QueryLimits};

@@ -816,8 +816,6 @@ fn filter_tokens(c: &TxnCore, label: Option<&str>, key: &str) -> Option<(u32, Op
 
 /// Whether a stored value equals `want` as `nodes_equal` compares: numbers
 /// numerically (`1 = 1.0`, `-0.0 = 0.0`), everything else as stored.
-/// Whether a stored property value equals `want` as an index lookup
-/// compares them (numbers by value: 1 = 1.0).
 pub fn stored_equal(v: &Value, want: &Value) -> bool {
     match want {
         Value::Int(_) | Value::Float(_) => numbers_equal(v, want),

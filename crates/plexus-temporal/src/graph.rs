@@ -98,16 +98,11 @@ pub(crate) fn ever_attached(
     Ok(out)
 }
 
-/// The ids of every relationship that ever had `source` as its source.
-pub(crate) fn edges_from(r: &(impl GraphRead + ?Sized), source: &str) -> Result<Vec<String>> {
-    ever_attached(r, source, true, None)
-}
-
 /// The versions of the nodes that have label `label` at valid time `at`,
 /// in node id order.
 pub fn nodes_as_of(r: &(impl GraphRead + ?Sized), label: &str, at: i64) -> Result<Vec<Version>> {
     let mut out = Vec::new();
-    for id in ids(r, key(LABELS, &[label]))? {
+    for id in ever_labelled(r, label)? {
         if let Some(v) = as_of(r, Kind::Node, &id, at)? {
             if matches!(&v.state, State::Node(n) if n.labels.iter().any(|l| l == label)) {
                 out.push(v);
@@ -144,17 +139,13 @@ pub fn neighbors_as_of(
 ) -> Result<Vec<Step>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    let sides: &[(u8, bool)] = match dir {
-        Direction::Out => &[(OUT, true)],
-        Direction::In => &[(IN, false)],
-        Direction::Both => &[(OUT, true), (IN, false)],
+    let sides: &[bool] = match dir {
+        Direction::Out => &[true],
+        Direction::In => &[false],
+        Direction::Both => &[true, false],
     };
-    for &(tag, outgoing) in sides {
-        let prefix = match rel_type {
-            Some(t) => key(tag, &[id, t]),
-            None => key(tag, &[id]),
-        };
-        for eid in ids(r, prefix)? {
+    for &outgoing in sides {
+        for eid in ever_attached(r, id, outgoing, rel_type)? {
             if seen.contains(&eid) {
                 continue;
             }

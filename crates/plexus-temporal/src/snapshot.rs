@@ -182,7 +182,7 @@ impl Snapshot {
             return Ok(Vec::new());
         };
         let mut ever = BTreeSet::new();
-        for id in crate::graph::edges_from(r, name)? {
+        for id in crate::graph::ever_attached(r, name, true, None)? {
             for seg in segments(r, Kind::Edge, &id, None, None)? {
                 let v = crate::version::Version::decode(&seg.version, &seg.record)?;
                 if let State::Edge(e) = v.state {

@@ -23,7 +23,7 @@
 use crate::error::{Result, TemporalError};
 use crate::time::Interval;
 use crate::version::Kind;
-use plexus_common::{push_escaped, push_i64, read_i64, write_varint, Reader};
+use plexus_common::{push_escaped, push_i64, read_escaped, read_i64, write_varint, Reader};
 use plexus_storage::{GraphRead, WriteTxn};
 use std::ops::Bound;
 
@@ -249,7 +249,7 @@ pub(crate) fn entity_ids(r: &(impl GraphRead + ?Sized), kind: Kind) -> Result<Ve
         Bound::Included(&lo),
         Bound::Excluded(&hi),
         false,
-        &mut |k, _| match unescape_part(&k[2..]) {
+        &mut |k, _| match read_escaped(&k[2..]).and_then(|(b, _)| String::from_utf8(b).ok()) {
             Some(id) => {
                 if out.last() != Some(&id) {
                     out.push(id);
@@ -266,27 +266,6 @@ pub(crate) fn entity_ids(r: &(impl GraphRead + ?Sized), kind: Kind) -> Result<Ve
         Some(e) => Err(e),
         None => Ok(out),
     }
-}
-
-/// The text of a part [`push_escaped`] wrote at the start of `b`.
-fn unescape_part(b: &[u8]) -> Option<String> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    loop {
-        match (b.get(i)?, b.get(i + 1)) {
-            (0, Some(0xFF)) => {
-                out.push(0);
-                i += 2;
-            }
-            (0, Some(1)) => break,
-            (0, _) => return None,
-            (&c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// The values of the keys in `[lo, hi)` as text (ids), in key order.

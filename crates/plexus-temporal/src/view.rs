@@ -205,25 +205,29 @@ impl<'a> ValidTimeView<'a> {
         Ok(held)
     }
 
-    fn node_state(&self, id: NodeId) -> Result<Option<(Rc<Version>, NodeState)>> {
+    /// `f` of node `id`'s state at the instant, when it holds (read in
+    /// place: a property read copies one value, not the node).
+    fn with_node<T>(&self, id: NodeId, f: impl FnOnce(&NodeState) -> T) -> Result<Option<T>> {
         Ok(self.node_version(id)?.and_then(|v| match &v.state {
-            State::Node(n) => {
-                let n = n.clone();
-                Some((v, n))
-            }
+            State::Node(n) => Some(f(n)),
             _ => None,
         }))
     }
 
-    /// The relationship's state, and its nodes' numbers.
-    fn edge_parts(&self, id: EdgeId) -> Result<Option<(EdgeState, NodeId, NodeId)>> {
+    /// `f` of relationship `id`'s state and its nodes' numbers, when it
+    /// holds.
+    fn with_edge<T>(
+        &self,
+        id: EdgeId,
+        f: impl FnOnce(&EdgeState, NodeId, NodeId) -> T,
+    ) -> Result<Option<T>> {
         Ok(self
             .edge_version(id)?
             .as_deref()
             .and_then(edge_state)
             .map(|e| {
                 let (src, dst) = (self.node_number(&e.src), self.node_number(&e.dst));
-                (e.clone(), src, dst)
+                f(e, src, dst)
             }))
     }
 
@@ -236,7 +240,7 @@ impl<'a> ValidTimeView<'a> {
         let mut out = Vec::new();
         for name in names {
             let id = self.node_number(name);
-            if self.node_state(id)?.is_some_and(|(_, n)| keep(&n)) {
+            if self.with_node(id, &keep)? == Some(true) {
                 out.push(id);
             }
         }
@@ -250,7 +254,7 @@ impl<'a> ValidTimeView<'a> {
         let mut out = Vec::new();
         for name in entity_ids(self.inner, Kind::Edge).map_err(storage)? {
             let id = self.edge_number(&name);
-            if self.edge_parts(id)?.is_some_and(|(e, _, _)| keep(&e)) {
+            if self.with_edge(id, |e, _, _| keep(e))? == Some(true) {
                 out.push(id);
             }
         }
@@ -304,33 +308,33 @@ impl<'a> ValidTimeView<'a> {
         };
         for eid in ever_attached(self.inner, &name, outgoing, rel_type).map_err(storage)? {
             let edge = self.edge_number(&eid);
-            let Some((e, src, dst)) = self.edge_parts(edge)? else {
-                continue;
-            };
-            let (here, there) = if outgoing { (src, dst) } else { (dst, src) };
-            if here != id || rel_type.is_some_and(|t| t != e.rel_type) {
-                continue;
+            let step = self.with_edge(edge, |e, src, dst| {
+                let (here, there) = if outgoing { (src, dst) } else { (dst, src) };
+                let wanted = here == id
+                    && rel_type.is_none_or(|t| t == e.rel_type)
+                    && !(skip_loops && src == dst);
+                wanted.then(|| (there, self.type_number(&e.rel_type)))
+            })?;
+            if let Some(Some((node, rel_type))) = step {
+                out.push(Neighbor {
+                    edge,
+                    node,
+                    rel_type,
+                    outgoing,
+                });
             }
-            if skip_loops && src == dst {
-                continue;
-            }
-            out.push(Neighbor {
-                edge,
-                node: there,
-                rel_type: self.type_number(&e.rel_type),
-                outgoing,
-            });
         }
         Ok(())
     }
+}
 
-    fn counts_by(&self, names: impl Iterator<Item = String>) -> Vec<(String, u64)> {
-        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-        for n in names {
-            *counts.entry(n).or_default() += 1;
-        }
-        counts.into_iter().collect()
+/// How often each name occurs, by name.
+fn counts_by(names: impl Iterator<Item = String>) -> Vec<(String, u64)> {
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for n in names {
+        *counts.entry(n).or_default() += 1;
     }
+    counts.into_iter().collect()
 }
 
 fn edge_state(v: &Version) -> Option<&EdgeState> {
@@ -366,12 +370,12 @@ impl GraphRead for ValidTimeView<'_> {
         let Some(name) = self.node_name(id) else {
             return Ok(None);
         };
-        Ok(self.node_state(id)?.map(|(_, n)| Node {
+        self.with_node(id, |n| Node {
             id,
             key: name.to_string(),
-            labels: n.labels,
-            props: n.props,
-        }))
+            labels: n.labels.clone(),
+            props: n.props.clone(),
+        })
     }
 
     fn node_id(&self, key: &str) -> Result<Option<NodeId>> {
@@ -383,14 +387,14 @@ impl GraphRead for ValidTimeView<'_> {
         let Some(name) = self.state.borrow().edges.name(id.0) else {
             return Ok(None);
         };
-        Ok(self.edge_parts(id)?.map(|(e, src, dst)| Edge {
+        self.with_edge(id, |e, src, dst| Edge {
             id,
             key: name.to_string(),
             src,
             dst,
-            rel_type: e.rel_type,
-            props: e.props,
-        }))
+            rel_type: e.rel_type.clone(),
+            props: e.props.clone(),
+        })
     }
 
     fn edge_id(&self, key: &str) -> Result<Option<EdgeId>> {
@@ -504,14 +508,10 @@ impl GraphRead for ValidTimeView<'_> {
         let mut keys = BTreeSet::new();
         let nodes = self.all_nodes().unwrap_or_default();
         for id in nodes {
-            if let Ok(Some((_, n))) = self.node_state(id) {
-                keys.extend(n.props.into_keys());
-            }
+            let _ = self.with_node(id, |n| keys.extend(n.props.keys().cloned()));
         }
         for id in self.live_edges(|_| true).unwrap_or_default() {
-            if let Ok(Some((e, _, _))) = self.edge_parts(id) {
-                keys.extend(e.props.into_keys());
-            }
+            let _ = self.with_edge(id, |e, _, _| keys.extend(e.props.keys().cloned()));
         }
         keys.into_iter().collect()
     }
@@ -530,29 +530,35 @@ impl GraphRead for ValidTimeView<'_> {
     }
 
     fn node_user_id(&self, node: NodeId) -> Result<Option<String>> {
-        Ok(self.node(node)?.map(|n| n.key))
+        let Some(name) = self.node_name(node) else {
+            return Ok(None);
+        };
+        Ok(self.node_version(node)?.map(|_| name.to_string()))
     }
 
     fn node_property(&self, node: NodeId, key: &str) -> Result<Option<Value>> {
         Ok(self
-            .node_state(node)?
-            .and_then(|(_, mut n)| n.props.remove(key)))
+            .with_node(node, |n| n.props.get(key).cloned())?
+            .flatten())
     }
 
     fn node_has_label(&self, node: NodeId, label: &str) -> Result<bool> {
-        Ok(self
-            .node_state(node)?
-            .is_some_and(|(_, n)| n.labels.iter().any(|l| l == label)))
+        Ok(self.with_node(node, |n| n.labels.iter().any(|l| l == label))? == Some(true))
     }
 
     fn edge_property(&self, edge: EdgeId, key: &str) -> Result<Option<Value>> {
         Ok(self
-            .edge_parts(edge)?
-            .and_then(|(mut e, _, _)| e.props.remove(key)))
+            .with_edge(edge, |e, _, _| e.props.get(key).cloned())?
+            .flatten())
     }
 
     fn edge_key_and_type(&self, edge: EdgeId) -> Result<Option<(String, Arc<str>)>> {
-        Ok(self.edge(edge)?.map(|e| (e.key, e.rel_type.into())))
+        let Some(name) = self.state.borrow().edges.name(edge.0) else {
+            return Ok(None);
+        };
+        self.with_edge(edge, |e, _, _| {
+            (name.to_string(), e.rel_type.as_str().into())
+        })
     }
 
     fn version(&self) -> u64 {
@@ -593,21 +599,17 @@ impl GraphRead for ValidTimeView<'_> {
     fn label_counts(&self) -> Result<Vec<(String, u64)>> {
         let mut labels = Vec::new();
         for id in self.all_nodes()? {
-            if let Some((_, n)) = self.node_state(id)? {
-                labels.extend(n.labels);
-            }
+            self.with_node(id, |n| labels.extend(n.labels.iter().cloned()))?;
         }
-        Ok(self.counts_by(labels.into_iter()))
+        Ok(counts_by(labels.into_iter()))
     }
 
     fn type_counts(&self) -> Result<Vec<(String, u64)>> {
         let mut types = Vec::new();
         for id in self.live_edges(|_| true)? {
-            if let Some((e, _, _)) = self.edge_parts(id)? {
-                types.push(e.rel_type);
-            }
+            self.with_edge(id, |e, _, _| types.push(e.rel_type.clone()))?;
         }
-        Ok(self.counts_by(types.into_iter()))
+        Ok(counts_by(types.into_iter()))
     }
 
     fn find_nodes(&self, _: Option<&str>, key: &str, _: &Value) -> Result<Vec<NodeId>> {

@@ -35,7 +35,7 @@ use crate::keys::{
     NODES, NODE_KEYS, STATS, VALID,
 };
 use crate::record::EdgeRecord;
-use plexus_common::{read_u64, KEY_PART_END};
+use plexus_common::{read_escaped, read_u64, KEY_PART_END};
 use plexus_kv::{decode_counter, KeyRange, Ks, Op, ScanOptions, Snapshot, WriteBatch};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
@@ -137,24 +137,11 @@ fn split_version(k: &[u8]) -> Result<(Vec<u8>, usize, u64)> {
     if k.len() < 4 + 1 + 2 + 8 {
         return Err(bad());
     }
-    let mut key = k[..4].to_vec();
-    let mut i = 5;
-    loop {
-        match (k.get(i), k.get(i + 1)) {
-            (Some(0), Some(1)) => break,
-            (Some(0), Some(0xFF)) => {
-                key.push(0);
-                i += 2;
-            }
-            (Some(&b), _) => {
-                key.push(b);
-                i += 1;
-            }
-            (None, _) => return Err(bad()),
-        }
-    }
-    let t = read_u64(k, i + 2).ok_or_else(bad)?;
-    Ok((key, i + 2, !t))
+    let (rest, used) = read_escaped(&k[5..]).ok_or_else(bad)?;
+    let key = [&k[..4], &rest[..]].concat();
+    let stem_len = 5 + used;
+    let t = read_u64(k, stem_len).ok_or_else(bad)?;
+    Ok((key, stem_len, !t))
 }
 
 fn decode_version(v: &[u8]) -> Result<Option<&[u8]>> {
