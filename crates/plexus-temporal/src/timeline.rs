@@ -268,6 +268,23 @@ pub(crate) fn entity_ids(r: &(impl GraphRead + ?Sized), kind: Kind) -> Result<Ve
     }
 }
 
+/// Whether an entity of `kind` has a version: one seek.
+pub(crate) fn any_entity(r: &(impl GraphRead + ?Sized), kind: Kind) -> Result<bool> {
+    let lo = [ENTITY_LOG, kind.byte()];
+    let hi = [ENTITY_LOG, kind.byte() + 1];
+    let mut found = false;
+    r.valid_time_scan(
+        Bound::Included(&lo),
+        Bound::Excluded(&hi),
+        false,
+        &mut |_, _| {
+            found = true;
+            Ok(false)
+        },
+    )?;
+    Ok(found)
+}
+
 /// The values of the keys in `[lo, hi)` as text (ids), in key order.
 pub(crate) fn values_between(
     r: &(impl GraphRead + ?Sized),

@@ -18,9 +18,10 @@
 //! * Each read costs what the valid-time indexes cost (`graph.rs`): a node
 //!   by id is one seek of its timeline; a label scan and a node's
 //!   relationships, a prefix scan of the index and a seek per candidate.
-//!   Whole-graph reads (all nodes, all relationships, counts) scan the
-//!   entity logs. There are no property indexes as of a valid time: a
-//!   property lookup scans (`indexes()` lists none, so plans do not ask).
+//!   A node property equality goes through the valid-time property index
+//!   the same way ([`GraphRead::find_nodes`]). Whole-graph reads (all
+//!   nodes, all relationships, counts) and property ranges scan the entity
+//!   logs; `indexes()` lists none.
 //! * Versions read are kept for the view's life, up to [`MAX_CACHED`].
 //!
 //! Reads outside the valid-time graph (the valid-time keyspace itself, the
@@ -28,7 +29,7 @@
 //! bitemporal read is this view over a read as of a system time.
 
 use crate::error::TemporalError;
-use crate::graph::{ever_attached, ever_labelled};
+use crate::graph::{ever_attached, ever_labelled, ever_valued};
 use crate::read::{as_of, latest_within};
 use crate::timeline::entity_ids;
 use crate::version::{EdgeState, Kind, NodeState, State, Version};
@@ -612,8 +613,19 @@ impl GraphRead for ValidTimeView<'_> {
         Ok(counts_by(types.into_iter()))
     }
 
-    fn find_nodes(&self, _: Option<&str>, key: &str, _: &Value) -> Result<Vec<NodeId>> {
-        Err(no_index(key))
+    /// Through the valid-time property index (`graph.rs`): the nodes that
+    /// ever had the value, each kept when the version the view shows has
+    /// it (and the label).
+    fn find_nodes(&self, label: Option<&str>, key: &str, value: &Value) -> Result<Vec<NodeId>> {
+        let Some(names) = ever_valued(self.inner, key, value).map_err(storage)? else {
+            return Err(no_index(key));
+        };
+        self.live_nodes(&names, |n| {
+            label.is_none_or(|l| n.labels.iter().any(|x| x == l))
+                && n.props
+                    .get(key)
+                    .is_some_and(|v| plexus_storage::stored_equal(v, value))
+        })
     }
 
     fn find_nodes_in_range(
