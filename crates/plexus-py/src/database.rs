@@ -413,13 +413,7 @@ impl Database {
         system_time: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<crate::snapshot::Snapshot> {
         let valid = instant(valid_time, "valid_time")?;
-        let system =
-            match instant(system_time, "system_time")? {
-                Some(t) => Some(u64::try_from(t).map_err(|_| {
-                    PyValueError::new_err("system_time: the instant lies before 1970")
-                })?),
-                None => None,
-            };
+        let system = system_instant(system_time)?;
         let csr = py.detach(|| -> Result<_, Fail> {
             let r = match system {
                 Some(t) => self.db.read_as_of(graph, t)?,
@@ -434,6 +428,58 @@ impl Database {
             }
         })?;
         Ok(crate::snapshot::Snapshot::new(csr))
+    }
+
+    /// A temporal snapshot of `graph`'s valid-time relationships: those
+    /// holding at `valid_time`, or those whose stretches of validity
+    /// overlap `window` (`(from, to)`, `to` excluded), or lie within it
+    /// when `contained`; as the database knew them at `system_time` when
+    /// given (a graph that keeps history).
+    #[pyo3(signature = (graph, valid_time=None, window=None, contained=false, system_time=None))]
+    fn temporal_snapshot(
+        &self,
+        py: Python<'_>,
+        graph: &str,
+        valid_time: Option<&Bound<'_, PyAny>>,
+        window: Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)>,
+        contained: bool,
+        system_time: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::temporal::TemporalSnapshot> {
+        use crate::temporal::Span;
+        let at = instant(valid_time, "valid_time")?;
+        let span = match (at, window) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err("give valid_time or window, not both"))
+            }
+            (None, None) => {
+                return Err(PyValueError::new_err(
+                    "give valid_time (an instant) or window (from, to)",
+                ))
+            }
+            (Some(_), None) if contained => {
+                return Err(PyValueError::new_err(
+                    "contained applies to a window, not to an instant",
+                ))
+            }
+            (Some(at), None) => Span::At(at),
+            (None, Some((from, to))) => {
+                let from = instant(Some(&from), "window start")?.unwrap_or(i64::MIN);
+                let to = instant(Some(&to), "window end")?.unwrap_or(i64::MAX);
+                if from >= to {
+                    return Err(PyValueError::new_err(format!(
+                        "window: the start ({from}) must come before the end ({to})"
+                    )));
+                }
+                let how = if contained {
+                    plexus::temporal::Window::Contained
+                } else {
+                    plexus::temporal::Window::Overlap
+                };
+                Span::Window { from, to, how }
+            }
+        };
+        let system = system_instant(system_time)?;
+        crate::temporal::TemporalSnapshot::build(py, &self.db, graph, span, system)
     }
 
     /// How many paths from `node` follow `hops` (each hop: the types it may
@@ -780,6 +826,16 @@ fn csr_of(r: &impl plexus::GraphRead, weight: Option<&str>) -> Result<plexus::al
         None => plexus::algo::Csr::build(r)?,
     };
     Ok(csr.with_keys(r)?)
+}
+
+/// A system time argument: an instant no earlier than 1970.
+fn system_instant(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    match instant(v, "system_time")? {
+        Some(t) => u64::try_from(t)
+            .map(Some)
+            .map_err(|_| PyValueError::new_err("system_time: the instant lies before 1970")),
+        None => Ok(None),
+    }
 }
 
 /// An instant argument as microseconds since 1970, as Cypher reads one.

@@ -9,6 +9,7 @@ mod database;
 mod errors;
 mod graph;
 mod snapshot;
+mod temporal;
 mod types;
 
 use pyo3::prelude::*;
@@ -29,6 +30,7 @@ fn _plexus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow::ArrowStream>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<snapshot::NdArray>()?;
+    m.add_class::<temporal::TemporalSnapshot>()?;
     m.add_class::<types::Node>()?;
     m.add_class::<types::Relationship>()?;
     m.add_class::<types::Path>()?;

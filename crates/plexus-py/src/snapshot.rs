@@ -22,8 +22,9 @@ use std::sync::{Arc, OnceLock};
     dead_code,
     reason = "each variant only holds the memory an array points into"
 )]
-enum Owner {
+pub(crate) enum Owner {
     Snapshot(Arc<Csr>),
+    Temporal(Arc<plexus::temporal::Snapshot>),
     I64(Vec<i64>),
     Bool(Vec<bool>),
 }
@@ -41,10 +42,15 @@ pub struct NdArray {
 
 impl NdArray {
     fn view<T>(csr: &Arc<Csr>, data: &[T], typestr: &'static str) -> NdArray {
+        NdArray::held(Owner::Snapshot(csr.clone()), data, typestr)
+    }
+
+    /// A read-only view of `data`, which `owner` keeps alive.
+    pub(crate) fn held<T>(owner: Owner, data: &[T], typestr: &'static str) -> NdArray {
         NdArray {
             ptr: data.as_ptr() as usize,
             shape: vec![data.len()],
-            _owner: Owner::Snapshot(csr.clone()),
+            _owner: owner,
             typestr,
             readonly: true,
         }

@@ -157,3 +157,76 @@ def test_a_snapshot_of_the_valid_time_graph_holds_what_held_then(db):
     assert db.snapshot().ids() == [db.query("MATCH (n) RETURN elementId(n)").scalar()]
     with pytest.raises(plexus.PlexusError, match="valid_time"):
         db.snapshot(valid_time=True)
+
+
+def test_temporal_snapshots_over_an_instant_and_a_window(db):
+    """ann knew bob over [0, 10) and again from 30, cy over [20, 25); dan
+    linked to bob only from 100. Windows select stretches; the walk never
+    goes back in time; negatives skip every node ann ever knew."""
+    for node in ["ann", "bob", "cy", "dan", "eve"]:
+        db.query("CALL plexus.temporal.assertNode($id, ['P'], {}, 0) YIELD versionId RETURN versionId", id=node)
+    for rel, src, dst, start, end in [
+        ("k1", "ann", "bob", 0, 10),
+        ("k1", "ann", "bob", 30, None),
+        ("k2", "ann", "cy", 20, 25),
+        ("k3", "bob", "cy", 5, 8),
+        ("k4", "cy", "dan", 22, 40),
+        ("k5", "dan", "bob", 100, None),
+        ("k6", "eve", "ann", 0, None),
+    ]:
+        db.query(
+            "CALL plexus.temporal.assertRelationship($r, $s, $d, 'KNOWS', {}, $f, $e) "
+            "YIELD versionId RETURN versionId",
+            r=rel, s=src, d=dst, f=start, e=end,
+        )
+
+    def slots(snap):
+        offsets, targets, valid_from, valid_to = snap.arrays()
+        nodes, edges = snap.nodes(), snap.edges()
+        assert offsets[-1] == snap.num_slots == len(edges)
+        return sorted(
+            (nodes[i], nodes[targets[s]], edges[s], int(valid_from[s]), int(valid_to[s]))
+            for i in range(snap.num_nodes)
+            for s in range(offsets[i], offsets[i + 1])
+        )
+
+    open_end = 2**63 - 1
+    assert slots(db.temporal_snapshot(valid_time=6)) == [
+        ("ann", "bob", "k1", 0, 10),
+        ("bob", "cy", "k3", 5, 8),
+        ("eve", "ann", "k6", 0, open_end),
+    ]
+    overlap = db.temporal_snapshot(window=(7, 31))
+    assert slots(overlap) == [
+        ("ann", "bob", "k1", 0, 10),
+        ("ann", "bob", "k1", 30, open_end),
+        ("ann", "cy", "k2", 20, 25),
+        ("bob", "cy", "k3", 5, 8),
+        ("cy", "dan", "k4", 22, 40),
+        ("eve", "ann", "k6", 0, open_end),
+    ]
+    assert slots(db.temporal_snapshot(window=(7, 31), contained=True)) == [("ann", "cy", "k2", 20, 25)]
+    assert slots(db.temporal_snapshot(window=(None, 1))) == [
+        ("ann", "bob", "k1", 0, 10),
+        ("eve", "ann", "k6", 0, open_end),
+    ]
+    # From eve: eve→ann (from 0), then ann's relationships valid from 0 or
+    # later; from cy at 20 only k4 (22) may follow, never k3 (5).
+    for seed in range(20):
+        nodes, followed = overlap.walk("eve", 4, seed=seed)
+        _, _, valid_from, _ = overlap.arrays()
+        starts = [int(valid_from[s]) for s in followed]
+        assert starts == sorted(starts), (seed, nodes, starts)
+        assert nodes[0] == "eve" and len(nodes) == len(followed) + 1
+    # ann never knew eve or dan; bob and cy she did (bob also after the window).
+    assert sorted(overlap.negatives("ann", 5, seed=3)) == ["dan", "eve"]
+    early = db.temporal_snapshot(valid_time=6)
+    assert early.negatives("ann", 5) == ["eve"], "bob is a positive of the future"
+    with pytest.raises(KeyError, match="dan"):
+        early.walk("dan", 2)
+    with pytest.raises(ValueError, match="not both"):
+        db.temporal_snapshot(valid_time=1, window=(0, 2))
+    with pytest.raises(ValueError, match="before the end"):
+        db.temporal_snapshot(window=(5, 5))
+    with pytest.raises(ValueError, match="window"):
+        db.temporal_snapshot(valid_time=1, contained=True)

@@ -47,6 +47,7 @@ __all__ = [
     "Result",
     "Transaction",
     "Snapshot",
+    "TemporalSnapshot",
     "Node",
     "Relationship",
     "Path",
@@ -536,6 +537,25 @@ class Database:
             self._db.snapshot(self._graph, weight, valid_time, system_time)
         )
 
+    def temporal_snapshot(
+        self,
+        *,
+        valid_time: Any = None,
+        window: Optional[Tuple[Any, Any]] = None,
+        contained: bool = False,
+        system_time: Any = None,
+    ) -> "TemporalSnapshot":
+        """A temporal CSR snapshot of the valid-time relationships: those
+        holding at ``valid_time``, or each stretch of validity that overlaps
+        ``window=(from, to)`` (``to`` excluded; ``None`` leaves an end open),
+        or lies within it with ``contained=True``. Every slot keeps its
+        relationship id and validity, and the samplers are leakage-safe: a
+        causal walk, and negatives the source never links to at any valid
+        time. ``system_time``: as the database knew it then (bitemporal)."""
+        return TemporalSnapshot(
+            self._db.temporal_snapshot(self._graph, valid_time, window, contained, system_time)
+        )
+
     def close(self) -> None:
         """Drops this handle (later calls on it raise PlexusError); the
         database closes when no handle, result or snapshot holds it."""
@@ -662,6 +682,63 @@ class Snapshot:
 
     def __repr__(self) -> str:
         return f"<plexus.Snapshot {self.num_nodes} nodes, {self.num_edges} edges, version {self.version}>"
+
+
+class TemporalSnapshot:
+    """The valid-time relationships at an instant or over a window, as
+    compressed sparse rows by source with validity arrays.
+
+    Nodes are the relationships' endpoints, sorted by id (:meth:`nodes`);
+    a relationship with several stretches of validity in a window has a
+    slot per stretch. :meth:`arrays` gives ``(offsets, targets, valid_from,
+    valid_to)`` as read-only NumPy views: node ``i``'s slots are
+    ``offsets[i]:offsets[i + 1]``. Times are microseconds since 1970;
+    ``valid_to`` is ``2**63 - 1`` where open.
+    """
+
+    def __init__(self, native: _plexus.TemporalSnapshot):
+        self._s = native
+
+    @property
+    def num_nodes(self) -> int:
+        """How many nodes (endpoints of the snapshot's relationships)."""
+        return self._s.num_nodes
+
+    @property
+    def num_slots(self) -> int:
+        """How many slots (stretches of relationships)."""
+        return self._s.num_slots
+
+    def nodes(self) -> List[str]:
+        """The node ids; a node's index is its place here."""
+        return self._s.nodes()
+
+    def edges(self) -> List[str]:
+        """The relationship id of each slot."""
+        return self._s.edges()
+
+    def arrays(self) -> Tuple[Any, Any, Any, Any]:
+        """``(offsets, targets, valid_from, valid_to)`` as NumPy arrays."""
+        np = _np()
+        return tuple(np.asarray(a) for a in self._s.arrays())  # type: ignore[return-value]
+
+    def walk(self, start: str, length: int, *, seed: int = 0) -> Tuple[List[str], Any]:
+        """A causal random walk of at most ``length`` steps from node
+        ``start``: each step follows a relationship valid from no earlier
+        than the one before, so a walk never goes back in time. Returns the
+        node ids visited (``start`` first) and the slots followed."""
+        nodes, slots = self._s.walk(start, length, seed)
+        return nodes, _np().asarray(slots, dtype="<i8")
+
+    def negatives(self, source: str, k: int, *, seed: int = 0) -> List[str]:
+        """Up to ``k`` nodes of the snapshot that ``source`` has no
+        relationship to at any valid time — before the snapshot, in it or
+        after it (read from the store) — so a hard negative is never a
+        positive of the future."""
+        return self._s.negatives(source, k, seed)
+
+    def __repr__(self) -> str:
+        return f"<plexus.TemporalSnapshot {self.num_nodes} nodes, {self.num_slots} slots>"
 
 
 def _types(types: Optional[Sequence[str]]) -> Optional[List[str]]:
