@@ -361,12 +361,20 @@ pub enum HistoryCmd {
     Off,
     /// Whether history is kept, since when, and the latest system time.
     Status,
-    /// Delete the versions no read as of BEFORE or later needs.
+    /// Delete the versions no read as of BEFORE or later needs; without
+    /// --before, prune every graph as its retention policy says.
     Prune {
         /// An instant: an ISO 8601 datetime (`2026-12-01T10:00:00Z`) or
         /// microseconds since 1970.
         #[arg(long)]
-        before: String,
+        before: Option<String>,
+    },
+    /// Keep the history for a time only (later commits prune the rest in
+    /// the background), or `off` to keep it for ever.
+    Retain {
+        /// `30d`, `12h`, `15m`, `90s`, an ISO 8601 duration (`P30D`,
+        /// `PT12H`), or `off`.
+        ttl: String,
     },
     /// Write the index entries of every valid-time version again (claims,
     /// labels, relationship endpoints): for versions written before those

@@ -848,6 +848,34 @@ fn history_from_the_command_line() {
     assert_eq!(json(d, &["history", "reindex"])["versions"], 1);
     let e = fails(d, &["history", "prune", "--before", "yesterday"]);
     assert!(e.contains("--before yesterday"), "{e}");
+    // A retention policy: shown by status, applied by prune without
+    // --before, read in several forms, refused when it makes no sense.
+    assert_eq!(
+        json(d, &["history", "prune"])["pruned"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        json(d, &["history", "retain", "30d"])["retention_s"],
+        2_592_000.0
+    );
+    assert!(ok(d, &["history", "status"]).contains("keeps 30d"));
+    assert_eq!(
+        json(d, &["history", "retain", "PT12H"])["retention_s"],
+        43_200.0
+    );
+    assert_eq!(json(d, &["history", "status"])["retention_s"], 43_200.0);
+    let pruned = json(d, &["history", "prune"]);
+    assert_eq!(pruned["pruned"][0]["graph"], "default", "{pruned}");
+    for (bad, says) in [
+        ("P1M", "months"),
+        ("0s", "longer than zero"),
+        ("soon", "not `30d`"),
+    ] {
+        let e = fails(d, &["history", "retain", bad]);
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+    assert!(json(d, &["history", "retain", "off"])["retention_s"].is_null());
+    assert!(json(d, &["history", "status"])["retention_s"].is_null());
     ok(d, &["history", "off"]);
     assert_eq!(json(d, &["history", "status"])["history"], "off");
 }

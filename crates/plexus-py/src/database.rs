@@ -157,6 +157,39 @@ impl Database {
             .map_err(errors::to_py)
     }
 
+    /// Keeps `graph`'s history for `ttl` seconds only (None: for ever);
+    /// later commits prune the rest in the background.
+    #[pyo3(signature = (graph, ttl=None))]
+    fn set_history_retention(&self, py: Python<'_>, graph: &str, ttl: Option<f64>) -> PyResult<()> {
+        let ttl = match ttl {
+            Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(
+                s.min(u64::MAX as f64 / 1e6),
+            )),
+            Some(s) => {
+                return Err(PyValueError::new_err(format!(
+                    "ttl: {s} is not a positive number of seconds"
+                )))
+            }
+            None => None,
+        };
+        py.detach(|| self.db.set_history_retention(graph, ttl))
+            .map_err(errors::to_py)
+    }
+
+    /// How long `graph` keeps its history (seconds), when a policy says.
+    fn history_retention(&self, py: Python<'_>, graph: &str) -> PyResult<Option<f64>> {
+        py.detach(|| self.db.history_retention(graph))
+            .map(|d| d.map(|d| d.as_secs_f64()))
+            .map_err(errors::to_py)
+    }
+
+    /// Prunes now every graph whose history has a retention policy:
+    /// `[(graph, versions removed)]`.
+    fn enforce_history_retention(&self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
+        py.detach(|| self.db.enforce_history_retention())
+            .map_err(errors::to_py)
+    }
+
     /// A property index on `key`, of nodes with `label` or (None) of every
     /// node; filled from the nodes there are.
     #[pyo3(signature = (graph, key, label=None))]

@@ -63,6 +63,8 @@ pub(crate) struct Shared {
     /// ask the store which graphs do. Set at open and when history is
     /// turned on; never cleared while open.
     pub history_kept: std::sync::atomic::AtomicBool,
+    /// The graphs' history retention policies (`history/retention.rs`).
+    pub retention: crate::history::Policies,
 }
 
 impl Shared {
@@ -204,6 +206,7 @@ impl Storage {
             columns: Default::default(),
             maintained: Default::default(),
             history_kept: Default::default(),
+            retention: Default::default(),
             occ: Occ::default(),
             commit_lock: Mutex::new(()),
             committer: Committer::default(),
@@ -213,6 +216,8 @@ impl Storage {
         for (_, g) in shared.catalog.graphs() {
             if crate::history::started(&*snap, g)?.is_some() {
                 shared.history_kept.store(true, Ordering::Relaxed);
+                let ttl = crate::history::stored_retention(&*snap, g)?;
+                shared.retention.set(g, ttl);
             }
         }
         drop(snap);
@@ -327,6 +332,7 @@ impl Storage {
         self.shared.catalog.graph_dropped(name);
         self.shared.columns.forget_graph(g.0);
         self.shared.maintained.forget_graph(g);
+        self.shared.retention.set(g, None);
         Ok(())
     }
 

@@ -1274,8 +1274,11 @@ impl WriteTxn {
             batch: overlay.into_batch(),
             effects: effects.clone(),
         };
+        let g = self.g();
         shared.committer.commit(&shared, req)?;
-        settle(&shared, &effects)
+        settle(&shared, &effects)?;
+        crate::history::after_commit(&shared, g);
+        Ok(())
     }
 
     /// The nodes changed only by list updates, to merge at commit; each

@@ -22,6 +22,7 @@ use plexus_storage::{
 };
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The manifest file's name inside a database folder.
 pub const MANIFEST_FILE: &str = "PLEXUS";
@@ -47,7 +48,7 @@ pub struct Options {
     /// LMDB, damage the database (see `plexus_kv::KvOptions::durable`).
     pub durable: bool,
     /// How long a query may run unless it says otherwise (default: no limit).
-    pub query_timeout: Option<std::time::Duration>,
+    pub query_timeout: Option<Duration>,
     /// The bytes one query may hold in rows, groups, sort buffers and lists
     /// unless it says otherwise (default: [`DEFAULT_QUERY_MEMORY`]).
     pub query_memory_limit: Option<usize>,
@@ -634,6 +635,40 @@ impl Database {
     /// needs; returns the versions removed.
     pub fn prune_history(&self, graph: &str, before: u64) -> Result<u64> {
         Ok(self.storage.prune_history(graph, before)?)
+    }
+
+    /// Keeps `graph`'s history for `ttl` only (`None`: for ever, the
+    /// default): later commits prune, in the background and at most once
+    /// per tenth of the ttl (between a second and an hour), what no read
+    /// as of the last `ttl` needs. The graph must keep history; the policy
+    /// is stored with it and dropped with it.
+    ///
+    /// ```
+    /// use plexus::Database;
+    /// use std::time::Duration;
+    /// let db = Database::in_memory().unwrap();
+    /// db.keep_history("default").unwrap();
+    /// db.set_history_retention("default", Some(Duration::from_secs(30 * 86_400))).unwrap();
+    /// assert_eq!(db.history_retention("default").unwrap(), Some(Duration::from_secs(30 * 86_400)));
+    /// ```
+    pub fn set_history_retention(&self, graph: &str, ttl: Option<Duration>) -> Result<()> {
+        let micros = ttl.map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+        Ok(self.storage.set_history_retention(graph, micros)?)
+    }
+
+    /// How long `graph` keeps its history, when a retention policy says.
+    pub fn history_retention(&self, graph: &str) -> Result<Option<Duration>> {
+        Ok(self
+            .storage
+            .history_retention(graph)?
+            .map(Duration::from_micros))
+    }
+
+    /// Prunes now every graph whose history has a retention policy, as
+    /// commits would in the background; returns each graph's name and the
+    /// versions removed.
+    pub fn enforce_history_retention(&self) -> Result<Vec<(String, u64)>> {
+        Ok(self.storage.enforce_history_retention()?)
     }
 
     /// The `k` nodes nearest `query` in the vector index `index` of

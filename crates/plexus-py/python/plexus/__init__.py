@@ -14,6 +14,7 @@ the Arrow C stream interface, without a Python object per value.
 
 from __future__ import annotations
 
+import datetime
 import os
 import sys
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -321,6 +322,26 @@ class Database:
         """Removes the versions no read as of ``before`` (µs since 1970) or
         later needs; returns how many. History then starts at ``before``."""
         return self._db.prune_history(self._graph, before)
+
+    def set_history_retention(self, ttl: Any) -> None:
+        """Keeps this graph's history for ``ttl`` only (a ``timedelta`` or
+        seconds; ``None``: for ever, the default). Later commits prune, in
+        the background, what no read as of the last ``ttl`` needs; reads
+        never wait for it. The graph must keep history; the policy is stored
+        with it."""
+        if isinstance(ttl, datetime.timedelta):
+            ttl = ttl.total_seconds()
+        self._db.set_history_retention(self._graph, None if ttl is None else float(ttl))
+
+    def history_retention(self) -> Optional[datetime.timedelta]:
+        """How long this graph keeps its history, or None (for ever)."""
+        s = self._db.history_retention(self._graph)
+        return None if s is None else datetime.timedelta(seconds=s)
+
+    def enforce_history_retention(self) -> Dict[str, int]:
+        """Prunes now every graph whose history has a retention policy, as
+        commits do in the background: graph name → versions removed."""
+        return dict(self._db.enforce_history_retention())
 
     def rebuild_indexes(self) -> List[str]:
         """Rebuilds the indexes an import left stale (``index_mode="defer"``);

@@ -1,7 +1,7 @@
 //! The history's part of the storage handle: turning history on and off,
 //! reading as of an instant, pruning, an entity's versions.
 
-use super::{baseline, clear, clock, prune, started, versions, AsOf};
+use super::{baseline, clear, clock, prune_graph, started, versions, AsOf};
 use crate::error::{Result, StorageError};
 use crate::ids::NodeId;
 use crate::keys::NODES;
@@ -44,7 +44,9 @@ impl crate::Storage {
         let _c = self.shared.lock_commits();
         let mut batch = WriteBatch::new();
         clear(&mut batch, g);
-        Ok(self.shared.kv.write(batch)?)
+        self.shared.kv.write(batch)?;
+        self.shared.retention.set(g, None);
+        Ok(())
     }
 
     /// The instant (µs since the epoch) from which `graph`'s history is
@@ -96,18 +98,7 @@ impl crate::Storage {
     pub fn prune_history(&self, graph: &str, before: u64) -> Result<u64> {
         self.writable()?;
         let g = self.graph_id(graph)?;
-        let snap = self.shared.kv.snapshot()?;
-        let Some(start) = started(&*snap, g)? else {
-            return Err(StorageError::NoHistory {
-                graph: graph.into(),
-                starts: None,
-                asked: before,
-            });
-        };
-        if before <= start {
-            return Ok(0);
-        }
-        prune(&*self.shared.kv, &*snap, g, before)
+        prune_graph(&self.shared, g, graph, before)
     }
 
     /// Every version of node `id` of `graph`, newest first: the system

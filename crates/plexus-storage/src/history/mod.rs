@@ -18,7 +18,8 @@
 //! `00` → `00 FF`, then the `00 01` terminator) keeps the versions of one key together and in key order,
 //! whatever the key's length; `!t` (the stamp inverted) puts the newest
 //! version first. The tag is [`ABSENT`] or [`PRESENT`] followed by the
-//! value. `g | 00` holds the instant history starts.
+//! value. `g | 00` holds the instant history starts, `g | 01` its
+//! retention policy (`retention.rs`).
 //!
 //! **Reads as of `t`** go through [`AsOf`] (`as_of.rs`), a snapshot that answers for the
 //! versioned keyspaces from the history: a point read is one seek to the
@@ -383,7 +384,8 @@ pub(crate) fn prune(
     let mut batch = WriteBatch::new();
     let mut removed = 0u64;
     let mut range = KeyRange::prefix(&g.0.to_be_bytes());
-    range.start = Bound::Excluded(start_key(g.0));
+    // Past the start and the retention policy (`retention.rs`).
+    range.start = Bound::Excluded(retention::retention_key(g.0));
     let mut current: Option<Vec<u8>> = None;
     // Whether the current key's version at or before `before` was seen.
     let mut kept = false;
@@ -442,8 +444,10 @@ pub(crate) fn first_stamp(snap: &dyn Snapshot, ks: Ks, key: &[u8]) -> Result<Opt
 
 mod api;
 mod as_of;
+mod retention;
 
 pub(crate) use as_of::AsOf;
+pub(crate) use retention::{after_commit, prune_graph, stored as stored_retention, Policies};
 
 #[cfg(test)]
 mod tests {
