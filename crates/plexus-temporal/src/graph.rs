@@ -11,36 +11,19 @@
 //! or a neighbourhood as of an instant costs a prefix scan and a seek per
 //! candidate, whatever the history's length.
 //!
-//! Property values get the same treatment: `P | key | value | node id` →
-//! node id for every scalar value (integer, float, string, boolean) a
-//! version ever gave a node's property, the value in a canonical form
-//! where equal numbers meet (`1` and `1.0`), long ones cut and completed
-//! by a hash. An equality lookup as of an instant scans one value's
-//! prefix and seeks each candidate's timeline. The marker `M props` says
-//! every node version of the graph has its entries (it is written with
-//! the graph's first node version, or by [`rebuild_indexes`] for a store
-//! written before this index existed); without it lookups scan.
-//!
-//! [`rebuild_indexes`]: crate::rebuild_indexes
+//! Property values have an index of the same kind (`props.rs`).
 
 use crate::error::Result;
 use crate::read::as_of;
-use crate::timeline::any_entity;
 use crate::timeline::subject;
 use crate::version::{Kind, State, Version};
-use plexus_common::{push_escaped, push_i64, Value};
+use plexus_common::push_escaped;
 use plexus_storage::{GraphRead, WriteTxn};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 const LABELS: u8 = b'L';
 const OUT: u8 = b'O';
 const IN: u8 = b'I';
-const PROPS: u8 = b'P';
-/// Present when every node version has its property entries.
-const PROPS_COMPLETE: &[u8] = b"Mprops";
-/// Canonical values longer than this are cut and completed by a hash
-/// (LMDB keys are short; candidates are checked against their version).
-const MAX_VALUE_PART: usize = 64;
 
 fn key(tag: u8, parts: &[&str]) -> Vec<u8> {
     let mut k = vec![tag];
@@ -59,96 +42,10 @@ pub(crate) fn put_once(txn: &mut WriteTxn, kind: Kind, id: &str, key: Vec<u8>) -
     Ok(())
 }
 
-/// A scalar value in the form equal values share (`stored_equal`'s
-/// equality: an integral float is the integer it equals), cut to
-/// [`MAX_VALUE_PART`] bytes with a hash of the rest. `None`: not indexed
-/// (lists, maps, temporal values, NaN — lookups of those scan).
-fn value_part(v: &Value) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    match v {
-        Value::Int(i) => {
-            out.push(b'i');
-            push_i64(&mut out, *i);
-        }
-        Value::Float(f) if f.is_nan() => return None,
-        // Exactly when `numbers_equal` finds an integer equal to it.
-        Value::Float(f) if f.fract() == 0.0 && (*f as i64) as f64 == *f => {
-            out.push(b'i');
-            push_i64(&mut out, *f as i64);
-        }
-        Value::Float(f) => {
-            out.push(b'f');
-            out.extend_from_slice(&f.to_bits().to_be_bytes());
-        }
-        Value::String(s) => {
-            out.push(b's');
-            out.extend_from_slice(s.as_bytes());
-        }
-        Value::Bool(b) => out.extend_from_slice(if *b { b"b1" } else { b"b0" }),
-        _ => return None,
-    }
-    if out.len() > MAX_VALUE_PART {
-        let hash = out[MAX_VALUE_PART..]
-            .iter()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
-            });
-        out.truncate(MAX_VALUE_PART);
-        out.extend_from_slice(&hash.to_be_bytes());
-    }
-    Some(out)
-}
-
-/// `P | key | value` (each part escaped), with the node id after it in an
-/// entry.
-fn prop_prefix(key: &str, value: &[u8]) -> Vec<u8> {
-    let mut k = vec![PROPS];
-    push_escaped(&mut k, key.as_bytes());
-    push_escaped(&mut k, value);
-    k
-}
-
-/// Writes the marker that every node version has its property entries,
-/// when this is the graph's first node version.
-fn mark_props_complete(txn: &mut WriteTxn, id: &str) -> Result<()> {
-    if txn.valid_time_get(PROPS_COMPLETE)?.is_none() && !any_entity(txn, Kind::Node)? {
-        // The entity as the subject: two first writes of different nodes
-        // both write the same marker and need not conflict.
-        txn.valid_time_write(&subject(Kind::Node, id), PROPS_COMPLETE, Some(vec![1]))?;
-    }
-    Ok(())
-}
-
-/// After a rebuild: every node version has its property entries.
-pub(crate) fn props_rebuilt(txn: &mut WriteTxn) -> Result<()> {
-    if txn.valid_time_get(PROPS_COMPLETE)?.is_none() {
-        txn.valid_time_write(PROPS_COMPLETE, PROPS_COMPLETE, Some(vec![1]))?;
-    }
-    Ok(())
-}
-
-/// The ids of every node that ever had `value` (a scalar) as its property
-/// `key`, in id order; `None` when the index cannot answer (the value is
-/// not a scalar, or the graph holds node versions written before the
-/// index existed).
-pub(crate) fn ever_valued(
-    r: &(impl GraphRead + ?Sized),
-    key: &str,
-    value: &Value,
-) -> Result<Option<Vec<String>>> {
-    let Some(part) = value_part(value) else {
-        return Ok(None);
-    };
-    if r.valid_time_get(PROPS_COMPLETE)?.is_none() && any_entity(r, Kind::Node)? {
-        return Ok(None);
-    }
-    ids(r, prop_prefix(key, &part)).map(Some)
-}
-
 /// Indexes what a new version of a node or an edge gives its entity.
 pub(crate) fn index(txn: &mut WriteTxn, v: &Version) -> Result<()> {
     if v.kind == Kind::Node {
-        mark_props_complete(txn, &v.logical_id)?;
+        crate::props::mark_first(txn, &v.logical_id)?;
     }
     match &v.state {
         State::Node(n) => {
@@ -156,13 +53,7 @@ pub(crate) fn index(txn: &mut WriteTxn, v: &Version) -> Result<()> {
             for l in &n.labels {
                 put_once(txn, Kind::Node, id, key(LABELS, &[l, id]))?;
             }
-            for (k, value) in &n.props {
-                if let Some(part) = value_part(value) {
-                    let mut entry = prop_prefix(k, &part);
-                    push_escaped(&mut entry, id.as_bytes());
-                    put_once(txn, Kind::Node, id, entry)?;
-                }
-            }
+            crate::props::index(txn, id, &n.props)?;
         }
         State::Edge(e) => {
             let id = &v.logical_id;
@@ -327,47 +218,13 @@ pub fn shortest_path_as_of(
 
 #[cfg(test)]
 mod tests {
-    /// Values `stored_equal` finds equal share a part; others do not.
-    #[test]
-    fn equal_values_share_their_index_part() {
-        use plexus_storage::stored_equal;
-        let values = [
-            Value::Int(0),
-            Value::Float(0.0),
-            Value::Float(-0.0),
-            Value::Int(1),
-            Value::Float(1.0),
-            Value::Float(1.5),
-            Value::Int(-7),
-            Value::Float(-7.0),
-            Value::Int(i64::MAX),
-            Value::Float(9.3e18),
-            Value::Float(2f64.powi(63)),
-            Value::Int(9_007_199_254_740_993),
-            Value::Float(9_007_199_254_740_992.0),
-            Value::String("1".into()),
-            Value::String("x".repeat(200)),
-            Value::String(format!("{}y", "x".repeat(199))),
-            Value::Bool(true),
-            Value::Bool(false),
-        ];
-        for a in &values {
-            for b in &values {
-                let (pa, pb) = (value_part(a).unwrap(), value_part(b).unwrap());
-                assert_eq!(pa == pb, stored_equal(a, b), "{a:?} and {b:?}");
-                assert!(pa.len() <= MAX_VALUE_PART + 8);
-            }
-        }
-        assert_eq!(value_part(&Value::Float(f64::NAN)), None);
-        assert_eq!(value_part(&Value::List(vec![])), None);
-    }
-
     use super::*;
     use crate::claim::{ClaimObject, ClaimQuery, ClaimState};
     use crate::read::claims_as_of;
     use crate::version::{EdgeState, NodeState};
     use crate::write::{commit_versions, rebuild_indexes, VersionWrite};
     use crate::Interval;
+    use plexus_common::Value;
     use plexus_storage::Storage;
 
     /// A store whose versions lack their index entries (as one written
@@ -405,7 +262,7 @@ mod tests {
                     .unwrap()
                     .len(),
                 claims_as_of(&r, &q, 1).unwrap().len(),
-                ever_valued(&r, "age", &Value::Float(40.0)).unwrap(),
+                crate::props::ever_valued(&r, "age", &Value::Float(40.0)).unwrap(),
             )
         };
         let all = (1, 1, 1, Some(vec!["ann".to_string()]));
@@ -423,10 +280,8 @@ mod tests {
         push_escaped(&mut c, b"etea");
         c.extend_from_slice(claim.claim_id().as_bytes());
         lost.push(c);
-        let mut p = prop_prefix("age", &value_part(&Value::Int(40)).unwrap());
-        push_escaped(&mut p, b"ann");
-        lost.push(p);
-        lost.push(PROPS_COMPLETE.to_vec());
+        lost.push(crate::props::entry_key("age", &Value::Int(40), "ann"));
+        lost.push(crate::props::PROPS_COMPLETE.to_vec());
         for k in &lost {
             assert!(t.valid_time_get(k).unwrap().is_some(), "{k:?}");
             t.valid_time_write(b"x", k, None).unwrap();

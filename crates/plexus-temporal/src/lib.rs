@@ -25,6 +25,7 @@
 mod claim;
 mod error;
 mod graph;
+mod props;
 mod read;
 mod snapshot;
 mod time;

@@ -18,10 +18,10 @@
 //! * Each read costs what the valid-time indexes cost (`graph.rs`): a node
 //!   by id is one seek of its timeline; a label scan and a node's
 //!   relationships, a prefix scan of the index and a seek per candidate.
-//!   A node property equality goes through the valid-time property index
-//!   the same way ([`GraphRead::find_nodes`]). Whole-graph reads (all
-//!   nodes, all relationships, counts) and property ranges scan the entity
-//!   logs; `indexes()` lists none.
+//!   A node property equality or range goes through the valid-time
+//!   property index the same way (`props.rs`). Whole-graph reads (all
+//!   nodes, all relationships, counts) scan the entity logs; `indexes()`
+//!   lists none.
 //! * Versions read are kept for the view's life, up to [`MAX_CACHED`].
 //!
 //! Reads outside the valid-time graph (the valid-time keyspace itself, the
@@ -29,7 +29,8 @@
 //! bitemporal read is this view over a read as of a system time.
 
 use crate::error::TemporalError;
-use crate::graph::{ever_attached, ever_labelled, ever_valued};
+use crate::graph::{ever_attached, ever_labelled};
+use crate::props;
 use crate::read::{as_of, latest_within};
 use crate::timeline::entity_ids;
 use crate::version::{EdgeState, Kind, NodeState, State, Version};
@@ -617,7 +618,7 @@ impl GraphRead for ValidTimeView<'_> {
     /// ever had the value, each kept when the version the view shows has
     /// it (and the label).
     fn find_nodes(&self, label: Option<&str>, key: &str, value: &Value) -> Result<Vec<NodeId>> {
-        let Some(names) = ever_valued(self.inner, key, value).map_err(storage)? else {
+        let Some(names) = props::ever_valued(self.inner, key, value).map_err(storage)? else {
             return Err(no_index(key));
         };
         self.live_nodes(&names, |n| {
@@ -628,14 +629,31 @@ impl GraphRead for ValidTimeView<'_> {
         })
     }
 
+    /// Through the valid-time property index: the nodes that ever had a
+    /// value in the range's keys, each kept when the version the view
+    /// shows has one there (and the label). A superset when bounds are
+    /// exclusive or numbers pass 2^53: the query's WHERE narrows it.
     fn find_nodes_in_range(
         &self,
-        _: Option<&str>,
+        label: Option<&str>,
         key: &str,
-        _: Bound<&Value>,
-        _: Bound<&Value>,
+        lo: Bound<&Value>,
+        hi: Bound<&Value>,
     ) -> Result<Vec<NodeId>> {
-        Err(no_index(key))
+        let range = match props::range_keys(key, lo, hi) {
+            None => return Err(no_index(key)),
+            Some(None) => return Ok(Vec::new()),
+            Some(Some(range)) => range,
+        };
+        let Some(names) = props::ever_in_range(self.inner, &range).map_err(storage)? else {
+            return Err(no_index(key));
+        };
+        self.live_nodes(&names, |n| {
+            label.is_none_or(|l| n.labels.iter().any(|x| x == l))
+                && n.props
+                    .get(key)
+                    .is_some_and(|v| props::within(key, v, &range))
+        })
     }
 
     fn find_nodes_with_element(

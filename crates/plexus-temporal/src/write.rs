@@ -213,7 +213,7 @@ pub(crate) fn rebuild_in_batches(db: &Storage, graph: &str, per: usize) -> Resul
         let mut txn = db.write(graph)?;
         let batch = timeline::versions_after(&txn, after.as_deref(), per.max(1))?;
         let Some((last, _)) = batch.last() else {
-            crate::graph::props_rebuilt(&mut txn)?;
+            crate::props::rebuilt(&mut txn)?;
             txn.commit()?;
             return Ok(seen);
         };

@@ -37,6 +37,8 @@ const QUERIES: &[&str] = &[
     "MATCH (n {x: 3}) {AT} RETURN elementId(n) AS id ORDER BY id",
     "MATCH (n:A {x: 2.0}) {AT} RETURN elementId(n) AS id ORDER BY id",
     "MATCH (n:B) {AT} WHERE n.x = 4 RETURN elementId(n) AS id, n.x AS x ORDER BY id",
+    "MATCH (n:A) {AT} WHERE n.x >= 1 AND n.x < 3.5 RETURN elementId(n) AS id, n.x AS x ORDER BY id",
+    "MATCH (n) {AT} WHERE n.x <= 2 RETURN elementId(n) AS id ORDER BY id",
     "MATCH (n) {AT} OPTIONAL MATCH (n)-[r]-() RETURN elementId(n) AS id, count(r) AS d ORDER BY id",
     "MATCH (a {x: 1}), (b) {AT} WHERE a <> b MATCH p = shortestPath((a)-[*..5]-(b)) \
      RETURN elementId(a) AS a, elementId(b) AS b, length(p) AS l ORDER BY a, b",
