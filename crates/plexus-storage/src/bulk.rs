@@ -579,14 +579,19 @@ impl Storage {
         }
         let _c = self.shared.lock_commits();
         // Nothing may have landed in the graph while the rows were prepared.
-        let keeps_history = {
+        // A graph that keeps history: the stamp of the load's versions, in
+        // the load's own write.
+        let load_stamp = {
             let snap = self.shared.kv.snapshot()?;
             if !is_empty(&*snap)? {
                 return Err(StorageError::Conflict(
                     "the graph received data while the bulk load was prepared".into(),
                 ));
             }
-            crate::history::started(&*snap, g)?.is_some()
+            match crate::history::started(&*snap, g)? {
+                Some(_) => Some(crate::history::begin_load(&*snap, g, &mut batch)?),
+                None => None,
+            }
         };
         // The runs are sorted on two threads of their own (the adjacency
         // run, by far the largest, then packed into blocks, on
@@ -651,12 +656,13 @@ impl Storage {
         }
         written?;
         // A graph that keeps history gets a version of everything loaded,
-        // stamped after the load. (Not in the load's own write: a crash or
-        // an error between the two leaves the load without versions; see
-        // ARCHITECTURE.md, "History".) Other graphs do nothing more after
-        // the write, so an error still means that nothing landed.
-        if keeps_history {
-            crate::history::record_load(&**kv, g)?;
+        // with the stamp the load's write recorded. (Not in that write: it
+        // would hold the graph twice. A crash or an error between the two
+        // leaves the stamp, and the next open writes the versions.) Other
+        // graphs do nothing more after the write, so an error still means
+        // that nothing landed.
+        if let Some(t) = load_stamp {
+            crate::history::record_load(&**kv, g, t)?;
         }
         let mut fp = Footprint::default();
         fp.writes.insert(Subject::Schema(g.0).hash());

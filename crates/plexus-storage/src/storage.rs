@@ -213,14 +213,20 @@ impl Storage {
             kv,
         });
         shared.maintained.seq.store(index_seq, Ordering::Relaxed);
+        let mut kept = Vec::new();
         for (_, g) in shared.catalog.graphs() {
             if crate::history::started(&*snap, g)?.is_some() {
                 shared.history_kept.store(true, Ordering::Relaxed);
+                kept.push(g);
                 let ttl = crate::history::stored_retention(&*snap, g)?;
                 shared.retention.set(g, ttl);
             }
         }
         drop(snap);
+        // After the snapshot: LMDB grows its map only with none open.
+        for g in kept.into_iter().filter(|_| !read_only) {
+            crate::history::finish_load(&*shared.kv, g)?;
+        }
         let s = Storage { shared };
         // A new store gets its default graph. So does one whose creation was
         // interrupted after the format version was written (no graph and

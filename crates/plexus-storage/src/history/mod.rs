@@ -19,7 +19,8 @@
 //! whatever the key's length; `!t` (the stamp inverted) puts the newest
 //! version first. The tag is [`ABSENT`] or [`PRESENT`] followed by the
 //! value. `g | 00` holds the instant history starts, `g | 01` its
-//! retention policy (`retention.rs`).
+//! retention policy (`retention.rs`), `g | 02` the stamp of a bulk load
+//! whose versions are not written yet.
 //!
 //! **Reads as of `t`** go through [`AsOf`] (`as_of.rs`), a snapshot that answers for the
 //! versioned keyspaces from the history: a point read is one seek to the
@@ -292,16 +293,56 @@ pub(crate) fn baseline(
     Ok(t)
 }
 
+/// `g | LOADING`: the stamp of a bulk load's versions, from the load's own
+/// write until they are written.
+const LOADING: u8 = 2;
+
+fn loading_key(g: u32) -> Vec<u8> {
+    let mut k = g.to_be_bytes().to_vec();
+    k.push(LOADING);
+    k
+}
+
+/// Into the write of a bulk load into graph `g`, which keeps history: the
+/// stamp its versions will have, kept until [`record_load`] has written
+/// them, so that a crash or an error in between leaves them to be written
+/// at the next open ([`finish_load`]). Returns the stamp.
+pub(crate) fn begin_load(snap: &dyn Snapshot, g: GraphId, batch: &mut WriteBatch) -> Result<u64> {
+    let t = tick(snap, batch)?;
+    batch.put(HISTORY, loading_key(g.0), t.to_be_bytes().to_vec());
+    Ok(t)
+}
+
 /// After a bulk load into graph `g` (empty before it, under the commit
-/// lock), which keeps history: a version of everything it holds now.
-pub(crate) fn record_load(kv: &dyn plexus_kv::KvStore, g: GraphId) -> Result<()> {
+/// lock, or at open with nothing else running): a version of everything
+/// it holds, stamped `t`, then the mark of the load cleared. Writing it
+/// again is harmless (the same versions).
+pub(crate) fn record_load(kv: &dyn plexus_kv::KvStore, g: GraphId, t: u64) -> Result<()> {
     let snap = crate::packed::Unpacked(kv.snapshot()?);
     let Some(start) = started(&snap, g)? else {
         return Ok(());
     };
-    let mut batch = WriteBatch::new();
-    let t = tick(&snap, &mut batch)?;
-    record_all(kv, &snap, g, (t, start), batch)
+    record_all(kv, &snap, g, (t, start), WriteBatch::new())?;
+    let mut done = WriteBatch::new();
+    done.delete(HISTORY, loading_key(g.0));
+    Ok(kv.write(done)?)
+}
+
+/// At open: writes the versions of a bulk load into graph `g` that a crash
+/// or an error left unwritten. Decision: stamped as the load said, since
+/// nothing could commit to the graph between the load and a crash (the
+/// load held the commit lock); after an error that the process outlived,
+/// commits made before this open show in the versions from the load's
+/// stamp on (documented in ARCHITECTURE.md).
+pub(crate) fn finish_load(kv: &dyn plexus_kv::KvStore, g: GraphId) -> Result<()> {
+    let stamp = kv
+        .snapshot()?
+        .get(HISTORY, &loading_key(g.0))?
+        .and_then(|v| read_u64(&v, 0));
+    match stamp {
+        Some(t) => record_load(kv, g, t),
+        None => Ok(()),
+    }
 }
 
 /// Writes, stamped `t`, a version of every versioned entry of graph `g`
@@ -384,8 +425,8 @@ pub(crate) fn prune(
     let mut batch = WriteBatch::new();
     let mut removed = 0u64;
     let mut range = KeyRange::prefix(&g.0.to_be_bytes());
-    // Past the start and the retention policy (`retention.rs`).
-    range.start = Bound::Excluded(retention::retention_key(g.0));
+    // Past the start, the retention policy and a load's mark.
+    range.start = Bound::Excluded(loading_key(g.0));
     let mut current: Option<Vec<u8>> = None;
     // Whether the current key's version at or before `before` was seen.
     let mut kept = false;
