@@ -29,6 +29,18 @@ fn props(v: i64) -> Props {
     Props::from([("v".to_string(), plexus_common::Value::Int(v))])
 }
 
+/// The bulk load's nodes.
+fn bulk_nodes() -> impl Iterator<Item = Result<BulkNode, StorageError>> {
+    (0..BULK_NODES).map(|i| {
+        Ok(BulkNode {
+            key: format!("n{i}"),
+            labels: vec!["N".into()],
+            props: props(i as i64),
+            origin: Origin::new("test"),
+        })
+    })
+}
+
 fn workload(kv: Arc<dyn KvStore>) -> Outcome {
     let mut out = Outcome::default();
     let run = |out: &mut Outcome| -> Result<(), StorageError> {
@@ -51,14 +63,7 @@ fn workload(kv: Arc<dyn KvStore>) -> Outcome {
         }
         s.create_graph("bulk")?;
         out.acknowledged += 1;
-        let mut nodes = (0..BULK_NODES).map(|i| {
-            Ok(BulkNode {
-                key: format!("n{i}"),
-                labels: vec!["N".into()],
-                props: props(i as i64),
-                origin: Origin::new("test"),
-            })
-        });
+        let mut nodes = bulk_nodes();
         let mut edges = (1..BULK_NODES).map(|i| {
             Ok(BulkEdge {
                 key: None,
@@ -227,14 +232,7 @@ fn a_bulk_load_that_landed_is_in_the_history_after_any_fault() {
         let s = Storage::open(kv)?;
         s.create_graph("bulk")?;
         s.keep_history("bulk")?;
-        let mut nodes = (0..BULK_NODES).map(|i| {
-            Ok(BulkNode {
-                key: format!("n{i}"),
-                labels: vec!["N".into()],
-                props: props(i as i64),
-                origin: Origin::new("test"),
-            })
-        });
+        let mut nodes = bulk_nodes();
         s.bulk_load("bulk", &mut nodes, &mut std::iter::empty())?;
         Ok(())
     };
