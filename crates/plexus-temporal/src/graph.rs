@@ -14,6 +14,7 @@
 //! Property values have an index of the same kind (`props.rs`).
 
 use crate::error::Result;
+use crate::props;
 use crate::read::as_of;
 use crate::timeline::subject;
 use crate::version::{Kind, State, Version};
@@ -44,8 +45,10 @@ pub(crate) fn put_once(txn: &mut WriteTxn, kind: Kind, id: &str, key: Vec<u8>) -
 
 /// Indexes what a new version of a node or an edge gives its entity.
 pub(crate) fn index(txn: &mut WriteTxn, v: &Version) -> Result<()> {
-    if v.kind == Kind::Node {
-        crate::props::mark_first(txn, &v.logical_id)?;
+    match v.kind {
+        Kind::Node => props::mark_first(txn, props::Of::Nodes, &v.logical_id)?,
+        Kind::Edge => props::mark_first(txn, props::Of::Relationships, &v.logical_id)?,
+        Kind::Claim => {}
     }
     match &v.state {
         State::Node(n) => {
@@ -53,12 +56,13 @@ pub(crate) fn index(txn: &mut WriteTxn, v: &Version) -> Result<()> {
             for l in &n.labels {
                 put_once(txn, Kind::Node, id, key(LABELS, &[l, id]))?;
             }
-            crate::props::index(txn, id, &n.props)?;
+            props::index(txn, props::Of::Nodes, id, &n.props)?;
         }
         State::Edge(e) => {
             let id = &v.logical_id;
             put_once(txn, Kind::Edge, id, key(OUT, &[&e.src, &e.rel_type, id]))?;
             put_once(txn, Kind::Edge, id, key(IN, &[&e.dst, &e.rel_type, id]))?;
+            props::index(txn, props::Of::Relationships, id, &e.props)?;
         }
         State::Claim(_) | State::None => {}
     }
@@ -262,7 +266,7 @@ mod tests {
                     .unwrap()
                     .len(),
                 claims_as_of(&r, &q, 1).unwrap().len(),
-                crate::props::ever_valued(&r, "age", &Value::Float(40.0)).unwrap(),
+                props::ever_valued(&r, props::Of::Nodes, "age", &Value::Float(40.0)).unwrap(),
             )
         };
         let all = (1, 1, 1, Some(vec!["ann".to_string()]));

@@ -1,11 +1,13 @@
 //! The valid-time property index: every scalar value a version ever gave
-//! a node's property, so that equality and range lookups as of an instant
-//! cost a prefix scan and a timeline seek per candidate.
+//! a node's or a relationship's property, so that equality and range
+//! lookups as of an instant cost a prefix scan and a timeline seek per
+//! candidate.
 //!
 //! Entries (valid-time keyspace, after the graph's prefix): `P | key |
-//! value | node id` → node id, each part escaped (`push_escaped`, which
-//! keeps byte order), written once per (node, key, value). The value part
-//! keeps the order of values within a type:
+//! value | node id` → node id, and `E | key | value | relationship id` →
+//! relationship id, each part escaped (`push_escaped`, which keeps byte
+//! order), written once per (entity, key, value). The value part keeps
+//! the order of values within a type:
 //!
 //! * a number (integer or float) is `n` and its value as an f64 in an
 //!   order-preserving form: an integer beyond 2^53 shares its part with
@@ -16,11 +18,11 @@
 //!   `b0` or `b1`. Lists, maps, temporal values and NaN are not indexed:
 //!   their lookups scan.
 //!
-//! The marker [`PROPS_COMPLETE`] says every node version of the graph has
-//! its entries: written with the graph's first node version, or by
-//! `rebuild_indexes` for a store written before the index (or this form of
-//! it) existed. Without it the index answers nothing and lookups scan,
-//! since an incomplete index would lose rows.
+//! A marker per kind (`M props.2`, `M rprops.2`) says every version of
+//! that kind has its entries: written with the graph's first version of
+//! the kind, or by `rebuild_indexes` for a store written before the index
+//! (or this form of it) existed. Without it the index answers nothing and
+//! lookups scan, since an incomplete index would lose rows.
 
 use crate::error::Result;
 use crate::timeline::{any_entity, subject, values_between};
@@ -29,9 +31,38 @@ use plexus_common::{push_escaped, Value};
 use plexus_storage::{GraphRead, WriteTxn};
 use std::ops::Bound;
 
-const PROPS: u8 = b'P';
 /// Present when every node version has its property entries in this form.
 pub(crate) const PROPS_COMPLETE: &[u8] = b"Mprops.2";
+
+/// Whose properties: nodes' or relationships'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Of {
+    Nodes,
+    Relationships,
+}
+
+impl Of {
+    fn tag(self) -> u8 {
+        match self {
+            Of::Nodes => b'P',
+            Of::Relationships => b'E',
+        }
+    }
+
+    fn marker(self) -> &'static [u8] {
+        match self {
+            Of::Nodes => PROPS_COMPLETE,
+            Of::Relationships => b"Mrprops.2",
+        }
+    }
+
+    fn kind(self) -> Kind {
+        match self {
+            Of::Nodes => Kind::Node,
+            Of::Relationships => Kind::Edge,
+        }
+    }
+}
 /// String parts longer than this are cut and completed by a hash.
 const MAX_VALUE_PART: usize = 64;
 const NUMBER: u8 = b'n';
@@ -77,42 +108,44 @@ fn value_part(v: &Value) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// `P | key` (escaped).
-fn key_prefix(key: &str) -> Vec<u8> {
-    let mut k = vec![PROPS];
+/// `P | key` (escaped), or `E | key`.
+fn key_prefix(of: Of, key: &str) -> Vec<u8> {
+    let mut k = vec![of.tag()];
     push_escaped(&mut k, key.as_bytes());
     k
 }
 
 /// `P | key | value` (each escaped): every entry of one value starts so.
-fn prop_prefix(key: &str, part: &[u8]) -> Vec<u8> {
-    let mut k = key_prefix(key);
+fn prop_prefix(of: Of, key: &str, part: &[u8]) -> Vec<u8> {
+    let mut k = key_prefix(of, key);
     push_escaped(&mut k, part);
     k
 }
 
-/// Before a node version of `id` is recorded: writes the marker when it
-/// is the graph's first node version (of any state, a retraction too).
-pub(crate) fn mark_first(txn: &mut WriteTxn, id: &str) -> Result<()> {
-    if txn.valid_time_get(PROPS_COMPLETE)?.is_none() && !any_entity(txn, Kind::Node)? {
-        // The entity as the subject: two first writes of different nodes
-        // both write the same marker and need not conflict.
-        txn.valid_time_write(&subject(Kind::Node, id), PROPS_COMPLETE, Some(vec![1]))?;
+/// Before a version of entity `id` is recorded: writes the marker when it
+/// is the graph's first version of its kind (of any state, a retraction
+/// too).
+pub(crate) fn mark_first(txn: &mut WriteTxn, of: Of, id: &str) -> Result<()> {
+    if txn.valid_time_get(of.marker())?.is_none() && !any_entity(txn, of.kind())? {
+        // The entity as the subject: two first writes of different
+        // entities both write the same marker and need not conflict.
+        txn.valid_time_write(&subject(of.kind(), id), of.marker(), Some(vec![1]))?;
     }
     Ok(())
 }
 
-/// Writes the entries of a node version's properties.
+/// Writes the entries of a version's properties.
 pub(crate) fn index(
     txn: &mut WriteTxn,
+    of: Of,
     id: &str,
     props: &std::collections::BTreeMap<String, Value>,
 ) -> Result<()> {
     for (k, value) in props {
         if let Some(part) = value_part(value) {
-            let mut entry = prop_prefix(k, &part);
+            let mut entry = prop_prefix(of, k, &part);
             push_escaped(&mut entry, id.as_bytes());
-            crate::graph::put_once(txn, Kind::Node, id, entry)?;
+            crate::graph::put_once(txn, of.kind(), id, entry)?;
         }
     }
     Ok(())
@@ -121,22 +154,24 @@ pub(crate) fn index(
 /// The key of `value`'s entry for node `id` (for tests that remove one).
 #[cfg(test)]
 pub(crate) fn entry_key(key: &str, value: &Value, id: &str) -> Vec<u8> {
-    let mut k = prop_prefix(key, &value_part(value).unwrap_or_default());
+    let mut k = prop_prefix(Of::Nodes, key, &value_part(value).unwrap_or_default());
     push_escaped(&mut k, id.as_bytes());
     k
 }
 
-/// After a rebuild: every node version has its property entries.
+/// After a rebuild: every version has its property entries.
 pub(crate) fn rebuilt(txn: &mut WriteTxn) -> Result<()> {
-    if txn.valid_time_get(PROPS_COMPLETE)?.is_none() {
-        txn.valid_time_write(PROPS_COMPLETE, PROPS_COMPLETE, Some(vec![1]))?;
+    for of in [Of::Nodes, Of::Relationships] {
+        if txn.valid_time_get(of.marker())?.is_none() {
+            txn.valid_time_write(of.marker(), of.marker(), Some(vec![1]))?;
+        }
     }
     Ok(())
 }
 
-/// Whether the index holds every node version's entries.
-fn complete(r: &(impl GraphRead + ?Sized)) -> Result<bool> {
-    Ok(r.valid_time_get(PROPS_COMPLETE)?.is_some() || !any_entity(r, Kind::Node)?)
+/// Whether the index holds every entry of the kind.
+fn complete(r: &(impl GraphRead + ?Sized), of: Of) -> Result<bool> {
+    Ok(r.valid_time_get(of.marker())?.is_some() || !any_entity(r, of.kind())?)
 }
 
 /// The ids in the entries in `[lo, hi)`, sorted, once each.
@@ -147,21 +182,22 @@ fn ids_between(r: &(impl GraphRead + ?Sized), lo: &[u8], hi: &[u8]) -> Result<Ve
     Ok(out)
 }
 
-/// The ids of every node that ever had a value whose part is `value`'s as
-/// its property `key`: a superset of those that had `value` (numbers
+/// The ids of every entity that ever had a value whose part is `value`'s
+/// as its property `key`: a superset of those that had `value` (numbers
 /// beyond 2^53, cut strings). `None` when the index cannot answer.
 pub(crate) fn ever_valued(
     r: &(impl GraphRead + ?Sized),
+    of: Of,
     key: &str,
     value: &Value,
 ) -> Result<Option<Vec<String>>> {
     let Some(part) = value_part(value) else {
         return Ok(None);
     };
-    if !complete(r)? {
+    if !complete(r, of)? {
         return Ok(None);
     }
-    let lo = prop_prefix(key, &part);
+    let lo = prop_prefix(of, key, &part);
     let mut hi = lo.clone();
     // Past every id after the value (each part ends `00 01`).
     if let Some(last) = hi.last_mut() {
@@ -178,6 +214,7 @@ pub(crate) type KeyRange = (Vec<u8>, Vec<u8>);
 /// answer (no bound, or bounds of a type it does not order);
 /// `Some(None)`: no value can (bounds of two types).
 pub(crate) fn range_keys(
+    of: Of,
     key: &str,
     lo: Bound<&Value>,
     hi: Bound<&Value>,
@@ -196,7 +233,7 @@ pub(crate) fn range_keys(
     if family != NUMBER && family != STRING {
         return None;
     }
-    let prefix = key_prefix(key);
+    let prefix = key_prefix(of, key);
     let mut lower = prefix.clone();
     match pl.flatten() {
         // A cut string's first bytes sort no later than the string.
@@ -229,13 +266,14 @@ fn push_escaped_open(out: &mut Vec<u8>, bytes: &[u8]) {
     out.truncate(out.len() - plexus_common::KEY_PART_END.len());
 }
 
-/// The ids of every node that ever had a value within `range` (from
+/// The ids of every entity that ever had a value within `range` (from
 /// [`range_keys`]) as its property; `None` when the index is incomplete.
 pub(crate) fn ever_in_range(
     r: &(impl GraphRead + ?Sized),
+    of: Of,
     range: &KeyRange,
 ) -> Result<Option<Vec<String>>> {
-    if !complete(r)? {
+    if !complete(r, of)? {
         return Ok(None);
     }
     ids_between(r, &range.0, &range.1).map(Some)
@@ -243,11 +281,11 @@ pub(crate) fn ever_in_range(
 
 /// Whether `value` of property `key` falls within `range` as its entries
 /// would: the narrowing of a candidate to the version the view shows.
-pub(crate) fn within(key: &str, value: &Value, range: &KeyRange) -> bool {
+pub(crate) fn within(of: Of, key: &str, value: &Value, range: &KeyRange) -> bool {
     let Some(part) = value_part(value) else {
         return false;
     };
-    let k = prop_prefix(key, &part);
+    let k = prop_prefix(of, key, &part);
     range.0 <= k && k < range.1
 }
 
@@ -299,7 +337,10 @@ mod tests {
                 if stored_equal(a, b) {
                     assert_eq!(pa, pb, "{a:?} and {b:?}");
                 }
-                let (ka, kb) = (prop_prefix("k", &pa), prop_prefix("k", &pb));
+                let (ka, kb) = (
+                    prop_prefix(Of::Nodes, "k", &pa),
+                    prop_prefix(Of::Nodes, "k", &pb),
+                );
                 let order = match (a, b) {
                     (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
                     (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
@@ -349,7 +390,7 @@ mod tests {
                         (l.as_ref(), Bound::Unbounded),
                         (Bound::Unbounded, h.as_ref()),
                     ] {
-                        let Some(range) = range_keys("k", l, h) else {
+                        let Some(range) = range_keys(Of::Nodes, "k", l, h) else {
                             assert!(matches!(lo, Value::Bool(_)) || matches!(hi, Value::Bool(_)));
                             continue;
                         };
@@ -371,22 +412,25 @@ mod tests {
                             if above && below && typed(l) && typed(h) {
                                 let r = range.as_ref();
                                 assert!(
-                                    r.is_some_and(|r| within("k", v, r)),
+                                    r.is_some_and(|r| within(Of::Nodes, "k", v, r)),
                                     "{v:?} in {l:?}..{h:?}"
                                 );
                             }
                             if let (Some(r), Value::Bool(_)) = (&range, v) {
-                                assert!(!within("k", v, r));
+                                assert!(!within(Of::Nodes, "k", v, r));
                             }
                         }
                     }
                 }
             }
         }
-        assert_eq!(range_keys("k", Bound::Unbounded, Bound::Unbounded), None);
+        assert_eq!(
+            range_keys(Of::Nodes, "k", Bound::Unbounded, Bound::Unbounded),
+            None
+        );
         let (one, s) = (Value::Int(1), Value::String("a".into()));
         assert_eq!(
-            range_keys("k", Bound::Included(&one), Bound::Included(&s)),
+            range_keys(Of::Nodes, "k", Bound::Included(&one), Bound::Included(&s)),
             Some(None)
         );
     }

@@ -30,7 +30,7 @@
 
 use crate::error::TemporalError;
 use crate::graph::{ever_attached, ever_labelled};
-use crate::props;
+use crate::props::{self, Of};
 use crate::read::{as_of, latest_within};
 use crate::timeline::entity_ids;
 use crate::version::{EdgeState, Kind, NodeState, State, Version};
@@ -253,9 +253,20 @@ impl<'a> ValidTimeView<'a> {
     /// The relationships that hold at the instant (with `keep`), in
     /// number order.
     fn live_edges(&self, keep: impl Fn(&EdgeState) -> bool) -> Result<Vec<EdgeId>> {
+        let names = entity_ids(self.inner, Kind::Edge).map_err(storage)?;
+        self.live_edges_among(&names, keep)
+    }
+
+    /// The relationships among `names` that hold at the instant (with
+    /// `keep`), in number order.
+    fn live_edges_among(
+        &self,
+        names: &[String],
+        keep: impl Fn(&EdgeState) -> bool,
+    ) -> Result<Vec<EdgeId>> {
         let mut out = Vec::new();
-        for name in entity_ids(self.inner, Kind::Edge).map_err(storage)? {
-            let id = self.edge_number(&name);
+        for name in names {
+            let id = self.edge_number(name);
             if self.with_edge(id, |e, _, _| keep(e))? == Some(true) {
                 out.push(id);
             }
@@ -618,7 +629,8 @@ impl GraphRead for ValidTimeView<'_> {
     /// ever had the value, each kept when the version the view shows has
     /// it (and the label).
     fn find_nodes(&self, label: Option<&str>, key: &str, value: &Value) -> Result<Vec<NodeId>> {
-        let Some(names) = props::ever_valued(self.inner, key, value).map_err(storage)? else {
+        let Some(names) = props::ever_valued(self.inner, Of::Nodes, key, value).map_err(storage)?
+        else {
             return Err(no_index(key));
         };
         self.live_nodes(&names, |n| {
@@ -640,19 +652,20 @@ impl GraphRead for ValidTimeView<'_> {
         lo: Bound<&Value>,
         hi: Bound<&Value>,
     ) -> Result<Vec<NodeId>> {
-        let range = match props::range_keys(key, lo, hi) {
+        let range = match props::range_keys(Of::Nodes, key, lo, hi) {
             None => return Err(no_index(key)),
             Some(None) => return Ok(Vec::new()),
             Some(Some(range)) => range,
         };
-        let Some(names) = props::ever_in_range(self.inner, &range).map_err(storage)? else {
+        let Some(names) = props::ever_in_range(self.inner, Of::Nodes, &range).map_err(storage)?
+        else {
             return Err(no_index(key));
         };
         self.live_nodes(&names, |n| {
             label.is_none_or(|l| n.labels.iter().any(|x| x == l))
                 && n.props
                     .get(key)
-                    .is_some_and(|v| props::within(key, v, &range))
+                    .is_some_and(|v| props::within(Of::Nodes, key, v, &range))
         })
     }
 
@@ -665,14 +678,29 @@ impl GraphRead for ValidTimeView<'_> {
         Err(no_index(key))
     }
 
+    /// A relationship property equality through the valid-time property
+    /// index (list elements scan).
     fn edges_through(
         &self,
-        _: IndexKind,
-        _: Option<&str>,
+        kind: IndexKind,
+        rel_type: Option<&str>,
         key: &str,
-        _: &Value,
+        value: &Value,
     ) -> Result<Vec<EdgeId>> {
-        Err(no_index(key))
+        if kind != IndexKind::RelationshipProperty {
+            return Err(no_index(key));
+        }
+        let Some(names) =
+            props::ever_valued(self.inner, Of::Relationships, key, value).map_err(storage)?
+        else {
+            return Err(no_index(key));
+        };
+        self.live_edges_among(&names, |e| {
+            rel_type.is_none_or(|t| e.rel_type == t)
+                && e.props
+                    .get(key)
+                    .is_some_and(|v| plexus_storage::stored_equal(v, value))
+        })
     }
 
     fn valid_time_recorded(&self, key: &[u8]) -> Result<Option<u64>> {

@@ -39,6 +39,8 @@ const QUERIES: &[&str] = &[
     "MATCH (n:B) {AT} WHERE n.x = 4 RETURN elementId(n) AS id, n.x AS x ORDER BY id",
     "MATCH (n:A) {AT} WHERE n.x >= 1 AND n.x < 3.5 RETURN elementId(n) AS id, n.x AS x ORDER BY id",
     "MATCH (n) {AT} WHERE n.x <= 2 RETURN elementId(n) AS id ORDER BY id",
+    "MATCH (a)-[r:T {w: 1}]->(b) {AT} RETURN elementId(r) AS r, elementId(a) AS a ORDER BY r",
+    "MATCH ()-[r]-() {AT} WHERE r.w = 2.0 RETURN elementId(r) AS r ORDER BY r",
     "MATCH (n) {AT} OPTIONAL MATCH (n)-[r]-() RETURN elementId(n) AS id, count(r) AS d ORDER BY id",
     "MATCH (a {x: 1}), (b) {AT} WHERE a <> b MATCH p = shortestPath((a)-[*..5]-(b)) \
      RETURN elementId(a) AS a, elementId(b) AS b, length(p) AS l ORDER BY a, b",
