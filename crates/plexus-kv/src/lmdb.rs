@@ -70,7 +70,11 @@ impl Drop for GateGuard {
     fn drop(&mut self) {
         let mut s = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
         s.readers -= 1;
-        self.0.changed.notify_all();
+        // Only a resize waits for readers, and only for the last one: a
+        // wake-up costs a system call, which every snapshot would pay.
+        if s.resizing && s.readers == 0 {
+            self.0.changed.notify_all();
+        }
     }
 }
 

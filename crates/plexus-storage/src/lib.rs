@@ -37,6 +37,7 @@ mod prefix;
 mod read;
 mod record;
 mod schema;
+mod schema_cache;
 mod space;
 mod storage;
 mod upgrade;

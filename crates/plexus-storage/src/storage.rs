@@ -65,6 +65,8 @@ pub(crate) struct Shared {
     pub history_kept: std::sync::atomic::AtomicBool,
     /// The graphs' history retention policies (`history/retention.rs`).
     pub retention: crate::history::Policies,
+    /// The graphs' schemas between transactions (`schema_cache.rs`).
+    pub schemas: crate::schema_cache::SchemaCache,
 }
 
 impl Shared {
@@ -188,6 +190,8 @@ impl Storage {
             }
         }
         let multi = kv.shared();
+        // Schema writes move the cache's epoch from here on.
+        let (schemas, kv) = crate::schema_cache::SchemaCache::wrap(kv, !read_only && !multi);
         let index_seq = crate::coord::meta_u64(&*snap, META_INDEX_SEQ, 0)?;
         let counter =
             |key| -> Result<IdCounter> { Ok(IdCounter::new(key, meta_u64(&*snap, key)?, multi)) };
@@ -207,6 +211,7 @@ impl Storage {
             maintained: Default::default(),
             history_kept: Default::default(),
             retention: Default::default(),
+            schemas,
             occ: Occ::default(),
             commit_lock: Mutex::new(()),
             committer: Committer::default(),
@@ -353,10 +358,11 @@ impl Storage {
         let g = self.graph_id(graph)?;
         // Read before the snapshot: the snapshot then reflects at least this version.
         let version = self.shared.occ.current();
+        let epoch = self.shared.schemas.epoch();
         // Readers see packed keyspaces one entry per key (`packed.rs`).
         let snap: Box<dyn plexus_kv::Snapshot> =
             Box::new(crate::packed::Unpacked(self.shared.kv.snapshot()?));
-        let schema = load_schema(&*snap, g)?;
+        let schema = self.shared.schemas.schema(&*snap, g, epoch)?;
         // Where several processes write, a writer starts from the store's
         // commit number, and on a graph that still exists.
         let remote_start = if self.shared.multi && overlay {
