@@ -339,6 +339,14 @@ fn ms(us: Option<f64>) -> String {
     }
 }
 
+/// How a run's versions per commit are shown (0: all in one).
+fn commit_label(per: usize) -> String {
+    match per {
+        0 => "all in one".into(),
+        n => n.to_string(),
+    }
+}
+
 /// The flatness check: one entity's history of `n` versions, then the
 /// p50 of lookups inside it.
 fn flatness(work: &Path, o: &Options, n: usize) -> Res<Scale> {
@@ -420,11 +428,7 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
             let p50 = percentile(&r.lookup_us, 0.5);
             let p95 = percentile(&r.lookup_us, 0.95);
             let rate = total as f64 / r.write_s;
-            let per_label = if per == 0 {
-                "all in one".into()
-            } else {
-                per.to_string()
-            };
+            let per_label = commit_label(per);
             table.push_str(&format!(
                 "| {per_label} | {engine} {} | {rate:.0} | {} | {} | {} | {} |\n",
                 r.version,
@@ -465,11 +469,7 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
              |---|---|---:|---:|---:|\n",
         );
         for (per, form, p50, p95, n) in cypher {
-            let per_label = if per == 0 {
-                "all in one".to_string()
-            } else {
-                per.to_string()
-            };
+            let per_label = commit_label(per);
             table.push_str(&format!(
                 "| {per_label} | {form} | {} | {} | {n} |\n",
                 ms(p50),

@@ -448,10 +448,7 @@ impl Database {
         let valid = instant(valid_time, "valid_time")?;
         let system = system_instant(system_time)?;
         let csr = py.detach(|| -> Result<_, Fail> {
-            let r = match system {
-                Some(t) => self.db.read_as_of(graph, t)?,
-                None => self.db.read(graph)?,
-            };
+            let r = crate::temporal::read(&self.db, graph, system)?;
             match valid {
                 Some(at) => Ok(csr_of(
                     &plexus::temporal::ValidTimeView::new(&r, at),

@@ -38,8 +38,8 @@ pub struct TemporalSnapshot {
     system_time: Option<u64>,
 }
 
-/// The read a snapshot is built from: the graph now, or as of a system time.
-fn read(
+/// A read of the graph now, or as of a system time.
+pub fn read(
     db: &plexus::Database,
     graph: &str,
     system_time: Option<u64>,

@@ -194,16 +194,13 @@ pub(crate) fn ever_valued(
     let Some(part) = value_part(value) else {
         return Ok(None);
     };
-    if !complete(r, of)? {
-        return Ok(None);
-    }
     let lo = prop_prefix(of, key, &part);
     let mut hi = lo.clone();
     // Past every id after the value (each part ends `00 01`).
     if let Some(last) = hi.last_mut() {
         *last += 1;
     }
-    ids_between(r, &lo, &hi).map(Some)
+    ever_in_range(r, of, &(lo, hi))
 }
 
 /// Keys `[lo, hi)` of the index.

@@ -102,16 +102,7 @@ pub(crate) fn covering(
 ) -> Result<Option<Segment>> {
     let stem = stem(TIMELINE, kind, id);
     let upto = at_key(&stem, at);
-    let mut found = None;
-    r.valid_time_scan(
-        Bound::Included(&stem),
-        Bound::Included(&upto),
-        true,
-        &mut |k, v| {
-            found = Some((k.to_vec(), v.to_vec()));
-            Ok(false)
-        },
-    )?;
+    let found = first(r, Bound::Included(&stem), Bound::Included(&upto), true)?;
     let found = match found {
         Some((k, v)) => Some(segment(stem.len(), &k, &v)?),
         None => None,
@@ -272,16 +263,21 @@ pub(crate) fn entity_ids(r: &(impl GraphRead + ?Sized), kind: Kind) -> Result<Ve
 pub(crate) fn any_entity(r: &(impl GraphRead + ?Sized), kind: Kind) -> Result<bool> {
     let lo = [ENTITY_LOG, kind.byte()];
     let hi = [ENTITY_LOG, kind.byte() + 1];
-    let mut found = false;
-    r.valid_time_scan(
-        Bound::Included(&lo),
-        Bound::Excluded(&hi),
-        false,
-        &mut |_, _| {
-            found = true;
-            Ok(false)
-        },
-    )?;
+    Ok(first(r, Bound::Included(&lo), Bound::Excluded(&hi), false)?.is_some())
+}
+
+/// The first pair of a range (the last, `reverse`): one seek.
+fn first(
+    r: &(impl GraphRead + ?Sized),
+    lo: Bound<&[u8]>,
+    hi: Bound<&[u8]>,
+    reverse: bool,
+) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let mut found = None;
+    r.valid_time_scan(lo, hi, reverse, &mut |k, v| {
+        found = Some((k.to_vec(), v.to_vec()));
+        Ok(false)
+    })?;
     Ok(found)
 }
 

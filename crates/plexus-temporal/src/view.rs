@@ -250,6 +250,25 @@ impl<'a> ValidTimeView<'a> {
         Ok(out)
     }
 
+    /// The candidates a property index gave (`None`: it cannot answer)
+    /// that hold at the instant with `label` and a value of `key` that
+    /// passes `keep`.
+    fn indexed_nodes(
+        &self,
+        names: Option<Vec<String>>,
+        label: Option<&str>,
+        key: &str,
+        keep: impl Fn(&Value) -> bool,
+    ) -> Result<Vec<NodeId>> {
+        let Some(names) = names else {
+            return Err(no_index(key));
+        };
+        self.live_nodes(&names, |n| {
+            label.is_none_or(|l| n.labels.iter().any(|x| x == l))
+                && n.props.get(key).is_some_and(&keep)
+        })
+    }
+
     /// The relationships that hold at the instant (with `keep`), in
     /// number order.
     fn live_edges(&self, keep: impl Fn(&EdgeState) -> bool) -> Result<Vec<EdgeId>> {
@@ -625,19 +644,13 @@ impl GraphRead for ValidTimeView<'_> {
         Ok(counts_by(types.into_iter()))
     }
 
-    /// Through the valid-time property index (`graph.rs`): the nodes that
+    /// Through the valid-time property index (`props.rs`): the nodes that
     /// ever had the value, each kept when the version the view shows has
     /// it (and the label).
     fn find_nodes(&self, label: Option<&str>, key: &str, value: &Value) -> Result<Vec<NodeId>> {
-        let Some(names) = props::ever_valued(self.inner, Of::Nodes, key, value).map_err(storage)?
-        else {
-            return Err(no_index(key));
-        };
-        self.live_nodes(&names, |n| {
-            label.is_none_or(|l| n.labels.iter().any(|x| x == l))
-                && n.props
-                    .get(key)
-                    .is_some_and(|v| plexus_storage::stored_equal(v, value))
+        let names = props::ever_valued(self.inner, Of::Nodes, key, value).map_err(storage)?;
+        self.indexed_nodes(names, label, key, |v| {
+            plexus_storage::stored_equal(v, value)
         })
     }
 
@@ -657,15 +670,9 @@ impl GraphRead for ValidTimeView<'_> {
             Some(None) => return Ok(Vec::new()),
             Some(Some(range)) => range,
         };
-        let Some(names) = props::ever_in_range(self.inner, Of::Nodes, &range).map_err(storage)?
-        else {
-            return Err(no_index(key));
-        };
-        self.live_nodes(&names, |n| {
-            label.is_none_or(|l| n.labels.iter().any(|x| x == l))
-                && n.props
-                    .get(key)
-                    .is_some_and(|v| props::within(Of::Nodes, key, v, &range))
+        let names = props::ever_in_range(self.inner, Of::Nodes, &range).map_err(storage)?;
+        self.indexed_nodes(names, label, key, |v| {
+            props::within(Of::Nodes, key, v, &range)
         })
     }
 

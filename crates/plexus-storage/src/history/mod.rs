@@ -74,10 +74,17 @@ pub(crate) fn clock(snap: &dyn Snapshot) -> Result<u64> {
     crate::coord::meta_u64(snap, META_SYSTEM_CLOCK, 0)
 }
 
-fn start_key(g: u32) -> Vec<u8> {
+/// `g | tag`: one of a graph's history settings (start, retention, a
+/// load's mark); keyspace numbers 0–2 are never versioned, so no version
+/// key starts so.
+fn setting_key(g: u32, tag: u8) -> Vec<u8> {
     let mut k = g.to_be_bytes().to_vec();
-    k.push(START);
+    k.push(tag);
     k
+}
+
+fn start_key(g: u32) -> Vec<u8> {
+    setting_key(g, START)
 }
 
 /// The instant history of graph `g` starts at, when it is kept.
@@ -298,9 +305,7 @@ pub(crate) fn baseline(
 const LOADING: u8 = 2;
 
 fn loading_key(g: u32) -> Vec<u8> {
-    let mut k = g.to_be_bytes().to_vec();
-    k.push(LOADING);
-    k
+    setting_key(g, LOADING)
 }
 
 /// Into the write of a bulk load into graph `g`, which keeps history: the

@@ -27,10 +27,8 @@ use std::time::{Duration, Instant};
 /// `g | RETENTION`: the policy's ttl (µs), big-endian.
 const RETENTION: u8 = 1;
 
-pub(super) fn retention_key(g: u32) -> Vec<u8> {
-    let mut k = g.to_be_bytes().to_vec();
-    k.push(RETENTION);
-    k
+fn retention_key(g: u32) -> Vec<u8> {
+    super::setting_key(g, RETENTION)
 }
 
 /// The stored ttl of graph `g`'s history (µs), if it has a policy.
