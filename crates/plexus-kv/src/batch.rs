@@ -51,6 +51,13 @@ impl WriteBatch {
         Self::default()
     }
 
+    /// An empty batch with room for `ops` operations.
+    pub fn with_capacity(ops: usize) -> Self {
+        WriteBatch {
+            ops: Vec::with_capacity(ops),
+        }
+    }
+
     pub fn put(&mut self, ks: Ks, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) {
         self.ops.push(Op::Put {
             ks,

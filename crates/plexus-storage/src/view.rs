@@ -163,7 +163,10 @@ impl Overlay {
 
     /// The backend batch: keyspace by keyspace, keys ascending.
     pub fn into_batch(self) -> WriteBatch {
-        let mut b = WriteBatch::new();
+        // Sized once: a large transaction's ops would otherwise be copied
+        // at each doubling, onto fresh pages the kernel must zero.
+        let n = self.maps.iter().map(BTreeMap::len).sum::<usize>() + self.counters.len();
+        let mut b = WriteBatch::with_capacity(n);
         for (i, m) in self.maps.into_iter().enumerate() {
             for (k, v) in m {
                 match v {

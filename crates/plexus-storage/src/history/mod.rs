@@ -39,6 +39,7 @@ use crate::keys::{
 use crate::record::EdgeRecord;
 use plexus_common::{read_escaped, read_u64, KEY_PART_END};
 use plexus_kv::{decode_counter, KeyRange, Ks, Op, ScanOptions, Snapshot, WriteBatch};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
@@ -191,24 +192,33 @@ pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
     if on.is_empty() {
         return Ok(());
     }
-    let versions = changes(snap, batch, &on)?;
     let t = tick(snap, batch)?;
-    for ((ks, key), value) in versions {
-        batch.put(
-            HISTORY,
-            version_key(ks, &key, t),
-            version_value(value.as_deref()),
-        );
-    }
+    let versions: Vec<Op> = changes(snap, batch, &on)?
+        .into_iter()
+        .map(|((ks, key), value)| Op::Put {
+            ks: HISTORY,
+            key: version_key(ks, &key, t),
+            value: version_value(value.as_deref()),
+        })
+        .collect();
+    // Exactly: a doubling would copy every op of a large commit again.
+    batch.ops.reserve_exact(versions.len() + 8);
+    batch.ops.extend(versions);
     Ok(())
 }
 
-type Changes = BTreeMap<(Ks, Vec<u8>), Option<Vec<u8>>>;
+/// The final value of each versioned key, borrowed from the batch where it
+/// holds them: a large commit is not copied twice over.
+type Changes<'a> = BTreeMap<(Ks, Cow<'a, [u8]>), Option<Cow<'a, [u8]>>>;
 
 /// The final value of each versioned key `batch` writes in the graphs
 /// `on`: records and id maps as written, counters resolved against `snap`,
 /// and adjacency derived from the edges created and deleted.
-fn changes(snap: &dyn Snapshot, batch: &WriteBatch, on: &BTreeSet<u32>) -> Result<Changes> {
+fn changes<'a>(
+    snap: &dyn Snapshot,
+    batch: &'a WriteBatch,
+    on: &BTreeSet<u32>,
+) -> Result<Changes<'a>> {
     let mut out = Changes::new();
     let mut counters: BTreeMap<Vec<u8>, i64> = BTreeMap::new();
     let in_scope = |ks: &Ks, key: &[u8]| {
@@ -220,13 +230,13 @@ fn changes(snap: &dyn Snapshot, batch: &WriteBatch, on: &BTreeSet<u32>) -> Resul
                 if *ks == EDGES {
                     edge_adjacency(snap, key, Some(value), &mut out)?;
                 }
-                out.insert((*ks, key.clone()), Some(value.clone()));
+                out.insert((*ks, Cow::Borrowed(key)), Some(Cow::Borrowed(value)));
             }
             Op::Delete { ks, key } if in_scope(ks, key) && *ks != ADJ => {
                 if *ks == EDGES {
                     edge_adjacency(snap, key, None, &mut out)?;
                 }
-                out.insert((*ks, key.clone()), None);
+                out.insert((*ks, Cow::Borrowed(key)), None);
             }
             Op::Add { ks, key, delta } if in_scope(ks, key) => {
                 let base = match counters.get(key) {
@@ -236,7 +246,7 @@ fn changes(snap: &dyn Snapshot, batch: &WriteBatch, on: &BTreeSet<u32>) -> Resul
                 let now = base.saturating_add(*delta);
                 counters.insert(key.clone(), now);
                 let value = (now != 0).then(|| now.to_le_bytes().to_vec());
-                out.insert((*ks, key.clone()), value);
+                out.insert((*ks, Cow::Borrowed(key)), value.map(Cow::Owned));
             }
             _ => {}
         }
@@ -251,7 +261,7 @@ fn edge_adjacency(
     snap: &dyn Snapshot,
     key: &[u8],
     new: Option<&[u8]>,
-    out: &mut Changes,
+    out: &mut Changes<'_>,
 ) -> Result<()> {
     let (Some(g), Some(id)) = (plexus_common::read_u32(key, 0), read_u64(key, 4)) else {
         return Err(StorageError::Corrupt("edge key".into()));
@@ -267,7 +277,10 @@ fn edge_adjacency(
         _ => return Ok(()),
     };
     for key in adjacency_keys(g, id, &record) {
-        out.insert((ADJ, key), present.then(Vec::new));
+        out.insert(
+            (ADJ, Cow::Owned(key)),
+            present.then_some(Cow::Borrowed(&[][..])),
+        );
     }
     Ok(())
 }
