@@ -236,6 +236,17 @@ pub(crate) struct RangeHint<'e> {
     pub inclusive: bool,
 }
 
+/// The bounds on one property that a WHERE's comparisons give.
+pub(super) enum Bounds {
+    /// A bound is null: nothing passes.
+    Empty,
+    Range {
+        key: String,
+        lo: std::ops::Bound<Value>,
+        hi: std::ops::Bound<Value>,
+    },
+}
+
 /// Collects the `var.key <op> expr` conjuncts of a predicate.
 pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
     use plexus_cypher::BinOp;
@@ -761,11 +772,11 @@ impl Matcher<'_, '_> {
         Ok(None)
     }
 
-    fn range_seek(&self, np: &NodePattern, labels: &[&str], row: &Row) -> Res<Option<Vec<NodeId>>> {
+    /// The bounds the WHERE puts on the first property of `var` that it
+    /// compares: `Ok(None)` when it puts none that can be evaluated here,
+    /// [`Bounds::Empty`] when one is null (no value passes).
+    pub(super) fn range_bounds(&self, var: &str, row: &Row) -> Res<Option<Bounds>> {
         use std::ops::Bound;
-        let Some(var) = np.var.as_deref() else {
-            return Ok(None);
-        };
         let mine: Vec<&RangeHint<'_>> = self.ranges.iter().filter(|h| h.var == var).collect();
         let Some(key) = mine.first().map(|h| h.key) else {
             return Ok(None);
@@ -776,7 +787,7 @@ impl Matcher<'_, '_> {
         for h in mine.iter().filter(|h| h.key == key) {
             let v = match self.eval(h.value, row) {
                 Ok(v) if v.is_storable() && !v.is_null() => v,
-                Ok(Value::Null) => return Ok(Some(vec![])),
+                Ok(Value::Null) => return Ok(Some(Bounds::Empty)),
                 _ => continue,
             };
             let slot = if h.lower { &mut lo } else { &mut hi };
@@ -787,14 +798,30 @@ impl Matcher<'_, '_> {
         if lo.is_none() && hi.is_none() {
             return Ok(None);
         }
-        let bound = |b: &Side| -> Bound<Value> {
+        let bound = |b: Side| -> Bound<Value> {
             match b {
-                Some((v, true)) => Bound::Included(v.clone()),
-                Some((v, false)) => Bound::Excluded(v.clone()),
+                Some((v, true)) => Bound::Included(v),
+                Some((v, false)) => Bound::Excluded(v),
                 None => Bound::Unbounded,
             }
         };
-        let (lo, hi) = (bound(&lo), bound(&hi));
+        Ok(Some(Bounds::Range {
+            key: key.to_string(),
+            lo: bound(lo),
+            hi: bound(hi),
+        }))
+    }
+
+    fn range_seek(&self, np: &NodePattern, labels: &[&str], row: &Row) -> Res<Option<Vec<NodeId>>> {
+        let Some(var) = np.var.as_deref() else {
+            return Ok(None);
+        };
+        let (key, lo, hi) = match self.range_bounds(var, row)? {
+            None => return Ok(None),
+            Some(Bounds::Empty) => return Ok(Some(vec![])),
+            Some(Bounds::Range { key, lo, hi }) => (key, lo, hi),
+        };
+        let key = key.as_str();
         for l in labels.iter().map(|l| Some(*l)).chain([None]) {
             match self.g.find_nodes_in_range(l, key, lo.as_ref(), hi.as_ref()) {
                 Ok(ids) => return Ok(Some(ids)),
@@ -809,7 +836,7 @@ impl Matcher<'_, '_> {
         // is nothing but these bounds, the candidates are its answer.
         let mut bounds = Vec::new();
         let mut all_known = true;
-        for h in mine.iter().filter(|h| h.key == key) {
+        for h in self.ranges.iter().filter(|h| h.var == var && h.key == key) {
             match self.eval(h.value, row) {
                 Ok(v) => bounds.push((v, h.lower, h.inclusive)),
                 Err(_) => all_known = false,

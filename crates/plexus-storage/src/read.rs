@@ -647,8 +647,8 @@ pub trait GraphRead {
         let c = self.core();
         let (def, label_filter) = choose_index(c, label, key, IndexKind::Property)?;
         let mut out = Vec::new();
-        for (lo, hi) in range_sections(lo, hi)? {
-            range_scan(c, def, &lo, &hi, label_filter, &mut out)?;
+        for section in range_sections(lo, hi)? {
+            range_nodes(c, def, &section, label_filter, &mut out)?;
         }
         out.sort();
         out.dedup();
@@ -678,6 +678,27 @@ pub trait GraphRead {
     /// or on key for every type.
     fn find_edges(&self, rel_type: Option<&str>, key: &str, value: &Value) -> Result<Vec<EdgeId>> {
         self.edges_through(IndexKind::RelationshipProperty, rel_type, key, value)
+    }
+
+    /// Relationships whose property lies between the bounds, through a
+    /// relationship property index on (type, key) or on key for every
+    /// type; the bounds as [`GraphRead::find_nodes_in_range`] takes them.
+    fn find_edges_in_range(
+        &self,
+        rel_type: Option<&str>,
+        key: &str,
+        lo: Bound<&Value>,
+        hi: Bound<&Value>,
+    ) -> Result<Vec<EdgeId>> {
+        let c = self.core();
+        let (def, type_filter) = choose_index(c, rel_type, key, IndexKind::RelationshipProperty)?;
+        let mut out = Vec::new();
+        for section in range_sections(lo, hi)? {
+            range_edges(c, def, &section, type_filter, &mut out)?;
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     /// Relationships whose list property contains `element`, through a
@@ -1344,13 +1365,19 @@ fn section_tag(v: &Value) -> u8 {
     k[0]
 }
 
+/// What a range scan passes on for each entry: its id, and whether the
+/// entry alone shows the value in range (`Some`) or the record must be
+/// read and its value tested with the given test (`None`: the key was cut).
+type RangeEntry<'a> = &'a mut dyn FnMut(u64, Option<bool>, &dyn Fn(&[u8]) -> bool) -> Result<()>;
+
+/// The ids an index holds between the bounds (one type's section), each
+/// passed to `found` (see [`RangeEntry`]).
 fn range_scan(
     c: &TxnCore,
     def: &IndexDef,
     lo: &Bound<Value>,
     hi: &Bound<Value>,
-    label: Option<u32>,
-    out: &mut Vec<NodeId>,
+    found: RangeEntry<'_>,
 ) -> Result<()> {
     let sample = match (lo, hi) {
         (Bound::Included(v) | Bound::Excluded(v), _)
@@ -1406,13 +1433,27 @@ fn range_scan(
     let bounds_cut = [&lo_full, &hi_full].iter().any(|b| matches!(b, Bound::Included(k) | Bound::Excluded(k) if k.len() > crate::schema::MAX_VALUE_KEY));
     for pair in c.scan(PROP_INDEX, &KeyRange { start, end }, ScanOptions::default()) {
         let (k, _) = pair?;
-        let n = id_at(&k, k.len() - 8, NodeId)?;
+        let id = id_at(&k, k.len() - 8, |id| id)?;
         let vk = &k[base.len()..k.len() - 8];
         let sure = vk.len() != TRUNCATED_LEN && !bounds_cut;
-        let keep = if sure {
-            in_range(vk)
-        } else {
-            confirm(c, def, n, &in_range)?
+        found(id, sure.then(|| in_range(vk)), &in_range)?;
+    }
+    Ok(())
+}
+
+/// The nodes (with label `label`) an index holds between the bounds.
+fn range_nodes(
+    c: &TxnCore,
+    def: &IndexDef,
+    (lo, hi): &Section,
+    label: Option<u32>,
+    out: &mut Vec<NodeId>,
+) -> Result<()> {
+    range_scan(c, def, lo, hi, &mut |id, sure, in_range| {
+        let n = NodeId(id);
+        let keep = match sure {
+            Some(keep) => keep,
+            None => confirm(c, def, n, in_range)?,
         };
         let labelled = match label {
             Some(l) => has_label(c, n, l)?,
@@ -1421,6 +1462,34 @@ fn range_scan(
         if keep && labelled {
             out.push(n);
         }
-    }
-    Ok(())
+        Ok(())
+    })
+}
+
+/// The relationships (of type `rel_type`) an index holds between the bounds.
+fn range_edges(
+    c: &TxnCore,
+    def: &IndexDef,
+    (lo, hi): &Section,
+    rel_type: Option<u32>,
+    out: &mut Vec<EdgeId>,
+) -> Result<()> {
+    range_scan(c, def, lo, hi, &mut |id, sure, in_range| {
+        let e = EdgeId(id);
+        if sure == Some(false) {
+            return Ok(());
+        }
+        if sure.is_some() && rel_type.is_none() {
+            out.push(e);
+            return Ok(());
+        }
+        let Some(rec) = edge_record(c, e)? else {
+            return Ok(());
+        };
+        let typed = rel_type.is_none_or(|t| t == rec.rel_type);
+        if typed && (sure.is_some() || holds_full(def, &rec.props, in_range)) {
+            out.push(e);
+        }
+        Ok(())
+    })
 }

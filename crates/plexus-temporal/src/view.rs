@@ -710,6 +710,35 @@ impl GraphRead for ValidTimeView<'_> {
         })
     }
 
+    /// A relationship property range through the valid-time property
+    /// index: the relationships that ever had a value in the range's keys,
+    /// each kept when the version the view shows has one there (and the
+    /// type). A superset as [`GraphRead::find_nodes_in_range`]'s is.
+    fn find_edges_in_range(
+        &self,
+        rel_type: Option<&str>,
+        key: &str,
+        lo: Bound<&Value>,
+        hi: Bound<&Value>,
+    ) -> Result<Vec<EdgeId>> {
+        let range = match props::range_keys(Of::Relationships, key, lo, hi) {
+            None => return Err(no_index(key)),
+            Some(None) => return Ok(Vec::new()),
+            Some(Some(range)) => range,
+        };
+        let Some(names) =
+            props::ever_in_range(self.inner, Of::Relationships, &range).map_err(storage)?
+        else {
+            return Err(no_index(key));
+        };
+        self.live_edges_among(&names, |e| {
+            rel_type.is_none_or(|t| e.rel_type == t)
+                && e.props
+                    .get(key)
+                    .is_some_and(|v| props::within(Of::Relationships, key, v, &range))
+        })
+    }
+
     fn valid_time_recorded(&self, key: &[u8]) -> Result<Option<u64>> {
         self.inner.valid_time_recorded(key)
     }

@@ -153,6 +153,37 @@ fn queries() -> Vec<(&'static str, Value)> {
             "MATCH (a)-[r:T]->(b) WHERE r.edge_text = $k RETURN r.id",
             Value::Null,
         ),
+        // Ranges seek the same indexes (integers and floats are one range).
+        (
+            "MATCH (a)-[r:T]->(b) WHERE r.w >= $k RETURN r.id, r.w ORDER BY r.id",
+            Value::Int(3),
+        ),
+        (
+            "MATCH (a)-[r:T]-(b) WHERE r.w > $k AND r.w < 3.5 \
+             RETURN r.id, a.id ORDER BY r.id, a.id",
+            Value::Float(0.5),
+        ),
+        (
+            "MATCH (a)<-[r:T]-(b) WHERE $k > r.w RETURN r.id ORDER BY r.id",
+            Value::Int(2),
+        ),
+        (
+            "MATCH (a)-[r:T|U]->(b) WHERE r.edge_text <= $k RETURN r.id ORDER BY r.id",
+            Value::from("text3"),
+        ),
+        (
+            "MATCH (c)-[s:U]->(a)-[r:T]->(b) WHERE r.w < $k \
+             RETURN r.id, s.id ORDER BY r.id, s.id",
+            Value::Int(2),
+        ),
+        (
+            "MATCH ()-[r:T]->() WHERE r.w >= $k RETURN count(*) AS c",
+            Value::Float(2.5),
+        ),
+        (
+            "MATCH ()-[r:T]->() WHERE r.w >= $k RETURN count(*) AS c",
+            Value::from("a"),
+        ),
     ]
 }
 
@@ -287,6 +318,20 @@ fn the_rust_api_finds_relationships_by_property() {
         by_ref.len(),
         count("MATCH ()-[r:U]->() WHERE 'ref7' IN r.refs RETURN count(r)")
     );
+    let (two, three) = (Value::Int(2), Value::Float(3.0));
+    let between = r
+        .find_edges_in_range(
+            Some("T"),
+            "w",
+            std::ops::Bound::Included(&two),
+            std::ops::Bound::Excluded(&three),
+        )
+        .unwrap();
+    assert_eq!(
+        between.len(),
+        count("MATCH ()-[r:T]->() WHERE r.w >= 2 AND r.w < 3.0 RETURN count(r)")
+    );
+    assert!(!between.is_empty());
     let err = r
         .find_edges(Some("U"), "w", &2.into())
         .unwrap_err()
@@ -378,4 +423,38 @@ fn an_index_of_every_type_serves_untyped_patterns() {
         q(&plain, untyped, &k("ref4".into())).rows
     );
     assert!(indexed.check("default").unwrap().is_ok());
+}
+
+/// A range on a key that an index of every type holds: with no type, and
+/// with one type (the index's entries are then narrowed to it).
+#[test]
+fn an_index_of_every_type_serves_ranges() {
+    let (indexed, plain) = pair();
+    q(
+        &indexed,
+        "CREATE INDEX any_ids FOR ()-[r]-() ON (r.id)",
+        &Params::new(),
+    );
+    let texts = [
+        "MATCH (a)-[r]->(b) WHERE r.id >= $k AND r.id < 150 RETURN r.id, type(r) ORDER BY r.id",
+        "MATCH (a)-[r:U]->(b) WHERE r.id < $k RETURN r.id, a.id ORDER BY r.id",
+        "MATCH (a)-[r:T|U]-(b) WHERE r.id > $k RETURN count(*) AS c",
+    ];
+    for text in texts {
+        assert_eq!(
+            first_operator(&indexed, text, Value::Int(100)),
+            Value::from("RelationshipIndexSeek"),
+            "{text}"
+        );
+        for v in [Value::Int(100), Value::Float(40.5), Value::Int(-3)] {
+            let got = q(&indexed, text, &k(v.clone())).rows;
+            assert_eq!(
+                got,
+                q(&plain, text, &k(v.clone())).rows,
+                "{text} with {v:?}"
+            );
+        }
+    }
+    let u = q(&indexed, texts[1], &k(Value::Int(100))).rows;
+    assert!(u.len() > 10, "the U relationships below 100: {}", u.len());
 }

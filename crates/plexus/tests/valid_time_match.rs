@@ -41,6 +41,9 @@ const QUERIES: &[&str] = &[
     "MATCH (n) {AT} WHERE n.x <= 2 RETURN elementId(n) AS id ORDER BY id",
     "MATCH (a)-[r:T {w: 1}]->(b) {AT} RETURN elementId(r) AS r, elementId(a) AS a ORDER BY r",
     "MATCH ()-[r]-() {AT} WHERE r.w = 2.0 RETURN elementId(r) AS r ORDER BY r",
+    "MATCH (a)-[r:T]->(b) {AT} WHERE r.w >= 1 AND r.w < 2.5 \
+     RETURN elementId(r) AS r, r.w AS w, elementId(b) AS b ORDER BY r",
+    "MATCH ()-[r]-() {AT} WHERE r.w > 0.5 RETURN elementId(r) AS r ORDER BY r",
     "MATCH (n) {AT} OPTIONAL MATCH (n)-[r]-() RETURN elementId(n) AS id, count(r) AS d ORDER BY id",
     "MATCH (a {x: 1}), (b) {AT} WHERE a <> b MATCH p = shortestPath((a)-[*..5]-(b)) \
      RETURN elementId(a) AS a, elementId(b) AS b, length(p) AS l ORDER BY a, b",

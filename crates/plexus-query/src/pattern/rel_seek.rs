@@ -6,10 +6,13 @@
 //! It is chosen when neither end of the path is bound or has a seek of its
 //! own (an inline property or a WHERE condition on its variable), and the
 //! path's first or last relationship has named types that are all indexed
-//! on the key, or names no type and an index of every type has the key. The WHERE is still evaluated on every match: the seek only
-//! narrows where the walk starts.
+//! on the key, or names no type and an index of every type has the key.
+//! Failing an equality, a range (`r.w >= $a AND r.w < $b`) seeks the same
+//! indexes, when neither end node has a range of its own. The WHERE is
+//! still evaluated on every match: the seek only narrows where the walk
+//! starts.
 
-use super::{bound_node, map_entries, Hop, Matcher, Res};
+use super::{bound_node, map_entries, Bounds, Hop, Matcher, Res};
 use crate::eval::Row;
 use crate::graph::type_names;
 use plexus_common::Value;
@@ -30,6 +33,29 @@ pub(super) struct RelSeek {
 /// The relationships one hop of the walk may follow, keyed by the hop's
 /// pattern (its address, as [`Matcher::hop_key`] keys the hop).
 pub(super) type Only = Vec<(usize, HashSet<EdgeId>)>;
+
+/// The types a seek on `rp` must find relationships of (`None` in the
+/// list: an index of every type serves); `None` when `rp` cannot start a
+/// seek (a variable length, or a type expression beyond names).
+fn seek_types(rp: &RelPattern) -> Option<Vec<Option<&str>>> {
+    if rp.length.is_some() {
+        return None;
+    }
+    match rp.types.as_ref() {
+        None => Some(vec![None]),
+        Some(t) => type_names(t).map(|names| names.into_iter().map(Some).collect()),
+    }
+}
+
+/// What a seek used, for `EXPLAIN`: `r:T|U on each of .key`.
+fn described(var: &str, types: &[Option<&str>], key: &str, how: &str) -> String {
+    let names: Vec<&str> = types.iter().flatten().copied().collect();
+    format!(
+        "{var}{}{} on {how}.{key}",
+        if names.is_empty() { "" } else { ":" },
+        names.join("|"),
+    )
+}
 
 /// For `EXPLAIN`: the relationship seek a MATCH of `p` would start with,
 /// given the variables bound before it, as (what it uses, which hop of the
@@ -63,7 +89,8 @@ impl Matcher<'_, '_> {
                 return Ok(None);
             }
         }
-        for (rp, reverse) in [(&el.chain[0].0, false), (last_rel, true)] {
+        let hops = [(&el.chain[0].0, false), (last_rel, true)];
+        for (rp, reverse) in hops {
             if let Some((edges, described)) = self.rel_index_seek(rp, row)? {
                 return Ok(Some(RelSeek {
                     reverse,
@@ -72,7 +99,56 @@ impl Matcher<'_, '_> {
                 }));
             }
         }
+        // A range on a relationship, when no end node has one to seek.
+        let ranged = |np: &NodePattern| {
+            np.var
+                .as_deref()
+                .is_some_and(|v| self.ranges.iter().any(|h| h.var == v))
+        };
+        if ranged(&el.start) || ranged(last_node) {
+            return Ok(None);
+        }
+        for (rp, reverse) in hops {
+            if let Some((edges, described)) = self.rel_range_seek(rp, row)? {
+                return Ok(Some(RelSeek {
+                    reverse,
+                    edges,
+                    described,
+                }));
+            }
+        }
         Ok(None)
+    }
+
+    /// The relationships of `rp`'s types whose property lies within the
+    /// bounds WHERE puts on it, when an index of every type has the key.
+    fn rel_range_seek(&self, rp: &RelPattern, row: &Row) -> Res<Option<(Vec<EdgeId>, String)>> {
+        let (Some(types), Some(var)) = (seek_types(rp), rp.var.as_deref()) else {
+            return Ok(None);
+        };
+        // A null bound passes nothing: the walk finds that without a seek.
+        let Some(Bounds::Range { key, lo, hi }) = self.range_bounds(var, row)? else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        for t in &types {
+            match self
+                .g
+                .find_edges_in_range(*t, &key, lo.as_ref(), hi.as_ref())
+            {
+                Ok(ids) => out.extend(ids),
+                // No index, or bounds of types an index cannot range over.
+                Err(
+                    StorageError::NoIndex(_)
+                    | StorageError::Invalid(_)
+                    | StorageError::Unsupported(_),
+                ) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(Some((out, described(var, &types, &key, "range of "))))
     }
 
     /// Whether a node pattern names something a node seek may start from:
@@ -92,16 +168,8 @@ impl Matcher<'_, '_> {
     /// The relationships of `rp`'s types that an index finds for one of its
     /// inline properties or WHERE conditions, when every type is indexed.
     fn rel_index_seek(&self, rp: &RelPattern, row: &Row) -> Res<Option<(Vec<EdgeId>, String)>> {
-        if rp.length.is_some() {
+        let Some(types) = seek_types(rp) else {
             return Ok(None);
-        }
-        // Without types, an index of every type serves.
-        let types: Vec<Option<&str>> = match rp.types.as_ref() {
-            None => vec![None],
-            Some(t) => match type_names(t) {
-                Some(names) => names.into_iter().map(Some).collect(),
-                None => return Ok(None),
-            },
         };
         let var = rp.var.as_deref();
         let inline = rp.props.as_deref().map(map_entries).unwrap_or_default();
@@ -126,13 +194,11 @@ impl Matcher<'_, '_> {
             if !x.is_storable() {
                 continue;
             }
-            let names: Vec<&str> = types.iter().flatten().copied().collect();
-            let described = format!(
-                "{}{}{} on {}.{key}",
+            let described = described(
                 var.unwrap_or(""),
-                if names.is_empty() { "" } else { ":" },
-                names.join("|"),
-                if element { "each of " } else { "" }
+                &types,
+                key,
+                if element { "each of " } else { "" },
             );
             // A null finds nothing in an index, as neither `= null` nor
             // `null IN list` is ever true.
