@@ -646,13 +646,9 @@ pub trait GraphRead {
     ) -> Result<Vec<NodeId>> {
         let c = self.core();
         let (def, label_filter) = choose_index(c, label, key, IndexKind::Property)?;
-        let mut out = Vec::new();
-        for section in range_sections(lo, hi)? {
-            range_nodes(c, def, &section, label_filter, &mut out)?;
-        }
-        out.sort();
-        out.dedup();
-        Ok(out)
+        each_section(lo, hi, |section, out| {
+            range_nodes(c, def, section, label_filter, out)
+        })
     }
 
     /// Nodes whose list property contains `element`, through a list-element index.
@@ -692,13 +688,9 @@ pub trait GraphRead {
     ) -> Result<Vec<EdgeId>> {
         let c = self.core();
         let (def, type_filter) = choose_index(c, rel_type, key, IndexKind::RelationshipProperty)?;
-        let mut out = Vec::new();
-        for section in range_sections(lo, hi)? {
-            range_edges(c, def, &section, type_filter, &mut out)?;
-        }
-        out.sort();
-        out.dedup();
-        Ok(out)
+        each_section(lo, hi, |section, out| {
+            range_edges(c, def, section, type_filter, out)
+        })
     }
 
     /// Relationships whose list property contains `element`, through a
@@ -1316,6 +1308,21 @@ fn range_sections(lo: Bound<&Value>, hi: Bound<&Value>) -> Result<Vec<Section>> 
         return Ok(vec![]);
     }
     Ok(vec![(owned(lo), owned(hi))])
+}
+
+/// What `scan` finds in each type's section of a range, sorted, once each.
+fn each_section<T: Ord>(
+    lo: Bound<&Value>,
+    hi: Bound<&Value>,
+    mut scan: impl FnMut(&Section, &mut Vec<T>) -> Result<()>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for section in range_sections(lo, hi)? {
+        scan(&section, &mut out)?;
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
 }
 
 /// A numeric bound as an integer bound; `None` when no integer can match.

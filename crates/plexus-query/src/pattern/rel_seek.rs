@@ -90,31 +90,27 @@ impl Matcher<'_, '_> {
             }
         }
         let hops = [(&el.chain[0].0, false), (last_rel, true)];
-        for (rp, reverse) in hops {
-            if let Some((edges, described)) = self.rel_index_seek(rp, row)? {
-                return Ok(Some(RelSeek {
-                    reverse,
-                    edges,
-                    described,
-                }));
-            }
-        }
         // A range on a relationship, when no end node has one to seek.
         let ranged = |np: &NodePattern| {
             np.var
                 .as_deref()
                 .is_some_and(|v| self.ranges.iter().any(|h| h.var == v))
         };
-        if ranged(&el.start) || ranged(last_node) {
-            return Ok(None);
-        }
-        for (rp, reverse) in hops {
-            if let Some((edges, described)) = self.rel_range_seek(rp, row)? {
-                return Ok(Some(RelSeek {
-                    reverse,
-                    edges,
-                    described,
-                }));
+        let ranges = !(ranged(&el.start) || ranged(last_node));
+        for range in [false, true] {
+            for (rp, reverse) in hops {
+                let found = match range {
+                    false => self.rel_index_seek(rp, row)?,
+                    true if ranges => self.rel_range_seek(rp, row)?,
+                    true => None,
+                };
+                if let Some((edges, described)) = found {
+                    return Ok(Some(RelSeek {
+                        reverse,
+                        edges,
+                        described,
+                    }));
+                }
             }
         }
         Ok(None)
