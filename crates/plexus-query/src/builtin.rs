@@ -202,6 +202,19 @@ const BUILTINS: &[Builtin] = &[
     list_update_builtin("plexus.list.add", list_add),
     list_update_builtin("plexus.list.remove", list_remove),
     Builtin {
+        name: "plexus.list.union",
+        inputs: &[
+            ("node", ArgType::Any),
+            ("key", ArgType::String),
+            ("values", ArgType::Any),
+        ],
+        required: 3,
+        outputs: &["changed"],
+        writes: true,
+        body: list_union,
+        filtered: None,
+    },
+    Builtin {
         name: "plexus.temporal.assertNode",
         inputs: &[
             ("id", ArgType::String),
@@ -598,6 +611,13 @@ fn list_remove(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, Que
     list_update(g, args, "plexus.list.remove")
 }
 
+/// `plexus.list.union(node, key, values) YIELD changed`: adds each of the
+/// list `values` that the node's list `key` does not hold, in order; as
+/// commutative as `plexus.list.add`.
+fn list_union(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+    list_update(g, args, "plexus.list.union")
+}
+
 fn list_update(
     g: &mut Graph<'_>,
     args: &[Value],
@@ -612,10 +632,20 @@ fn list_update(
     };
     let value = args[2].clone();
     let t = txn(g, name)?;
-    let changed = if name.ends_with(".add") {
-        t.list_add(node, key, value)?
-    } else {
-        t.list_remove(node, key, value)?
+    let changed = match name {
+        "plexus.list.add" => t.list_add(node, key, value)?,
+        "plexus.list.remove" => t.list_remove(node, key, value)?,
+        _ => match value {
+            Value::List(values) => t.list_union(node, key, values)?,
+            // Null: nothing to add (as an empty list).
+            Value::Null => false,
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "argument `values` of {name} must be a list, not {}",
+                    other.value_type()
+                )))
+            }
+        },
     };
     Ok(vec![vec![Value::Bool(changed)]])
 }

@@ -272,23 +272,42 @@ impl WriteTxn {
     /// time do not conflict with each other: each update is applied again
     /// at commit to the node as it is then (`merge.rs`).
     pub fn list_add(&mut self, node: NodeId, key: &str, value: Value) -> Result<bool> {
-        self.list_update(node, key, crate::merge::ListOp::Add(value))
+        self.list_update(node, key, vec![crate::merge::ListOp::Add(value)])
     }
 
     /// Removes every occurrence of `value` from the list property `key` of
     /// `node`; whether it changed. Commutes as [`WriteTxn::list_add`] does.
     pub fn list_remove(&mut self, node: NodeId, key: &str, value: Value) -> Result<bool> {
-        self.list_update(node, key, crate::merge::ListOp::Remove(value))
+        self.list_update(node, key, vec![crate::merge::ListOp::Remove(value)])
     }
 
-    fn list_update(&mut self, node: NodeId, key: &str, op: crate::merge::ListOp) -> Result<bool> {
-        let (crate::merge::ListOp::Add(v) | crate::merge::ListOp::Remove(v)) = &op;
-        storable(&[(0, v.clone())])?;
+    /// Adds each of `values` that the list property `key` of `node` does
+    /// not hold, in order (a union of the lists, the node's first); whether
+    /// it changed. One write of the node; commutes as
+    /// [`WriteTxn::list_add`] does.
+    pub fn list_union(&mut self, node: NodeId, key: &str, values: Vec<Value>) -> Result<bool> {
+        let ops = values.into_iter().map(crate::merge::ListOp::Add).collect();
+        self.list_update(node, key, ops)
+    }
+
+    fn list_update(
+        &mut self,
+        node: NodeId,
+        key: &str,
+        ops: Vec<crate::merge::ListOp>,
+    ) -> Result<bool> {
+        for op in &ops {
+            let (crate::merge::ListOp::Add(v) | crate::merge::ListOp::Remove(v)) = op;
+            storable(&[(0, v.clone())])?;
+        }
         self.op(|t| {
             let old = t.existing_node(node)?;
             let k = t.core.shared.catalog.intern(Token::PropKey, key)?;
             let mut new = old.clone();
-            let changed = crate::merge::apply(&mut new, k, &op)?;
+            let mut changed = false;
+            for op in &ops {
+                changed |= crate::merge::apply(&mut new, k, op)?;
+            }
             // Merged only where a merge keeps every index right.
             let mergeable = t.mode == IndexMode::Maintain
                 && !t
@@ -307,7 +326,8 @@ impl WriteTxn {
             // transaction committing first may make it change something
             // (an add after a concurrent remove), as in serial order.
             if mergeable {
-                t.merges.entry(node).or_default().push((k, op));
+                let merges = t.merges.entry(node).or_default();
+                merges.extend(ops.into_iter().map(|op| (k, op)));
             }
             Ok(changed)
         })

@@ -1,4 +1,4 @@
-//! List updates that commute (`WriteTxn::list_add`, `list_remove`): many
+//! List updates that commute (`WriteTxn::list_add`, `list_remove`, `list_union`): many
 //! writers attaching sources to one shared node do not conflict with each
 //! other, yet still conflict with a concurrent write or delete of the node,
 //! and indexes on the list stay right.
@@ -179,6 +179,43 @@ fn cypher_list_updates_commute_too() {
     assert!(e.to_string().contains("plexus.list.add"), "{e}");
 }
 
+/// `plexus.list.union` adds what the list lacks, in order, in one write;
+/// two transactions doing so at once both commit.
+#[test]
+fn cypher_list_unions_commute() {
+    let (db, n) = setup(true);
+    let call = |t: &mut plexus::Transaction, ks: &[&str]| -> Value {
+        let ks = Value::List(ks.iter().map(|k| Value::from(*k)).collect());
+        let p = Params::from([("ks".to_string(), ks)]);
+        let text = "MATCH (n:Doc) CALL plexus.list.union(n, 'refs', $ks) YIELD changed \
+                    RETURN changed";
+        t.query(text, &p).unwrap().rows[0][0].clone()
+    };
+    let s = db.session("default").unwrap();
+    let mut one = s.begin().unwrap();
+    let mut two = s.begin().unwrap();
+    assert_eq!(call(&mut one, &["b", "a", "c", "b"]), Value::Bool(true));
+    assert_eq!(call(&mut one, &["c", "a"]), Value::Bool(false));
+    assert_eq!(call(&mut two, &["d", "a"]), Value::Bool(true));
+    assert_eq!(call(&mut two, &[]), Value::Bool(false));
+    one.commit().unwrap();
+    two.commit().unwrap();
+    assert_eq!(refs(&db, n), strings(&["a", "b", "c", "d"]));
+    assert_eq!(
+        found(&db, "d"),
+        1,
+        "the list-element index follows the merge"
+    );
+    let e = db
+        .query(
+            "default",
+            "MATCH (n:Doc) CALL plexus.list.union(n, 'refs', 'x') YIELD changed RETURN changed",
+            &Params::new(),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("must be a list"), "{e}");
+}
+
 /// Found by the model below: a remove that changed nothing in its own
 /// snapshot must still land after an add that commits before it, as the
 /// two would in serial order.
@@ -203,28 +240,50 @@ mod model {
     use proptest::prelude::*;
 
     #[derive(Debug, Clone)]
+    enum How {
+        Add,
+        Remove,
+        /// `list_union` of these values and the first.
+        Union(Vec<u8>),
+    }
+
+    #[derive(Debug, Clone)]
     struct Update {
         node: usize,
-        add: bool,
+        how: How,
         value: u8,
     }
 
     fn update() -> impl Strategy<Value = Update> {
-        (0..3usize, any::<bool>(), 0..6u8).prop_map(|(node, add, value)| Update {
-            node,
-            add,
-            value,
-        })
+        let how = prop_oneof![
+            Just(How::Add),
+            Just(How::Remove),
+            prop::collection::vec(0..6u8, 0..4).prop_map(How::Union),
+        ];
+        (0..3usize, how, 0..6u8).prop_map(|(node, how, value)| Update { node, how, value })
+    }
+
+    fn key(v: u8) -> String {
+        format!("k{v}")
+    }
+
+    /// The values an update names, in order.
+    fn values(u: &Update) -> Vec<u8> {
+        match &u.how {
+            How::Union(more) => std::iter::once(u.value)
+                .chain(more.iter().copied())
+                .collect(),
+            _ => vec![u.value],
+        }
     }
 
     fn apply(list: &mut Vec<String>, u: &Update) {
-        let v = format!("k{}", u.value);
-        if u.add {
-            if !list.contains(&v) {
-                list.push(v);
+        for v in values(u).into_iter().map(key) {
+            match u.how {
+                How::Remove => list.retain(|x| *x != v),
+                _ if !list.contains(&v) => list.push(v),
+                _ => {}
             }
-        } else {
-            list.retain(|x| *x != v);
         }
     }
 
@@ -252,12 +311,16 @@ mod model {
                 .map(|ups| {
                     let mut w = db.write("default").unwrap();
                     for u in ups {
-                        let v = Value::from(format!("k{}", u.value));
-                        if u.add {
-                            w.list_add(nodes[u.node], "refs", v).unwrap();
-                        } else {
-                            w.list_remove(nodes[u.node], "refs", v).unwrap();
-                        }
+                        let v = Value::from(key(u.value));
+                        let n = nodes[u.node];
+                        match u.how {
+                            How::Add => w.list_add(n, "refs", v).unwrap(),
+                            How::Remove => w.list_remove(n, "refs", v).unwrap(),
+                            How::Union(_) => {
+                                let vs = values(u).into_iter().map(|v| Value::from(key(v)));
+                                w.list_union(n, "refs", vs.collect()).unwrap()
+                            }
+                        };
                     }
                     (w, ups)
                 })
