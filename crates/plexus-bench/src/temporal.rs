@@ -160,7 +160,7 @@ struct Outcome {
     answers: Vec<Option<i64>>,
     lookup_us: Vec<f64>,
     /// Node lookups through Cypher by id and by value (Plexus only).
-    cypher_us: [Vec<f64>; 2],
+    cypher_us: [Vec<f64>; 3],
     bytes: u64,
     version: String,
 }
@@ -217,12 +217,12 @@ fn plexus_lookups(db: &Database, qs: &[Query]) -> Res<(Vec<Option<i64>>, Vec<f64
 /// matches the valid-time graph as of the instant, first by the node's id,
 /// then by its property (the valid-time property index): answers checked,
 /// and each form's times.
-fn plexus_cypher_lookups(db: &Database, qs: &[Query]) -> Res<[Vec<f64>; 2]> {
+fn plexus_cypher_lookups(db: &Database, qs: &[Query], nodes: usize) -> Res<[Vec<f64>; 3]> {
     const BY_ID: &str = "MATCH (n) FOR VALID_TIME AS OF $t WHERE elementId(n) = $id RETURN n.v";
     // `hot` may hold the same value then: the answer is checked for `id`.
     const BY_VALUE: &str =
         "MATCH (n {v: $v}) FOR VALID_TIME AS OF $t RETURN elementId(n) AS id, n.v";
-    let mut times = [Vec::new(), Vec::new()];
+    let mut times = [Vec::new(), Vec::new(), Vec::new()];
     for q in qs.iter().filter(|q| q.kind == Kind::Node) {
         let v = match q.expect {
             Some(v) => v,
@@ -255,6 +255,42 @@ fn plexus_cypher_lookups(db: &Database, qs: &[Query]) -> Res<[Vec<f64>; 2]> {
             .into());
         }
     }
+    times[2] = edge_range_lookups(db, qs, nodes)?;
+    Ok(times)
+}
+
+/// Relationship lookups through Cypher by a range of their value (the
+/// valid-time property index, `RelationshipIndexSeek`), answers checked:
+/// through Cypher a relationship holds only while both its nodes do.
+fn edge_range_lookups(db: &Database, qs: &[Query], nodes: usize) -> Res<Vec<f64>> {
+    const BY_RANGE: &str = "MATCH ()-[r:LINK]->() FOR VALID_TIME AS OF $t \
+         WHERE r.v >= $v AND r.v < $v + 1 RETURN elementId(r) AS id, r.v";
+    let since = |i: usize| BASE + i as i64 * STEP;
+    let mut times = Vec::new();
+    for q in qs.iter().filter(|q| q.kind == Kind::Edge) {
+        let j: usize = q.id.trim_start_matches('e').parse().unwrap_or(0);
+        let ends = [j % nodes.max(1), (j * 7 + 1) % nodes.max(1)];
+        let expect = q.expect.filter(|_| ends.iter().all(|&n| since(n) <= q.at));
+        let params = plexus::Params::from([
+            ("t".to_string(), Value::Int(q.at)),
+            ("v".to_string(), Value::Int(j as i64)),
+        ]);
+        let t = Instant::now();
+        let rows = db.query("default", BY_RANGE, &params)?.rows;
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+        let found = rows
+            .iter()
+            .find(|r| r.first() == Some(&Value::String(q.id.clone())))
+            .and_then(|r| r.get(1))
+            .and_then(Value::as_int);
+        if found != expect || rows.len() > 1 {
+            return Err(format!(
+                "plexus through Cypher: {} as of {} by range gave {rows:?}, expected {expect:?}",
+                q.id, q.at
+            )
+            .into());
+        }
+    }
     Ok(times)
 }
 
@@ -275,7 +311,7 @@ fn run_plexus(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome
     let dir = work.join(format!("plexus-{per}"));
     let (db, write_s) = plexus_write(&dir, &writes, per, o.durable)?;
     let (answers, lookup_us) = plexus_lookups(&db, qs)?;
-    let cypher_us = plexus_cypher_lookups(&db, qs)?;
+    let cypher_us = plexus_cypher_lookups(&db, qs, o.nodes)?;
     Ok(Outcome {
         write_s,
         answers,
@@ -310,7 +346,7 @@ fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcom
             .map(|a| a.iter().map(|x| x.as_i64()).collect())
             .unwrap_or_default(),
         lookup_us: floats("lookup_us"),
-        cypher_us: [Vec::new(), Vec::new()],
+        cypher_us: [Vec::new(), Vec::new(), Vec::new()],
         bytes: r["bytes"].as_u64().unwrap_or(0),
         version: r["version"].as_str().unwrap_or("?").into(),
     })
@@ -444,7 +480,7 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
                 "bytes": r.bytes}),
             );
             p50s.push((engine.clone(), p50, rate));
-            for (form, times) in ["id", "value"].into_iter().zip(&r.cypher_us) {
+            for (form, times) in ["id", "value", "edge range"].into_iter().zip(&r.cypher_us) {
                 if !times.is_empty() {
                     let p = |q| percentile(times, q);
                     cypher.push((per, form, p(0.5), p(0.95), times.len()));
@@ -461,10 +497,12 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
     }
     if !cypher.is_empty() {
         table.push_str(
-            "\nThe node lookups through Cypher on Plexus, one auto-commit query each, answers \
+            "\nLookups through Cypher on Plexus, one auto-commit query each, answers \
              checked: by id (`MATCH (n) FOR VALID_TIME AS OF $t WHERE elementId(n) = $id RETURN \
              n.v`) and by value (`MATCH (n {v: $v}) FOR VALID_TIME AS OF $t RETURN elementId(n), \
-             n.v`, the valid-time property index):\n\n\
+             n.v`, the valid-time property index), and relationships by a range of their \
+             value (`MATCH ()-[r:LINK]->() FOR VALID_TIME AS OF $t WHERE r.v >= $v AND r.v < \
+             $v + 1 RETURN elementId(r), r.v`):\n\n\
              | versions per commit | lookup by | Cypher lookup p50 | p95 | lookups |\n\
              |---|---|---:|---:|---:|\n",
         );
