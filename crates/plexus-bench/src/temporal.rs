@@ -241,11 +241,7 @@ fn plexus_cypher_lookups(db: &Database, qs: &[Query], nodes: usize) -> Res<[Vec<
         let t = Instant::now();
         let rows = db.query("default", BY_VALUE, &params)?.rows;
         times[1].push(t.elapsed().as_secs_f64() * 1e6);
-        let found = rows
-            .iter()
-            .find(|r| r.first() == Some(&Value::String(q.id.clone())))
-            .and_then(|r| r.get(1))
-            .and_then(Value::as_int);
+        let found = value_in(&rows, &q.id);
         if got != q.expect || found != q.expect {
             return Err(format!(
                 "plexus through Cypher: {} as of {} gave {got:?} by id, {found:?} by value, \
@@ -257,6 +253,14 @@ fn plexus_cypher_lookups(db: &Database, qs: &[Query], nodes: usize) -> Res<[Vec<
     }
     times[2] = edge_range_lookups(db, qs, nodes)?;
     Ok(times)
+}
+
+/// The integer of the row (`[id, value]`) whose first column is `id`.
+fn value_in(rows: &[Vec<Value>], id: &str) -> Option<i64> {
+    rows.iter()
+        .find(|r| matches!(r.first(), Some(Value::String(s)) if s == id))
+        .and_then(|r| r.get(1))
+        .and_then(Value::as_int)
 }
 
 /// Relationship lookups through Cypher by a range of their value (the
@@ -278,11 +282,7 @@ fn edge_range_lookups(db: &Database, qs: &[Query], nodes: usize) -> Res<Vec<f64>
         let t = Instant::now();
         let rows = db.query("default", BY_RANGE, &params)?.rows;
         times.push(t.elapsed().as_secs_f64() * 1e6);
-        let found = rows
-            .iter()
-            .find(|r| r.first() == Some(&Value::String(q.id.clone())))
-            .and_then(|r| r.get(1))
-            .and_then(Value::as_int);
+        let found = value_in(&rows, &q.id);
         if found != expect || rows.len() > 1 {
             return Err(format!(
                 "plexus through Cypher: {} as of {} by range gave {rows:?}, expected {expect:?}",

@@ -199,21 +199,9 @@ const BUILTINS: &[Builtin] = &[
         body: merge_relationship,
         filtered: None,
     },
-    list_update_builtin("plexus.list.add", list_add),
-    list_update_builtin("plexus.list.remove", list_remove),
-    Builtin {
-        name: "plexus.list.union",
-        inputs: &[
-            ("node", ArgType::Any),
-            ("key", ArgType::String),
-            ("values", ArgType::Any),
-        ],
-        required: 3,
-        outputs: &["changed"],
-        writes: true,
-        body: list_union,
-        filtered: None,
-    },
+    list_update_builtin("plexus.list.add", LIST_VALUE, list_add),
+    list_update_builtin("plexus.list.remove", LIST_VALUE, list_remove),
+    list_update_builtin("plexus.list.union", LIST_VALUES, list_union),
     Builtin {
         name: "plexus.temporal.assertNode",
         inputs: &[
@@ -467,16 +455,30 @@ const BUILTINS: &[Builtin] = &[
     },
 ];
 
-/// `plexus.list.add` and `plexus.list.remove`: `(node, key, value)`,
-/// yielding whether the list changed.
-const fn list_update_builtin(name: &'static str, body: Body) -> Builtin {
+/// The arguments of `plexus.list.add` and `plexus.list.remove`.
+const LIST_VALUE: &[(&str, ArgType)] = &[
+    ("node", ArgType::Any),
+    ("key", ArgType::String),
+    ("value", ArgType::Any),
+];
+
+/// The arguments of `plexus.list.union`.
+const LIST_VALUES: &[(&str, ArgType)] = &[
+    ("node", ArgType::Any),
+    ("key", ArgType::String),
+    ("values", ArgType::Any),
+];
+
+/// `plexus.list.add`, `.remove` and `.union`: `(node, key, value or
+/// values)`, yielding whether the list changed.
+const fn list_update_builtin(
+    name: &'static str,
+    inputs: &'static [(&'static str, ArgType)],
+    body: Body,
+) -> Builtin {
     Builtin {
         name,
-        inputs: &[
-            ("node", ArgType::Any),
-            ("key", ArgType::String),
-            ("value", ArgType::Any),
-        ],
+        inputs,
         required: 3,
         outputs: &["changed"],
         writes: true,

@@ -269,6 +269,43 @@ impl<'a> ValidTimeView<'a> {
         })
     }
 
+    /// The candidates a property index gave (`None`: it cannot answer)
+    /// that hold at the instant with type `rel_type` and a value of `key`
+    /// that passes `keep`.
+    fn indexed_edges(
+        &self,
+        names: Option<Vec<String>>,
+        rel_type: Option<&str>,
+        key: &str,
+        keep: impl Fn(&Value) -> bool,
+    ) -> Result<Vec<EdgeId>> {
+        let Some(names) = names else {
+            return Err(no_index(key));
+        };
+        self.live_edges_among(&names, |e| {
+            rel_type.is_none_or(|t| e.rel_type == t) && e.props.get(key).is_some_and(&keep)
+        })
+    }
+
+    /// The entities of kind `of` that ever had a value of `key` in the
+    /// keys of the range between the bounds (`None`: the index cannot
+    /// answer), and those keys; `Ok(None)` when no value can be in range.
+    fn ever_between(
+        &self,
+        of: Of,
+        key: &str,
+        lo: Bound<&Value>,
+        hi: Bound<&Value>,
+    ) -> Result<Option<Candidates>> {
+        let range = match props::range_keys(of, key, lo, hi) {
+            None => return Err(no_index(key)),
+            Some(None) => return Ok(None),
+            Some(Some(range)) => range,
+        };
+        let names = props::ever_in_range(self.inner, of, &range).map_err(storage)?;
+        Ok(Some((names, range)))
+    }
+
     /// The relationships that hold at the instant (with `keep`), in
     /// number order.
     fn live_edges(&self, keep: impl Fn(&EdgeState) -> bool) -> Result<Vec<EdgeId>> {
@@ -361,6 +398,10 @@ impl<'a> ValidTimeView<'a> {
 }
 
 /// How often each name occurs, by name.
+/// Entity names a property index gave (`None`: it cannot answer), and
+/// the index keys they were found under.
+type Candidates = (Option<Vec<String>>, props::KeyRange);
+
 fn counts_by(names: impl Iterator<Item = String>) -> Vec<(String, u64)> {
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for n in names {
@@ -665,12 +706,9 @@ impl GraphRead for ValidTimeView<'_> {
         lo: Bound<&Value>,
         hi: Bound<&Value>,
     ) -> Result<Vec<NodeId>> {
-        let range = match props::range_keys(Of::Nodes, key, lo, hi) {
-            None => return Err(no_index(key)),
-            Some(None) => return Ok(Vec::new()),
-            Some(Some(range)) => range,
+        let Some((names, range)) = self.ever_between(Of::Nodes, key, lo, hi)? else {
+            return Ok(Vec::new());
         };
-        let names = props::ever_in_range(self.inner, Of::Nodes, &range).map_err(storage)?;
         self.indexed_nodes(names, label, key, |v| {
             props::within(Of::Nodes, key, v, &range)
         })
@@ -697,16 +735,10 @@ impl GraphRead for ValidTimeView<'_> {
         if kind != IndexKind::RelationshipProperty {
             return Err(no_index(key));
         }
-        let Some(names) =
-            props::ever_valued(self.inner, Of::Relationships, key, value).map_err(storage)?
-        else {
-            return Err(no_index(key));
-        };
-        self.live_edges_among(&names, |e| {
-            rel_type.is_none_or(|t| e.rel_type == t)
-                && e.props
-                    .get(key)
-                    .is_some_and(|v| plexus_storage::stored_equal(v, value))
+        let names =
+            props::ever_valued(self.inner, Of::Relationships, key, value).map_err(storage)?;
+        self.indexed_edges(names, rel_type, key, |v| {
+            plexus_storage::stored_equal(v, value)
         })
     }
 
@@ -721,21 +753,11 @@ impl GraphRead for ValidTimeView<'_> {
         lo: Bound<&Value>,
         hi: Bound<&Value>,
     ) -> Result<Vec<EdgeId>> {
-        let range = match props::range_keys(Of::Relationships, key, lo, hi) {
-            None => return Err(no_index(key)),
-            Some(None) => return Ok(Vec::new()),
-            Some(Some(range)) => range,
+        let Some((names, range)) = self.ever_between(Of::Relationships, key, lo, hi)? else {
+            return Ok(Vec::new());
         };
-        let Some(names) =
-            props::ever_in_range(self.inner, Of::Relationships, &range).map_err(storage)?
-        else {
-            return Err(no_index(key));
-        };
-        self.live_edges_among(&names, |e| {
-            rel_type.is_none_or(|t| e.rel_type == t)
-                && e.props
-                    .get(key)
-                    .is_some_and(|v| props::within(Of::Relationships, key, v, &range))
+        self.indexed_edges(names, rel_type, key, |v| {
+            props::within(Of::Relationships, key, v, &range)
         })
     }
 

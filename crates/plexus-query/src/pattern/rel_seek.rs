@@ -47,6 +47,25 @@ fn seek_types(rp: &RelPattern) -> Option<Vec<Option<&str>>> {
     }
 }
 
+/// What `find` gives for each of the types, sorted, once each; `None`
+/// when it has no index for one of them.
+fn each_type<'t>(
+    types: &[Option<&'t str>],
+    mut find: impl FnMut(Option<&'t str>) -> Result<Vec<EdgeId>, StorageError>,
+) -> Res<Option<Vec<EdgeId>>> {
+    let mut out = Vec::new();
+    for t in types {
+        match find(*t) {
+            Ok(ids) => out.extend(ids),
+            Err(StorageError::NoIndex(_)) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(Some(out))
+}
+
 /// What a seek used, for `EXPLAIN`: `r:T|U on each of .key`.
 fn described(var: &str, types: &[Option<&str>], key: &str, how: &str) -> String {
     let names: Vec<&str> = types.iter().flatten().copied().collect();
@@ -126,25 +145,19 @@ impl Matcher<'_, '_> {
         let Some(Bounds::Range { key, lo, hi }) = self.range_bounds(var, row)? else {
             return Ok(None);
         };
-        let mut out = Vec::new();
-        for t in &types {
+        let found = each_type(&types, |t| {
             match self
                 .g
-                .find_edges_in_range(*t, &key, lo.as_ref(), hi.as_ref())
+                .find_edges_in_range(t, &key, lo.as_ref(), hi.as_ref())
             {
-                Ok(ids) => out.extend(ids),
-                // No index, or bounds of types an index cannot range over.
-                Err(
-                    StorageError::NoIndex(_)
-                    | StorageError::Invalid(_)
-                    | StorageError::Unsupported(_),
-                ) => return Ok(None),
-                Err(e) => return Err(e.into()),
+                // Bounds of types an index cannot range over: no seek.
+                Err(StorageError::Invalid(m) | StorageError::Unsupported(m)) => {
+                    Err(StorageError::NoIndex(m))
+                }
+                other => other,
             }
-        }
-        out.sort();
-        out.dedup();
-        Ok(Some((out, described(var, &types, &key, "range of "))))
+        })?;
+        Ok(found.map(|edges| (edges, described(var, &types, &key, "range of "))))
     }
 
     /// Whether a node pattern names something a node seek may start from:
@@ -215,22 +228,10 @@ impl Matcher<'_, '_> {
         key: &str,
         x: &Value,
     ) -> Res<Option<Vec<EdgeId>>> {
-        let mut out = Vec::new();
-        for t in types {
-            let found = if element {
-                self.g.find_edges_with_element(*t, key, x)
-            } else {
-                self.g.find_edges(*t, key, x)
-            };
-            match found {
-                Ok(ids) => out.extend(ids),
-                Err(StorageError::NoIndex(_)) => return Ok(None),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        out.sort();
-        out.dedup();
-        Ok(Some(out))
+        each_type(types, |t| match element {
+            true => self.g.find_edges_with_element(t, key, x),
+            false => self.g.find_edges(t, key, x),
+        })
     }
 
     /// The nodes a walk whose first hop is `hop` leaves from along `edges`,
