@@ -23,9 +23,9 @@ use crate::keys::{node_key, node_version_key, NODES, PROP_INDEX, STATS};
 use crate::record::NodeRecord;
 use crate::schema::IndexDef;
 use crate::write::index_entry_key;
-use plexus_common::Value;
+use plexus_common::{read_u32, read_u64, Value};
 use plexus_kv::{Op, Snapshot, WriteBatch};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One list update.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,9 +77,17 @@ pub(crate) struct Merge {
     pub g: GraphId,
     pub node: NodeId,
     pub ops: Vec<(u32, ListOp)>,
-    /// The graph's property indexes (the transaction's schema; a schema
-    /// change conflicts with it).
+    /// The graph's node property indexes on the updated keys (the
+    /// transaction's schema; a schema change conflicts with it).
     pub indexes: Vec<IndexDef>,
+}
+
+/// A merged node: its stored record, the record after every member's
+/// updates, and the indexes on the keys those updates touched.
+struct Merged {
+    stored: NodeRecord,
+    latest: NodeRecord,
+    indexes: Vec<IndexDef>,
 }
 
 /// Rewrites the record and index entries of each merged node in `batch`
@@ -88,11 +96,9 @@ pub(crate) fn merge(snap: &dyn Snapshot, batch: &mut WriteBatch, merges: &[&Merg
     if merges.is_empty() {
         return Ok(());
     }
-    // node → (the stored record, the record after every member's updates).
-    let mut nodes: HashMap<(GraphId, NodeId), (NodeRecord, NodeRecord, Vec<IndexDef>)> =
-        HashMap::new();
+    let mut nodes: HashMap<(GraphId, NodeId), Merged> = HashMap::new();
     for m in merges {
-        let (_, latest, _) = match nodes.entry((m.g, m.node)) {
+        let merged = match nodes.entry((m.g, m.node)) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
                 let stored = snap
@@ -103,17 +109,36 @@ pub(crate) fn merge(snap: &dyn Snapshot, batch: &mut WriteBatch, merges: &[&Merg
                         StorageError::Corrupt(format!("merged node {} is not stored", m.node))
                     })
                     .and_then(|b| NodeRecord::decode(&b))?;
-                e.insert((stored.clone(), stored, m.indexes.clone()))
+                e.insert(Merged {
+                    latest: stored.clone(),
+                    stored,
+                    indexes: Vec::new(),
+                })
             }
         };
         for (key, op) in &m.ops {
-            apply(latest, *key, op)?;
+            apply(&mut merged.latest, *key, op)?;
+        }
+        for def in &m.indexes {
+            if !merged.indexes.iter().any(|d| d.id == def.id) {
+                merged.indexes.push(def.clone());
+            }
         }
     }
-    // What the members wrote for these nodes was built on older records.
+    // What the members wrote for these nodes was built on older records:
+    // the record, and the entries of the indexes on the lists they
+    // updated (nothing else of a merged node changed). Looked up by the
+    // ids in each key, since a batch holds every member's writes.
+    let entries: HashSet<(u32, u32, u64)> = nodes
+        .iter()
+        .flat_map(|((g, n), m)| m.indexes.iter().map(move |d| (g.0, d.id, n.0)))
+        .collect();
     batch.ops.retain(|op| match op {
-        Op::Put { ks, key, .. } | Op::Delete { ks, key } if *ks == NODES || *ks == PROP_INDEX => {
-            !nodes.keys().any(|(g, n)| owns(*ks, key, *g, *n))
+        Op::Put { ks, key, .. } | Op::Delete { ks, key } if *ks == NODES => {
+            !node_of(key).is_some_and(|gn| nodes.contains_key(&gn))
+        }
+        Op::Put { ks, key, .. } | Op::Delete { ks, key } if *ks == PROP_INDEX => {
+            !index_entry_of(key).is_some_and(|e| entries.contains(&e))
         }
         _ => true,
     });
@@ -124,15 +149,19 @@ pub(crate) fn merge(snap: &dyn Snapshot, batch: &mut WriteBatch, merges: &[&Merg
         // A new version of the graph's node records (`columns.rs`).
         batch.add(STATS, node_version_key(g), 1);
     }
-    for ((g, n), (stored, latest, indexes)) in &nodes {
-        batch.put(NODES, node_key(*g, *n), latest.encode());
-        for def in indexes {
-            let old = def.entries(stored).unwrap_or_default();
-            let new = def.entries(latest)?;
-            for vk in old.iter().filter(|v| !new.contains(v)) {
+    for ((g, n), m) in &nodes {
+        batch.put(NODES, node_key(*g, *n), m.latest.encode());
+        for def in &m.indexes {
+            let old: HashSet<Vec<u8>> = def
+                .entries(&m.stored)
+                .unwrap_or_default()
+                .into_iter()
+                .collect();
+            let new: HashSet<Vec<u8>> = def.entries(&m.latest)?.into_iter().collect();
+            for vk in old.difference(&new) {
                 batch.delete(PROP_INDEX, index_entry_key(*g, def.id, vk, n.0));
             }
-            for vk in new.iter().filter(|v| !old.contains(v)) {
+            for vk in new.difference(&old) {
                 batch.put(PROP_INDEX, index_entry_key(*g, def.id, vk, n.0), vec![]);
             }
         }
@@ -140,13 +169,19 @@ pub(crate) fn merge(snap: &dyn Snapshot, batch: &mut WriteBatch, merges: &[&Merg
     Ok(())
 }
 
-/// Whether `key` of `ks` is node `n`'s record or one of its index entries
-/// (which end in the node's id).
-fn owns(ks: plexus_kv::Ks, key: &[u8], g: GraphId, n: NodeId) -> bool {
-    if ks == NODES {
-        return key == node_key(g, n).as_slice();
+/// The graph and node of a node record's key.
+fn node_of(key: &[u8]) -> Option<(GraphId, NodeId)> {
+    match key.len() {
+        12 => Some((GraphId(read_u32(key, 0)?), NodeId(read_u64(key, 4)?))),
+        _ => None,
     }
-    key.starts_with(&g.0.to_be_bytes()) && key.ends_with(&n.0.to_be_bytes())
+}
+
+/// The graph, index and entity of a property-index entry's key (graph,
+/// index, the value's part, the entity's id).
+fn index_entry_of(key: &[u8]) -> Option<(u32, u32, u64)> {
+    let id = read_u64(key, key.len().checked_sub(8)?)?;
+    Some((read_u32(key, 0)?, read_u32(key, 4)?, id))
 }
 
 #[cfg(test)]

@@ -1322,11 +1322,17 @@ impl WriteTxn {
             let key = Subject::Node(g.0, node.0).hash();
             self.fp.writes.remove(&key);
             self.fp.shares.insert(key);
+            // Only the indexes on the updated lists can change.
+            let indexes = indexes
+                .iter()
+                .filter(|d| ops.iter().any(|(k, _)| *k == d.key))
+                .cloned()
+                .collect();
             out.push(crate::merge::Merge {
                 g,
                 node,
                 ops,
-                indexes: indexes.clone(),
+                indexes,
             });
         }
         out

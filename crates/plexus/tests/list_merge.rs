@@ -231,6 +231,54 @@ fn an_update_that_changed_nothing_in_its_snapshot_still_lands() {
     assert_eq!(refs(&db, n), Value::List(vec![]));
 }
 
+/// A merged node's rewrite replaces only its own index entries: a
+/// relationship index entry of the same transaction ends in an id too, and
+/// one equal to the node's must survive.
+#[test]
+fn a_merge_keeps_relationship_index_entries_of_the_same_id() {
+    let db = Database::in_memory().unwrap();
+    db.query(
+        "default",
+        "CREATE INDEX FOR ()-[r:CITES]-() ON (r.year)",
+        &Params::new(),
+    )
+    .unwrap();
+    let mut t = db.write("default").unwrap();
+    let mut nodes = Vec::new();
+    for i in 0..4 {
+        nodes.push(
+            t.create_node(Some(&format!("n{i}")), &["Doc"], &Props::new())
+                .unwrap(),
+        );
+    }
+    let mut edges = Vec::new();
+    for i in 0..4 {
+        edges.push(
+            t.create_edge(None, nodes[i], nodes[(i + 1) % 4], "CITES", &Props::new())
+                .unwrap(),
+        );
+    }
+    t.commit().unwrap();
+    // Every pair of a node and a relationship with the same id.
+    let mut pairs = 0;
+    for n in &nodes {
+        let Some(e) = edges.iter().find(|e| e.0 == n.0) else {
+            continue;
+        };
+        pairs += 1;
+        let mut t = db.write("default").unwrap();
+        assert!(t.list_add(*n, "refs", Value::from("k")).unwrap());
+        t.set_edge_property(*e, "year", Value::Int(2000 + n.0 as i64))
+            .unwrap();
+        t.commit().unwrap();
+        let p = Params::from([("y".to_string(), Value::Int(2000 + n.0 as i64))]);
+        let q = "MATCH ()-[r:CITES]->() WHERE r.year = $y RETURN r";
+        let rows = db.query("default", q, &p).unwrap().rows;
+        assert_eq!(rows.len(), 1, "the index lost relationship {}", e.0);
+    }
+    assert!(pairs > 0, "no node shares an id with a relationship");
+}
+
 mod model {
     //! Random transactions of list updates on a few nodes, open at once and
     //! committed in a random order, against a model that applies each
