@@ -8,7 +8,7 @@ use crate::error::QueryError;
 use crate::graph::{node_value, rel_value};
 use crate::procedure::ArgType;
 use plexus_common::Value;
-use plexus_storage::{Direction, EdgeId, GraphRead, NodeId, Props, WriteTxn};
+use plexus_storage::{Direction, EdgeId, Entity, GraphRead, NodeId, Props, WriteTxn};
 
 /// What a built-in procedure may touch: as the query that calls it.
 pub(crate) enum Graph<'a> {
@@ -457,20 +457,20 @@ const BUILTINS: &[Builtin] = &[
 
 /// The arguments of `plexus.list.add` and `plexus.list.remove`.
 const LIST_VALUE: &[(&str, ArgType)] = &[
-    ("node", ArgType::Any),
+    ("entity", ArgType::Any),
     ("key", ArgType::String),
     ("value", ArgType::Any),
 ];
 
 /// The arguments of `plexus.list.union`.
 const LIST_VALUES: &[(&str, ArgType)] = &[
-    ("node", ArgType::Any),
+    ("entity", ArgType::Any),
     ("key", ArgType::String),
     ("values", ArgType::Any),
 ];
 
-/// `plexus.list.add`, `.remove` and `.union`: `(node, key, value or
-/// values)`, yielding whether the list changed.
+/// `plexus.list.add`, `.remove` and `.union`: `(entity, key, value or
+/// values)` of a node or relationship, yielding whether the list changed.
 const fn list_update_builtin(
     name: &'static str,
     inputs: &'static [(&'static str, ArgType)],
@@ -600,21 +600,22 @@ fn add_labels(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, Quer
     Ok(out)
 }
 
-/// `plexus.list.add(node, key, value) YIELD changed`: adds `value` to the
-/// node's list `key` unless it holds it. Writers doing so to one node at
-/// the same time do not conflict (`WriteTxn::list_add`).
+/// `plexus.list.add(entity, key, value) YIELD changed`: adds `value` to
+/// the list `key` of a node or relationship unless it holds it. Writers
+/// doing so to one entity at the same time do not conflict
+/// (`WriteTxn::list_add`).
 fn list_add(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
     list_update(g, args, "plexus.list.add")
 }
 
-/// `plexus.list.remove(node, key, value) YIELD changed`: removes every
-/// occurrence of `value` from the node's list `key`.
+/// `plexus.list.remove(entity, key, value) YIELD changed`: removes every
+/// occurrence of `value` from the entity's list `key`.
 fn list_remove(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
     list_update(g, args, "plexus.list.remove")
 }
 
-/// `plexus.list.union(node, key, values) YIELD changed`: adds each of the
-/// list `values` that the node's list `key` does not hold, in order; as
+/// `plexus.list.union(entity, key, values) YIELD changed`: adds each of
+/// the list `values` that the entity's list `key` does not hold, in order; as
 /// commutative as `plexus.list.add`.
 fn list_union(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
     list_update(g, args, "plexus.list.union")
@@ -625,7 +626,16 @@ fn list_update(
     args: &[Value],
     name: &str,
 ) -> Result<Vec<Vec<Value>>, QueryError> {
-    let node = node_arg(&args[0], name, "node")?;
+    let of = match &args[0] {
+        Value::Node(n) => Entity::Node(NodeId(n.id)),
+        Value::Relationship(r) => Entity::Edge(EdgeId(r.id)),
+        other => {
+            return Err(QueryError::type_error(format!(
+                "argument `entity` of {name} must be a node or a relationship, not {}",
+                other.value_type()
+            )))
+        }
+    };
     let Value::String(key) = &args[1] else {
         return Err(QueryError::type_error(format!(
             "argument `key` of {name} must be a string, not {}",
@@ -635,10 +645,10 @@ fn list_update(
     let value = args[2].clone();
     let t = txn(g, name)?;
     let changed = match name {
-        "plexus.list.add" => t.list_add(node, key, value)?,
-        "plexus.list.remove" => t.list_remove(node, key, value)?,
+        "plexus.list.add" => t.list_add(of, key, value)?,
+        "plexus.list.remove" => t.list_remove(of, key, value)?,
         _ => match value {
-            Value::List(values) => t.list_union(node, key, values)?,
+            Value::List(values) => t.list_union(of, key, values)?,
             // Null: nothing to add (as an empty list).
             Value::Null => false,
             other => {

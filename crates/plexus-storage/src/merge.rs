@@ -1,26 +1,29 @@
-//! List updates that commute: adding an element to a node's list property
-//! if it is absent, or removing one (`WriteTxn::list_add`, `list_remove`).
+//! List updates that commute: adding an element to a node's or a
+//! relationship's list property if it is absent, or removing one
+//! (`WriteTxn::list_add`, `list_remove`, `list_union`).
 //!
-//! AI-memory tools attach provenance (source keys) to shared nodes from
-//! many writers at once. As ordinary writes, two transactions adding
-//! different keys to one node conflict (first committer wins) and one must
-//! retry. As list updates they commute: a node that a transaction changed
-//! only through them *shares* the node's conflict key instead of writing
-//! it (conflicting with a concurrent write or delete of the node, not with
-//! another list update), and at commit, with the store as it is under the
-//! commit lock, its record is rebuilt from the latest stored one with the
-//! updates applied in order, its property-index entries recomputed against
-//! that record ([`merge`], like adjacency's settling).
+//! AI-memory tools attach provenance (source keys) to shared nodes and
+//! relationships from many writers at once. As ordinary writes, two
+//! transactions adding different keys to one node conflict (first
+//! committer wins) and one must retry. As list updates they commute: an
+//! entity that a transaction changed only through them *shares* its
+//! conflict key instead of writing it (conflicting with a concurrent write
+//! or delete of it, not with another list update), and at commit, with the
+//! store as it is under the commit lock, its record is rebuilt from the
+//! latest stored one with the updates applied in order, its property-index
+//! entries recomputed against that record ([`merge`], like adjacency's
+//! settling).
 //!
-//! Not merged (written as ordinary writes, so conflicting as before): a
-//! node the transaction also changed otherwise, one under a unique or
+//! Not merged (written as ordinary writes, so conflicting as before): an
+//! entity the transaction also changed otherwise, one under a unique or
 //! maintained (vector) index on the list's key, and any write while index
 //! maintenance is deferred.
 
 use crate::error::{Result, StorageError};
-use crate::ids::{GraphId, NodeId};
-use crate::keys::{node_key, node_version_key, NODES, PROP_INDEX, STATS};
-use crate::record::NodeRecord;
+use crate::ids::{EdgeId, GraphId, NodeId};
+use crate::keys::{edge_key, node_key, node_version_key, EDGES, NODES, PROP_INDEX, STATS};
+use crate::read::Entity;
+use crate::record::{EdgeRecord, NodeRecord};
 use crate::schema::IndexDef;
 use crate::write::index_entry_key;
 use plexus_common::{read_u32, read_u64, Value};
@@ -36,21 +39,92 @@ pub(crate) enum ListOp {
     Remove(Value),
 }
 
-/// A list property as the node holds it: absent is empty.
-pub(crate) fn list_of(rec: &NodeRecord, key: u32) -> Result<Vec<Value>> {
-    match crate::record::prop(&rec.props, key) {
+/// A record whose list properties merges update: a node's or a
+/// relationship's.
+pub(crate) trait Listed: Clone {
+    /// "node" or "relationship", for errors.
+    const WHAT: &'static str;
+    fn user_key(&self) -> &str;
+    fn props(&self) -> &[(u32, Value)];
+    fn props_mut(&mut self) -> &mut Vec<(u32, Value)>;
+    fn encode(&self) -> Vec<u8>;
+    /// The entries of a property index this record holds.
+    fn entries(&self, def: &IndexDef) -> Result<Vec<Vec<u8>>>;
+    /// The committed record of entity `id` of graph `g`.
+    fn stored(snap: &dyn Snapshot, g: GraphId, id: u64) -> Result<Option<Self>>;
+    /// The record's key as transactions write it.
+    fn key(g: GraphId, id: u64) -> Vec<u8>;
+}
+
+/// The accessors of [`Listed`] both records have as fields.
+macro_rules! record_fields {
+    () => {
+        fn user_key(&self) -> &str {
+            &self.key
+        }
+        fn props(&self) -> &[(u32, Value)] {
+            &self.props
+        }
+        fn props_mut(&mut self) -> &mut Vec<(u32, Value)> {
+            &mut self.props
+        }
+    };
+}
+
+impl Listed for NodeRecord {
+    const WHAT: &'static str = "node";
+    record_fields!();
+    fn encode(&self) -> Vec<u8> {
+        NodeRecord::encode(self)
+    }
+    fn entries(&self, def: &IndexDef) -> Result<Vec<Vec<u8>>> {
+        def.entries(self)
+    }
+    fn stored(snap: &dyn Snapshot, g: GraphId, id: u64) -> Result<Option<Self>> {
+        snap.get(NODES, &node_key(g, NodeId(id)))?
+            .map(|b| NodeRecord::decode(&b))
+            .transpose()
+    }
+    fn key(g: GraphId, id: u64) -> Vec<u8> {
+        node_key(g, NodeId(id))
+    }
+}
+
+impl Listed for EdgeRecord {
+    const WHAT: &'static str = "relationship";
+    record_fields!();
+    fn encode(&self) -> Vec<u8> {
+        EdgeRecord::encode(self)
+    }
+    fn entries(&self, def: &IndexDef) -> Result<Vec<Vec<u8>>> {
+        def.edge_entries(self)
+    }
+    fn stored(snap: &dyn Snapshot, g: GraphId, id: u64) -> Result<Option<Self>> {
+        crate::edge_blocks::record(snap, g, EdgeId(id))?
+            .map(|b| EdgeRecord::decode(&b))
+            .transpose()
+    }
+    fn key(g: GraphId, id: u64) -> Vec<u8> {
+        edge_key(g, EdgeId(id))
+    }
+}
+
+/// A list property as the record holds it: absent is empty.
+pub(crate) fn list_of<R: Listed>(rec: &R, key: u32) -> Result<Vec<Value>> {
+    match crate::record::prop(rec.props(), key) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::List(items)) => Ok(items.clone()),
         Some(other) => Err(StorageError::Invalid(format!(
-            "node '{}' holds {} there, not a list",
-            rec.key,
+            "{} '{}' holds {} there, not a list",
+            R::WHAT,
+            rec.user_key(),
             other.value_type().name()
         ))),
     }
 }
 
 /// Applies `op` to the list `key` of `rec`; false when nothing changed.
-pub(crate) fn apply(rec: &mut NodeRecord, key: u32, op: &ListOp) -> Result<bool> {
+pub(crate) fn apply(rec: &mut impl Listed, key: u32, op: &ListOp) -> Result<bool> {
     let mut list = list_of(rec, key)?;
     let changed = match op {
         ListOp::Add(v) if list.contains(v) => false,
@@ -65,50 +139,49 @@ pub(crate) fn apply(rec: &mut NodeRecord, key: u32, op: &ListOp) -> Result<bool>
         }
     };
     if changed {
-        crate::record::set_prop(&mut rec.props, key, Value::List(list));
+        crate::record::set_prop(rec.props_mut(), key, Value::List(list));
     }
     Ok(changed)
 }
 
-/// The list updates one transaction made to one node, to apply again at
-/// commit to the node as it is then.
+/// The list updates one transaction made to one entity, to apply again
+/// at commit to the entity as it is then.
 #[derive(Debug, Clone)]
 pub(crate) struct Merge {
     pub g: GraphId,
-    pub node: NodeId,
+    pub target: Entity,
     pub ops: Vec<(u32, ListOp)>,
-    /// The graph's node property indexes on the updated keys (the
-    /// transaction's schema; a schema change conflicts with it).
+    /// The graph's property indexes of the entity's kind on the updated
+    /// keys (the transaction's schema; a schema change conflicts with it).
     pub indexes: Vec<IndexDef>,
 }
 
-/// A merged node: its stored record, the record after every member's
+/// A merged entity: its stored record, the record after every member's
 /// updates, and the indexes on the keys those updates touched.
-struct Merged {
-    stored: NodeRecord,
-    latest: NodeRecord,
+struct Merged<R> {
+    stored: R,
+    latest: R,
     indexes: Vec<IndexDef>,
 }
 
-/// Rewrites the record and index entries of each merged node in `batch`
-/// (the members' merges in commit order) from the record `snap` holds.
-pub(crate) fn merge(snap: &dyn Snapshot, batch: &mut WriteBatch, merges: &[&Merge]) -> Result<()> {
-    if merges.is_empty() {
-        return Ok(());
+/// The merged entities of one kind, by graph and id.
+struct Rewrites<R>(HashMap<(u32, u64), Merged<R>>);
+
+impl<R: Listed> Rewrites<R> {
+    fn new() -> Self {
+        Rewrites(HashMap::new())
     }
-    let mut nodes: HashMap<(GraphId, NodeId), Merged> = HashMap::new();
-    for m in merges {
-        let merged = match nodes.entry((m.g, m.node)) {
+
+    /// Applies `m`'s updates to entity `id`, read from `snap` first.
+    fn gather(&mut self, snap: &dyn Snapshot, m: &Merge, id: u64) -> Result<()> {
+        let merged = match self.0.entry((m.g.0, id)) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
-                let stored = snap
-                    .get(NODES, &node_key(m.g, m.node))?
-                    .ok_or_else(|| {
-                        // A delete of the node conflicts with the update (it
-                        // shares the node): reaching here means damaged data.
-                        StorageError::Corrupt(format!("merged node {} is not stored", m.node))
-                    })
-                    .and_then(|b| NodeRecord::decode(&b))?;
+                // A delete of the entity conflicts with the update (it
+                // shares the entity): reaching here means damaged data.
+                let stored = R::stored(snap, m.g, id)?.ok_or_else(|| {
+                    StorageError::Corrupt(format!("merged {} {id} is not stored", R::WHAT))
+                })?;
                 e.insert(Merged {
                     latest: stored.clone(),
                     stored,
@@ -124,57 +197,86 @@ pub(crate) fn merge(snap: &dyn Snapshot, batch: &mut WriteBatch, merges: &[&Merg
                 merged.indexes.push(def.clone());
             }
         }
+        Ok(())
     }
-    // What the members wrote for these nodes was built on older records:
-    // the record, and the entries of the indexes on the lists they
-    // updated (nothing else of a merged node changed). Looked up by the
-    // ids in each key, since a batch holds every member's writes.
-    let entries: HashSet<(u32, u32, u64)> = nodes
-        .iter()
-        .flat_map(|((g, n), m)| m.indexes.iter().map(move |d| (g.0, d.id, n.0)))
-        .collect();
+
+    /// Whether `key` (12 bytes: graph, id) is a merged entity's record.
+    fn holds(&self, key: &[u8]) -> bool {
+        key.len() == 12
+            && read_u32(key, 0)
+                .zip(read_u64(key, 4))
+                .is_some_and(|gid| self.0.contains_key(&gid))
+    }
+
+    /// (graph, index, id) of every index entry the merges recompute.
+    fn entries(&self) -> impl Iterator<Item = (u32, u32, u64)> + '_ {
+        self.0
+            .iter()
+            .flat_map(|((g, id), m)| m.indexes.iter().map(move |d| (*g, d.id, *id)))
+    }
+
+    /// Writes each merged record and its index entries' changes.
+    fn write(&self, batch: &mut WriteBatch, ks: plexus_kv::Ks) -> Result<()> {
+        for ((g, id), m) in &self.0 {
+            let g = GraphId(*g);
+            batch.put(ks, R::key(g, *id), m.latest.encode());
+            for def in &m.indexes {
+                let old: HashSet<Vec<u8>> = m
+                    .stored
+                    .entries(def)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect();
+                let new: HashSet<Vec<u8>> = m.latest.entries(def)?.into_iter().collect();
+                for vk in old.difference(&new) {
+                    batch.delete(PROP_INDEX, index_entry_key(g, def.id, vk, *id));
+                }
+                for vk in new.difference(&old) {
+                    batch.put(PROP_INDEX, index_entry_key(g, def.id, vk, *id), vec![]);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Rewrites the record and index entries of each merged entity in `batch`
+/// (the members' merges in commit order) from the record `snap` holds.
+pub(crate) fn merge(snap: &dyn Snapshot, batch: &mut WriteBatch, merges: &[&Merge]) -> Result<()> {
+    if merges.is_empty() {
+        return Ok(());
+    }
+    let mut nodes = Rewrites::<NodeRecord>::new();
+    let mut edges = Rewrites::<EdgeRecord>::new();
+    for m in merges {
+        match m.target {
+            Entity::Node(n) => nodes.gather(snap, m, n.0)?,
+            Entity::Edge(e) => edges.gather(snap, m, e.0)?,
+        }
+    }
+    // What the members wrote for these entities was built on older
+    // records: the record, and the entries of the indexes on the lists
+    // they updated (nothing else of a merged entity changed). Looked up by
+    // the ids in each key, since a batch holds every member's writes.
+    let entries: HashSet<(u32, u32, u64)> = nodes.entries().chain(edges.entries()).collect();
     batch.ops.retain(|op| match op {
-        Op::Put { ks, key, .. } | Op::Delete { ks, key } if *ks == NODES => {
-            !node_of(key).is_some_and(|gn| nodes.contains_key(&gn))
-        }
-        Op::Put { ks, key, .. } | Op::Delete { ks, key } if *ks == PROP_INDEX => {
-            !index_entry_of(key).is_some_and(|e| entries.contains(&e))
-        }
+        Op::Put { ks, key, .. } | Op::Delete { ks, key } => match *ks {
+            NODES => !nodes.holds(key),
+            EDGES => !edges.holds(key),
+            PROP_INDEX => !index_entry_of(key).is_some_and(|e| entries.contains(&e)),
+            _ => true,
+        },
         _ => true,
     });
-    let mut graphs: Vec<GraphId> = nodes.keys().map(|(g, _)| *g).collect();
+    let mut graphs: Vec<u32> = nodes.0.keys().map(|(g, _)| *g).collect();
     graphs.sort();
     graphs.dedup();
     for g in graphs {
         // A new version of the graph's node records (`columns.rs`).
-        batch.add(STATS, node_version_key(g), 1);
+        batch.add(STATS, node_version_key(GraphId(g)), 1);
     }
-    for ((g, n), m) in &nodes {
-        batch.put(NODES, node_key(*g, *n), m.latest.encode());
-        for def in &m.indexes {
-            let old: HashSet<Vec<u8>> = def
-                .entries(&m.stored)
-                .unwrap_or_default()
-                .into_iter()
-                .collect();
-            let new: HashSet<Vec<u8>> = def.entries(&m.latest)?.into_iter().collect();
-            for vk in old.difference(&new) {
-                batch.delete(PROP_INDEX, index_entry_key(*g, def.id, vk, n.0));
-            }
-            for vk in new.difference(&old) {
-                batch.put(PROP_INDEX, index_entry_key(*g, def.id, vk, n.0), vec![]);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The graph and node of a node record's key.
-fn node_of(key: &[u8]) -> Option<(GraphId, NodeId)> {
-    match key.len() {
-        12 => Some((GraphId(read_u32(key, 0)?), NodeId(read_u64(key, 4)?))),
-        _ => None,
-    }
+    nodes.write(batch, NODES)?;
+    edges.write(batch, EDGES)
 }
 
 /// The graph, index and entity of a property-index entry's key (graph,

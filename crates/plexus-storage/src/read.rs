@@ -59,6 +59,18 @@ pub enum Entity {
     Edge(EdgeId),
 }
 
+impl From<NodeId> for Entity {
+    fn from(n: NodeId) -> Entity {
+        Entity::Node(n)
+    }
+}
+
+impl From<EdgeId> for Entity {
+    fn from(e: EdgeId) -> Entity {
+        Entity::Edge(e)
+    }
+}
+
 /// The valid-time version an entity of a valid-time view is
 /// ([`GraphRead::valid_version`]): its id, the valid interval it was
 /// written for, `[from, to)` (`to` `None`: open), in microseconds, and when

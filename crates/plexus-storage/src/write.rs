@@ -14,7 +14,7 @@ use crate::error::{Result, StorageError};
 use crate::ids::{Direction, EdgeId, GraphId, NodeId};
 use crate::keys::*;
 use crate::occ::{Footprint, Subject};
-use crate::read::{edge_record, node_record, GraphRead, Props};
+use crate::read::{edge_record, node_record, Entity, GraphRead, Props};
 use crate::record::{set_prop, EdgeRecord, NodeRecord};
 use crate::schema::{
     ConstraintDef, ConstraintKind, ConstraintSpec, IndexDef, IndexKind, IndexMode, IndexSpec,
@@ -47,11 +47,11 @@ pub struct WriteTxn {
     fp: Footprint,
     mode: IndexMode,
     counters: Counters,
-    /// List updates per node, merged at commit (`merge.rs`).
-    merges: std::collections::HashMap<NodeId, Vec<(u32, crate::merge::ListOp)>>,
-    /// Nodes changed otherwise than by list updates: written as they are.
-    written: std::collections::HashSet<NodeId>,
-    /// Set while a list update writes its node.
+    /// List updates per node or relationship, merged at commit (`merge.rs`).
+    merges: std::collections::HashMap<Entity, Vec<(u32, crate::merge::ListOp)>>,
+    /// Entities changed otherwise than by list updates: written as they are.
+    written: std::collections::HashSet<Entity>,
+    /// Set while a list update writes its entity.
     listing: bool,
 }
 
@@ -266,33 +266,40 @@ impl WriteTxn {
         })
     }
 
-    /// Adds `value` to the list property `key` of `node` unless the list
-    /// holds it (an absent property is an empty list); whether it changed.
-    /// Transactions that update the same node's list this way at the same
-    /// time do not conflict with each other: each update is applied again
-    /// at commit to the node as it is then (`merge.rs`).
-    pub fn list_add(&mut self, node: NodeId, key: &str, value: Value) -> Result<bool> {
-        self.list_update(node, key, vec![crate::merge::ListOp::Add(value)])
+    /// Adds `value` to the list property `key` of a node or relationship
+    /// unless the list holds it (an absent property is an empty list);
+    /// whether it changed. Transactions that update the same entity's list
+    /// this way at the same time do not conflict with each other: each
+    /// update is applied again at commit to the entity as it is then
+    /// (`merge.rs`).
+    pub fn list_add(&mut self, of: impl Into<Entity>, key: &str, value: Value) -> Result<bool> {
+        self.list_update(of.into(), key, vec![crate::merge::ListOp::Add(value)])
     }
 
     /// Removes every occurrence of `value` from the list property `key` of
-    /// `node`; whether it changed. Commutes as [`WriteTxn::list_add`] does.
-    pub fn list_remove(&mut self, node: NodeId, key: &str, value: Value) -> Result<bool> {
-        self.list_update(node, key, vec![crate::merge::ListOp::Remove(value)])
+    /// a node or relationship; whether it changed. Commutes as
+    /// [`WriteTxn::list_add`] does.
+    pub fn list_remove(&mut self, of: impl Into<Entity>, key: &str, value: Value) -> Result<bool> {
+        self.list_update(of.into(), key, vec![crate::merge::ListOp::Remove(value)])
     }
 
-    /// Adds each of `values` that the list property `key` of `node` does
-    /// not hold, in order (a union of the lists, the node's first); whether
-    /// it changed. One write of the node; commutes as
-    /// [`WriteTxn::list_add`] does.
-    pub fn list_union(&mut self, node: NodeId, key: &str, values: Vec<Value>) -> Result<bool> {
+    /// Adds each of `values` that the list property `key` of a node or
+    /// relationship does not hold, in order (a union of the lists, the
+    /// entity's first); whether it changed. One write of the entity;
+    /// commutes as [`WriteTxn::list_add`] does.
+    pub fn list_union(
+        &mut self,
+        of: impl Into<Entity>,
+        key: &str,
+        values: Vec<Value>,
+    ) -> Result<bool> {
         let ops = values.into_iter().map(crate::merge::ListOp::Add).collect();
-        self.list_update(node, key, ops)
+        self.list_update(of.into(), key, ops)
     }
 
     fn list_update(
         &mut self,
-        node: NodeId,
+        of: Entity,
         key: &str,
         ops: Vec<crate::merge::ListOp>,
     ) -> Result<bool> {
@@ -301,13 +308,7 @@ impl WriteTxn {
             storable(&[(0, v.clone())])?;
         }
         self.op(|t| {
-            let old = t.existing_node(node)?;
             let k = t.core.shared.catalog.intern(Token::PropKey, key)?;
-            let mut new = old.clone();
-            let mut changed = false;
-            for op in &ops {
-                changed |= crate::merge::apply(&mut new, k, op)?;
-            }
             // Merged only where a merge keeps every index right.
             let mergeable = t.mode == IndexMode::Maintain
                 && !t
@@ -316,21 +317,42 @@ impl WriteTxn {
                     .indexes
                     .iter()
                     .any(|d| d.key == k && (d.unique || d.kind.is_maintained()));
-            if changed {
-                t.listing = mergeable;
-                let written = t.write_node(node, Some(&old), Some(&new));
-                t.listing = false;
-                written?;
-            }
+            t.listing = mergeable;
+            let changed = match of {
+                Entity::Node(n) => t.list_write(n, k, &ops),
+                Entity::Edge(e) => t.list_write(e, k, &ops),
+            };
+            t.listing = false;
+            let changed = changed?;
             // Merged even when it changed nothing here: another
             // transaction committing first may make it change something
             // (an add after a concurrent remove), as in serial order.
             if mergeable {
-                let merges = t.merges.entry(node).or_default();
+                let merges = t.merges.entry(of).or_default();
                 merges.extend(ops.into_iter().map(|op| (k, op)));
             }
             Ok(changed)
         })
+    }
+
+    /// Applies list updates to one entity's record and writes it if they
+    /// changed it; whether they did.
+    fn list_write<I: ListTarget>(
+        &mut self,
+        id: I,
+        k: u32,
+        ops: &[crate::merge::ListOp],
+    ) -> Result<bool> {
+        let old = id.existing(self)?;
+        let mut new = old.clone();
+        let mut changed = false;
+        for op in ops {
+            changed |= crate::merge::apply(&mut new, k, op)?;
+        }
+        if changed {
+            id.write(self, &old, &new)?;
+        }
+        Ok(changed)
     }
 
     /// Sets one property of a node; a null value removes it.
@@ -495,7 +517,7 @@ impl WriteTxn {
         let g = self.g();
         self.fp.writes.insert(Subject::Node(g.0, id.0).hash());
         if !self.listing {
-            self.written.insert(id);
+            self.written.insert(Entity::Node(id));
         }
         let nk = node_key(g, id);
         match new {
@@ -787,6 +809,9 @@ impl WriteTxn {
         self.counters.edge(old, new);
         let g = self.g();
         self.fp.writes.insert(Subject::Edge(g.0, id.0).hash());
+        if !self.listing {
+            self.written.insert(Entity::Edge(id));
+        }
         let ek = edge_key(g, id);
         match new {
             Some(r) => self.ov().put(EDGES, ek, r.encode()),
@@ -1310,27 +1335,31 @@ impl WriteTxn {
             .schema
             .indexes
             .iter()
-            .filter(|d| !d.kind.is_maintained() && !d.kind.on_relationships() && !d.stale)
+            .filter(|d| !d.kind.is_maintained() && !d.stale)
             .cloned()
             .collect();
         let merges = std::mem::take(&mut self.merges);
         let mut out = Vec::new();
-        for (node, ops) in merges
+        for (target, ops) in merges
             .into_iter()
-            .filter(|(n, _)| !self.written.contains(n))
+            .filter(|(e, _)| !self.written.contains(e))
         {
-            let key = Subject::Node(g.0, node.0).hash();
+            let (key, edge) = match target {
+                Entity::Node(n) => (Subject::Node(g.0, n.0).hash(), false),
+                Entity::Edge(e) => (Subject::Edge(g.0, e.0).hash(), true),
+            };
             self.fp.writes.remove(&key);
             self.fp.shares.insert(key);
-            // Only the indexes on the updated lists can change.
+            // Only the indexes of its kind on the updated lists can change.
             let indexes = indexes
                 .iter()
+                .filter(|d| d.kind.on_relationships() == edge)
                 .filter(|d| ops.iter().any(|(k, _)| *k == d.key))
                 .cloned()
                 .collect();
             out.push(crate::merge::Merge {
                 g,
-                node,
+                target,
                 ops,
                 indexes,
             });
@@ -1389,6 +1418,33 @@ fn settle(
 
 /// The key of an index entry: the index, the value key, then the id of
 /// the node (or, in a relationship index, the relationship) holding it.
+/// A node or relationship id, for list updates (`WriteTxn::list_write`).
+trait ListTarget: Copy {
+    type Record: crate::merge::Listed;
+    fn existing(self, t: &WriteTxn) -> Result<Self::Record>;
+    fn write(self, t: &mut WriteTxn, old: &Self::Record, new: &Self::Record) -> Result<()>;
+}
+
+impl ListTarget for NodeId {
+    type Record = NodeRecord;
+    fn existing(self, t: &WriteTxn) -> Result<NodeRecord> {
+        t.existing_node(self)
+    }
+    fn write(self, t: &mut WriteTxn, old: &NodeRecord, new: &NodeRecord) -> Result<()> {
+        t.write_node(self, Some(old), Some(new))
+    }
+}
+
+impl ListTarget for EdgeId {
+    type Record = EdgeRecord;
+    fn existing(self, t: &WriteTxn) -> Result<EdgeRecord> {
+        t.existing_edge(self)
+    }
+    fn write(self, t: &mut WriteTxn, old: &EdgeRecord, new: &EdgeRecord) -> Result<()> {
+        t.write_edge(self, Some(old), Some(new))
+    }
+}
+
 pub(crate) fn index_entry_key(g: GraphId, index: u32, vk: &[u8], id: u64) -> Vec<u8> {
     let mut k = token_prefix(g, index);
     k.extend_from_slice(vk);

@@ -39,10 +39,10 @@ pub use plexus_query::{
 };
 pub use plexus_storage::{
     BulkEdge, BulkNode, BulkOptions, BulkReport, CommitStats, ConstraintInfo, ConstraintKind,
-    ConstraintSpec, Counters, DeleteMode, Direction, Edge, EdgeId, GraphRead, IndexInfo, IndexKind,
-    IndexMode, IndexSpec, IntegrityReport, Isolation, KeyspaceSpace, Neighbor, Node, NodeId,
-    Origin, Per, Props, ReadTxn, SpaceReport, SpillLimit, StorageError, TypeId, UpgradeReport,
-    WriteTxn, DEFAULT_GRAPH, FORMAT_VERSION,
+    ConstraintSpec, Counters, DeleteMode, Direction, Edge, EdgeId, Entity, GraphRead, IndexInfo,
+    IndexKind, IndexMode, IndexSpec, IntegrityReport, Isolation, KeyspaceSpace, Neighbor, Node,
+    NodeId, Origin, Per, Props, ReadTxn, SpaceReport, SpillLimit, StorageError, TypeId,
+    UpgradeReport, WriteTxn, DEFAULT_GRAPH, FORMAT_VERSION,
 };
 /// Valid-time versions of nodes and edges (bitemporal with the graph's
 /// history): assert, correct, retract; read as of an instant.

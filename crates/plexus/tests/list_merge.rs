@@ -1,9 +1,9 @@
 //! List updates that commute (`WriteTxn::list_add`, `list_remove`, `list_union`): many
-//! writers attaching sources to one shared node do not conflict with each
-//! other, yet still conflict with a concurrent write or delete of the node,
-//! and indexes on the list stay right.
+//! writers attaching sources to one shared node or relationship do not
+//! conflict with each other, yet still conflict with a concurrent write or
+//! delete of it, and indexes on the list stay right.
 
-use plexus::{Database, ErrorKind, GraphRead, NodeId, Params, Props, Value};
+use plexus::{Database, EdgeId, Entity, ErrorKind, GraphRead, NodeId, Params, Props, Value};
 
 /// A database with one `Doc` node, after `schema` ran; the node's list
 /// `refs` holds `first` when given.
@@ -35,34 +35,56 @@ fn strings(items: &[&str]) -> Value {
     Value::List(items.iter().map(|s| Value::from(*s)).collect())
 }
 
+/// The nodes the list-element index holds under `key`; Cypher, which
+/// checks each candidate's list, must find the same.
 fn found(db: &Database, key: &str) -> usize {
+    let r = db.read("default").unwrap();
+    let held = r.find_nodes_with_element(Some("Doc"), "refs", &Value::from(key));
+    let held = held.unwrap().len();
     let p = Params::from([("k".to_string(), Value::from(key))]);
-    db.query("default", "MATCH (n:Doc) WHERE $k IN n.refs RETURN n", &p)
-        .unwrap()
-        .rows
-        .len()
+    let q = "MATCH (n:Doc) WHERE $k IN n.refs RETURN n";
+    assert_eq!(
+        db.query("default", q, &p).unwrap().rows.len(),
+        held,
+        "{key}"
+    );
+    held
+}
+
+/// The list `refs` of a node or relationship, as `r` reads it.
+fn list_in(r: &impl GraphRead, of: Entity) -> Option<Value> {
+    match of {
+        Entity::Node(n) => r.node_property(n, "refs").unwrap(),
+        Entity::Edge(e) => r.edge_property(e, "refs").unwrap(),
+    }
+}
+
+/// Three transactions open at once update the list `refs` (["a"]) of
+/// `of`: an add, a union and a remove. All commit, in that order, to
+/// ["b", "c"].
+fn three_writers_commit(db: &Database, of: Entity) {
+    let mut add = db.write("default").unwrap();
+    let mut other = db.write("default").unwrap();
+    let mut remove = db.write("default").unwrap();
+    assert!(add.list_add(of, "refs", Value::from("b")).unwrap());
+    // A transaction reads its own update; an update that changes nothing
+    // says so.
+    assert_eq!(list_in(&add, of), Some(strings(&["a", "b"])));
+    assert!(!add.list_add(of, "refs", Value::from("a")).unwrap());
+    let union = vec![Value::from("c"), Value::from("a")];
+    assert!(other.list_union(of, "refs", union).unwrap());
+    assert!(remove.list_remove(of, "refs", Value::from("a")).unwrap());
+    add.commit().unwrap();
+    other.commit().unwrap();
+    remove.commit().unwrap();
+    let r = db.read("default").unwrap();
+    assert_eq!(list_in(&r, of), Some(strings(&["b", "c"])));
 }
 
 #[test]
 fn concurrent_list_updates_of_one_node_all_commit() {
     let (db, n) = setup(true);
-    let mut add = db.write("default").unwrap();
-    let mut other = db.write("default").unwrap();
-    let mut remove = db.write("default").unwrap();
-    assert!(add.list_add(n, "refs", Value::from("b")).unwrap());
-    // A transaction reads its own update; an update that changes nothing
-    // says so.
-    assert_eq!(
-        add.node_property(n, "refs").unwrap(),
-        Some(strings(&["a", "b"]))
-    );
-    assert!(!add.list_add(n, "refs", Value::from("a")).unwrap());
-    assert!(other.list_add(n, "refs", Value::from("c")).unwrap());
-    assert!(remove.list_remove(n, "refs", Value::from("a")).unwrap());
-    add.commit().unwrap();
-    other.commit().unwrap();
-    remove.commit().unwrap();
-    assert_eq!(refs(&db, n), strings(&["b", "c"]));
+    three_writers_commit(&db, Entity::Node(n));
     // The list-element index follows the merged list, not each writer's.
     assert_eq!(
         (found(&db, "a"), found(&db, "b"), found(&db, "c")),
@@ -70,15 +92,19 @@ fn concurrent_list_updates_of_one_node_all_commit() {
     );
 }
 
-#[test]
-fn a_list_update_still_conflicts_with_a_write_or_delete_of_the_node() {
-    let (db, n) = setup(false);
+/// A list update of `of` conflicts with `write` of it, whichever commits
+/// first, and with `delete` of it.
+fn conflicts_with_a_write_or_delete(
+    db: &Database,
+    of: Entity,
+    write: impl Fn(&mut plexus::WriteTxn),
+    delete: impl Fn(&mut plexus::WriteTxn),
+) {
     for first_writes in [true, false] {
         let mut list = db.write("default").unwrap();
         let mut set = db.write("default").unwrap();
-        list.list_add(n, "refs", Value::from("x")).unwrap();
-        set.set_node_property(n, "name", Value::from("doc"))
-            .unwrap();
+        list.list_add(of, "refs", Value::from("x")).unwrap();
+        write(&mut set);
         let (winner, loser) = if first_writes {
             (set, list)
         } else {
@@ -88,11 +114,22 @@ fn a_list_update_still_conflicts_with_a_write_or_delete_of_the_node() {
         assert_eq!(loser.commit().unwrap_err().kind(), ErrorKind::Conflict);
     }
     let mut list = db.write("default").unwrap();
-    let mut delete = db.write("default").unwrap();
-    list.list_add(n, "refs", Value::from("y")).unwrap();
-    delete.delete_node(n, plexus::DeleteMode::Detach).unwrap();
-    delete.commit().unwrap();
+    let mut gone = db.write("default").unwrap();
+    list.list_add(of, "refs", Value::from("y")).unwrap();
+    delete(&mut gone);
+    gone.commit().unwrap();
     assert_eq!(list.commit().unwrap_err().kind(), ErrorKind::Conflict);
+}
+
+#[test]
+fn a_list_update_still_conflicts_with_a_write_or_delete_of_the_node() {
+    let (db, n) = setup(false);
+    conflicts_with_a_write_or_delete(
+        &db,
+        Entity::Node(n),
+        |t| t.set_node_property(n, "name", Value::from("doc")).unwrap(),
+        |t| assert!(t.delete_node(n, plexus::DeleteMode::Detach).unwrap()),
+    );
 }
 
 #[test]
@@ -279,6 +316,123 @@ fn a_merge_keeps_relationship_index_entries_of_the_same_id() {
     assert!(pairs > 0, "no node shares an id with a relationship");
 }
 
+/// A database with two `Doc` nodes joined by a `CITES` relationship whose
+/// list `refs` holds "a", and a list-element index on relationships' `refs`.
+fn with_cites() -> (Database, EdgeId) {
+    let db = Database::in_memory().unwrap();
+    let index = "CREATE INDEX FOR ()-[r]-() ON EACH (r.refs)";
+    db.query("default", index, &Params::new()).unwrap();
+    let mut t = db.write("default").unwrap();
+    let a = t.create_node(Some("a"), &["Doc"], &Props::new()).unwrap();
+    let b = t.create_node(Some("b"), &["Doc"], &Props::new()).unwrap();
+    let e = t.create_edge(None, a, b, "CITES", &Props::new()).unwrap();
+    t.list_add(e, "refs", Value::from("a")).unwrap();
+    t.commit().unwrap();
+    (db, e)
+}
+
+fn edge_refs(db: &Database, e: EdgeId) -> Value {
+    let r = db.read("default").unwrap();
+    list_in(&r, Entity::Edge(e)).unwrap_or(Value::Null)
+}
+
+/// The relationships the list-element index holds under `key`; Cypher,
+/// starting from that index and checking each candidate, must find the same.
+fn edges_found(db: &Database, key: &str) -> usize {
+    let r = db.read("default").unwrap();
+    let held = r.find_edges_with_element(None, "refs", &Value::from(key));
+    let held = held.unwrap().len();
+    let p = Params::from([("k".to_string(), Value::from(key))]);
+    let q = "MATCH ()-[r]->() WHERE $k IN r.refs RETURN r";
+    let plan = db.query("default", &format!("EXPLAIN {q}"), &p).unwrap();
+    assert_eq!(plan.rows[0][1], Value::from("RelationshipIndexSeek"));
+    assert_eq!(
+        db.query("default", q, &p).unwrap().rows.len(),
+        held,
+        "{key}"
+    );
+    held
+}
+
+#[test]
+fn concurrent_list_updates_of_one_relationship_all_commit() {
+    let (db, e) = with_cites();
+    three_writers_commit(&db, Entity::Edge(e));
+    assert_eq!(
+        (
+            edges_found(&db, "a"),
+            edges_found(&db, "b"),
+            edges_found(&db, "c")
+        ),
+        (0, 1, 1)
+    );
+    // A value that is not a list is refused, naming the relationship.
+    let mut t = db.write("default").unwrap();
+    t.set_edge_property(e, "year", Value::Int(1)).unwrap();
+    let err = t.list_add(e, "year", Value::from("x")).unwrap_err();
+    assert!(err.to_string().contains("relationship"), "{err}");
+}
+
+#[test]
+fn a_list_update_still_conflicts_with_a_write_or_delete_of_the_relationship() {
+    let (db, e) = with_cites();
+    conflicts_with_a_write_or_delete(
+        &db,
+        Entity::Edge(e),
+        |t| t.set_edge_property(e, "year", Value::Int(2020)).unwrap(),
+        |t| assert!(t.delete_edge(e).unwrap()),
+    );
+    assert_eq!(edges_found(&db, "y"), 0);
+}
+
+/// A remove that found nothing in its snapshot, committed after an add of
+/// the same element, leaves neither the element nor its index entry.
+#[test]
+fn a_relationship_index_follows_the_merged_list() {
+    let (db, e) = with_cites();
+    let mut add = db.write("default").unwrap();
+    let mut remove = db.write("default").unwrap();
+    assert!(add.list_add(e, "refs", Value::from("k")).unwrap());
+    assert!(!remove.list_remove(e, "refs", Value::from("k")).unwrap());
+    add.commit().unwrap();
+    remove.commit().unwrap();
+    assert_eq!(edge_refs(&db, e), strings(&["a"]));
+    assert_eq!(edges_found(&db, "k"), 0);
+}
+
+/// From Cypher, on a relationship: two explicit transactions open at once
+/// both commit, applied in commit order.
+#[test]
+fn cypher_list_updates_of_a_relationship_commute() {
+    let (db, e) = with_cites();
+    let call = |t: &mut plexus::Transaction, proc_: &str, k: Value| -> Value {
+        let p = Params::from([("k".to_string(), k)]);
+        let text = format!(
+            "MATCH ()-[r:CITES]->() CALL {proc_}(r, 'refs', $k) YIELD changed RETURN changed"
+        );
+        t.query(&text, &p).unwrap().rows[0][0].clone()
+    };
+    let s = db.session("default").unwrap();
+    let mut one = s.begin().unwrap();
+    let mut two = s.begin().unwrap();
+    assert_eq!(
+        call(&mut one, "plexus.list.add", Value::from("b")),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        call(&mut two, "plexus.list.remove", Value::from("a")),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        call(&mut two, "plexus.list.union", strings(&["c", "d"])),
+        Value::Bool(true)
+    );
+    two.commit().unwrap();
+    one.commit().unwrap();
+    assert_eq!(edge_refs(&db, e), strings(&["c", "d", "b"]));
+    assert_eq!(edges_found(&db, "d"), 1);
+}
+
 mod model {
     //! Random transactions of list updates on a few nodes, open at once and
     //! committed in a random order, against a model that applies each
@@ -297,6 +451,7 @@ mod model {
 
     #[derive(Debug, Clone)]
     struct Update {
+        /// Which of the three nodes and two relationships.
         node: usize,
         how: How,
         value: u8,
@@ -308,7 +463,7 @@ mod model {
             Just(How::Remove),
             prop::collection::vec(0..6u8, 0..4).prop_map(How::Union),
         ];
-        (0..3usize, how, 0..6u8).prop_map(|(node, how, value)| Update { node, how, value })
+        (0..5usize, how, 0..6u8).prop_map(|(node, how, value)| Update { node, how, value })
     }
 
     fn key(v: u8) -> String {
@@ -348,10 +503,22 @@ mod model {
         ) {
             let db = Database::in_memory().unwrap();
             db.query("default", "CREATE INDEX FOR (n:Doc) ON EACH (n.refs)", &Params::new()).unwrap();
+            db.query("default", "CREATE INDEX FOR ()-[r]-() ON EACH (r.refs)", &Params::new()).unwrap();
             let mut t = db.write("default").unwrap();
-            let nodes: Vec<NodeId> = (0..3)
+            let ids: Vec<NodeId> = (0..3)
                 .map(|i| t.create_node(Some(&format!("d{i}")), &["Doc"], &Props::new()).unwrap())
                 .collect();
+            // Three nodes, then two relationships.
+            let mut nodes: Vec<Entity> = ids.iter().map(|n| Entity::Node(*n)).collect();
+            for (a, b) in [(0, 1), (1, 2)] {
+                let e = t.create_edge(None, ids[a], ids[b], "CITES", &Props::new()).unwrap();
+                nodes.push(Entity::Edge(e));
+            }
+            // Each list starts as [k0, k1], so removes find something.
+            let first = || vec![Value::from(key(0)), Value::from(key(1))];
+            for n in &nodes {
+                t.list_union(*n, "refs", first()).unwrap();
+            }
             t.commit().unwrap();
             // Every transaction opens before any commits.
             let mut open: Vec<(plexus::WriteTxn, &Vec<Update>)> = txns
@@ -373,7 +540,7 @@ mod model {
                     (w, ups)
                 })
                 .collect();
-            let mut model: Vec<Vec<String>> = vec![Vec::new(); 3];
+            let mut model: Vec<Vec<String>> = vec![vec![key(0), key(1)]; 5];
             for pick in order.iter().take(txns.len()) {
                 let (w, ups) = open.remove(pick.index(open.len()));
                 // List updates never conflict with each other.
@@ -384,7 +551,7 @@ mod model {
             }
             let r = db.read("default").unwrap();
             for (i, n) in nodes.iter().enumerate() {
-                let got = match r.node_property(*n, "refs").unwrap() {
+                let got = match list_in(&r, *n) {
                     Some(Value::List(items)) => items
                         .into_iter()
                         .map(|v| match v {
@@ -395,12 +562,13 @@ mod model {
                     None => Vec::new(),
                     Some(other) => panic!("{other:?}"),
                 };
-                prop_assert_eq!(&got, &model[i], "node {}", i);
+                prop_assert_eq!(&got, &model[i], "entity {}", i);
             }
             for value in 0..6 {
                 let k = format!("k{value}");
-                let members = model.iter().filter(|l| l.contains(&k)).count();
-                prop_assert_eq!(found(&db, &k), members, "index on {}", k);
+                let members = |lists: &[Vec<String>]| lists.iter().filter(|l| l.contains(&k)).count();
+                prop_assert_eq!(found(&db, &k), members(&model[..3]), "node index on {}", k);
+                prop_assert_eq!(edges_found(&db, &k), members(&model[3..]), "relationship index on {}", k);
             }
         }
     }

@@ -153,9 +153,8 @@ fn delete_doc(t: &mut WriteTxn, key: &str) -> Result<u64, StorageError> {
         if only(owners.as_ref()) {
             t.delete_edge(e)?;
             deleted += 1;
-        } else if let Some(Value::List(l)) = owners {
-            let kept = l.into_iter().filter(|k| *k != key).collect();
-            t.set_edge_property(e, "source_ref_keys", Value::List(kept))?;
+        } else {
+            t.list_remove(e, "source_ref_keys", key.clone())?;
         }
     }
     for n in t.find_nodes_with_element(None, "source_ref_keys", &key)? {
