@@ -147,7 +147,7 @@ fn unify<'f>(t: &'f Term, value: &'f str, b: &mut HashMap<&'f str, &'f str>) -> 
     }
 }
 
-fn intersect(a: Interval, b: Interval) -> Option<Interval> {
+pub(crate) fn intersect(a: Interval, b: Interval) -> Option<Interval> {
     let from = a.from.max(b.from);
     let to = match (a.to, b.to) {
         (Some(x), Some(y)) => Some(x.min(y)),

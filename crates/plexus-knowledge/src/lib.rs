@@ -26,6 +26,7 @@
 //! ```
 
 mod derive;
+mod dred;
 mod error;
 mod explain;
 mod modal;

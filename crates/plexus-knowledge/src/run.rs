@@ -16,16 +16,17 @@
 //!   premise conclusion's version did), or retracted when its last
 //!   support disappeared; new ones are asserted.
 
-use crate::derive::{fixpoint, Fact, Key, Limits, Output, Ref};
+use crate::derive::{fixpoint, Fact, Key, Limits, Output, Ref, Support};
 use crate::error::{KnowledgeError, Result};
 use crate::rules::{rules, Rule};
 use plexus_common::{read_i64, Value};
 use plexus_storage::{GraphRead, Storage, WriteTxn};
 use plexus_temporal::{
-    claims_holding, version, worlds, write_version, ClaimObject, ClaimQuery, ClaimState, Interval,
-    Kind, Polarity, Props, State, Version, VersionWrite,
+    changed_claims, claims_holding, clear_changed_claims, holding, track_claim_changes, version,
+    worlds, write_version, ClaimObject, ClaimQuery, ClaimState, Interval, Kind, Polarity, Props,
+    State, Version, VersionWrite,
 };
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// The agent of derived claims.
 pub const RULE_AGENT: &str = "plexus:rules";
@@ -34,6 +35,8 @@ const DERIVED_BY: (&str, &str) = ("derivedBy", "plexus.rules");
 const JUSTIFICATIONS: &str = "justifications";
 /// Where the last run's valid instant is kept (for resuming maintenance).
 const LAST_INSTANT: &[u8] = b"M|rules-instant";
+/// The stamp of the last maintenance pass (`stamp`).
+const MAINTAINED: &[u8] = b"M|rules-maintained";
 
 /// What a run or a maintenance pass did.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +49,9 @@ pub struct RunReport {
     pub retracted: usize,
     /// The versions written, in order.
     pub versions: Vec<Version>,
+    /// Maintenance only: whether the pass started from the claims changed
+    /// since the last one (delete and rederive) rather than from all.
+    pub incremental: bool,
 }
 
 /// Which claims a run reads, and its bounds.
@@ -91,7 +97,7 @@ pub fn justifications(c: &ClaimState) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-fn key_of(c: &ClaimState) -> Option<Key> {
+pub(crate) fn key_of(c: &ClaimState) -> Option<Key> {
     let o = c.object.entity()?;
     Some((
         c.subject.clone(),
@@ -105,6 +111,8 @@ fn key_of(c: &ClaimState) -> Option<Key> {
 /// conclusions (by key).
 struct Input {
     base: Vec<Fact>,
+    /// Version id → claim id of each base fact.
+    logical: HashMap<String, String>,
     /// Each with the stretch of valid time it holds over.
     stored: HashMap<Key, (Interval, Version)>,
 }
@@ -121,6 +129,7 @@ fn read_input(txn: &WriteTxn, rules: &[Rule], world: Option<&str>, at: i64) -> R
     };
     let mut input = Input {
         base: Vec::new(),
+        logical: HashMap::new(),
         stored: HashMap::new(),
     };
     for w in &ws {
@@ -137,6 +146,7 @@ fn read_input(txn: &WriteTxn, rules: &[Rule], world: Option<&str>, at: i64) -> R
                 if is_derived(c) {
                     input.stored.insert(key, (held, v));
                 } else {
+                    input.logical.insert(v.id.clone(), v.logical_id.clone());
                     input.base.push(Fact {
                         subject: key.0,
                         predicate: key.1,
@@ -223,6 +233,7 @@ pub fn run_rules_in(txn: &mut WriteTxn, opts: &RunOptions) -> Result<RunReport> 
         return Ok(report);
     }
     let input = read_input(txn, &rules, opts.world.as_deref(), at)?;
+    let input_logical = input.logical;
     // Stored conclusions take part as facts under their versions.
     let mut facts = input.base;
     let mut stored_at = HashMap::new();
@@ -274,6 +285,7 @@ pub fn run_rules_in(txn: &mut WriteTxn, opts: &RunOptions) -> Result<RunReport> 
             }
         };
         let v = write_version(txn, &write)?;
+        record_deps(txn, key, &o.supports, &input_logical)?;
         match v.op {
             plexus_temporal::Op::Assert => report.asserted += 1,
             _ => report.corrected += 1,
@@ -316,63 +328,287 @@ pub fn maintain_truth_in(txn: &mut WriteTxn, opts: &RunOptions) -> Result<RunRep
         None => last_instant(&*txn)?.ok_or(KnowledgeError::NoInstant)?,
     };
     let rules = rules(&*txn)?;
-    let input = read_input(txn, &rules, opts.world.as_deref(), at)?;
-    let fp = fixpoint(&rules, input.base, &HashMap::new(), opts.limits)?;
+    // Marks taken from here on; claims changed before are covered by a
+    // full pass (the stamp below is then missing or different).
+    track_claim_changes(txn)?;
+    let changed = changed_claims(&*txn)?;
+    let stamp = stamp(at, opts.world.as_deref(), &rules);
+    let incremental = txn.valid_time_get(MAINTAINED)?.as_deref() == Some(stamp.as_slice());
+    let mut report = if incremental {
+        incremental_pass(txn, &rules, opts, at, &changed)?
+    } else {
+        full_pass(txn, &rules, opts, at)?
+    };
+    report.incremental = incremental;
+    clear_changed_claims(txn, &changed)?;
+    // What this pass wrote is settled, not a change for the next one.
+    let own: Vec<String> = report
+        .versions
+        .iter()
+        .map(|v| v.logical_id.clone())
+        .collect();
+    clear_changed_claims(txn, &own)?;
+    txn.valid_time_write(MAINTAINED, MAINTAINED, Some(stamp))?;
+    remember(txn, at)?;
+    Ok(report)
+}
+
+/// What a pass at `at` over `world` with `rules` depends on: an
+/// incremental pass needs the last pass's to be the same.
+fn stamp(at: i64, world: Option<&str>, rules: &[Rule]) -> Vec<u8> {
+    let mut out = Vec::new();
+    plexus_common::push_i64(&mut out, at);
+    match world {
+        Some(w) => {
+            out.push(1);
+            plexus_common::push_escaped(&mut out, w.as_bytes());
+        }
+        None => out.push(0),
+    }
+    let mut versions: Vec<&str> = rules.iter().map(|r| r.version_id.as_str()).collect();
+    versions.sort_unstable();
+    for v in versions {
+        plexus_common::push_escaped(&mut out, v.as_bytes());
+    }
+    out
+}
+
+/// The fixpoint over every independent claim, compared with every stored
+/// conclusion.
+fn full_pass(txn: &mut WriteTxn, rules: &[Rule], opts: &RunOptions, at: i64) -> Result<RunReport> {
+    let input = read_input(txn, rules, opts.world.as_deref(), at)?;
+    let fp = fixpoint(rules, input.base, &HashMap::new(), opts.limits)?;
     let mut report = RunReport {
         iterations: fp.iterations,
         justifications: fp.justifications,
         ..RunReport::default()
     };
     let changed = changed_keys(&*txn, &fp.outputs, &input.stored)?;
-    let mut ids: HashMap<Key, String> = HashMap::new();
-    for key in fp.outputs.keys() {
-        let id = match input.stored.get(key) {
-            Some((_, v)) if !changed.contains(key) => v.id.clone(),
-            _ => uuid::Uuid::new_v4().to_string(),
-        };
-        ids.insert(key.clone(), id);
-    }
+    let gone: Vec<Key> = input
+        .stored
+        .keys()
+        .filter(|k| !fp.outputs.contains_key(*k))
+        .cloned()
+        .collect();
+    let settled = Settled {
+        outputs: &fp.outputs,
+        stored: &input.stored,
+        changed: &changed,
+        gone,
+        logical: &input.logical,
+        at,
+    };
+    settled.write(txn, &mut report)?;
+    // Every conclusion's dependencies, so that the next pass can be
+    // incremental (conclusions written before they were kept have none).
     for (key, o) in &fp.outputs {
         if !changed.contains(key) {
-            continue;
+            record_deps(txn, key, &o.supports, &input.logical)?;
         }
-        let claim = derived_claim(key, resolve(o, &ids).into_iter().collect());
-        match input.stored.get(key) {
-            None => {
-                let w = VersionWrite::assert_claim(claim, o.valid).id(&ids[key]);
-                report.versions.push(write_version(txn, &w)?);
-                report.asserted += 1;
+    }
+    Ok(report)
+}
+
+/// Delete and rederive from the claims changed since the last pass
+/// (`dred.rs`).
+fn incremental_pass(
+    txn: &mut WriteTxn,
+    rules: &[Rule],
+    opts: &RunOptions,
+    at: i64,
+    changed: &[String],
+) -> Result<RunReport> {
+    let mut s = crate::dred::maintain(txn, rules, opts.world.as_deref(), at, changed, opts.limits)?;
+    let mut report = RunReport {
+        iterations: s.iterations,
+        justifications: s.justifications,
+        ..RunReport::default()
+    };
+    let mut differ = Vec::new();
+    for (key, o) in &s.outputs {
+        let same = match s.stored.get(key) {
+            None => false,
+            Some((held, old)) => *held == o.valid && semantic(&*txn, old)? == o.supports,
+        };
+        if !same {
+            differ.push(key.clone());
+        }
+    }
+    let rewrite = crate::dred::resting_on(txn, at, differ, &mut s)?;
+    let settled = Settled {
+        outputs: &s.outputs,
+        stored: &s.stored,
+        changed: &rewrite,
+        gone: s.gone.clone(),
+        logical: &s.logical,
+        at,
+    };
+    settled.write(txn, &mut report)?;
+    Ok(report)
+}
+
+/// The conclusions a pass settled, to write: asserted, corrected (and
+/// what no longer holds of them retracted), or retracted.
+struct Settled<'a> {
+    outputs: &'a BTreeMap<Key, Output>,
+    stored: &'a HashMap<Key, (Interval, Version)>,
+    /// The outputs to write (new ones, or a changed version).
+    changed: &'a HashSet<Key>,
+    /// Stored conclusions no longer derived.
+    gone: Vec<Key>,
+    /// Version id → claim id of base premises.
+    logical: &'a HashMap<String, String>,
+    /// The instant the pass ran at.
+    at: i64,
+}
+
+impl Settled<'_> {
+    fn write(self, txn: &mut WriteTxn, report: &mut RunReport) -> Result<()> {
+        let ids = self.ids(txn)?;
+        for (key, o) in self.outputs {
+            if !self.changed.contains(key) {
+                continue;
             }
-            Some((held, old)) => {
-                let w = VersionWrite::correct(&old.id, State::Claim(claim))
-                    .valid(o.valid)
-                    .id(&ids[key]);
-                report.versions.push(write_version(txn, &w)?);
-                report.corrected += 1;
-                for gone in trimmed(*held, o.valid) {
-                    let w = VersionWrite::retract(Kind::Claim, &old.logical_id, gone)
-                        .superseding(&old.id)
-                        .reason("derived validity no longer supported");
+            let claim = derived_claim(key, resolve(o, &ids).into_iter().collect());
+            match self.stored.get(key) {
+                None => {
+                    let w = VersionWrite::assert_claim(claim, o.valid).id(&ids[key]);
                     report.versions.push(write_version(txn, &w)?);
+                    report.asserted += 1;
+                }
+                Some((held, old)) => {
+                    let w = VersionWrite::correct(&old.id, State::Claim(claim))
+                        .valid(o.valid)
+                        .id(&ids[key]);
+                    report.versions.push(write_version(txn, &w)?);
+                    report.corrected += 1;
+                    for gone in trimmed(*held, o.valid) {
+                        let w = VersionWrite::retract(Kind::Claim, &old.logical_id, gone)
+                            .superseding(&old.id)
+                            .reason("derived validity no longer supported");
+                        report.versions.push(write_version(txn, &w)?);
+                    }
+                }
+            }
+            record_deps(txn, key, &o.supports, self.logical)?;
+        }
+        let mut gone = self.gone;
+        gone.sort();
+        for key in gone {
+            let Some((held, old)) = self.stored.get(&key) else {
+                continue;
+            };
+            let w = VersionWrite::retract(Kind::Claim, &old.logical_id, *held)
+                .superseding(&old.id)
+                .reason("final rule support disappeared");
+            report.versions.push(write_version(txn, &w)?);
+            report.retracted += 1;
+        }
+        Ok(())
+    }
+
+    /// The version id each output, and each conclusion a written one rests
+    /// on, has after the pass: a new one where it is written.
+    fn ids(&self, txn: &WriteTxn) -> Result<HashMap<Key, String>> {
+        let mut ids: HashMap<Key, String> = HashMap::new();
+        for key in self.outputs.keys() {
+            let id = match self.stored.get(key) {
+                Some((_, v)) if !self.changed.contains(key) => v.id.clone(),
+                _ => uuid::Uuid::new_v4().to_string(),
+            };
+            ids.insert(key.clone(), id);
+        }
+        for (key, o) in self.outputs {
+            if !self.changed.contains(key) {
+                continue;
+            }
+            for (_, premises) in &o.supports {
+                for p in premises {
+                    let Ref::Derived(k) = p else { continue };
+                    if ids.contains_key(k) {
+                        continue;
+                    }
+                    // A conclusion the pass did not read: as stored.
+                    let id = conclusion_id(k);
+                    if let Some((_, v)) = holding(txn, Kind::Claim, &id, self.at)? {
+                        ids.insert(k.clone(), v.id);
+                    }
                 }
             }
         }
+        Ok(ids)
     }
-    let mut gone: Vec<_> = input
-        .stored
-        .iter()
-        .filter(|(k, _)| !fp.outputs.contains_key(*k))
-        .collect();
-    gone.sort_by(|a, b| a.0.cmp(b.0));
-    for (_, (held, old)) in gone {
-        let w = VersionWrite::retract(Kind::Claim, &old.logical_id, *held)
-            .superseding(&old.id)
-            .reason("final rule support disappeared");
-        report.versions.push(write_version(txn, &w)?);
-        report.retracted += 1;
+}
+
+/// The claim id of the conclusion with key `key`.
+pub(crate) fn conclusion_id(key: &Key) -> String {
+    derived_claim(key, Vec::new()).claim_id()
+}
+
+/// `DEPS` + premise claim id + conclusion claim id (each escaped): the
+/// conclusion rests on the premise. Written with the conclusion, never
+/// removed (an entry that no longer holds costs a needless recheck).
+const DEPS: &[u8] = b"M|rule-deps|";
+
+fn deps_prefix(premise: &str) -> Vec<u8> {
+    let mut k = DEPS.to_vec();
+    plexus_common::push_escaped(&mut k, premise.as_bytes());
+    k
+}
+
+/// Records that the conclusion `key` rests on each premise of `supports`.
+fn record_deps(
+    txn: &mut WriteTxn,
+    key: &Key,
+    supports: &BTreeSet<Support>,
+    logical: &HashMap<String, String>,
+) -> Result<()> {
+    let conclusion = conclusion_id(key);
+    let mut premises: BTreeSet<String> = BTreeSet::new();
+    for (_, refs) in supports {
+        for r in refs {
+            let id = match r {
+                Ref::Derived(k) => conclusion_id(k),
+                Ref::Version(v) => match logical.get(v) {
+                    Some(id) => id.clone(),
+                    None => match version(&*txn, v)? {
+                        Some(found) => found.logical_id,
+                        None => continue,
+                    },
+                },
+            };
+            premises.insert(id);
+        }
     }
-    remember(txn, at)?;
-    Ok(report)
+    for p in premises {
+        let mut k = deps_prefix(&p);
+        plexus_common::push_escaped(&mut k, conclusion.as_bytes());
+        if txn.valid_time_get(&k)?.is_none() {
+            txn.valid_time_write(&k, &k, Some(Vec::new()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The claim ids of the conclusions recorded as resting on claim `id`.
+pub(crate) fn dependents(r: &(impl GraphRead + ?Sized), id: &str) -> Result<Vec<String>> {
+    let lo = deps_prefix(id);
+    let mut out = Vec::new();
+    r.valid_time_scan(
+        std::ops::Bound::Included(&lo),
+        std::ops::Bound::Unbounded,
+        false,
+        &mut |k, _| {
+            let Some(rest) = k.strip_prefix(lo.as_slice()) else {
+                return Ok(false);
+            };
+            if let Some((c, _)) = plexus_common::read_escaped(rest) {
+                out.push(String::from_utf8_lossy(&c).into_owned());
+            }
+            Ok(true)
+        },
+    )?;
+    Ok(out)
 }
 
 /// The parts of `old` that `new` no longer covers.
@@ -429,7 +665,10 @@ fn changed_keys(
 
 /// A stored conclusion's justifications with derived premises named by
 /// their keys, as the fixpoint names them.
-fn semantic(r: &(impl GraphRead + ?Sized), v: &Version) -> Result<BTreeSet<(String, Vec<Ref>)>> {
+pub(crate) fn semantic(
+    r: &(impl GraphRead + ?Sized),
+    v: &Version,
+) -> Result<BTreeSet<(String, Vec<Ref>)>> {
     let mut out = BTreeSet::new();
     for (rule, premises) in claim_of(v).map(justifications).unwrap_or_default() {
         let mut refs = Vec::with_capacity(premises.len());

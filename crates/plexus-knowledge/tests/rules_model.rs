@@ -4,12 +4,14 @@
 //! fixpoint a plain repeat-until-nothing-changes evaluation finds, on
 //! memory and LMDB.
 
-use plexus_knowledge::{create_rule, is_derived, maintain_truth, run_rules, Atom, RunOptions};
+use plexus_knowledge::{
+    create_rule, is_derived, justifications, maintain_truth, run_rules, Atom, RunOptions,
+};
 use plexus_kv::{Backend, KvOptions};
 use plexus_storage::{Storage, KEYSPACE_NAMES};
 use plexus_temporal::{
-    claims_holding, commit_versions, ClaimObject, ClaimQuery, ClaimState, Interval, Kind, State,
-    VersionWrite,
+    claims_holding, commit_versions, holding, version, ClaimObject, ClaimQuery, ClaimState,
+    Interval, Kind, Polarity, State, VersionWrite,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -17,7 +19,8 @@ use std::collections::BTreeMap;
 const AT: i64 = 10;
 type Key = (String, String, String);
 
-/// A base claim: (subject, predicate, object, agent, interval).
+/// A base claim: (subject, predicate, object, agent, interval); a denial
+/// when `negative` (no premise of a rule).
 #[derive(Debug, Clone)]
 struct C {
     s: u8,
@@ -25,6 +28,7 @@ struct C {
     o: u8,
     agent: u8,
     valid: (i64, Option<i64>),
+    negative: bool,
 }
 
 fn pred(p: u8) -> &'static str {
@@ -39,23 +43,33 @@ fn c() -> impl Strategy<Value = C> {
         0u8..2,
         0i64..10,
         proptest::option::of(11i64..30),
+        proptest::bool::weighted(0.2),
     )
-        .prop_map(|(s, p, o, agent, from, to)| C {
+        .prop_map(|(s, p, o, agent, from, to, negative)| C {
             s,
             p,
             o,
             agent,
             valid: (from, to),
+            negative,
         })
 }
 
 fn state(c: &C) -> ClaimState {
-    ClaimState::new(
-        &format!("n{}", c.s),
-        pred(c.p),
-        ClaimObject::Entity(format!("n{}", c.o)),
-        &format!("a{}", c.agent),
-    )
+    let polarity = if c.negative {
+        Polarity::Negative
+    } else {
+        Polarity::Positive
+    };
+    ClaimState {
+        polarity,
+        ..ClaimState::new(
+            &format!("n{}", c.s),
+            pred(c.p),
+            ClaimObject::Entity(format!("n{}", c.o)),
+            &format!("a{}", c.agent),
+        )
+    }
 }
 
 /// The rules as (body, head) over string terms.
@@ -159,15 +173,19 @@ fn model(base: &[(Key, Interval)]) -> BTreeMap<Key, Interval> {
     }
 }
 
-/// What the store holds: conclusions holding at `AT`, with their stretch.
-fn stored(db: &Storage) -> BTreeMap<Key, Interval> {
+/// Every claim of the world holding at `AT`, with the stretch it holds over.
+fn holding_now(db: &Storage) -> Vec<(Interval, plexus_temporal::Version)> {
     let r = db.read("default").unwrap();
     let q = ClaimQuery {
         world: Some("default".into()),
         ..ClaimQuery::default()
     };
-    claims_holding(&r, &q, AT)
-        .unwrap()
+    claims_holding(&r, &q, AT).unwrap()
+}
+
+/// What the store holds: conclusions holding at `AT`, with their stretch.
+fn stored(db: &Storage) -> BTreeMap<Key, Interval> {
+    holding_now(db)
         .into_iter()
         .filter_map(|(held, v)| match v.state {
             State::Claim(c) if is_derived(&c) => Some((
@@ -183,12 +201,31 @@ fn stored(db: &Storage) -> BTreeMap<Key, Interval> {
         .collect()
 }
 
+/// Whether every premise a stored conclusion's justifications name is the
+/// version of its claim holding at `AT` (a premise rewritten since names
+/// its new version).
+fn premises_current(db: &Storage) -> bool {
+    let r = db.read("default").unwrap();
+    holding_now(db).into_iter().all(|(_, v)| {
+        let State::Claim(c) = &v.state else {
+            return true;
+        };
+        justifications(c).iter().flat_map(|(_, ps)| ps).all(|p| {
+            let Some(premise) = version(&r, p).unwrap() else {
+                return false;
+            };
+            let now = holding(&r, Kind::Claim, &premise.logical_id, AT).unwrap();
+            now.is_some_and(|(_, cur)| cur.id == *p)
+        })
+    })
+}
+
 /// The base claims that hold at `AT`, as the model takes them.
 fn live(claims: &[C], gone: &[bool]) -> Vec<(Key, Interval)> {
     claims
         .iter()
         .zip(gone)
-        .filter(|(_, g)| !**g)
+        .filter(|(c, g)| !**g && !c.negative)
         .map(|(c, _)| {
             let s = state(c);
             let v = Interval::new(c.valid.0, c.valid.1).unwrap();
@@ -198,18 +235,75 @@ fn live(claims: &[C], gone: &[bool]) -> Vec<(Key, Interval)> {
         .collect()
 }
 
-fn check(db: &Storage, claims: &[C], retract: &[bool]) -> Result<(), TestCaseError> {
-    let mut writes = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+/// The claims of `claims` with a claim id not yet in `seen`, one each (a
+/// second would overwrite its timeline), as writes.
+fn first_of_each(
+    claims: &[C],
+    seen: &mut std::collections::HashSet<String>,
+) -> (Vec<C>, Vec<VersionWrite>) {
     let mut kept = Vec::new();
+    let mut writes = Vec::new();
     for c in claims {
-        // One claim per identity (a second would overwrite its timeline).
         if seen.insert(state(c).claim_id()) {
             let v = Interval::new(c.valid.0, c.valid.1).unwrap();
             writes.push(VersionWrite::assert_claim(state(c), v));
             kept.push(c.clone());
         }
     }
+    (kept, writes)
+}
+
+/// Retracts over all time the claims of `claims` that `gone` marks and
+/// `before` did not.
+fn retract(db: &Storage, claims: &[C], gone: &[bool], before: &[bool]) {
+    let retractions: Vec<_> = claims
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| gone[*i] && !before.get(*i).copied().unwrap_or(false))
+        .map(|(_, c)| VersionWrite::retract(Kind::Claim, &state(c).claim_id(), Interval::from(-1)))
+        .collect();
+    if !retractions.is_empty() {
+        commit_versions(db, "default", &retractions).unwrap();
+    }
+}
+
+/// Corrects the claims of `claims` that `wider` names and `gone` does not
+/// to a validity holding over theirs and more (a new version of each, so
+/// the conclusions resting on it name a new premise).
+fn widen(db: &Storage, claims: &mut [C], gone: &[bool], wider: &[Option<(i64, Option<i64>)>]) {
+    let r = db.read("default").unwrap();
+    let mut writes = Vec::new();
+    for (i, c) in claims.iter_mut().enumerate() {
+        let Some(Some((from, to))) = wider.get(i) else {
+            continue;
+        };
+        if gone[i] {
+            continue;
+        }
+        let (_, now) = holding(&r, Kind::Claim, &state(c).claim_id(), AT)
+            .unwrap()
+            .unwrap();
+        let to = c.valid.1.zip(*to).map(|(a, b)| a.max(b));
+        c.valid = (c.valid.0.min(*from), to);
+        let v = Interval::new(c.valid.0, c.valid.1).unwrap();
+        writes.push(VersionWrite::correct(&now.id, State::Claim(state(c))).valid(v));
+    }
+    drop(r);
+    if !writes.is_empty() {
+        commit_versions(db, "default", &writes).unwrap();
+    }
+}
+
+fn check(
+    db: &Storage,
+    claims: &[C],
+    retract_at: &[bool],
+    more: &[C],
+    retract_later: &[bool],
+    wider: &[Option<(i64, Option<i64>)>],
+) -> Result<(), TestCaseError> {
+    let mut seen = std::collections::HashSet::new();
+    let (mut kept, writes) = first_of_each(claims, &mut seen);
     commit_versions(db, "default", &writes).unwrap();
     for (i, (body, head)) in rules().into_iter().enumerate() {
         let atoms = body
@@ -227,33 +321,63 @@ fn check(db: &Storage, claims: &[C], retract: &[bool]) -> Result<(), TestCaseErr
     let none = vec![false; kept.len()];
     prop_assert_eq!(stored(db), model(&live(&kept, &none)), "after the run");
     // Retract some base claims over all time; maintenance must follow.
-    let gone: Vec<bool> = (0..kept.len())
-        .map(|i| retract.get(i).copied().unwrap_or(false))
+    let mut gone: Vec<bool> = (0..kept.len())
+        .map(|i| retract_at.get(i).copied().unwrap_or(false))
         .collect();
-    let retractions: Vec<_> = kept
-        .iter()
-        .zip(&gone)
-        .filter(|(_, g)| **g)
-        .map(|(c, _)| VersionWrite::retract(Kind::Claim, &state(c).claim_id(), Interval::from(-1)))
-        .collect();
-    if !retractions.is_empty() {
-        commit_versions(db, "default", &retractions).unwrap();
-    }
-    maintain_truth(db, "default", &opts).unwrap();
+    retract(db, &kept, &gone, &[]);
+    let first = maintain_truth(db, "default", &opts).unwrap();
+    prop_assert!(!first.incremental, "the first pass reads every claim");
     prop_assert_eq!(stored(db), model(&live(&kept, &gone)), "after maintenance");
+    prop_assert!(
+        premises_current(db),
+        "a justification names an old premise version"
+    );
     // A second pass changes nothing.
     let again = maintain_truth(db, "default", &opts).unwrap();
+    prop_assert!(again.incremental);
     prop_assert_eq!(again.versions.len(), 0);
+    // More claims and retractions; the pass starts from them alone.
+    let (added, writes) = first_of_each(more, &mut seen);
+    if !writes.is_empty() {
+        commit_versions(db, "default", &writes).unwrap();
+    }
+    kept.extend(added);
+    gone.resize(kept.len(), false);
+    let later: Vec<bool> = (0..kept.len())
+        .map(|i| gone[i] || retract_later.get(i).copied().unwrap_or(false))
+        .collect();
+    widen(db, &mut kept, &later, wider);
+    retract(db, &kept, &later, &gone);
+    let next = maintain_truth(db, "default", &opts).unwrap();
+    prop_assert!(next.incremental);
+    prop_assert_eq!(
+        stored(db),
+        model(&live(&kept, &later)),
+        "after incremental maintenance"
+    );
+    prop_assert!(
+        premises_current(db),
+        "a justification names an old premise version"
+    );
+    let again = maintain_truth(db, "default", &opts).unwrap();
+    prop_assert_eq!(again.versions.len(), 0, "a pass after an incremental one");
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    // 96 cases in the suite; PROPTEST_CASES asks for more.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(96),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn conclusions_equal_the_naive_fixpoint(
         claims in proptest::collection::vec(c(), 1..14),
         retract in proptest::collection::vec(any::<bool>(), 14),
+        more in proptest::collection::vec(c(), 0..8),
+        later in proptest::collection::vec(any::<bool>(), 22),
+        wider in proptest::collection::vec(proptest::option::of((0i64..10, proptest::option::of(11i64..40))), 22),
         lmdb in any::<bool>(),
     ) {
         let dir = tempfile::tempdir().unwrap();
@@ -263,6 +387,6 @@ proptest! {
         } else {
             Storage::in_memory().unwrap()
         };
-        check(&db, &claims, &retract)?;
+        check(&db, &claims, &retract, &more, &later, &wider)?;
     }
 }

@@ -410,7 +410,7 @@ const BUILTINS: &[Builtin] = &[
         name: "kg.maintainTruth",
         inputs: &[("options", ArgType::Any)],
         required: 0,
-        outputs: crate::knowledge::RUN_COLUMNS,
+        outputs: crate::knowledge::MAINTAIN_COLUMNS,
         writes: true,
         body: crate::knowledge::maintain_truth,
         filtered: None,

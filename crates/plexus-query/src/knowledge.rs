@@ -436,6 +436,17 @@ pub(crate) const RUN_COLUMNS: &[&str] = &[
     "justifications",
 ];
 
+/// The columns of `kg.maintainTruth`: a run's, and whether the pass
+/// started from the claims changed since the last one.
+pub(crate) const MAINTAIN_COLUMNS: &[&str] = &[
+    "iterations",
+    "asserted",
+    "corrected",
+    "retracted",
+    "justifications",
+    "incremental",
+];
+
 /// `kg.runRules({validTime, world, maxIterations, maxDerivations,
 /// maxJustifications})`.
 pub(crate) fn run_rules(g: &mut Graph<'_>, a: &[Value]) -> Records {
@@ -455,10 +466,13 @@ pub(crate) fn run_rules(g: &mut Graph<'_>, a: &[Value]) -> Records {
 pub(crate) fn maintain_truth(g: &mut Graph<'_>, a: &[Value]) -> Records {
     const NAME: &str = "kg.maintainTruth";
     let opts = run_options(&a[0], NAME)?;
-    Ok(report_row(plexus_knowledge::maintain_truth_in(
-        txn(g, NAME)?,
-        &opts,
-    )?))
+    let report = plexus_knowledge::maintain_truth_in(txn(g, NAME)?, &opts)?;
+    let incremental = Value::Bool(report.incremental);
+    let mut rows = report_row(report);
+    for row in &mut rows {
+        row.push(incremental.clone());
+    }
+    Ok(rows)
 }
 
 fn node_value(n: &ExplainNode) -> Value {

@@ -293,6 +293,68 @@ pub(crate) fn index(txn: &mut WriteTxn, c: &ClaimState, claim_id: &str) -> Resul
     Ok(())
 }
 
+/// Set once claim changes are tracked (`track_claim_changes`).
+const TRACKED: &[u8] = b"M|claims-tracked";
+/// `CHANGED` + a claim id: the claim has a version written since the
+/// entry was last cleared.
+const CHANGED: &[u8] = b"M|claims-changed|";
+
+/// From this transaction on, every claim version written marks its claim
+/// as changed ([`changed_claims`]) until [`clear_changed_claims`] clears
+/// it: what incremental truth maintenance starts from. Off until asked
+/// for, so stores without rules keep no such marks.
+pub fn track_claim_changes(txn: &mut WriteTxn) -> Result<()> {
+    if txn.valid_time_get(TRACKED)?.is_none() {
+        txn.valid_time_write(TRACKED, TRACKED, Some(vec![1]))?;
+    }
+    Ok(())
+}
+
+/// Whether claim changes are tracked.
+pub fn claim_changes_tracked(r: &(impl GraphRead + ?Sized)) -> Result<bool> {
+    Ok(r.valid_time_get(TRACKED)?.is_some())
+}
+
+/// Marks claim `claim_id` changed, when changes are tracked. Each claim
+/// has its own mark (and conflict subject): writers of different claims
+/// do not conflict over it.
+pub(crate) fn mark_changed(txn: &mut WriteTxn, claim_id: &str) -> Result<()> {
+    if claim_changes_tracked(txn)? {
+        let k = [CHANGED, claim_id.as_bytes()].concat();
+        txn.valid_time_write(&k, &k, Some(Vec::new()))?;
+    }
+    Ok(())
+}
+
+/// The ids of the claims marked changed, in id order.
+pub fn changed_claims(r: &(impl GraphRead + ?Sized)) -> Result<Vec<String>> {
+    let mut hi = CHANGED.to_vec();
+    if let Some(last) = hi.last_mut() {
+        *last += 1;
+    }
+    let mut out = Vec::new();
+    r.valid_time_scan(
+        std::ops::Bound::Included(CHANGED),
+        std::ops::Bound::Excluded(&hi),
+        false,
+        &mut |k, _| {
+            let id = k.get(CHANGED.len()..).unwrap_or_default();
+            out.push(String::from_utf8_lossy(id).into_owned());
+            Ok(true)
+        },
+    )?;
+    Ok(out)
+}
+
+/// Clears the change marks of `claim_ids`.
+pub fn clear_changed_claims(txn: &mut WriteTxn, claim_ids: &[String]) -> Result<()> {
+    for id in claim_ids {
+        let k = [CHANGED, id.as_bytes()].concat();
+        txn.valid_time_write(&k, &k, None)?;
+    }
+    Ok(())
+}
+
 /// Which claims to find: each part given narrows the search. The index
 /// is ordered world, predicate, subject, object: the parts given from
 /// the first on make one prefix scan; a later part without the one

@@ -35,7 +35,8 @@ mod view;
 mod write;
 
 pub use claim::{
-    claim_ids, statement_id, worlds, ClaimObject, ClaimQuery, ClaimState, Polarity, DEFAULT_WORLD,
+    changed_claims, claim_changes_tracked, claim_ids, clear_changed_claims, statement_id,
+    track_claim_changes, worlds, ClaimObject, ClaimQuery, ClaimState, Polarity, DEFAULT_WORLD,
 };
 pub use error::{Result, TemporalError};
 pub use graph::{neighbors_as_of, nodes_as_of, shortest_path_as_of, Direction, Step};

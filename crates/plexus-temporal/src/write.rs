@@ -174,6 +174,9 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
         _ => {}
     }
     crate::graph::index(txn, &version)?;
+    if version.kind == Kind::Claim {
+        claim::mark_changed(txn, &version.logical_id)?;
+    }
     let bytes = version.encode();
     timeline::record(txn, w.kind, &w.logical_id, &id, &bytes)?;
     let holds = (version.op != Op::Retract).then_some((id.as_str(), &bytes[..]));

@@ -171,11 +171,13 @@ class Knowledge:
 
     def maintain_truth(self, valid_time: Any = None, *, world: Optional[str] = None) -> Dict[str, Any]:
         """Reconciles the rules' conclusions with their premises (at the last
-        run's instant unless given); what it wrote."""
+        run's instant unless given); what it wrote, and whether the pass
+        started from the claims changed since the last one (``incremental``)."""
         options = _options(valid_time=valid_time, world=world)
         return self._one(
-            "CALL kg.maintainTruth($options) YIELD iterations, asserted, corrected, retracted, justifications "
-            "RETURN iterations, asserted, corrected, retracted, justifications",
+            "CALL kg.maintainTruth($options) "
+            "YIELD iterations, asserted, corrected, retracted, justifications, incremental "
+            "RETURN iterations, asserted, corrected, retracted, justifications, incremental",
             options=options,
         )
 
