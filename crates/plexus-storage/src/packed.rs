@@ -351,33 +351,61 @@ impl Unpacked {
         range: &KeyRange,
         f: &mut PairVisitor<'_>,
     ) -> Result<()> {
-        if range.is_empty() {
-            return Ok(());
-        }
-        let blocks = block_range(&*self.0, ks, range)?;
-        let mut inner: Result<()> = Ok(());
-        let mut more = true;
-        let mut started = false;
-        let mut value = Vec::new();
-        self.0.visit(ks, &blocks, &mut |k, v| {
-            inner = each(kind, k, v, &mut |full, id| {
-                match step(range, &mut started, full) {
-                    Step::Skip => {}
-                    Step::Stop => more = false,
-                    Step::Take => {
-                        value.clear();
-                        if kind == Kind::Ids {
-                            write_varint(&mut value, id);
-                        }
-                        more = f(full, &value)?;
-                    }
-                }
-                Ok(more)
-            });
-            Ok(more && inner.is_ok())
-        })?;
-        inner
+        visit_packed(&*self.0, ks, kind, range, f)
     }
+}
+
+/// Visits the pairs of `range` of `ks` in the stored snapshot `snap` in key
+/// order, a packed keyspace's one entry per key as [`Unpacked`] shows them:
+/// for passes that run on a snapshot they are lent (inside a serialized
+/// write), which cannot be wrapped.
+pub(crate) fn visit_entries(
+    snap: &dyn Snapshot,
+    ks: Ks,
+    range: &KeyRange,
+    f: &mut PairVisitor<'_>,
+) -> Result<()> {
+    match kind(ks) {
+        Some(kind) => visit_packed(snap, ks, kind, range, f),
+        None => Ok(snap.visit(ks, range, f)?),
+    }
+}
+
+/// Visits the entries of `range` of a packed keyspace of `snap` (stored
+/// blocks) in key order.
+fn visit_packed(
+    snap: &dyn Snapshot,
+    ks: Ks,
+    kind: Kind,
+    range: &KeyRange,
+    f: &mut PairVisitor<'_>,
+) -> Result<()> {
+    if range.is_empty() {
+        return Ok(());
+    }
+    let blocks = block_range(snap, ks, range)?;
+    let mut inner: Result<()> = Ok(());
+    let mut more = true;
+    let mut started = false;
+    let mut value = Vec::new();
+    snap.visit(ks, &blocks, &mut |k, v| {
+        inner = each(kind, k, v, &mut |full, id| {
+            match step(range, &mut started, full) {
+                Step::Skip => {}
+                Step::Stop => more = false,
+                Step::Take => {
+                    value.clear();
+                    if kind == Kind::Ids {
+                        write_varint(&mut value, id);
+                    }
+                    more = f(full, &value)?;
+                }
+            }
+            Ok(more)
+        });
+        Ok(more && inner.is_ok())
+    })?;
+    inner
 }
 
 impl Snapshot for Unpacked {

@@ -192,14 +192,41 @@ fn check(r: &impl GraphRead, model: &[MV], commit: usize) {
     }
 }
 
+/// The PostgreSQL server the test command started (`scripts/postgres`),
+/// and a schema of its own for each case.
+#[cfg(feature = "postgres")]
+fn postgres() -> (String, String) {
+    static CASE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let url = std::env::var("PLEXUS_TEST_POSTGRES")
+        .expect("PLEXUS_TEST_POSTGRES names no PostgreSQL server: run the tests with scripts/test");
+    let case = CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    (url, format!("temporal_{}_{case}", std::process::id()))
+}
+
 fn run(backend: Backend, commits: &[Vec<W>]) {
     let dir = tempfile::tempdir().unwrap();
     let opts = KvOptions {
         durable: false,
         ..Default::default()
     };
-    let kv = plexus_kv::open(backend, dir.path(), KEYSPACE_NAMES, &opts).unwrap();
+    #[cfg(feature = "postgres")]
+    let (url, schema) = postgres();
+    let kv = match backend {
+        #[cfg(feature = "postgres")]
+        Backend::Postgres => plexus_kv::open_postgres(&url, &schema, KEYSPACE_NAMES, &opts),
+        _ => plexus_kv::open(backend, dir.path(), KEYSPACE_NAMES, &opts),
+    }
+    .unwrap();
     let db = Storage::open(kv).unwrap();
+    check_run(&db, commits);
+    #[cfg(feature = "postgres")]
+    if backend == Backend::Postgres {
+        drop(db);
+        plexus_kv::destroy_postgres(&url, &schema).unwrap();
+    }
+}
+
+fn check_run(db: &Storage, commits: &[Vec<W>]) {
     db.keep_history("default").unwrap();
     let mut model: Vec<MV> = Vec::new();
     let mut times = Vec::new();
@@ -323,7 +350,7 @@ fn run(backend: Backend, commits: &[Vec<W>]) {
             writes.push(write.id(&id));
             pending.push(mv);
         }
-        let result = commit_versions(&db, "default", &writes);
+        let result = commit_versions(db, "default", &writes);
         if fails {
             let e = result.unwrap_err();
             assert!(e.to_string().contains("no version with id"), "{e}");
@@ -372,5 +399,26 @@ proptest! {
     #[test]
     fn lmdb_backend_matches_the_model(commits in commits()) {
         run(Backend::Lmdb, &commits);
+    }
+}
+
+#[cfg(feature = "fjall")]
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fjall_backend_matches_the_model(commits in commits()) {
+        run(Backend::Fjall, &commits);
+    }
+}
+
+// Against a server every read is a round trip: 40 cases.
+#[cfg(feature = "postgres")]
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn postgres_backend_matches_the_model(commits in commits()) {
+        run(Backend::Postgres, &commits);
     }
 }

@@ -259,3 +259,55 @@ fn list_updates_from_two_processes_both_land() {
         Some(Value::List(vec![Value::from("b"), Value::from("a")]))
     );
 }
+
+/// History on a store two processes write: one turns it on, both commit,
+/// and each reads the graph as of every commit, the other's too; the
+/// commits' system times rise across the processes.
+#[test]
+fn history_kept_from_two_processes() {
+    use plexus::{GraphRead, Props, Value};
+    let (_tmp, one, two) = two_handles();
+    let mut t = one.write("default").unwrap();
+    let n = t
+        .create_node(
+            Some("doc"),
+            &["Doc"],
+            &Props::from([("v".into(), Value::from("a"))]),
+        )
+        .unwrap();
+    t.commit().unwrap();
+    let start = one.keep_history("default").unwrap();
+    assert_eq!(two.keep_history("default").unwrap(), start, "already on");
+    let mut times = vec![(start, "a")];
+    for (db, v) in [(&two, "b"), (&one, "c"), (&two, "d")] {
+        let mut t = db.write("default").unwrap();
+        t.set_node_property(n, "v", Value::from(v)).unwrap();
+        t.commit().unwrap();
+        let at = db.system_time().unwrap();
+        assert!(
+            at > times.last().map_or(0, |(t, _)| *t),
+            "{at} after {times:?}"
+        );
+        times.push((at, v));
+    }
+    let mut t = two.write("default").unwrap();
+    let late = t
+        .create_node(Some("late"), &["Doc"], &Props::new())
+        .unwrap();
+    t.commit().unwrap();
+    for db in [&one, &two] {
+        for (at, v) in &times {
+            let r = db.read_as_of("default", *at).unwrap();
+            assert_eq!(
+                r.node_property(n, "v").unwrap(),
+                Some(Value::from(*v)),
+                "as of {at}"
+            );
+            assert!(r.node_property(late, "v").unwrap().is_none());
+            assert_eq!(r.node_id("late").unwrap(), None, "as of {at}");
+        }
+        assert!(db.read_as_of("default", start - 1).is_err());
+    }
+    two.drop_history("default").unwrap();
+    assert!(one.read_as_of("default", start).is_err());
+}

@@ -533,14 +533,10 @@ fn run(backend: Backend, ops: &[Op]) {
     .unwrap();
     let db = Storage::open(kv).unwrap();
     // Every case keeps history, so that every commit also writes versions.
-    let history = match db.keep_history("default") {
-        Ok(start) => Some(vec![(start, Model::default())]),
-        Err(e) if backend.name() == "postgres" => {
-            assert!(e.to_string().contains("not supported yet"), "{e}");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let history = Some(vec![(
+        db.keep_history("default").unwrap(),
+        Model::default(),
+    )]);
     let mut r = Run {
         db,
         committed: Model::default(),

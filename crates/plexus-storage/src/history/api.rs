@@ -17,24 +17,41 @@ impl crate::Storage {
     /// history already keeps its start.
     pub fn keep_history(&self, graph: &str) -> Result<u64> {
         self.writable()?;
-        if self.shared.multi {
-            return Err(StorageError::Unsupported(
-                "history on a store that several processes write is not supported yet".into(),
-            ));
-        }
         let g = self.graph_id(graph)?;
         let _c = self.shared.lock_commits();
-        let snap = crate::packed::Unpacked(self.shared.kv.snapshot()?);
-        if let Some(start) = started(&snap, g)? {
-            return Ok(start);
-        }
-        // Stale versions of an earlier, interrupted start lie before the
-        // new start, where no read reaches.
-        let t = baseline(&*self.shared.kv, &snap, g)?;
+        let t = if self.shared.multi {
+            self.keep_history_shared(g)?
+        } else {
+            let snap = self.shared.kv.snapshot()?;
+            if let Some(start) = started(&*snap, g)? {
+                return Ok(start);
+            }
+            // Stale versions of an earlier, interrupted start lie before
+            // the new start, where no read reaches.
+            baseline(&*self.shared.kv, &*snap, g)?
+        };
         self.shared
             .history_kept
             .store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(t)
+    }
+
+    /// [`crate::Storage::keep_history`] on a store that several processes
+    /// write: the versions of what the graph holds and the start, in the
+    /// serialized write that stamps them (one batch), so that no other
+    /// process's commit lands between them; every commit after it, from
+    /// any process, sees the start and keeps versions.
+    fn keep_history_shared(&self, g: crate::ids::GraphId) -> Result<u64> {
+        let mut start = 0;
+        crate::coord::write_serialized(&*self.shared.kv, &mut |snap| {
+            let mut batch = WriteBatch::new();
+            start = match started(snap, g)? {
+                Some(t) => t,
+                None => super::baseline_in(snap, g, &mut batch)?,
+            };
+            Ok(batch)
+        })?;
+        Ok(start)
     }
 
     /// Stops keeping the history of `graph` and deletes what was kept.
@@ -42,9 +59,13 @@ impl crate::Storage {
         self.writable()?;
         let g = self.graph_id(graph)?;
         let _c = self.shared.lock_commits();
-        let mut batch = WriteBatch::new();
-        clear(&mut batch, g);
-        self.shared.kv.write(batch)?;
+        // Serialized with every process's commits: none of them keeps a
+        // version after the clear.
+        crate::coord::write_serialized(&*self.shared.kv, &mut |_| {
+            let mut batch = WriteBatch::new();
+            clear(&mut batch, g);
+            Ok(batch)
+        })?;
         self.shared.retention.set(g, None);
         Ok(())
     }

@@ -299,9 +299,9 @@ fn adjacency_keys(g: GraphId, id: EdgeId, r: &EdgeRecord) -> [Vec<u8>; 2] {
 }
 
 /// Writes, at a new stamp, a version of every versioned entry graph `g`
-/// holds now, then marks history on from that stamp. `snap` is unpacked;
-/// the caller holds the commit lock, so no commit lands meanwhile.
-/// Returns the stamp.
+/// holds now, then marks history on from that stamp. `snap` is the
+/// stored snapshot (packed keyspaces are read entry by entry); the caller
+/// holds the commit lock, so no commit lands meanwhile. Returns the stamp.
 pub(crate) fn baseline(
     kv: &dyn plexus_kv::KvStore,
     snap: &dyn Snapshot,
@@ -309,7 +309,18 @@ pub(crate) fn baseline(
 ) -> Result<u64> {
     let mut batch = WriteBatch::new();
     let t = tick(snap, &mut batch)?;
-    record_all(kv, snap, g, (t, t), batch)?;
+    record_all(snap, g, (t, t), &mut batch, &mut |b, force| {
+        write_chunk(kv, b, force)
+    })?;
+    Ok(t)
+}
+
+/// [`baseline`] into one batch, for a store that several processes write:
+/// built inside the serialized write that stamps it, so that no commit of
+/// another process lands between the versions and the start.
+pub(crate) fn baseline_in(snap: &dyn Snapshot, g: GraphId, batch: &mut WriteBatch) -> Result<u64> {
+    let t = tick(snap, batch)?;
+    record_all(snap, g, (t, t), batch, &mut |_, _| Ok(()))?;
     Ok(t)
 }
 
@@ -336,11 +347,14 @@ pub(crate) fn begin_load(snap: &dyn Snapshot, g: GraphId, batch: &mut WriteBatch
 /// it holds, stamped `t`, then the mark of the load cleared. Writing it
 /// again is harmless (the same versions).
 pub(crate) fn record_load(kv: &dyn plexus_kv::KvStore, g: GraphId, t: u64) -> Result<()> {
-    let snap = crate::packed::Unpacked(kv.snapshot()?);
-    let Some(start) = started(&snap, g)? else {
+    let snap = kv.snapshot()?;
+    let Some(start) = started(&*snap, g)? else {
         return Ok(());
     };
-    record_all(kv, &snap, g, (t, start), WriteBatch::new())?;
+    let mut batch = WriteBatch::new();
+    record_all(&*snap, g, (t, start), &mut batch, &mut |b, force| {
+        write_chunk(kv, b, force)
+    })?;
     let mut done = WriteBatch::new();
     done.delete(HISTORY, loading_key(g.0));
     Ok(kv.write(done)?)
@@ -367,23 +381,25 @@ pub(crate) fn finish_load(kv: &dyn plexus_kv::KvStore, g: GraphId) -> Result<()>
 /// (`snap` unpacked; edge blocks pass through it), then `start` as `g`'s
 /// start.
 fn record_all(
-    kv: &dyn plexus_kv::KvStore,
     snap: &dyn Snapshot,
     g: GraphId,
     (t, start): (u64, u64),
-    mut batch: WriteBatch,
+    batch: &mut WriteBatch,
+    flush: &mut dyn FnMut(&mut WriteBatch, bool) -> Result<()>,
 ) -> Result<()> {
     let prefix = g.0.to_be_bytes();
-    let flush = |batch: &mut WriteBatch, force: bool| write_chunk(kv, batch, force);
+    let range = KeyRange::prefix(&prefix);
     for ks in [NODES, NODE_KEYS, EDGE_KEYS, LABELS, STATS, VALID] {
-        for pair in snap.scan(ks, &KeyRange::prefix(&prefix), ScanOptions::default()) {
-            let (k, v) = pair?;
-            batch.put(HISTORY, version_key(ks, &k, t), version_value(Some(&v)));
-            flush(&mut batch, false)?;
-        }
+        let mut failed = Ok(());
+        crate::packed::visit_entries(snap, ks, &range, &mut |k, v| {
+            batch.put(HISTORY, version_key(ks, k, t), version_value(Some(v)));
+            failed = flush(batch, false);
+            Ok(failed.is_ok())
+        })?;
+        failed?;
     }
     let mut failed = Ok(());
-    snap.visit(EDGES, &KeyRange::prefix(&prefix), &mut |k, v| {
+    snap.visit(EDGES, &range, &mut |k, v| {
         failed = crate::edge_blocks::each(k, v, &mut |id, rec| {
             let r = EdgeRecord::decode(rec)?;
             batch.put(
@@ -394,13 +410,13 @@ fn record_all(
             for key in adjacency_keys(g, id, &r) {
                 batch.put(HISTORY, version_key(ADJ, &key, t), version_value(Some(&[])));
             }
-            flush(&mut batch, false)
+            flush(batch, false)
         });
         Ok(failed.is_ok())
     })?;
     failed?;
     batch.put(HISTORY, start_key(g.0), start.to_be_bytes().to_vec());
-    flush(&mut batch, true)
+    flush(batch, true)
 }
 
 /// Operations one backend write takes in the passes over a whole graph
