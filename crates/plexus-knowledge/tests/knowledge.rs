@@ -351,6 +351,64 @@ fn a_run_over_its_limits_writes_nothing_and_a_repeat_writes_nothing() {
     ));
 }
 
+/// An incremental maintenance pass over its limits writes nothing and
+/// leaves the changes marked, so that the next pass within its limits
+/// still starts from them.
+#[test]
+fn an_incremental_pass_over_its_limits_writes_nothing() {
+    let db = Storage::in_memory().unwrap();
+    chain(&db, 6);
+    transitive(&db);
+    run_rules(&db, "default", &at(1)).unwrap();
+    let first = maintain_truth(&db, "default", &at(1)).unwrap();
+    assert!(!first.incremental && first.versions.is_empty());
+    assert_eq!(derived_count(&db, 1), 7 * 6 / 2 - 6);
+    // Extend the chain by six links: 13 nodes, 66 conclusions.
+    let more = (6..12)
+        .map(|i| {
+            (
+                claim(&format!("n{i}"), "ANC", &format!("n{}", i + 1), "a"),
+                Interval::from(0),
+            )
+        })
+        .collect();
+    assert_claims(&db, more);
+    let tight = RunOptions {
+        limits: Limits {
+            max_derivations: 20,
+            ..Limits::default()
+        },
+        ..at(1)
+    };
+    match maintain_truth(&db, "default", &tight) {
+        Err(KnowledgeError::Limit { what, .. }) => assert_eq!(what, "maxDerivations"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(derived_count(&db, 1), 15, "nothing written");
+    let next = maintain_truth(&db, "default", &at(1)).unwrap();
+    assert!(next.incremental);
+    assert_eq!(next.asserted, 66 - 15);
+    assert_eq!(derived_count(&db, 1), 66);
+    // Retracting the middle link cuts the chain in two: 21 + 15 pairs
+    // less their 11 links.
+    let r = db.read("default").unwrap();
+    let q = ClaimQuery {
+        world: Some("default".into()),
+        subject: Some("n6".into()),
+        predicate: Some("ANC".into()),
+        object: Some(entity("n7")),
+        agent: Some("a".into()),
+        ..ClaimQuery::default()
+    };
+    let link = claims_as_of(&r, &q, 1).unwrap().remove(0);
+    drop(r);
+    retract_from(&db, &link, 0);
+    let cut = maintain_truth(&db, "default", &at(1)).unwrap();
+    assert!(cut.incremental);
+    assert_eq!(derived_count(&db, 1), 21 + 15 - 11);
+    assert_eq!(cut.retracted, 66 - (21 + 15 - 11));
+}
+
 #[test]
 fn truth_maintenance_keeps_independent_support_and_drops_the_unsupported() {
     let db = Storage::in_memory().unwrap();
