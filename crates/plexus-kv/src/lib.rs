@@ -145,6 +145,16 @@ pub trait Snapshot: Send {
     /// The value under `key`, if any.
     fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
+    /// Hands `f` the value under `key`, borrowed where the backend can lend
+    /// it (LMDB: straight from its pages, nothing copied); false when there
+    /// is none. For reads of one field of a large value.
+    fn get_with(&self, ks: Ks, key: &[u8], f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        match self.get(ks, key)? {
+            Some(v) => f(&v).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
     /// The values under several keys, in the order asked.
     fn multi_get(&self, ks: Ks, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
         keys.iter().map(|k| self.get(ks, k)).collect()

@@ -561,6 +561,16 @@ impl Snapshot for LmdbSnapshot {
         Ok(v.map(<[u8]>::to_vec))
     }
 
+    fn get_with(&self, ks: Ks, key: &[u8], f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        if key.is_empty() {
+            return Ok(false);
+        }
+        match self.db(ks)?.get(&self.txn, key).map_err(backend_err)? {
+            Some(v) => f(v).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
     fn visit(&self, ks: Ks, range: &KeyRange, f: &mut crate::PairVisitor<'_>) -> Result<()> {
         let db = self.db(ks)?;
         if range.is_empty() {

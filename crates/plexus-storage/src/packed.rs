@@ -425,6 +425,21 @@ impl Snapshot for Unpacked {
         }
     }
 
+    fn get_with(
+        &self,
+        ks: Ks,
+        key: &[u8],
+        f: &mut dyn FnMut(&[u8]) -> plexus_kv::Result<()>,
+    ) -> plexus_kv::Result<bool> {
+        match kind(ks) {
+            Some(_) => match self.get(ks, key)? {
+                Some(v) => f(&v).map(|()| true),
+                None => Ok(false),
+            },
+            None => self.0.get_with(ks, key, f),
+        }
+    }
+
     fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
         let Some(kind) = kind(ks) else {
             return self.0.scan(ks, range, opts);

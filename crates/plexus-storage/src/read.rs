@@ -493,9 +493,7 @@ pub trait GraphRead {
     fn node_user_id(&self, node: NodeId) -> Result<Option<String>> {
         let c = self.core();
         c.read(Subject::Node(c.g.0, node.0));
-        c.get(NODES, &node_key(c.g, node))?
-            .map(|b| crate::record::node_user_id(&b))
-            .transpose()
+        c.with_value(NODES, &node_key(c.g, node), crate::record::node_user_id)
     }
 
     /// One property of a node, without decoding names or other properties.
@@ -505,10 +503,10 @@ pub trait GraphRead {
             return Ok(None);
         };
         c.read(Subject::Node(c.g.0, node.0));
-        match c.get(NODES, &node_key(c.g, node))? {
-            Some(b) => crate::record::node_prop(&b, k),
-            None => Ok(None),
-        }
+        let found = c.with_value(NODES, &node_key(c.g, node), |b| {
+            crate::record::node_prop(b, k)
+        })?;
+        Ok(found.flatten())
     }
 
     /// Whether the node has the label, without decoding its properties' names.
@@ -517,7 +515,11 @@ pub trait GraphRead {
         let Some(l) = c.lookup(Token::Label, label) else {
             return Ok(false);
         };
-        Ok(node_record(c, node)?.is_some_and(|r| r.has_label(l)))
+        c.read(Subject::Node(c.g.0, node.0));
+        let found = c.with_value(NODES, &node_key(c.g, node), |b| {
+            crate::record::node_has_label(b, l)
+        })?;
+        Ok(found.unwrap_or(false))
     }
 
     /// One property of an edge, without decoding names or other properties.

@@ -136,6 +136,18 @@ pub(crate) fn node_user_id(b: &[u8]) -> Result<String> {
     header(&mut Reader::new(b), "node")
 }
 
+/// Whether a node record has label `l`, reading no property.
+pub(crate) fn node_has_label(b: &[u8], l: u32) -> Result<bool> {
+    let mut r = Reader::new(b);
+    skip_header(&mut r, "node")?;
+    for _ in 0..r.len()? {
+        if token(&mut r)? == l {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 pub(crate) fn node_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
     let mut r = Reader::new(b);
     skip_header(&mut r, "node")?;

@@ -252,6 +252,37 @@ impl TxnCore {
         Ok(self.snap.get(ks, key)?)
     }
 
+    /// `f` of the value under `key`, lent where the backend can (LMDB:
+    /// straight from its pages): a read of one field of a record copies
+    /// nothing else of it (a chunk's node carries its whole embedding).
+    pub(crate) fn with_value<T>(
+        &self,
+        ks: Ks,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<Option<T>> {
+        if let Some(v) = self.own_write(ks, key) {
+            return v.map(f).transpose();
+        }
+        if ks == crate::keys::NODES {
+            let fetched = self.fetched.borrow();
+            if !fetched.is_empty() {
+                if let Some(v) = fetched.get(key) {
+                    return v.as_deref().map(f).transpose();
+                }
+            }
+        }
+        let mut f = Some(f);
+        let mut out = None;
+        self.snap.get_with(ks, key, &mut |v| {
+            if let Some(f) = f.take() {
+                out = Some(f(v));
+            }
+            Ok(())
+        })?;
+        out.transpose()
+    }
+
     /// This transaction's own write of `key`: `Some(None)` for a delete,
     /// `None` when it wrote nothing there.
     pub(crate) fn own_write(&self, ks: Ks, key: &[u8]) -> Option<Option<&[u8]>> {
