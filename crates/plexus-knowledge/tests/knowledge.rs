@@ -409,6 +409,45 @@ fn an_incremental_pass_over_its_limits_writes_nothing() {
     assert_eq!(cut.retracted, 66 - (21 + 15 - 11));
 }
 
+/// A claim written while the first maintenance pass (which starts
+/// tracking changes) runs conflicts with it, whichever commits first: it
+/// could otherwise land unseen by that pass and unmarked for the next.
+#[test]
+fn a_claim_written_beside_the_first_pass_conflicts_with_it() {
+    use plexus_knowledge::maintain_truth_in;
+    use plexus_temporal::write_version;
+    for pass_first in [true, false] {
+        let db = Storage::in_memory().unwrap();
+        chain(&db, 2);
+        transitive(&db);
+        run_rules(&db, "default", &at(1)).unwrap();
+        let mut pass = db.write("default").unwrap();
+        let mut writer = db.write("default").unwrap();
+        let link = VersionWrite::assert_claim(claim("n2", "ANC", "n3", "a"), Interval::from(0));
+        write_version(&mut writer, &link).unwrap();
+        maintain_truth_in(&mut pass, &at(1)).unwrap();
+        let (first, second) = if pass_first {
+            (pass, writer)
+        } else {
+            (writer, pass)
+        };
+        first.commit().unwrap();
+        let e = second.commit().unwrap_err();
+        assert!(e.to_string().contains("concurrent"), "{e}");
+        if pass_first {
+            // Written again, the claim is marked, and the next pass adds
+            // what it derives: n0..n3 closed, 6 pairs less 3 links.
+            assert_claims(
+                &db,
+                vec![(claim("n2", "ANC", "n3", "a"), Interval::from(0))],
+            );
+            let next = maintain_truth(&db, "default", &at(1)).unwrap();
+            assert!(next.incremental);
+            assert_eq!(derived_count(&db, 1), 3);
+        }
+    }
+}
+
 #[test]
 fn truth_maintenance_keeps_independent_support_and_drops_the_unsupported() {
     let db = Storage::in_memory().unwrap();

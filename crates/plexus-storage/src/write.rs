@@ -1370,6 +1370,17 @@ impl WriteTxn {
     /// Discards every change (dropping the transaction does the same).
     pub fn rollback(self) {}
 
+    /// Relies on `subject` of the valid-time keyspace without changing it:
+    /// a concurrent transaction that writes it conflicts with this one
+    /// (whichever commits second is refused), another that shares it does
+    /// not (see `occ.rs`).
+    pub fn valid_time_share(&mut self, subject: &[u8]) {
+        let g = self.g();
+        self.fp
+            .shares
+            .insert(Subject::ValidTime(g.0, subject).hash());
+    }
+
     /// Writes `value` under `key` (after the graph's prefix) in the
     /// graph's valid-time keyspace, or deletes the key (`None`). The layout
     /// is `plexus-temporal`'s; storage keeps it with the transaction's

@@ -317,11 +317,16 @@ pub fn claim_changes_tracked(r: &(impl GraphRead + ?Sized)) -> Result<bool> {
 
 /// Marks claim `claim_id` changed, when changes are tracked. Each claim
 /// has its own mark (and conflict subject): writers of different claims
-/// do not conflict over it.
+/// do not conflict over it. While changes are not tracked, the writer
+/// shares the switch: a concurrent transaction turning tracking on (the
+/// first maintenance pass, whose snapshot lacks this claim) conflicts
+/// with it, so no change lands unmarked after tracking began.
 pub(crate) fn mark_changed(txn: &mut WriteTxn, claim_id: &str) -> Result<()> {
     if claim_changes_tracked(txn)? {
         let k = [CHANGED, claim_id.as_bytes()].concat();
         txn.valid_time_write(&k, &k, Some(Vec::new()))?;
+    } else {
+        txn.valid_time_share(TRACKED);
     }
     Ok(())
 }
