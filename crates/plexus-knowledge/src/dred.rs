@@ -46,8 +46,8 @@ struct Fact {
 /// and its version.
 pub(crate) type Stored = (Interval, Version);
 
-/// What an incremental pass settled, for `run.rs` to write.
-pub(crate) struct Settled {
+/// What an incremental pass found, for `run.rs` to write.
+pub(crate) struct Outcome {
     /// Conclusions recomputed, rederived or grown, with every derivation.
     pub outputs: BTreeMap<Key, Output>,
     /// The stored versions of the conclusions the pass read.
@@ -71,7 +71,7 @@ struct Pass<'t> {
     /// Store lookups by what they asked.
     cache: HashMap<Lookup, Vec<Fact>>,
     deleted: HashSet<Key>,
-    settled: Settled,
+    outcome: Outcome,
 }
 
 impl Pass<'_> {
@@ -107,7 +107,7 @@ impl Pass<'_> {
             self.cache.insert(ck.clone(), facts);
         }
         let stored = self.cache.get(&ck).map(Vec::as_slice).unwrap_or_default();
-        let outputs = &self.settled.outputs;
+        let outputs = &self.outcome.outputs;
         let mut out: Vec<Fact> = stored
             .iter()
             .filter(|f| match &f.from {
@@ -148,7 +148,7 @@ impl Pass<'_> {
         let from = if crate::run::is_derived(c) {
             Ref::Derived(key.clone())
         } else {
-            self.settled
+            self.outcome
                 .logical
                 .insert(v.id.clone(), v.logical_id.clone());
             Ref::Version(v.id.clone())
@@ -212,16 +212,16 @@ impl Pass<'_> {
     ) -> Result<BTreeSet<Key>> {
         let mut changed = BTreeSet::new();
         for (key, valid, support) in found {
-            if !self.settled.outputs.contains_key(&key) {
+            if !self.outcome.outputs.contains_key(&key) {
                 let unread =
-                    !self.deleted.contains(&key) && !self.settled.stored.contains_key(&key);
+                    !self.deleted.contains(&key) && !self.outcome.stored.contains_key(&key);
                 if unread {
                     let id = crate::run::conclusion_id(&key);
                     if let Some((k, stored)) = conclusion(self.txn, &id, self.at)? {
-                        self.settled.stored.insert(k, stored);
+                        self.outcome.stored.insert(k, stored);
                     }
                 }
-                let start = match self.settled.stored.get(&key) {
+                let start = match self.outcome.stored.get(&key) {
                     Some((held, v)) if !self.deleted.contains(&key) => Output {
                         valid: *held,
                         supports: crate::run::semantic(self.txn, v)?,
@@ -242,16 +242,16 @@ impl Pass<'_> {
                         }
                     }
                 };
-                self.settled.outputs.insert(key.clone(), start);
+                self.outcome.outputs.insert(key.clone(), start);
             }
-            let Some(o) = self.settled.outputs.get_mut(&key) else {
+            let Some(o) = self.outcome.outputs.get_mut(&key) else {
                 continue;
             };
             let grown = hull(o.valid, valid);
             let added = o.supports.insert(support);
             if added {
-                self.settled.justifications += 1;
-                if self.settled.justifications > limits.max_justifications {
+                self.outcome.justifications += 1;
+                if self.outcome.justifications > limits.max_justifications {
                     return Err(limit("maxJustifications", limits.max_justifications));
                 }
             }
@@ -351,13 +351,13 @@ pub(crate) fn maintain(
     at: i64,
     changed: &[String],
     limits: Limits,
-) -> Result<Settled> {
+) -> Result<Outcome> {
     let mut pass = Pass {
         txn,
         at,
         cache: HashMap::new(),
         deleted: HashSet::new(),
-        settled: Settled {
+        outcome: Outcome {
             outputs: BTreeMap::new(),
             stored: HashMap::new(),
             gone: Vec::new(),
@@ -374,15 +374,15 @@ pub(crate) fn maintain(
     pass.insert(rules, facts, limits, &mut new)?;
     let Pass {
         deleted,
-        mut settled,
+        mut outcome,
         ..
     } = pass;
-    settled.gone = deleted
+    outcome.gone = deleted
         .into_iter()
-        .filter(|k| !settled.outputs.contains_key(k))
+        .filter(|k| !outcome.outputs.contains_key(k))
         .collect();
-    settled.gone.sort();
-    Ok(settled)
+    outcome.gone.sort();
+    Ok(outcome)
 }
 
 impl Pass<'_> {
@@ -411,7 +411,7 @@ impl Pass<'_> {
             if let Some((key, stored)) = conclusion(self.txn, &id, self.at)? {
                 if in_world(&key.3) {
                     self.deleted.insert(key.clone());
-                    self.settled.stored.insert(key, stored);
+                    self.outcome.stored.insert(key, stored);
                 }
             }
             frontier.extend(crate::run::dependents(self.txn, &id)?);
@@ -451,10 +451,10 @@ impl Pass<'_> {
         new: &mut u64,
     ) -> Result<()> {
         while !facts.is_empty() {
-            if self.settled.iterations >= limits.max_iterations {
+            if self.outcome.iterations >= limits.max_iterations {
                 return Err(limit("maxIterations", limits.max_iterations));
             }
-            self.settled.iterations += 1;
+            self.outcome.iterations += 1;
             let mut next = BTreeSet::new();
             for f in &facts {
                 for rule in rules {
@@ -488,7 +488,7 @@ fn head_row(rule: &Rule, key: &Key) -> Option<Row> {
 }
 
 fn derived_fact(pass: &Pass<'_>, key: &Key) -> Option<Fact> {
-    pass.settled.outputs.get(key).map(|o| Fact {
+    pass.outcome.outputs.get(key).map(|o| Fact {
         key: key.clone(),
         valid: o.valid,
         from: Ref::Derived(key.clone()),
@@ -502,7 +502,7 @@ pub(crate) fn resting_on(
     txn: &WriteTxn,
     at: i64,
     keys: Vec<Key>,
-    settled: &mut Settled,
+    outcome: &mut Outcome,
 ) -> Result<HashSet<Key>> {
     let mut rewrite: HashSet<Key> = HashSet::new();
     let mut frontier = keys;
@@ -514,16 +514,16 @@ pub(crate) fn resting_on(
             let Some((dk, stored)) = conclusion(txn, &id, at)? else {
                 continue;
             };
-            if !settled.outputs.contains_key(&dk) {
+            if !outcome.outputs.contains_key(&dk) {
                 let supports = crate::run::semantic(txn, &stored.1)?;
-                settled.outputs.insert(
+                outcome.outputs.insert(
                     dk.clone(),
                     Output {
                         valid: stored.0,
                         supports,
                     },
                 );
-                settled.stored.insert(dk.clone(), stored);
+                outcome.stored.insert(dk.clone(), stored);
             }
             frontier.push(dk);
         }
