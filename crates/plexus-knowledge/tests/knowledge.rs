@@ -448,6 +448,62 @@ fn a_claim_written_beside_the_first_pass_conflicts_with_it() {
     }
 }
 
+/// Conclusions of `world` holding at `at`.
+fn derived_in(db: &Storage, world: &str, at: i64) -> usize {
+    let r = db.read("default").unwrap();
+    let q = ClaimQuery {
+        world: Some(world.into()),
+        predicate: Some("ANC".into()),
+        ..ClaimQuery::default()
+    };
+    let all = claims_as_of(&r, &q, at).unwrap();
+    all.iter()
+        .filter(|v| matches!(&v.state, State::Claim(c) if is_derived(c)))
+        .count()
+}
+
+/// A pass restricted to one world starts from that world's changes and
+/// leaves the others' conclusions alone; a pass over every world after it
+/// is a full one again.
+#[test]
+fn a_pass_in_one_world_leaves_the_others_alone() {
+    let db = Storage::in_memory().unwrap();
+    let link = |w: &str, i: usize| {
+        let c = claim(&format!("n{i}"), "ANC", &format!("n{}", i + 1), "a");
+        (
+            ClaimState {
+                world: w.into(),
+                ..c
+            },
+            Interval::from(0),
+        )
+    };
+    let links: Vec<_> = ["w1", "w2"]
+        .iter()
+        .flat_map(|w| (0..4).map(move |i| link(w, i)))
+        .collect();
+    let written = assert_claims(&db, links);
+    transitive(&db);
+    run_rules(&db, "default", &at(1)).unwrap();
+    // Five nodes per world: 10 pairs less 4 links.
+    assert_eq!((derived_in(&db, "w1", 1), derived_in(&db, "w2", 1)), (6, 6));
+    let in_w1 = RunOptions {
+        world: Some("w1".into()),
+        ..at(1)
+    };
+    assert!(!maintain_truth(&db, "default", &in_w1).unwrap().incremental);
+    // Cut each world's chain after its second link.
+    retract_from(&db, &written[1], 0);
+    retract_from(&db, &written[5], 0);
+    let pass = maintain_truth(&db, "default", &in_w1).unwrap();
+    assert!(pass.incremental);
+    // w1: n0..n1 and n2..n4 are left, 1 + 3 pairs less 3 links; w2 untouched.
+    assert_eq!((derived_in(&db, "w1", 1), derived_in(&db, "w2", 1)), (1, 6));
+    let all = maintain_truth(&db, "default", &at(1)).unwrap();
+    assert!(!all.incremental, "another world set: a full pass");
+    assert_eq!((derived_in(&db, "w1", 1), derived_in(&db, "w2", 1)), (1, 1));
+}
+
 #[test]
 fn truth_maintenance_keeps_independent_support_and_drops_the_unsupported() {
     let db = Storage::in_memory().unwrap();
