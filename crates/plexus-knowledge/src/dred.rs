@@ -122,16 +122,19 @@ impl Pass<'_> {
                 && subject.is_none_or(|s| s == k.0)
                 && object.is_none_or(|o| o == k.2)
         };
-        out.extend(
-            outputs
-                .iter()
-                .filter(|(k, _)| matches(k))
-                .map(|(k, o)| Fact {
-                    key: k.clone(),
-                    valid: o.valid,
-                    from: Ref::Derived(k.clone()),
-                }),
-        );
+        // Outputs are keyed subject first: a bound subject is a range.
+        let candidates: Box<dyn Iterator<Item = (&Key, &Output)>> = match subject {
+            Some(s) => {
+                let from = (s.to_string(), String::new(), String::new(), String::new());
+                Box::new(outputs.range(from..).take_while(move |(k, _)| k.0 == s))
+            }
+            None => Box::new(outputs.iter()),
+        };
+        out.extend(candidates.filter(|(k, _)| matches(k)).map(|(k, o)| Fact {
+            key: k.clone(),
+            valid: o.valid,
+            from: Ref::Derived(k.clone()),
+        }));
         Ok(out)
     }
 
@@ -189,7 +192,7 @@ impl Pass<'_> {
         Ok(rows
             .into_iter()
             .filter_map(|r| {
-                let valid = r.valid?;
+                let valid = r.valid;
                 let key = (
                     ground(&rule.then.subject, &r.bindings)?,
                     rule.then.predicate.clone(),
@@ -270,7 +273,7 @@ impl Pass<'_> {
 struct Row {
     bindings: HashMap<String, String>,
     premises: Vec<Option<Ref>>,
-    valid: Option<Interval>,
+    valid: Interval,
 }
 
 impl Row {
@@ -278,7 +281,7 @@ impl Row {
         Row {
             bindings: HashMap::new(),
             premises: vec![None; rule.when.len()],
-            valid: Some(Interval::from(i64::MIN)),
+            valid: Interval::from(i64::MIN),
         }
     }
 
@@ -292,13 +295,13 @@ impl Row {
         if !unify(&atom.subject, &f.key.0, &mut b) || !unify(&atom.object, &f.key.2, &mut b) {
             return None;
         }
-        let valid = intersect(self.valid?, f.valid)?;
+        let valid = intersect(self.valid, f.valid)?;
         let mut premises = self.premises.clone();
         *premises.get_mut(pos)? = Some(f.from.clone());
         Some(Row {
             bindings: b,
             premises,
-            valid: Some(valid),
+            valid,
         })
     }
 }

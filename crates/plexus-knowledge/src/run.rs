@@ -426,11 +426,7 @@ fn incremental_pass(
     };
     let mut differ = Vec::new();
     for (key, o) in &s.outputs {
-        let same = match s.stored.get(key) {
-            None => false,
-            Some((held, old)) => *held == o.valid && semantic(&*txn, old)? == o.supports,
-        };
-        if !same {
+        if differs(&*txn, o, s.stored.get(key))? {
             differ.push(key.clone());
         }
     }
@@ -636,11 +632,7 @@ fn changed_keys(
 ) -> Result<HashSet<Key>> {
     let mut changed = HashSet::new();
     for (key, o) in outputs {
-        let same = match stored.get(key) {
-            None => false,
-            Some((held, old)) => *held == o.valid && semantic(r, old)? == o.supports,
-        };
-        if !same {
+        if differs(r, o, stored.get(key))? {
             changed.insert(key.clone());
         }
     }
@@ -661,6 +653,19 @@ fn changed_keys(
         }
         changed.extend(more);
     }
+}
+
+/// Whether output `o` differs from the conclusion stored for its key (or
+/// there is none): in validity or, named semantically, justifications.
+fn differs(
+    r: &(impl GraphRead + ?Sized),
+    o: &Output,
+    stored: Option<&(Interval, Version)>,
+) -> Result<bool> {
+    Ok(match stored {
+        None => true,
+        Some((held, old)) => *held != o.valid || semantic(r, old)? != o.supports,
+    })
 }
 
 /// A stored conclusion's justifications with derived premises named by

@@ -342,19 +342,6 @@ fn past_end(range: &KeyRange, key: &[u8]) -> bool {
 /// transactions read them; other keyspaces pass through.
 pub(crate) struct Unpacked(pub(crate) Box<dyn Snapshot>);
 
-impl Unpacked {
-    /// Visits the entries of `range` of a packed keyspace in key order.
-    fn visit_packed(
-        &self,
-        ks: Ks,
-        kind: Kind,
-        range: &KeyRange,
-        f: &mut PairVisitor<'_>,
-    ) -> Result<()> {
-        visit_packed(&*self.0, ks, kind, range, f)
-    }
-}
-
 /// Visits the pairs of `range` of `ks` in the stored snapshot `snap` in key
 /// order, a packed keyspace's one entry per key as [`Unpacked`] shows them:
 /// for passes that run on a snapshot they are lent (inside a serialized
@@ -477,10 +464,7 @@ impl Snapshot for Unpacked {
     }
 
     fn visit(&self, ks: Ks, range: &KeyRange, f: &mut PairVisitor<'_>) -> plexus_kv::Result<()> {
-        match kind(ks) {
-            Some(kind) => self.visit_packed(ks, kind, range, f).map_err(kv_err),
-            None => self.0.visit(ks, range, f),
-        }
+        visit_entries(&*self.0, ks, range, f).map_err(kv_err)
     }
 
     fn visit_ranges(

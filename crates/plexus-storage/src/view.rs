@@ -237,19 +237,7 @@ impl TxnCore {
     }
 
     pub(crate) fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        if let Some(v) = self.own_write(ks, key) {
-            return Ok(v.map(<[u8]>::to_vec));
-        }
-        if ks == crate::keys::NODES {
-            let fetched = self.fetched.borrow();
-            // Empty but on a remote store: no key to hash.
-            if !fetched.is_empty() {
-                if let Some(v) = fetched.get(key) {
-                    return Ok(v.clone());
-                }
-            }
-        }
-        Ok(self.snap.get(ks, key)?)
+        self.with_value(ks, key, |v| Ok(v.to_vec()))
     }
 
     /// `f` of the value under `key`, lent where the backend can (LMDB:
@@ -266,6 +254,7 @@ impl TxnCore {
         }
         if ks == crate::keys::NODES {
             let fetched = self.fetched.borrow();
+            // Empty but on a remote store: no key to hash.
             if !fetched.is_empty() {
                 if let Some(v) = fetched.get(key) {
                     return v.as_deref().map(f).transpose();

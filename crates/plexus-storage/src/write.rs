@@ -319,8 +319,18 @@ impl WriteTxn {
                     .any(|d| d.key == k && (d.unique || d.kind.is_maintained()));
             t.listing = mergeable;
             let changed = match of {
-                Entity::Node(n) => t.list_write(n, k, &ops),
-                Entity::Edge(e) => t.list_write(e, k, &ops),
+                Entity::Node(n) => t.list_write(
+                    k,
+                    &ops,
+                    |t| t.existing_node(n),
+                    |t, old, new| t.write_node(n, Some(old), Some(new)),
+                ),
+                Entity::Edge(e) => t.list_write(
+                    k,
+                    &ops,
+                    |t| t.existing_edge(e),
+                    |t, old, new| t.write_edge(e, Some(old), Some(new)),
+                ),
             };
             t.listing = false;
             let changed = changed?;
@@ -335,22 +345,23 @@ impl WriteTxn {
         })
     }
 
-    /// Applies list updates to one entity's record and writes it if they
-    /// changed it; whether they did.
-    fn list_write<I: ListTarget>(
+    /// Applies list updates to one entity's record (read by `read`) and
+    /// writes it (by `write`) if they changed it; whether they did.
+    fn list_write<R: crate::merge::Listed>(
         &mut self,
-        id: I,
         k: u32,
         ops: &[crate::merge::ListOp],
+        read: impl FnOnce(&Self) -> Result<R>,
+        write: impl FnOnce(&mut Self, &R, &R) -> Result<()>,
     ) -> Result<bool> {
-        let old = id.existing(self)?;
+        let old = read(self)?;
         let mut new = old.clone();
         let mut changed = false;
         for op in ops {
             changed |= crate::merge::apply(&mut new, k, op)?;
         }
         if changed {
-            id.write(self, &old, &new)?;
+            write(self, &old, &new)?;
         }
         Ok(changed)
     }
@@ -1429,33 +1440,6 @@ fn settle(
 
 /// The key of an index entry: the index, the value key, then the id of
 /// the node (or, in a relationship index, the relationship) holding it.
-/// A node or relationship id, for list updates (`WriteTxn::list_write`).
-trait ListTarget: Copy {
-    type Record: crate::merge::Listed;
-    fn existing(self, t: &WriteTxn) -> Result<Self::Record>;
-    fn write(self, t: &mut WriteTxn, old: &Self::Record, new: &Self::Record) -> Result<()>;
-}
-
-impl ListTarget for NodeId {
-    type Record = NodeRecord;
-    fn existing(self, t: &WriteTxn) -> Result<NodeRecord> {
-        t.existing_node(self)
-    }
-    fn write(self, t: &mut WriteTxn, old: &NodeRecord, new: &NodeRecord) -> Result<()> {
-        t.write_node(self, Some(old), Some(new))
-    }
-}
-
-impl ListTarget for EdgeId {
-    type Record = EdgeRecord;
-    fn existing(self, t: &WriteTxn) -> Result<EdgeRecord> {
-        t.existing_edge(self)
-    }
-    fn write(self, t: &mut WriteTxn, old: &EdgeRecord, new: &EdgeRecord) -> Result<()> {
-        t.write_edge(self, Some(old), Some(new))
-    }
-}
-
 pub(crate) fn index_entry_key(g: GraphId, index: u32, vk: &[u8], id: u64) -> Vec<u8> {
     let mut k = token_prefix(g, index);
     k.extend_from_slice(vk);
