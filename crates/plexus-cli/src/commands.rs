@@ -112,6 +112,7 @@ pub fn run(cli: &Cli) -> CliResult {
         }
         Command::Demo { path } => crate::demo::run(path, &out),
         Command::Upgrade => upgrade(cli, &out),
+        Command::Compact => compact(cli, &out),
         Command::User(cmd) => crate::serve::user(cli, cmd, &out),
         Command::Serve {
             listen,
@@ -178,6 +179,31 @@ fn upgrade(cli: &Cli, out: &Out) -> CliResult {
     out.done(
         json!({"path": cli.db, "from": r.from, "to": r.to, "entries": r.entries, "blocks": r.blocks, "edge_records": r.edge_records, "id_values": r.id_values, "index_entries": r.index_entries, "counters": r.counters}),
         &text,
+    );
+    Ok(())
+}
+
+fn compact(cli: &Cli, out: &Out) -> CliResult {
+    use std::io::IsTerminal;
+    let db = Database::open(&cli.db, opts(cli, None)?)?;
+    if std::io::stderr().is_terminal() && !out.json {
+        eprintln!(
+            "compacting {} (writes wait until the copy is done)",
+            cli.db.display()
+        );
+    }
+    let start = std::time::Instant::now();
+    let c = db.compact()?;
+    let mib = |b: u64| b as f64 / f64::from(1 << 20);
+    out.done(
+        json!({"path": cli.db, "bytes_before": c.bytes_before, "bytes_after": c.bytes_after, "seconds": start.elapsed().as_secs_f64()}),
+        &format!(
+            "compacted the database at {}: {:.1} MiB -> {:.1} MiB in {:.1}s",
+            cli.db.display(),
+            mib(c.bytes_before),
+            mib(c.bytes_after),
+            start.elapsed().as_secs_f64()
+        ),
     );
     Ok(())
 }
@@ -304,6 +330,7 @@ fn run_on(db: &Database, cli: &Cli, cmd: &Command, out: &Out) -> CliResult {
         Command::Shell { format, .. } => crate::cypher::shell(db, g, pick(cli, *format)),
         Command::Init { .. }
         | Command::Upgrade
+        | Command::Compact
         | Command::Demo { .. }
         | Command::Serve { .. }
         | Command::User(_) => {

@@ -194,6 +194,11 @@ pub enum Command {
     /// Convert a database written by an older format of Plexus to this
     /// build's, in place (run again if interrupted; back it up first).
     Upgrade,
+    /// Rewrite the database compactly and give back the space deletes
+    /// freed (an LMDB store reuses freed pages but never shrinks its
+    /// file). Needs the database to itself (no server or reader open);
+    /// from a program, `Database::compact` runs beside its readers.
+    Compact,
     /// Run a Cypher query and print its result.
     Query {
         /// The query, e.g. "MATCH (n:Person) RETURN n.name LIMIT 5".

@@ -879,3 +879,34 @@ fn history_from_the_command_line() {
     ok(d, &["history", "off"]);
     assert_eq!(json(d, &["history", "status"])["history"], "off");
 }
+
+#[test]
+fn compact_gives_back_what_deletes_freed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(d, &["init"]);
+    ok(
+        d,
+        &[
+            "query",
+            "UNWIND range(1, 2000) AS i CREATE (:Doc {i: i, text: reduce(s = '', x IN range(1, 200) | s + 'xxxxxxxxxx')})",
+        ],
+    );
+    ok(d, &["query", "MATCH (n:Doc) WHERE n.i > 100 DELETE n"]);
+    let report = json(d, &["compact"]);
+    let (before, after) = (
+        report["bytes_before"].as_u64().unwrap(),
+        report["bytes_after"].as_u64().unwrap(),
+    );
+    assert!(after * 3 < before, "{report}");
+    let rows = json(d, &["query", "MATCH (n:Doc) RETURN count(n) AS n"]);
+    assert_eq!(rows["n"], 100, "{rows}");
+    let text = ok(d, &["compact"]);
+    assert!(text.contains("MiB -> "), "{text}");
+    // A reader in another process (this one) would keep reading the old
+    // copy: compaction waits for it to close.
+    let reader = plexus::Database::open_read_only(d.join("plexus-data")).unwrap();
+    assert!(fails(d, &["compact"]).contains("open read-only in another process"));
+    drop(reader);
+    ok(d, &["compact"]);
+}

@@ -84,6 +84,10 @@ impl KvStore for FencedKv {
         self.inner.disk_size()
     }
 
+    fn compact(&self) -> Result<crate::Compaction> {
+        self.guarded(|| self.inner.compact())
+    }
+
     fn stored_sizes(&self) -> Result<Vec<u64>> {
         self.inner.stored_sizes()
     }

@@ -377,6 +377,19 @@ pub trait KvStore: Send + Sync {
         self.snapshot()?.get(ks, key)
     }
 
+    /// Rewrites the store compactly and swaps the copy in, giving back the
+    /// space that deletes freed (LMDB reuses freed pages but never shrinks
+    /// its file). Snapshots go on reading throughout, the old ones on the
+    /// old files; writes wait for the copy. Only the process that writes
+    /// the store may have it open. Backends that reclaim space by
+    /// themselves refuse it.
+    fn compact(&self) -> Result<Compaction> {
+        Err(KvError::Unsupported(format!(
+            "the {} backend has no compaction on demand (LMDB stores do)",
+            self.backend().name()
+        )))
+    }
+
     /// Whether other processes may write this store while this one has it
     /// open (a store on a server). The layers above then keep nothing
     /// written in memory that another process could change unseen, and
@@ -400,6 +413,15 @@ pub trait KvStore: Send + Sync {
         drop(snap);
         self.write(batch)
     }
+}
+
+/// What a [compaction](KvStore::compact) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compaction {
+    /// Bytes the store's file took before.
+    pub bytes_before: u64,
+    /// Bytes its compact copy takes.
+    pub bytes_after: u64,
 }
 
 /// What [`KvStore::write_serialized`] runs to build its batch.

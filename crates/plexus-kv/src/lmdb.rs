@@ -7,17 +7,24 @@
 //! transaction of this process is open, so snapshots register with a gate:
 //! a resize closes the gate, waits for open snapshots to finish, grows the
 //! map and retries the write.
+//!
+//! A compaction ([`KvStore::compact`]) writes a compact copy into a new
+//! *generation* and swaps it in (`generation.rs`): the store holds the
+//! live generation behind a lock that readers take only to clone it.
 
 use crate::batch::add_counter;
 use crate::{
-    Backend, KeyRange, Ks, KvError, KvIter, KvOptions, KvPair, KvStore, Op, Result, Run,
-    ScanOptions, Snapshot, WriteBatch,
+    Backend, Compaction, KeyRange, Ks, KvError, KvIter, KvOptions, KvPair, KvStore, Op, Result,
+    Run, ScanOptions, Snapshot, WriteBatch,
 };
 use heed::types::Bytes;
-use heed::{Database, Env, EnvFlags, EnvOpenOptions, MdbError, PutFlags, RoTxn, WithoutTls};
+use heed::{
+    CompactionOption, Database, Env, EnvFlags, EnvOpenOptions, MdbError, PutFlags, RoTxn,
+    WithoutTls,
+};
 use std::ops::Bound;
-use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 /// 256 GiB of address space; on 64-bit Linux this reserves no memory or disk.
@@ -32,13 +39,27 @@ const RESIZE_WAIT: Duration = Duration::from_secs(30);
 
 type Db = Database<Bytes, Bytes>;
 
+mod generation;
+
 pub(crate) struct LmdbStore {
+    /// The store's folder: its generations live in it.
+    folder: PathBuf,
+    keyspaces: Vec<String>,
+    opts: KvOptions,
+    /// The generation reads and writes go to; a compaction replaces it.
+    live: RwLock<Arc<Generation>>,
+    /// Serialises writers here (LMDB would too) so a resize or a
+    /// compaction can run between them; holds the map size.
+    write_lock: Mutex<usize>,
+    read_only: bool,
+}
+
+/// One LMDB environment of the store: what a compaction writes anew.
+struct Generation {
+    number: u64,
     env: Env<WithoutTls>,
     dbs: Arc<Vec<Db>>,
     gate: Arc<Gate>,
-    /// Serialises writers here (LMDB would too) so a resize can run between them.
-    write_lock: Mutex<usize>,
-    read_only: bool,
 }
 
 #[derive(Default)]
@@ -97,7 +118,121 @@ impl LmdbStore {
         if !opts.read_only {
             std::fs::create_dir_all(path)?;
         }
+        let number = generation::current(path)?;
+        if !opts.read_only {
+            generation::clear_others(path, number)?;
+        }
         let map_size = opts.lmdb_initial_map_size.max(PAGE).div_ceil(PAGE) * PAGE;
+        let live = Generation::open(path, number, keyspaces, opts, map_size)?;
+        Ok(LmdbStore {
+            folder: path.to_path_buf(),
+            keyspaces: keyspaces.iter().map(|k| k.to_string()).collect(),
+            opts: opts.clone(),
+            live: RwLock::new(Arc::new(live)),
+            write_lock: Mutex::new(map_size),
+            read_only: opts.read_only,
+        })
+    }
+
+    /// The live generation.
+    fn live(&self) -> Arc<Generation> {
+        self.live.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Takes the map size another process grew the file to (LMDB answers a
+    /// new transaction with `MDB_MAP_RESIZED` until this process does).
+    fn adopt_map_size(&self) -> Result<()> {
+        let _w = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let g = self.live();
+        g.resize(0, g.env.info().map_size)
+    }
+
+    /// Runs `f` in one write transaction on the live generation, growing
+    /// the map and retrying when full.
+    fn with_write_txn(
+        &self,
+        f: &mut dyn FnMut(&Generation, &mut heed::RwTxn<'_>) -> Result<(), WriteErr>,
+    ) -> Result<()> {
+        let mut map_size = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        // Read under the write lock: a compaction swaps it under that lock.
+        let g = self.live();
+        loop {
+            let mut wtxn = g.env.write_txn().map_err(backend_err)?;
+            let result = f(&g, &mut wtxn).and_then(|()| wtxn.commit().map_err(WriteErr::Heed));
+            match result {
+                Ok(()) => return Ok(()),
+                Err(WriteErr::Heed(e)) if is_map_full(&e) => g.grow(&mut map_size)?,
+                Err(WriteErr::Heed(e)) => return Err(backend_err(e)),
+                Err(WriteErr::Kv(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Copies the live generation compactly into the next one and swaps
+    /// it in. Writers wait (the write lock is held); snapshots taken before
+    /// the swap read the old files to their end.
+    fn compact_now(&self) -> Result<Compaction> {
+        let map_size = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let old = self.live();
+        let bytes_before = old.env.real_disk_size().map_err(backend_err)?;
+        let number = old.number.checked_add(1).ok_or_else(|| KvError::Backend {
+            backend: "lmdb",
+            message: "no generation number is left".into(),
+        })?;
+        let dir = generation::fresh(&self.folder, number)?;
+        let copied = self.copy_into(&old, &dir, number, *map_size);
+        let new = match copied {
+            Ok(new) => new,
+            Err(e) => {
+                // Nothing points at it: the old generation stays live.
+                let _ = generation::remove(&self.folder, number);
+                return Err(e);
+            }
+        };
+        let bytes_after = new.env.real_disk_size().map_err(backend_err)?;
+        *self.live.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(new);
+        drop(map_size);
+        // Open snapshots keep the old files mapped; a failure here leaves
+        // them for the next open to remove.
+        let _ = generation::remove(&self.folder, old.number);
+        Ok(Compaction {
+            bytes_before,
+            bytes_after,
+        })
+    }
+
+    /// Writes `old`'s compact copy into `dir`, syncs it, opens it as
+    /// generation `number` and makes it the one the store opens.
+    fn copy_into(
+        &self,
+        old: &Generation,
+        dir: &Path,
+        number: u64,
+        map_size: usize,
+    ) -> Result<Generation> {
+        let file = old
+            .env
+            .copy_to_path(dir.join("data.mdb"), CompactionOption::Enabled)
+            .map_err(backend_err)?;
+        file.sync_all()?;
+        drop(file);
+        let names: Vec<&str> = self.keyspaces.iter().map(String::as_str).collect();
+        let new = Generation::open(&self.folder, number, &names, &self.opts, map_size)?;
+        generation::point_to(&self.folder, number)?;
+        Ok(new)
+    }
+}
+
+impl Generation {
+    /// Opens generation `number` of the store in `store`.
+    fn open(
+        store: &Path,
+        number: u64,
+        keyspaces: &[&str],
+        opts: &KvOptions,
+        map_size: usize,
+    ) -> Result<Generation> {
+        let path = generation::folder(store, number);
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options
             .map_size(map_size)
@@ -122,8 +257,9 @@ impl LmdbStore {
         }
         // SAFETY: heed requires that the same environment is not opened twice
         // in one process; the Plexus facade holds an exclusive lock file on
-        // the database folder for as long as it is open.
-        let env = unsafe { options.open(path) }.map_err(backend_err)?;
+        // the database folder for as long as it is open, and each
+        // generation has a folder of its own.
+        let env = unsafe { options.open(&path) }.map_err(backend_err)?;
         let dbs = if opts.read_only {
             Self::existing_keyspaces(&env, keyspaces)?
         } else {
@@ -138,12 +274,11 @@ impl LmdbStore {
             wtxn.commit().map_err(backend_err)?;
             dbs
         };
-        Ok(LmdbStore {
+        Ok(Generation {
+            number,
             env,
             dbs: Arc::new(dbs),
             gate: Arc::default(),
-            write_lock: Mutex::new(map_size),
-            read_only: opts.read_only,
         })
     }
 
@@ -200,13 +335,6 @@ impl LmdbStore {
         self.resize(new_size, *map_size)?;
         *map_size = new_size;
         Ok(())
-    }
-
-    /// Takes the map size another process grew the file to (LMDB answers a
-    /// new transaction with `MDB_MAP_RESIZED` until this process does).
-    fn adopt_map_size(&self) -> Result<()> {
-        let _w = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.resize(0, self.env.info().map_size)
     }
 
     /// Sets the map size (0: the size the file records) once no snapshot of
@@ -347,24 +475,6 @@ impl LmdbStore {
         }
         self.check_key(key)
     }
-
-    /// Runs `f` in one write transaction, growing the map and retrying when full.
-    fn with_write_txn(
-        &self,
-        f: &mut dyn FnMut(&mut heed::RwTxn<'_>) -> Result<(), WriteErr>,
-    ) -> Result<()> {
-        let mut map_size = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            let mut wtxn = self.env.write_txn().map_err(backend_err)?;
-            let result = f(&mut wtxn).and_then(|()| wtxn.commit().map_err(WriteErr::Heed));
-            match result {
-                Ok(()) => return Ok(()),
-                Err(WriteErr::Heed(e)) if is_map_full(&e) => self.grow(&mut map_size)?,
-                Err(WriteErr::Heed(e)) => return Err(backend_err(e)),
-                Err(WriteErr::Kv(e)) => return Err(e),
-            }
-        }
-    }
 }
 
 /// Whether a sorted run starting at `first` can be appended to a keyspace
@@ -397,12 +507,13 @@ impl From<KvError> for WriteErr {
 impl KvStore for LmdbStore {
     fn snapshot(&self) -> Result<Box<dyn Snapshot>> {
         loop {
-            let guard = self.gate.enter();
-            match self.env.clone().static_read_txn() {
+            let g = self.live();
+            let guard = g.gate.enter();
+            match g.env.clone().static_read_txn() {
                 Ok(txn) => {
                     return Ok(Box::new(LmdbSnapshot {
                         txn,
-                        dbs: self.dbs.clone(),
+                        dbs: g.dbs.clone(),
                         _guard: guard,
                     }))
                 }
@@ -420,25 +531,25 @@ impl KvStore for LmdbStore {
         if self.read_only {
             return Err(KvError::ReadOnly);
         }
+        let g = self.live();
         for op in &batch.ops {
             match op {
-                Op::Put { key, .. } | Op::Add { key, .. } => self.check_key(key)?,
+                Op::Put { key, .. } | Op::Add { key, .. } => g.check_key(key)?,
                 _ => {}
             }
         }
-        self.with_write_txn(&mut |wtxn| self.apply(wtxn, &batch))
+        self.with_write_txn(&mut |g, wtxn| g.apply(wtxn, &batch))
     }
 
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
         if self.read_only {
             return Err(KvError::ReadOnly);
         }
-        let db = self.db(ks)?;
         // Kept for a retry after the map grows; checked as they are written.
         let pairs: Vec<KvPair> = pairs.collect();
-        self.with_write_txn(&mut |wtxn| {
+        self.with_write_txn(&mut |g, wtxn| {
             let mut it = pairs.iter().map(|(k, v)| (k.as_slice(), v.as_slice()));
-            self.append_pairs(wtxn, db, &mut it)
+            g.append_pairs(wtxn, g.db(ks)?, &mut it)
         })?;
         Ok(pairs.len() as u64)
     }
@@ -451,9 +562,10 @@ impl KvStore for LmdbStore {
         if self.read_only {
             return Err(KvError::ReadOnly);
         }
+        let live = self.live();
         for op in &batch.ops {
             if let Op::Put { key, .. } | Op::Add { key, .. } = op {
-                self.check_key(key)?;
+                live.check_key(key)?;
             }
         }
         // Runs are written as they arrive. A transaction retried after
@@ -464,10 +576,10 @@ impl KvStore for LmdbStore {
         // then it is freed once written, which keeps a bulk load's runs
         // out of its peak memory. Should the map fill after one was freed,
         // nothing is written and the write is refused.
-        let mut budget = self.room() / 2;
+        let mut budget = live.room() / 2;
         let mut freed = false;
         let mut arrived: Vec<(Ks, Arc<Run>)> = Vec::new();
-        self.with_write_txn(&mut |wtxn| {
+        self.with_write_txn(&mut |g, wtxn| {
             if freed {
                 return Err(WriteErr::Kv(KvError::Full(
                     "the load outgrew the LMDB map while it was written; nothing was written and the map has grown: run it again".into(),
@@ -482,7 +594,7 @@ impl KvStore for LmdbStore {
                     }
                 }
                 let (ks, run) = &arrived[written];
-                self.append_run(wtxn, self.db(*ks)?, run)?;
+                g.append_run(wtxn, g.db(*ks)?, run)?;
                 let need = run
                     .memory()
                     .saturating_mul(2)
@@ -494,7 +606,7 @@ impl KvStore for LmdbStore {
                 }
                 written += 1;
             }
-            self.apply(wtxn, &batch)
+            g.apply(wtxn, &batch)
         })
     }
 
@@ -503,26 +615,35 @@ impl KvStore for LmdbStore {
             return Ok(());
         }
         let mut map_size = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
-        let room = self.room();
+        let g = self.live();
+        let room = g.room();
         let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
         if room < bytes {
             let new_size = map_size
                 .saturating_add(bytes - room)
                 .max(map_size.saturating_mul(2));
-            self.resize(new_size, *map_size)?;
+            g.resize(new_size, *map_size)?;
             *map_size = new_size;
         }
         Ok(())
     }
 
     fn disk_size(&self) -> Result<u64> {
-        self.env.real_disk_size().map_err(backend_err)
+        self.live().env.real_disk_size().map_err(backend_err)
+    }
+
+    fn compact(&self) -> Result<Compaction> {
+        if self.read_only {
+            return Err(KvError::ReadOnly);
+        }
+        self.compact_now()
     }
 
     fn stored_sizes(&self) -> Result<Vec<u64>> {
-        let _guard = self.gate.enter();
-        let txn = self.env.read_txn().map_err(backend_err)?;
-        self.dbs
+        let g = self.live();
+        let _guard = g.gate.enter();
+        let txn = g.env.read_txn().map_err(backend_err)?;
+        g.dbs
             .iter()
             .map(|db| {
                 let s = db.stat(&txn).map_err(backend_err)?;

@@ -617,6 +617,125 @@ fn lmdb_opens_read_only() {
     assert!(matches!(s.write(b), Err(plexus_kv::KvError::ReadOnly)));
 }
 
+/// A store of 20,000 values of 1 KiB, then every one but each tenth
+/// deleted: most of its pages are free.
+fn mostly_deleted(s: &dyn KvStore) {
+    let key = |i: u32| format!("k{i:06}").into_bytes();
+    let mut b = WriteBatch::new();
+    for i in 0..20_000 {
+        b.put(A, key(i), vec![i as u8; 1024]);
+    }
+    s.write(b).unwrap();
+    let mut b = WriteBatch::new();
+    for i in (0..20_000).filter(|i| i % 10 != 0) {
+        b.delete(A, key(i));
+    }
+    s.write(b).unwrap();
+}
+
+fn values(s: &dyn KvStore) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let snap = s.snapshot().unwrap();
+    let out = snap
+        .scan(A, &KeyRange::all(), ScanOptions::default())
+        .map(Result::unwrap)
+        .collect();
+    out
+}
+
+#[test]
+fn lmdb_compaction_gives_space_back_and_keeps_every_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(Backend::Lmdb, &dir);
+    mostly_deleted(&*s);
+    let before = values(&*s);
+    assert_eq!(before.len(), 2_000);
+    // A snapshot taken before the swap reads the old files to its end.
+    let old = s.snapshot().unwrap();
+    let c = s.compact().unwrap();
+    assert!(
+        c.bytes_after * 4 < c.bytes_before,
+        "the copy should be far smaller: {c:?}"
+    );
+    assert_eq!(s.disk_size().unwrap(), c.bytes_after);
+    assert!(values(&*s) == before, "the values after compaction differ");
+    put_all(&*s, A, &[b"after"]);
+    assert_eq!(old.get(A, b"k000010").unwrap(), Some(vec![10u8; 1024]));
+    assert_eq!(old.get(A, b"after").unwrap(), None);
+    drop(old);
+    // A second compaction moves on to the next generation.
+    s.compact().unwrap();
+    put_all(&*s, B, &[b"second"]);
+    drop(s);
+    let s = store(Backend::Lmdb, &dir);
+    let mut want = before.clone();
+    want.insert(0, (b"after".to_vec(), b"after".to_vec()));
+    assert!(values(&*s) == want, "the values after reopening differ");
+    assert_eq!(
+        s.snapshot().unwrap().get(B, b"second").unwrap(),
+        Some(b"second".to_vec())
+    );
+    // Only the live generation's files are left.
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["CURRENT", "gen-2"]);
+    // A reader beside the writer opens the live generation.
+    let opts = KvOptions {
+        read_only: true,
+        ..KvOptions::default()
+    };
+    drop(s);
+    let r = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
+    assert!(values(&*r) == want, "a reader sees other values");
+    assert!(matches!(r.compact(), Err(plexus_kv::KvError::ReadOnly)));
+}
+
+#[test]
+fn lmdb_compaction_runs_beside_readers_and_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(Backend::Lmdb, &dir);
+    mostly_deleted(&*s);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|t| {
+        let reader = t.spawn(|| {
+            let mut reads = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let snap = s.snapshot().unwrap();
+                assert_eq!(snap.get(A, b"k000100").unwrap(), Some(vec![100u8; 1024]));
+                reads += 1;
+            }
+            reads
+        });
+        let writer = t.spawn(|| {
+            for i in 0..200u32 {
+                put_all(&*s, B, &[format!("w{i:03}").as_bytes()]);
+            }
+        });
+        for _ in 0..3 {
+            s.compact().unwrap();
+        }
+        writer.join().unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reader.join().unwrap() > 0);
+    });
+    // No write was lost to a swap.
+    let snap = s.snapshot().unwrap();
+    let n = snap
+        .scan(B, &KeyRange::all(), ScanOptions::default())
+        .count();
+    assert_eq!(n, 200);
+}
+
+#[test]
+fn compaction_is_refused_clearly_where_the_backend_has_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(Backend::Memory, &dir);
+    let e = s.compact().unwrap_err();
+    assert!(e.to_string().contains("no compaction"), "{e}");
+}
+
 #[cfg(feature = "fjall")]
 #[test]
 fn fjall_refuses_read_only_clearly() {

@@ -133,6 +133,19 @@ impl Database {
             .map_err(errors::to_py)
     }
 
+    /// Rewrites the database compactly and gives back the space deletes
+    /// freed. Reads go on meanwhile; writes wait for the copy. Refused
+    /// while another process has the database open read-only. Returns the
+    /// bytes on disk before and after.
+    fn compact(&self, py: Python<'_>) -> PyResult<std::collections::HashMap<&'static str, u64>> {
+        let c = py.detach(|| self.db.compact()).map_err(errors::to_py)?;
+        Ok([
+            ("bytes_before", c.bytes_before),
+            ("bytes_after", c.bytes_after),
+        ]
+        .into())
+    }
+
     /// Stops keeping the history of `graph` and deletes it.
     fn drop_history(&self, py: Python<'_>, graph: &str) -> PyResult<()> {
         py.detach(|| self.db.drop_history(graph))

@@ -54,3 +54,38 @@ def test_read_only_never_creates(tmp_path):
     with pytest.raises(plexus.PlexusError):
         plexus.Database(tmp_path / "missing", read_only=True)
     assert not (tmp_path / "missing").exists()
+
+
+HOLD_OPEN = textwrap.dedent(
+    """
+    import sys, plexus
+    db = plexus.Database(sys.argv[1], read_only=True)
+    print(db.query("MATCH (n:P) RETURN count(n)").scalar(), flush=True)
+    sys.stdin.read()
+    """
+)
+
+
+def test_compaction_gives_space_back_and_waits_for_readers_elsewhere(tmp_path):
+    path = tmp_path / "churned.plexus"
+    db = plexus.Database(path)
+    db.query("UNWIND range(1, 2000) AS i CREATE (:P {i: i, text: $t})", {"t": "x" * 2000}).consume()
+    db.query("MATCH (n:P) WHERE n.i > 100 DELETE n").consume()
+    sizes = db.compact()
+    assert sizes["bytes_after"] * 3 < sizes["bytes_before"], sizes
+    assert db.query("MATCH (n:P) RETURN count(n)").scalar() == 100
+    reader = subprocess.Popen(
+        [sys.executable, "-c", HOLD_OPEN, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reader.stdout.readline().strip() == "100"
+        with pytest.raises(plexus.DatabaseIOError) as e:
+            db.compact()
+        assert "read-only in another process" in str(e.value)
+    finally:
+        reader.communicate("", timeout=60)
+    db.compact()
+    db.close()

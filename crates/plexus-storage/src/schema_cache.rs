@@ -139,6 +139,10 @@ impl KvStore for SchemaWatch {
         self.inner.disk_size()
     }
 
+    fn compact(&self) -> plexus_kv::Result<plexus_kv::Compaction> {
+        self.inner.compact()
+    }
+
     fn stored_sizes(&self) -> plexus_kv::Result<Vec<u64>> {
         self.inner.stored_sizes()
     }

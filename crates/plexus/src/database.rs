@@ -27,6 +27,10 @@ use std::time::Duration;
 /// The manifest file's name inside a database folder.
 pub const MANIFEST_FILE: &str = "PLEXUS";
 
+/// The lock file readers in other processes share while they have the
+/// database open (see [`Database::compact`]).
+const READERS_FILE: &str = "READERS";
+
 /// Present while a database is being created: a folder holding it and no
 /// manifest is an interrupted creation, which the next create starts over.
 const CREATING_FILE: &str = "PLEXUS.creating";
@@ -296,6 +300,18 @@ fn open_store(
     }
 }
 
+/// Opens (creating when missing, never truncating) a file that is locked
+/// rather than read.
+fn lock_file(path: &Path) -> Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io(path))
+}
+
 /// Makes the folder's entries (files created, renamed, removed) durable.
 fn sync_folder(path: &Path) -> Result<()> {
     File::open(path)
@@ -393,8 +409,12 @@ impl Database {
         // A store on a server coordinates its writers itself (several
         // processes may write it at once: plexus_storage's `coord.rs`); the
         // folder holds only the manifest then.
-        if opts.read_only || manifest.store.is_some() {
+        if manifest.store.is_some() {
             return Self::open_backend(path, &manifest, &opts, None);
+        }
+        if opts.read_only {
+            let readers = Self::reader_lock(path)?;
+            return Self::open_backend(path, &manifest, &opts, readers);
         }
         let lock = Self::lock(path)?;
         Self::open_backend(path, &manifest, &opts, Some(lock))
@@ -493,15 +513,12 @@ impl Database {
     fn lock(path: &Path) -> Result<File> {
         use std::io::{Seek, Write};
         let lock_path = path.join("LOCK");
-        let mut f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(io(&lock_path))?;
+        let mut f = lock_file(&lock_path)?;
         match f.try_lock() {
             Ok(()) => {
+                // For readers to share (`reader_lock`), which they may not
+                // be allowed to create.
+                lock_file(&path.join(READERS_FILE))?;
                 f.set_len(0)
                     .and_then(|()| f.rewind())
                     .and_then(|()| write!(f, "{}", std::process::id()))
@@ -516,6 +533,49 @@ impl Database {
             }
             Err(std::fs::TryLockError::Error(e)) => Err(io(&lock_path)(e)),
         }
+    }
+
+    /// A reader's share of the `READERS` lock, held while it has the
+    /// database open: a compaction, which needs it alone, then refuses
+    /// (and a reader opening during one waits for its end). None when the
+    /// file is missing (no writer of this version has opened the folder)
+    /// or cannot be opened (a folder this process may only read).
+    fn reader_lock(path: &Path) -> Result<Option<File>> {
+        let lock_path = path.join(READERS_FILE);
+        let Ok(f) = File::open(&lock_path) else {
+            return Ok(None);
+        };
+        f.lock_shared().map_err(io(&lock_path))?;
+        Ok(Some(f))
+    }
+
+    /// Rewrites the database compactly and swaps the copy in, giving back
+    /// the space that deletes freed (an LMDB store reuses freed pages but
+    /// never shrinks its file). Reads go on throughout, on the old copy
+    /// until the swap; writes wait for the copy. Refused while another
+    /// process has the database open read-only, on a read-only or
+    /// in-memory database, and on backends that reclaim space by
+    /// themselves (fjall) or keep it on a server.
+    pub fn compact(&self) -> Result<crate::Compaction> {
+        let _readers = match (&self.path, &self._lock) {
+            (Some(path), Some(_)) if !self.storage.is_read_only() => {
+                let lock_path = path.join(READERS_FILE);
+                let f = lock_file(&lock_path)?;
+                match f.try_lock() {
+                    Ok(()) => Some(f),
+                    Err(std::fs::TryLockError::WouldBlock) => {
+                        return Err(Error::ReadersOpen(path.clone()))
+                    }
+                    Err(std::fs::TryLockError::Error(e)) => return Err(io(&lock_path)(e)),
+                }
+            }
+            _ => None,
+        };
+        Ok(self
+            .storage
+            .kv()
+            .compact()
+            .map_err(plexus_storage::StorageError::Kv)?)
     }
 
     fn open_backend(

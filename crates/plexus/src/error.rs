@@ -22,6 +22,9 @@ pub enum Error {
     /// Another process has the database open for writing (its id, when
     /// the lock file names it).
     Locked(PathBuf, Option<u32>),
+    /// A compaction was asked for while another process has the database
+    /// open read-only: it would go on reading the old copy.
+    ReadersOpen(PathBuf),
     Io {
         path: PathBuf,
         error: std::io::Error,
@@ -51,7 +54,9 @@ impl Error {
             Error::NotADatabase { .. } | Error::Missing(_) | Error::Exists(_) => {
                 ErrorKind::BadInput
             }
-            Error::Locked(..) | Error::Io { .. } | Error::Thread(_) => ErrorKind::Io,
+            Error::Locked(..) | Error::ReadersOpen(_) | Error::Io { .. } | Error::Thread(_) => {
+                ErrorKind::Io
+            }
             Error::Arrow(_) => ErrorKind::Internal,
             Error::Vector(e) => match e {
                 plexus_vector_index::VectorIndexError::Storage(s) => s.kind(),
@@ -84,6 +89,12 @@ impl fmt::Display for Error {
                 holder
                     .map(|pid| format!(" (pid {pid})"))
                     .unwrap_or_default()
+            ),
+            Error::ReadersOpen(p) => write!(
+                f,
+                "the database at {} is open read-only in another process; compaction \
+                 would leave that process reading the old copy: close it and compact again",
+                p.display()
             ),
             Error::Io { path, error } => write!(f, "{}: {error}", path.display()),
             Error::TransactionFailed(why) => write!(

@@ -33,7 +33,7 @@ pub use plexus_ingest as ingest;
 /// Claims' four-valued status, Horn rules with truth maintenance and
 /// explanations, and modal entailment (GestaltDB's knowledge layer).
 pub use plexus_knowledge as knowledge;
-pub use plexus_kv::Backend;
+pub use plexus_kv::{Backend, Compaction};
 pub use plexus_query::{
     instant_micros, CancelHandle, Limit, Procedures, QueryError, QueryLimits, Table,
 };

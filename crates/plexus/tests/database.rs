@@ -165,3 +165,90 @@ fn a_read_only_open_reads_beside_the_writer_and_creates_nothing() {
     );
     drop(db);
 }
+
+/// A store whose nodes were mostly deleted: 3,000 written with 2 KiB
+/// each, all but 300 deleted.
+fn mostly_deleted(db: &Database) {
+    let big = "x".repeat(2048);
+    let mut t = db.write("default").unwrap();
+    let mut ids = Vec::new();
+    for i in 0..3000i64 {
+        let props = Props::from([
+            ("i".to_string(), plexus::Value::Int(i)),
+            ("text".to_string(), plexus::Value::String(big.clone())),
+        ]);
+        ids.push(t.create_node(None, &["L"], &props).unwrap());
+    }
+    t.commit().unwrap();
+    let mut t = db.write("default").unwrap();
+    for id in ids.iter().skip(300) {
+        t.delete_node(*id, plexus::DeleteMode::Detach).unwrap();
+    }
+    t.commit().unwrap();
+}
+
+fn count(db: &Database) -> i64 {
+    let rows = db
+        .query(
+            "default",
+            "MATCH (n:L) RETURN count(n)",
+            &Default::default(),
+        )
+        .unwrap()
+        .rows;
+    rows[0][0].as_int().unwrap()
+}
+
+/// Compaction gives back the space deletes freed while queries go on, and
+/// the database reads the same before, during, after and once reopened.
+#[test]
+fn compaction_gives_space_back_while_queries_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = Database::create(&path, Options::default()).unwrap();
+    mostly_deleted(&db);
+    assert_eq!(count(&db), 300);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let c = std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let mut reads = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_eq!(count(&db), 300);
+                reads += 1;
+            }
+            reads
+        });
+        let c = db.compact().unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reader.join().unwrap() > 0);
+        c
+    });
+    assert!(c.bytes_after * 3 < c.bytes_before, "{c:?}");
+    assert_eq!(db.disk_size().unwrap(), c.bytes_after);
+    let mut t = db.write("default").unwrap();
+    t.create_node(None, &["L"], &Props::new()).unwrap();
+    t.commit().unwrap();
+    drop(db);
+    let db = Database::open(&path, Options::default()).unwrap();
+    assert_eq!(count(&db), 301);
+    assert!(db.check("default").unwrap().is_ok());
+}
+
+/// A reader in another process (its share of the readers' lock, taken
+/// here as that process would) makes compaction refuse; so do databases
+/// that have nothing to compact this way.
+#[test]
+fn compaction_is_refused_beside_readers_and_where_it_cannot_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = Database::create(&path, Options::default()).unwrap();
+    let readers = std::fs::File::open(path.join("READERS")).unwrap();
+    readers.lock_shared().unwrap();
+    let e = db.compact().unwrap_err();
+    assert!(matches!(e, Error::ReadersOpen(_)), "{e}");
+    assert!(e.to_string().contains("read-only"), "{e}");
+    drop(readers);
+    db.compact().unwrap();
+    let e = Database::in_memory().unwrap().compact().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+}

@@ -731,13 +731,15 @@ fn churn(
             serde_json::json!({"engine": name, "workload": "memory_churn_reads", "reads": seen.json()}),
         ),
     ];
+    let started = Instant::now();
     let (how, seen) = with_reader(store, live, || store.reclaim())?;
+    let took = started.elapsed().as_secs_f64();
     if let Some(how) = how {
         let size = store.disk_size()?;
         lines.push(line(
             "reclaiming space after churn",
-            format!("{how}: {} after; reads: {}", mib(&[size]), seen.text()),
-            serde_json::json!({"engine": name, "workload": "memory_reclaim", "how": how, "bytes": size, "reads": seen.json()}),
+            format!("{how}: {} after, in {took:.1} s; reads: {}", mib(&[size]), seen.text()),
+            serde_json::json!({"engine": name, "workload": "memory_reclaim", "how": how, "bytes": size, "seconds": took, "reads": seen.json()}),
         ));
     }
     Ok(lines)

@@ -244,4 +244,10 @@ impl Store for PlexusStore {
     fn disk_size(&self) -> Res<u64> {
         Ok(self.db.disk_size()?)
     }
+
+    /// A compacting copy swapped in while the reader goes on.
+    fn reclaim(&self) -> Res<Option<&'static str>> {
+        self.db.compact()?;
+        Ok(Some("Database::compact"))
+    }
 }

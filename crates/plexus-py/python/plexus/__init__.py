@@ -296,6 +296,15 @@ class Database:
         """Deletes graph ``name`` and everything in it."""
         self._db.drop_graph(name)
 
+    def compact(self) -> Dict[str, int]:
+        """Rewrites the database compactly and gives back the disk space
+        that deletes freed (the store reuses freed pages but never shrinks
+        its file otherwise). Queries go on meanwhile; writes wait for the
+        copy. Raises :class:`DatabaseIOError` while another process has the
+        database open read-only, and :class:`UnsupportedError` in memory.
+        Returns ``bytes_before`` and ``bytes_after`` on disk."""
+        return self._db.compact()
+
     def keep_history(self) -> int:
         """Keeps every later change of this graph as a version, so that a
         query can read the graph as it was: ``MATCH … FOR SYSTEM_TIME AS OF
