@@ -77,6 +77,11 @@ struct GateState {
 struct GateGuard(Arc<Gate>);
 
 impl Gate {
+    /// Snapshots open now.
+    fn readers(&self) -> usize {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).readers
+    }
+
     fn enter(self: &Arc<Self>) -> GateGuard {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         while s.resizing {
@@ -195,6 +200,7 @@ impl LmdbStore {
         // Open snapshots keep the old files mapped; a failure here leaves
         // them for the next open to remove.
         let _ = generation::remove(&self.folder, old.number);
+        retire(old);
         Ok(Compaction {
             bytes_before,
             bytes_after,
@@ -221,6 +227,25 @@ impl LmdbStore {
         generation::point_to(&self.folder, number)?;
         Ok(new)
     }
+}
+
+/// Closes a replaced generation once its last snapshot has ended, on a
+/// thread of its own: closing unmaps the old file and frees its blocks,
+/// which takes long for a large file (half a second at 2 GB was seen) and
+/// would otherwise stall whichever reader happened to end last. Without a
+/// thread, that reader closes it.
+fn retire(old: Arc<Generation>) {
+    let close = move || {
+        // After the swap nothing new takes `old`: the count only falls. A
+        // snapshot's guard outlives its transaction (field order).
+        while Arc::strong_count(&old) > 1 || old.gate.readers() > 0 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(old);
+    };
+    let _ = std::thread::Builder::new()
+        .name("plexus-lmdb-retire".into())
+        .spawn(close);
 }
 
 impl Generation {
@@ -658,6 +683,8 @@ impl KvStore for LmdbStore {
     }
 }
 
+/// Fields drop in order: the transaction (and its handle on the
+/// environment) before the guard, which `retire` relies on.
 struct LmdbSnapshot {
     txn: RoTxn<'static, WithoutTls>,
     dbs: Arc<Vec<Db>>,

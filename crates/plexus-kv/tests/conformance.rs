@@ -662,6 +662,19 @@ fn lmdb_compaction_gives_space_back_and_keeps_every_value() {
     assert_eq!(old.get(A, b"k000010").unwrap(), Some(vec![10u8; 1024]));
     assert_eq!(old.get(A, b"after").unwrap(), None);
     drop(old);
+    // The old environment closes once its last snapshot has ended (on a
+    // thread of its own), unmapping the old, deleted file.
+    let mapped_deleted = || {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        let dir = dir.path().to_string_lossy().into_owned();
+        maps.lines()
+            .any(|l| l.contains(&dir) && l.ends_with("(deleted)"))
+    };
+    let waited = std::time::Instant::now();
+    while mapped_deleted() && waited.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!mapped_deleted(), "the old generation is still mapped");
     // A second compaction moves on to the next generation.
     s.compact().unwrap();
     put_all(&*s, B, &[b"second"]);
