@@ -196,13 +196,14 @@ fn compact(cli: &Cli, out: &Out) -> CliResult {
     let c = db.compact()?;
     let mib = |b: u64| b as f64 / f64::from(1 << 20);
     out.done(
-        json!({"path": cli.db, "bytes_before": c.bytes_before, "bytes_after": c.bytes_after, "seconds": start.elapsed().as_secs_f64()}),
+        json!({"path": cli.db, "bytes_before": c.bytes_before, "bytes_after": c.bytes_after, "seconds": start.elapsed().as_secs_f64(), "batches_replayed": c.batches_replayed, "writes_held_seconds": c.writes_held.as_secs_f64()}),
         &format!(
-            "compacted the database at {}: {:.1} MiB -> {:.1} MiB in {:.1}s",
+            "compacted the database at {}: {:.1} MiB -> {:.1} MiB in {:.1}s (writes waited {:.1} ms)",
             cli.db.display(),
             mib(c.bytes_before),
             mib(c.bytes_after),
-            start.elapsed().as_secs_f64()
+            start.elapsed().as_secs_f64(),
+            c.writes_held.as_secs_f64() * 1e3
         ),
     );
     Ok(())
@@ -589,7 +590,7 @@ pub fn space(db: &Database, out: &Out) -> CliResult {
     let overhead = r.disk_bytes.saturating_sub(r.stored_bytes());
     rows.push(vec![
         json!("(free and backend)"),
-        json!("free pages, the backend's own tables and files"),
+        json!("free pages (plexus compact gives them back), the backend's own tables and files"),
         json!(""),
         json!(""),
         json!(""),

@@ -197,7 +197,8 @@ pub enum Command {
     /// Rewrite the database compactly and give back the space deletes
     /// freed (an LMDB store reuses freed pages but never shrinks its
     /// file). Needs the database to itself (no server or reader open);
-    /// from a program, `Database::compact` runs beside its readers.
+    /// from a program, `Database::compact` runs beside its queries and
+    /// writes.
     Compact,
     /// Run a Cypher query and print its result.
     Query {

@@ -380,7 +380,8 @@ pub trait KvStore: Send + Sync {
     /// Rewrites the store compactly and swaps the copy in, giving back the
     /// space that deletes freed (LMDB reuses freed pages but never shrinks
     /// its file). Snapshots go on reading throughout, the old ones on the
-    /// old files; writes wait for the copy. Only the process that writes
+    /// old files; writes go on too, and wait only while the copy takes
+    /// what they wrote during it. Only the process that writes
     /// the store may have it open. Backends that reclaim space by
     /// themselves refuse it.
     fn compact(&self) -> Result<Compaction> {
@@ -422,6 +423,10 @@ pub struct Compaction {
     pub bytes_before: u64,
     /// Bytes its compact copy takes.
     pub bytes_after: u64,
+    /// Batches committed while the copy was made, written into it again.
+    pub batches_replayed: u64,
+    /// How long writers waited: the replay, sync and swap at the end.
+    pub writes_held: std::time::Duration,
 }
 
 /// What [`KvStore::write_serialized`] runs to build its batch.

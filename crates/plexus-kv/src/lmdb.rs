@@ -18,10 +18,7 @@ use crate::{
     Run, ScanOptions, Snapshot, WriteBatch,
 };
 use heed::types::Bytes;
-use heed::{
-    CompactionOption, Database, Env, EnvFlags, EnvOpenOptions, MdbError, PutFlags, RoTxn,
-    WithoutTls,
-};
+use heed::{Database, Env, EnvFlags, EnvOpenOptions, MdbError, PutFlags, RoTxn, WithoutTls};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
@@ -39,6 +36,7 @@ const RESIZE_WAIT: Duration = Duration::from_secs(30);
 
 type Db = Database<Bytes, Bytes>;
 
+mod compact;
 mod generation;
 
 pub(crate) struct LmdbStore {
@@ -49,9 +47,19 @@ pub(crate) struct LmdbStore {
     /// The generation reads and writes go to; a compaction replaces it.
     live: RwLock<Arc<Generation>>,
     /// Serialises writers here (LMDB would too) so a resize or a
-    /// compaction can run between them; holds the map size.
-    write_lock: Mutex<usize>,
+    /// compaction can run between them.
+    write_lock: Mutex<Writer>,
+    /// Signalled when a compaction ends (bulk writes wait for it).
+    compacted: Condvar,
     read_only: bool,
+}
+
+/// What the write lock guards.
+struct Writer {
+    map_size: usize,
+    /// While a compaction copies: the batches committed since its
+    /// snapshot, to write again into the copy before it is swapped in.
+    log: Option<Vec<WriteBatch>>,
 }
 
 /// One LMDB environment of the store: what a compaction writes anew.
@@ -134,7 +142,11 @@ impl LmdbStore {
             keyspaces: keyspaces.iter().map(|k| k.to_string()).collect(),
             opts: opts.clone(),
             live: RwLock::new(Arc::new(live)),
-            write_lock: Mutex::new(map_size),
+            write_lock: Mutex::new(Writer {
+                map_size,
+                log: None,
+            }),
+            compacted: Condvar::new(),
             read_only: opts.read_only,
         })
     }
@@ -147,105 +159,46 @@ impl LmdbStore {
     /// Takes the map size another process grew the file to (LMDB answers a
     /// new transaction with `MDB_MAP_RESIZED` until this process does).
     fn adopt_map_size(&self) -> Result<()> {
-        let _w = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _w = self.writer();
         let g = self.live();
         g.resize(0, g.env.info().map_size)
     }
 
+    fn writer(&self) -> std::sync::MutexGuard<'_, Writer> {
+        self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Runs `f` in one write transaction on the live generation, growing
-    /// the map and retrying when full.
+    /// the map and retrying when full. `batch` is what `f` writes, kept
+    /// for a running compaction; a write without one (a sorted run, too
+    /// large to keep) waits for the compaction to end.
     fn with_write_txn(
         &self,
+        batch: Option<&WriteBatch>,
         f: &mut dyn FnMut(&Generation, &mut heed::RwTxn<'_>) -> Result<(), WriteErr>,
     ) -> Result<()> {
-        let mut map_size = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = self.writer();
+        while batch.is_none() && w.log.is_some() {
+            w = self.compacted.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
         // Read under the write lock: a compaction swaps it under that lock.
         let g = self.live();
         loop {
             let mut wtxn = g.env.write_txn().map_err(backend_err)?;
             let result = f(&g, &mut wtxn).and_then(|()| wtxn.commit().map_err(WriteErr::Heed));
             match result {
-                Ok(()) => return Ok(()),
-                Err(WriteErr::Heed(e)) if is_map_full(&e) => g.grow(&mut map_size)?,
+                Ok(()) => {
+                    if let (Some(log), Some(batch)) = (w.log.as_mut(), batch) {
+                        log.push(batch.clone());
+                    }
+                    return Ok(());
+                }
+                Err(WriteErr::Heed(e)) if is_map_full(&e) => g.grow(&mut w.map_size)?,
                 Err(WriteErr::Heed(e)) => return Err(backend_err(e)),
                 Err(WriteErr::Kv(e)) => return Err(e),
             }
         }
     }
-
-    /// Copies the live generation compactly into the next one and swaps
-    /// it in. Writers wait (the write lock is held); snapshots taken before
-    /// the swap read the old files to their end.
-    fn compact_now(&self) -> Result<Compaction> {
-        let map_size = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
-        let old = self.live();
-        let bytes_before = old.env.real_disk_size().map_err(backend_err)?;
-        let number = old.number.checked_add(1).ok_or_else(|| KvError::Backend {
-            backend: "lmdb",
-            message: "no generation number is left".into(),
-        })?;
-        let dir = generation::fresh(&self.folder, number)?;
-        let copied = self.copy_into(&old, &dir, number, *map_size);
-        let new = match copied {
-            Ok(new) => new,
-            Err(e) => {
-                // Nothing points at it: the old generation stays live.
-                let _ = generation::remove(&self.folder, number);
-                return Err(e);
-            }
-        };
-        let bytes_after = new.env.real_disk_size().map_err(backend_err)?;
-        *self.live.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(new);
-        drop(map_size);
-        // Open snapshots keep the old files mapped; a failure here leaves
-        // them for the next open to remove.
-        let _ = generation::remove(&self.folder, old.number);
-        retire(old);
-        Ok(Compaction {
-            bytes_before,
-            bytes_after,
-        })
-    }
-
-    /// Writes `old`'s compact copy into `dir`, syncs it, opens it as
-    /// generation `number` and makes it the one the store opens.
-    fn copy_into(
-        &self,
-        old: &Generation,
-        dir: &Path,
-        number: u64,
-        map_size: usize,
-    ) -> Result<Generation> {
-        let file = old
-            .env
-            .copy_to_path(dir.join("data.mdb"), CompactionOption::Enabled)
-            .map_err(backend_err)?;
-        file.sync_all()?;
-        drop(file);
-        let names: Vec<&str> = self.keyspaces.iter().map(String::as_str).collect();
-        let new = Generation::open(&self.folder, number, &names, &self.opts, map_size)?;
-        generation::point_to(&self.folder, number)?;
-        Ok(new)
-    }
-}
-
-/// Closes a replaced generation once its last snapshot has ended, on a
-/// thread of its own: closing unmaps the old file and frees its blocks,
-/// which takes long for a large file (half a second at 2 GB was seen) and
-/// would otherwise stall whichever reader happened to end last. Without a
-/// thread, that reader closes it.
-fn retire(old: Arc<Generation>) {
-    let close = move || {
-        // After the swap nothing new takes `old`: the count only falls. A
-        // snapshot's guard outlives its transaction (field order).
-        while Arc::strong_count(&old) > 1 || old.gate.readers() > 0 {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        drop(old);
-    };
-    let _ = std::thread::Builder::new()
-        .name("plexus-lmdb-retire".into())
-        .spawn(close);
 }
 
 impl Generation {
@@ -563,7 +516,7 @@ impl KvStore for LmdbStore {
                 _ => {}
             }
         }
-        self.with_write_txn(&mut |g, wtxn| g.apply(wtxn, &batch))
+        self.with_write_txn(Some(&batch), &mut |g, wtxn| g.apply(wtxn, &batch))
     }
 
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
@@ -572,7 +525,7 @@ impl KvStore for LmdbStore {
         }
         // Kept for a retry after the map grows; checked as they are written.
         let pairs: Vec<KvPair> = pairs.collect();
-        self.with_write_txn(&mut |g, wtxn| {
+        self.with_write_txn(None, &mut |g, wtxn| {
             let mut it = pairs.iter().map(|(k, v)| (k.as_slice(), v.as_slice()));
             g.append_pairs(wtxn, g.db(ks)?, &mut it)
         })?;
@@ -604,7 +557,7 @@ impl KvStore for LmdbStore {
         let mut budget = live.room() / 2;
         let mut freed = false;
         let mut arrived: Vec<(Ks, Arc<Run>)> = Vec::new();
-        self.with_write_txn(&mut |g, wtxn| {
+        self.with_write_txn(None, &mut |g, wtxn| {
             if freed {
                 return Err(WriteErr::Kv(KvError::Full(
                     "the load outgrew the LMDB map while it was written; nothing was written and the map has grown: run it again".into(),
@@ -639,16 +592,17 @@ impl KvStore for LmdbStore {
         if self.read_only {
             return Ok(());
         }
-        let mut map_size = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = self.writer();
         let g = self.live();
         let room = g.room();
         let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
         if room < bytes {
-            let new_size = map_size
+            let new_size = w
+                .map_size
                 .saturating_add(bytes - room)
-                .max(map_size.saturating_mul(2));
-            g.resize(new_size, *map_size)?;
-            *map_size = new_size;
+                .max(w.map_size.saturating_mul(2));
+            g.resize(new_size, w.map_size)?;
+            w.map_size = new_size;
         }
         Ok(())
     }
@@ -661,7 +615,7 @@ impl KvStore for LmdbStore {
         if self.read_only {
             return Err(KvError::ReadOnly);
         }
-        self.compact_now()
+        self.compact_beside_writers()
     }
 
     fn stored_sizes(&self) -> Result<Vec<u64>> {

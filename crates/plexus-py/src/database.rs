@@ -134,16 +134,18 @@ impl Database {
     }
 
     /// Rewrites the database compactly and gives back the space deletes
-    /// freed. Reads go on meanwhile; writes wait for the copy. Refused
-    /// while another process has the database open read-only. Returns the
-    /// bytes on disk before and after.
-    fn compact(&self, py: Python<'_>) -> PyResult<std::collections::HashMap<&'static str, u64>> {
+    /// freed, while queries and writes go on. Refused while another
+    /// process has the database open read-only. Returns the bytes on disk
+    /// before and after, the batches written meanwhile and replayed into
+    /// the copy, and the seconds writes waited.
+    fn compact<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = py.detach(|| self.db.compact()).map_err(errors::to_py)?;
-        Ok([
-            ("bytes_before", c.bytes_before),
-            ("bytes_after", c.bytes_after),
-        ]
-        .into())
+        let d = PyDict::new(py);
+        d.set_item("bytes_before", c.bytes_before)?;
+        d.set_item("bytes_after", c.bytes_after)?;
+        d.set_item("batches_replayed", c.batches_replayed)?;
+        d.set_item("writes_held", c.writes_held.as_secs_f64())?;
+        Ok(d)
     }
 
     /// Stops keeping the history of `graph` and deletes it.

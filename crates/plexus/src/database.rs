@@ -552,7 +552,9 @@ impl Database {
     /// Rewrites the database compactly and swaps the copy in, giving back
     /// the space that deletes freed (an LMDB store reuses freed pages but
     /// never shrinks its file). Reads go on throughout, on the old copy
-    /// until the swap; writes wait for the copy. Refused while another
+    /// until the swap; so do writes, which wait only while the copy takes
+    /// what they wrote during it (bulk loads wait for the whole
+    /// compaction). Refused while another
     /// process has the database open read-only, on a read-only or
     /// in-memory database, and on backends that reclaim space by
     /// themselves (fjall) or keep it on a server.

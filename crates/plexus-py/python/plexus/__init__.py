@@ -296,13 +296,15 @@ class Database:
         """Deletes graph ``name`` and everything in it."""
         self._db.drop_graph(name)
 
-    def compact(self) -> Dict[str, int]:
+    def compact(self) -> Dict[str, Any]:
         """Rewrites the database compactly and gives back the disk space
         that deletes freed (the store reuses freed pages but never shrinks
-        its file otherwise). Queries go on meanwhile; writes wait for the
-        copy. Raises :class:`DatabaseIOError` while another process has the
-        database open read-only, and :class:`UnsupportedError` in memory.
-        Returns ``bytes_before`` and ``bytes_after`` on disk."""
+        its file otherwise). Queries and writes go on meanwhile; writes
+        wait only while the copy takes what was written during it. Raises
+        :class:`DatabaseIOError` while another process has the database
+        open read-only, and :class:`UnsupportedError` in memory. Returns
+        ``bytes_before`` and ``bytes_after`` on disk, ``batches_replayed``
+        and ``writes_held`` (seconds writes waited)."""
         return self._db.compact()
 
     def keep_history(self) -> int:
