@@ -247,7 +247,7 @@ trait Store: Send + Sync {
     fn disk_size(&self) -> Res<u64>;
     /// Gives space back to the system while readers go on, if the engine
     /// needs such a step: what it was.
-    fn reclaim(&self) -> Res<Option<&'static str>> {
+    fn reclaim(&self) -> Res<Option<String>> {
         Ok(None)
     }
 }
@@ -677,6 +677,37 @@ fn with_reader<T>(
     Ok((done?, reads))
 }
 
+/// Runs `work` while a writer deletes and writes again one document after
+/// another (the data set stays the same); `work`'s result and each
+/// rewrite's time in ms.
+fn with_rewriter<T>(
+    store: &Arc<dyn Store>,
+    shape: Shape,
+    live: &[usize],
+    work: impl FnOnce() -> Res<T>,
+) -> Res<(T, Vec<f64>)> {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|t| {
+        let writer = t.spawn(|| -> Res<Vec<f64>> {
+            let mut times = Vec::new();
+            for &d in live.iter().cycle() {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let start = Instant::now();
+                store.delete_doc(&key_of(d))?;
+                load(store, shape, &[d], 1)?;
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            Ok(times)
+        });
+        let done = work();
+        stop.store(true, Ordering::Relaxed);
+        let times = writer.join().map_err(|_| "the rewriter panicked")??;
+        Ok((done?, times))
+    })
+}
+
 fn mib(bytes: &[u64]) -> String {
     let m: Vec<String> = bytes
         .iter()
@@ -732,14 +763,23 @@ fn churn(
         ),
     ];
     let started = Instant::now();
-    let (how, seen) = with_reader(store, live, || store.reclaim())?;
+    let ((how, rewrites), seen) = with_reader(store, live, || {
+        with_rewriter(store, shape, live, || store.reclaim())
+    })?;
     let took = started.elapsed().as_secs_f64();
     if let Some(how) = how {
         let size = store.disk_size()?;
+        let worst = rewrites.iter().copied().fold(0.0, f64::max);
         lines.push(line(
             "reclaiming space after churn",
-            format!("{how}: {} after, in {took:.1} s; reads: {}", mib(&[size]), seen.text()),
-            serde_json::json!({"engine": name, "workload": "memory_reclaim", "how": how, "bytes": size, "seconds": took, "reads": seen.json()}),
+            format!(
+                "{how}: {} after, in {took:.1} s; reads: {}; documents rewritten meanwhile: {}, \
+                 the slowest in {worst:.1} ms",
+                mib(&[size]),
+                seen.text(),
+                rewrites.len()
+            ),
+            serde_json::json!({"engine": name, "workload": "memory_reclaim", "how": how, "bytes": size, "seconds": took, "reads": seen.json(), "rewrites": rewrites.len(), "worst_rewrite_ms": worst}),
         ));
     }
     Ok(lines)

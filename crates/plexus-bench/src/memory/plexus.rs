@@ -246,8 +246,12 @@ impl Store for PlexusStore {
     }
 
     /// A compacting copy swapped in while the reader goes on.
-    fn reclaim(&self) -> Res<Option<&'static str>> {
-        self.db.compact()?;
-        Ok(Some("Database::compact"))
+    fn reclaim(&self) -> Res<Option<String>> {
+        let c = self.db.compact()?;
+        Ok(Some(format!(
+            "Database::compact (writes waited {:.1} ms for {} batches replayed)",
+            c.writes_held.as_secs_f64() * 1e3,
+            c.batches_replayed
+        )))
     }
 }

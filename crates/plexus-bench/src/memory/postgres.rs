@@ -451,12 +451,12 @@ impl Store for PgStore {
 
     /// PostgreSQL 18 has no `REPACK (CONCURRENTLY)`: `VACUUM FULL` gives
     /// the space back, holding its lock for each table's rewrite.
-    fn reclaim(&self) -> Res<Option<&'static str>> {
+    fn reclaim(&self) -> Res<Option<String>> {
         self.with(|c| {
             for table in ["graph_edge", "graph_node", "\"DocumentChunk_text\""] {
                 c.batch_execute(&format!("VACUUM FULL {table}"))?;
             }
-            Ok(Some("VACUUM FULL of the three tables"))
+            Ok(Some("VACUUM FULL of the three tables".to_string()))
         })
     }
 }

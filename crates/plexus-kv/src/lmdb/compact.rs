@@ -100,6 +100,9 @@ impl LmdbStore {
         .map_err(backend_err)?;
         new.append_all(old, &txn)?;
         drop((txn, guard));
+        // Synced before writers wait: the copy's gigabytes, not only the
+        // replay's few pages, would otherwise be flushed under the lock.
+        new.env.force_sync().map_err(backend_err)?;
         let mut w = self.writer();
         let held = Instant::now();
         let log = w.log.take().unwrap_or_default();
