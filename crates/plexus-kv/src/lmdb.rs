@@ -181,9 +181,9 @@ impl LmdbStore {
         while batch.is_none() && w.log.is_some() {
             w = self.compacted.wait(w).unwrap_or_else(|p| p.into_inner());
         }
-        // Read under the write lock: a compaction swaps it under that lock.
-        let g = self.live();
         loop {
+            // Read under the write lock: a compaction swaps it under that lock.
+            let g = self.live();
             let mut wtxn = g.env.write_txn().map_err(backend_err)?;
             let result = f(&g, &mut wtxn).and_then(|()| wtxn.commit().map_err(WriteErr::Heed));
             match result {
@@ -192,6 +192,14 @@ impl LmdbStore {
                         log.push(batch.clone());
                     }
                     return Ok(());
+                }
+                // Growing the map now would wait for the copy's snapshot
+                // and grow a map about to be replaced: wait for the
+                // compaction instead, then try again on its copy.
+                Err(WriteErr::Heed(e)) if is_map_full(&e) && w.log.is_some() => {
+                    while w.log.is_some() {
+                        w = self.compacted.wait(w).unwrap_or_else(|p| p.into_inner());
+                    }
                 }
                 Err(WriteErr::Heed(e)) if is_map_full(&e) => g.grow(&mut w.map_size)?,
                 Err(WriteErr::Heed(e)) => return Err(backend_err(e)),

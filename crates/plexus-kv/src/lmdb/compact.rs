@@ -106,7 +106,16 @@ impl LmdbStore {
         let mut w = self.writer();
         let held = Instant::now();
         let log = w.log.take().unwrap_or_default();
-        new.replay(&log)?;
+        // The writes replayed may need more room than the map has: it
+        // grows as the live one would (nothing reads the copy yet).
+        let mut size = map_size;
+        loop {
+            match new.replay(&log) {
+                Ok(()) => break,
+                Err(WriteErr::Heed(e)) if super::is_map_full(&e) => new.grow(&mut size)?,
+                Err(e) => return Err(write_err(e)),
+            }
+        }
         new.env.force_sync().map_err(backend_err)?;
         if self.opts.durable {
             // SAFETY: as above; the swap below publishes it.
@@ -120,6 +129,7 @@ impl LmdbStore {
         generation::point_to(&self.folder, number)?;
         // Nothing fails past the pointer: the copy is the store now.
         *self.live.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(new);
+        w.map_size = size;
         drop(w);
         Ok((bytes_after, log.len() as u64, held.elapsed()))
     }
@@ -151,12 +161,12 @@ impl Generation {
 
     /// Writes the batches logged during the copy, in order, in one
     /// transaction.
-    fn replay(&self, log: &[WriteBatch]) -> Result<()> {
-        let mut wtxn = self.env.write_txn().map_err(backend_err)?;
+    fn replay(&self, log: &[WriteBatch]) -> Result<(), WriteErr> {
+        let mut wtxn = self.env.write_txn()?;
         for batch in log {
-            self.apply(&mut wtxn, batch).map_err(write_err)?;
+            self.apply(&mut wtxn, batch)?;
         }
-        wtxn.commit().map_err(backend_err)
+        Ok(wtxn.commit()?)
     }
 }
 
