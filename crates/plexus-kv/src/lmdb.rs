@@ -21,7 +21,7 @@ use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, MdbError, PutFlags, RoTxn, WithoutTls};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 /// 256 GiB of address space; on 64-bit Linux this reserves no memory or disk.
@@ -164,8 +164,17 @@ impl LmdbStore {
         g.resize(0, g.env.info().map_size)
     }
 
-    fn writer(&self) -> std::sync::MutexGuard<'_, Writer> {
+    fn writer(&self) -> MutexGuard<'_, Writer> {
         self.write_lock.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The write lock, once no compaction runs (waited for with the lock
+    /// released).
+    fn after_compaction<'a>(&self, mut w: MutexGuard<'a, Writer>) -> MutexGuard<'a, Writer> {
+        while w.log.is_some() {
+            w = self.compacted.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
+        w
     }
 
     /// Runs `f` in one write transaction on the live generation, growing
@@ -178,8 +187,8 @@ impl LmdbStore {
         f: &mut dyn FnMut(&Generation, &mut heed::RwTxn<'_>) -> Result<(), WriteErr>,
     ) -> Result<()> {
         let mut w = self.writer();
-        while batch.is_none() && w.log.is_some() {
-            w = self.compacted.wait(w).unwrap_or_else(|p| p.into_inner());
+        if batch.is_none() {
+            w = self.after_compaction(w);
         }
         loop {
             // Read under the write lock: a compaction swaps it under that lock.
@@ -197,9 +206,7 @@ impl LmdbStore {
                 // and grow a map about to be replaced: wait for the
                 // compaction instead, then try again on its copy.
                 Err(WriteErr::Heed(e)) if is_map_full(&e) && w.log.is_some() => {
-                    while w.log.is_some() {
-                        w = self.compacted.wait(w).unwrap_or_else(|p| p.into_inner());
-                    }
+                    w = self.after_compaction(w);
                 }
                 Err(WriteErr::Heed(e)) if is_map_full(&e) => g.grow(&mut w.map_size)?,
                 Err(WriteErr::Heed(e)) => return Err(backend_err(e)),
@@ -600,7 +607,9 @@ impl KvStore for LmdbStore {
         if self.read_only {
             return Ok(());
         }
-        let mut w = self.writer();
+        // A bulk load that follows waits for a running compaction anyway,
+        // and growing now would wait on the copy's snapshot.
+        let mut w = self.after_compaction(self.writer());
         let g = self.live();
         let room = g.room();
         let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
