@@ -8,9 +8,10 @@
 //! a resize closes the gate, waits for open snapshots to finish, grows the
 //! map and retries the write.
 //!
-//! A compaction ([`KvStore::compact`]) writes a compact copy into a new
-//! *generation* and swaps it in (`generation.rs`): the store holds the
-//! live generation behind a lock that readers take only to clone it.
+//! A compaction ([`KvStore::compact`], `compact.rs`) writes a compact copy
+//! into a new *generation* (`generation.rs`) and swaps it in: the store
+//! holds the live generation behind a lock that readers take only to
+//! clone it.
 
 use crate::batch::add_counter;
 use crate::{
@@ -302,6 +303,17 @@ impl Generation {
             .ok_or(KvError::NoSuchKeyspace(ks.0))
     }
 
+    /// Checks the keys a batch writes, before any is written: a bad one
+    /// fails the write with nothing of it written.
+    fn check_keys(&self, batch: &WriteBatch) -> Result<()> {
+        for op in &batch.ops {
+            if let Op::Put { key, .. } | Op::Add { key, .. } = op {
+                self.check_key(key)?;
+            }
+        }
+        Ok(())
+    }
+
     fn check_key(&self, key: &[u8]) -> Result<()> {
         let max = self.env.max_key_size();
         if key.len() > max || key.is_empty() {
@@ -524,14 +536,10 @@ impl KvStore for LmdbStore {
         if self.read_only {
             return Err(KvError::ReadOnly);
         }
-        let g = self.live();
-        for op in &batch.ops {
-            match op {
-                Op::Put { key, .. } | Op::Add { key, .. } => g.check_key(key)?,
-                _ => {}
-            }
-        }
-        self.with_write_txn(Some(&batch), &mut |g, wtxn| g.apply(wtxn, &batch))
+        self.with_write_txn(Some(&batch), &mut |g, wtxn| {
+            g.check_keys(&batch)?;
+            g.apply(wtxn, &batch)
+        })
     }
 
     fn bulk_append(&self, ks: Ks, pairs: &mut dyn Iterator<Item = KvPair>) -> Result<u64> {
@@ -555,12 +563,6 @@ impl KvStore for LmdbStore {
         if self.read_only {
             return Err(KvError::ReadOnly);
         }
-        let live = self.live();
-        for op in &batch.ops {
-            if let Op::Put { key, .. } | Op::Add { key, .. } = op {
-                live.check_key(key)?;
-            }
-        }
         // Runs are written as they arrive. A transaction retried after
         // growing the map writes them again, so a run is kept until the
         // commit — unless the map's free room surely holds everything
@@ -569,10 +571,13 @@ impl KvStore for LmdbStore {
         // then it is freed once written, which keeps a bulk load's runs
         // out of its peak memory. Should the map fill after one was freed,
         // nothing is written and the write is refused.
-        let mut budget = live.room() / 2;
+        let mut budget = None;
         let mut freed = false;
         let mut arrived: Vec<(Ks, Arc<Run>)> = Vec::new();
         self.with_write_txn(None, &mut |g, wtxn| {
+            g.check_keys(&batch)?;
+            // The room as the first attempt found it.
+            let budget = budget.get_or_insert_with(|| g.room() / 2);
             if freed {
                 return Err(WriteErr::Kv(KvError::Full(
                     "the load outgrew the LMDB map while it was written; nothing was written and the map has grown: run it again".into(),
@@ -592,8 +597,8 @@ impl KvStore for LmdbStore {
                     .memory()
                     .saturating_mul(2)
                     .saturating_add(run.len().saturating_mul(16));
-                if !run.spilled() && need <= budget {
-                    budget -= need;
+                if !run.spilled() && need <= *budget {
+                    *budget -= need;
                     arrived[written].1 = Arc::new(Run::new());
                     freed = true;
                 }

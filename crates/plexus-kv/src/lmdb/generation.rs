@@ -75,14 +75,16 @@ pub(super) fn fresh(store: &Path, n: u64) -> Result<PathBuf> {
 pub(super) fn remove(store: &Path, n: u64) -> Result<()> {
     if n == 0 {
         for name in FILES {
-            match std::fs::remove_file(store.join(name)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(KvError::Io(e)),
-                _ => {}
-            }
+            gone(std::fs::remove_file(store.join(name)))?;
         }
         return Ok(());
     }
-    match std::fs::remove_dir_all(folder(store, n)) {
+    gone(std::fs::remove_dir_all(folder(store, n)))
+}
+
+/// A removal's outcome: what was missing already is removed.
+fn gone(removed: std::io::Result<()>) -> Result<()> {
+    match removed {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(KvError::Io(e)),
         _ => Ok(()),
     }
