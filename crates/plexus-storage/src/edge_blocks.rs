@@ -169,6 +169,80 @@ pub(crate) fn record(snap: &dyn Snapshot, g: GraphId, id: EdgeId) -> Result<Opti
     Ok(found?.then_some(record))
 }
 
+/// The blocks a transaction may keep decoded at most this large: an edge
+/// with a long vector property makes a block of megabytes.
+const CACHED_BLOCK_BYTES: usize = 256 << 10;
+
+/// A block's records by id low bits, in order.
+type Records = Vec<(u64, Vec<u8>)>;
+
+/// The edge block a transaction read last, decoded once it is read twice
+/// in a row. A delete of a document reads its relationships in id order,
+/// each twice (its owners, then the record it removes): 64 of them share a
+/// block, and each read walked half the block after a seek. A transaction's
+/// snapshot never changes, so what is kept stays right; its own writes are
+/// read before it (`read.rs`).
+#[derive(Default)]
+pub(crate) struct BlockCache {
+    key: Vec<u8>,
+    /// The block's records, once decoded.
+    records: Option<Records>,
+}
+
+impl BlockCache {
+    /// [`record`], through the cache.
+    pub(crate) fn record(
+        &mut self,
+        snap: &dyn Snapshot,
+        g: GraphId,
+        id: EdgeId,
+    ) -> Result<Option<Vec<u8>>> {
+        let block = block_key(g, id);
+        if self.key != block {
+            self.key = block;
+            self.records = None;
+            return record(snap, g, id);
+        }
+        if self.records.is_none() {
+            self.records = decoded(snap, &self.key)?;
+        }
+        let Some(records) = &self.records else {
+            return record(snap, g, id);
+        };
+        let low = id.0 & ((1 << SHIFT) - 1);
+        Ok(records
+            .binary_search_by_key(&low, |(l, _)| *l)
+            .ok()
+            .map(|i| records[i].1.clone()))
+    }
+}
+
+/// Every record of the block at `key` in `snap` by id low bits, in order;
+/// `None` for a block too large to keep.
+fn decoded(snap: &dyn Snapshot, key: &[u8]) -> Result<Option<Records>> {
+    let range = KeyRange {
+        start: Bound::Included(key.to_vec()),
+        end: Bound::Included(key.to_vec()),
+    };
+    let mut out = Ok(Some(Vec::new()));
+    snap.visit(EDGES, &range, &mut |_, v| {
+        if v.len() > CACHED_BLOCK_BYTES {
+            out = Ok(None);
+            return Ok(false);
+        }
+        let mut records = Vec::new();
+        out = walk(v, &mut |low, user, rest| {
+            let mut record = Vec::new();
+            join_key(user, rest, &mut record);
+            records.push((low, record));
+            Ok(true)
+        })
+        .map(|()| Some(records));
+        Ok(false)
+    })?;
+    out
+}
+
 /// Puts the record of `id` from its block into `record`; false when the
 /// block does not hold it.
 pub(crate) fn find(block: &[u8], id: EdgeId, record: &mut Vec<u8>) -> Result<bool> {
@@ -354,6 +428,47 @@ mod tests {
                 v[i] ^= flip;
                 let _ = each(k, &v, &mut |_, _| Ok(()));
                 let _ = find(&v, EdgeId(5), &mut buf);
+            }
+        }
+    }
+
+    proptest! {
+        /// Reads through the cache, in any order and repeated, find what
+        /// reads of the block itself find.
+        #[test]
+        fn the_cache_reads_what_the_blocks_hold(
+            ids in proptest::collection::btree_set(0u64..300, 0..120),
+            reads in proptest::collection::vec(0u64..320, 0..200),
+        ) {
+            let g = GraphId(2);
+            let mut run = plexus_kv::Run::new();
+            let mut p = Packer::default();
+            for id in &ids {
+                let mut r = Vec::new();
+                join_key(format!("e{id}").as_bytes(), &id.to_le_bytes(), &mut r);
+                p.add(g, EdgeId(*id), &r, &mut run).unwrap();
+            }
+            p.finish(&mut run);
+            let ks: Vec<String> = (0..=EDGES.0).map(|k| format!("ks{k}")).collect();
+            let names: Vec<&str> = ks.iter().map(String::as_str).collect();
+            let kv = plexus_kv::open(
+                plexus_kv::Backend::Memory,
+                std::path::Path::new(""),
+                &names,
+                &plexus_kv::KvOptions::default(),
+            ).unwrap();
+            let mut batch = WriteBatch::new();
+            for (k, v) in run.iter() {
+                batch.put(EDGES, k.to_vec(), v.to_vec());
+            }
+            kv.write(batch).unwrap();
+            let snap = kv.snapshot().unwrap();
+            let mut cache = BlockCache::default();
+            // Each id twice in a row, so the cache decodes blocks.
+            for id in reads.iter().flat_map(|&i| [i, i, i + 1]) {
+                let want = record(&*snap, g, EdgeId(id)).unwrap();
+                prop_assert_eq!(want.is_some(), ids.contains(&id));
+                prop_assert_eq!(cache.record(&*snap, g, EdgeId(id)).unwrap(), want);
             }
         }
     }

@@ -19,15 +19,18 @@
 //! never a missed one.
 
 use crate::error::{Result, StorageError};
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use rustc_hash::FxHashSet;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+/// The sets hash with Fx, not SipHash: their keys are hashes already, and
+/// a delete of a thousand entities inserts a few thousand of them.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Footprint {
-    pub writes: HashSet<u64>,
-    pub shares: HashSet<u64>,
-    pub touches: HashSet<u64>,
-    pub reads: HashSet<u64>,
+    pub writes: FxHashSet<u64>,
+    pub shares: FxHashSet<u64>,
+    pub touches: FxHashSet<u64>,
+    pub reads: FxHashSet<u64>,
 }
 
 /// The logical things conflicts are detected on.
@@ -102,7 +105,7 @@ impl Footprint {
     /// Reads [`Footprint::encode`]'s bytes; `None` when they are damaged.
     /// Sizes come from the bytes there are, never from a stored count.
     pub(crate) fn decode(mut bytes: &[u8]) -> Option<Footprint> {
-        let mut set = || -> Option<HashSet<u64>> {
+        let mut set = || -> Option<FxHashSet<u64>> {
             let (n, rest) = bytes.split_first_chunk::<4>()?;
             let n = u32::from_le_bytes(*n) as usize;
             let len = n.checked_mul(8)?;
@@ -121,7 +124,7 @@ impl Footprint {
             writes: set()?,
             shares: set()?,
             touches: set()?,
-            reads: HashSet::new(),
+            reads: FxHashSet::default(),
         };
         bytes.is_empty().then_some(fp)
     }

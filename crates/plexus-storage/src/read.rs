@@ -1013,9 +1013,8 @@ fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> 
             .map(|r| f(&r))
             .transpose();
     }
-    edge_blocks::record(&*c.snap, c.g, id)?
-        .map(|r| f(&r))
-        .transpose()
+    let record = c.edge_block.borrow_mut().record(&*c.snap, c.g, id)?;
+    record.map(|r| f(&r)).transpose()
 }
 
 /// Every edge id of the graph, in order: the committed blocks' with the

@@ -388,6 +388,7 @@ impl Storage {
             version,
             effects: Default::default(),
             fetched: Default::default(),
+            edge_block: Default::default(),
             missing: Default::default(),
             as_of: None,
         })

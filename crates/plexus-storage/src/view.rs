@@ -195,7 +195,7 @@ pub struct TxnCore {
     pub(crate) graph_name: String,
     pub(crate) schema: Schema,
     /// Conflict keys read, recorded only for serializable transactions.
-    pub(crate) reads: Option<RefCell<HashSet<u64>>>,
+    pub(crate) reads: Option<RefCell<rustc_hash::FxHashSet<u64>>>,
     /// The commit sequence number current when the snapshot was taken.
     pub(crate) version: u64,
     /// A writer in a store other processes write: the store's commit
@@ -206,6 +206,8 @@ pub struct TxnCore {
     /// Node records read ahead from a remote store
     /// (`GraphRead::prefetch_nodes`), by key; `None` for a node not there.
     pub(crate) fetched: RefCell<std::collections::HashMap<Vec<u8>, Option<Vec<u8>>>>,
+    /// The committed edge block read last (`edge_blocks::BlockCache`).
+    pub(crate) edge_block: RefCell<crate::edge_blocks::BlockCache>,
     /// Names a read transaction on a store other processes write looked up
     /// and found missing (`TxnCore::lookup`).
     /// One set per kind of name (`Token as usize`).

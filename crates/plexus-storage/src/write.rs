@@ -48,9 +48,9 @@ pub struct WriteTxn {
     mode: IndexMode,
     counters: Counters,
     /// List updates per node or relationship, merged at commit (`merge.rs`).
-    merges: std::collections::HashMap<Entity, Vec<(u32, crate::merge::ListOp)>>,
+    merges: rustc_hash::FxHashMap<Entity, Vec<(u32, crate::merge::ListOp)>>,
     /// Entities changed otherwise than by list updates: written as they are.
-    written: std::collections::HashSet<Entity>,
+    written: rustc_hash::FxHashSet<Entity>,
     /// Set while a list update writes its entity.
     listing: bool,
 }
