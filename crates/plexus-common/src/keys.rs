@@ -50,11 +50,14 @@ pub fn read_u64(b: &[u8], at: usize) -> Option<u64> {
 /// it. Keys then group by `b` and sort in its order, a shorter `b` before
 /// its extensions.
 pub fn push_escaped(out: &mut Vec<u8>, b: &[u8]) {
-    for &c in b {
-        out.push(c);
-        if c == 0 {
-            out.push(0xff);
+    // Whole runs between zeros, into room reserved once: index keys of
+    // strings are built on every write that touches an indexed value.
+    out.reserve(b.len() + KEY_PART_END.len());
+    for (i, run) in b.split(|&c| c == 0).enumerate() {
+        if i > 0 {
+            out.extend_from_slice(&[0, 0xff]);
         }
+        out.extend_from_slice(run);
     }
     out.extend_from_slice(&KEY_PART_END);
 }
@@ -211,6 +214,12 @@ mod tests {
             k.extend_from_slice(b"tail");
             assert_eq!(read_escaped(&k), Some((part.to_vec(), written)), "{part:?}");
         }
+        // The stored form itself: keys already on disk are compared to it.
+        let mut k = Vec::new();
+        push_escaped(&mut k, b"\x00a\x00\x00b\x00");
+        let mut want = b"\x00\xffa\x00\xff\x00\xffb\x00\xff".to_vec();
+        want.extend_from_slice(&KEY_PART_END);
+        assert_eq!(k, want);
         assert_eq!(read_escaped(b"ann"), None, "no end");
         assert_eq!(read_escaped(b"a\x00\x07"), None, "a zero not escaped");
     }
