@@ -990,6 +990,15 @@ pub(crate) fn node_record(c: &TxnCore, id: NodeId) -> Result<Option<NodeRecord>>
         .transpose()
 }
 
+/// Whether node `id` exists, its record neither copied nor decoded (a
+/// chunk's node carries its whole embedding; an edge's endpoints are
+/// checked on every edge created).
+pub(crate) fn node_exists(c: &TxnCore, id: NodeId) -> Result<bool> {
+    c.read(Subject::Node(c.g.0, id.0));
+    Ok(c.with_value(NODES, &node_key(c.g, id), |_| Ok(()))?
+        .is_some())
+}
+
 pub(crate) fn edge_record(c: &TxnCore, id: EdgeId) -> Result<Option<EdgeRecord>> {
     c.read(Subject::Edge(c.g.0, id.0));
     with_edge(c, id, EdgeRecord::decode)

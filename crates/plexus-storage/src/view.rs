@@ -107,7 +107,16 @@ impl Overlay {
         if delta == 0 {
             return;
         }
-        *self.counters.entry((ks.0, key.clone())).or_default() += delta;
+        // The key is cloned only for a counter the transaction has not
+        // changed yet: every edge written adds to the same two.
+        let k = (ks.0, key);
+        match self.counters.get_mut(&k) {
+            Some(d) => *d += delta,
+            None => {
+                self.counters.insert(k.clone(), delta);
+            }
+        }
+        let (_, key) = k;
         if self.recording {
             self.undo.push(Undo::Counter {
                 ks: ks.0,

@@ -14,7 +14,7 @@ use crate::error::{Result, StorageError};
 use crate::ids::{Direction, EdgeId, GraphId, NodeId};
 use crate::keys::*;
 use crate::occ::{Footprint, Subject};
-use crate::read::{edge_record, node_record, Entity, GraphRead, Props};
+use crate::read::{edge_record, node_exists, node_record, Entity, GraphRead, Props};
 use crate::record::{set_prop, EdgeRecord, NodeRecord};
 use crate::schema::{
     ConstraintDef, ConstraintKind, ConstraintSpec, IndexDef, IndexKind, IndexMode, IndexSpec,
@@ -164,10 +164,15 @@ impl WriteTxn {
     }
 
     fn existing_node(&self, id: NodeId) -> Result<NodeRecord> {
-        node_record(&self.core, id)?.ok_or_else(|| StorageError::NotFound {
-            what: "node",
-            id: id.to_string(),
-        })
+        node_record(&self.core, id)?.ok_or_else(|| node_missing(id))
+    }
+
+    /// Fails as [`WriteTxn::existing_node`] does, without decoding.
+    fn ensure_node(&self, id: NodeId) -> Result<()> {
+        if node_exists(&self.core, id)? {
+            return Ok(());
+        }
+        Err(node_missing(id))
     }
 
     fn existing_edge(&self, id: EdgeId) -> Result<EdgeRecord> {
@@ -446,8 +451,8 @@ impl WriteTxn {
                     id: key,
                 });
             }
-            t.existing_node(src)?;
-            t.existing_node(dst)?;
+            t.ensure_node(src)?;
+            t.ensure_node(dst)?;
             let rec = EdgeRecord {
                 key,
                 src,
@@ -1442,6 +1447,7 @@ fn settle(
 /// the node (or, in a relationship index, the relationship) holding it.
 pub(crate) fn index_entry_key(g: GraphId, index: u32, vk: &[u8], id: u64) -> Vec<u8> {
     let mut k = token_prefix(g, index);
+    k.reserve_exact(vk.len() + 8);
     k.extend_from_slice(vk);
     push_u64(&mut k, id);
     k
@@ -1456,5 +1462,12 @@ pub(crate) fn storable(props: &[(u32, Value)]) -> Result<()> {
             v.value_type()
         ))),
         None => Ok(()),
+    }
+}
+
+fn node_missing(id: NodeId) -> StorageError {
+    StorageError::NotFound {
+        what: "node",
+        id: id.to_string(),
     }
 }

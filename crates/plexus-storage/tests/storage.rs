@@ -279,6 +279,13 @@ fn bad_input_is_refused_and_leaves_nothing() {
         .create_edge(None, a, NodeId(999), "KNOWS", &Props::new())
         .unwrap_err();
     assert!(matches!(e, StorageError::NotFound { .. }), "{e}");
+    // A node this transaction deleted is no endpoint.
+    let gone = t.create_node(Some("gone"), &[], &Props::new()).unwrap();
+    t.delete_node(gone, DeleteMode::Refuse).unwrap();
+    let e = t
+        .create_edge(None, a, gone, "KNOWS", &Props::new())
+        .unwrap_err();
+    assert!(matches!(e, StorageError::NotFound { .. }), "{e}");
     let e = t
         .create_node(Some("d"), &["Person"], &props(&[("age", "old".into())]))
         .unwrap_err();
