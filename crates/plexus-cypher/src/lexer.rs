@@ -96,6 +96,11 @@ pub struct Spanned {
     pub span: Span,
 }
 
+/// Dashes that look like the minus sign but are not it.
+const DASHES: [char; 8] = [
+    '\u{2010}', '\u{2011}', '\u{2012}', '\u{2013}', '\u{2014}', '\u{2015}', '\u{2212}', '\u{fe63}',
+];
+
 /// Splits `src` into tokens, or reports the first character that starts none.
 pub fn lex(src: &str) -> Result<Vec<Spanned>, ParseError> {
     let mut out = Vec::new();
@@ -110,6 +115,15 @@ pub fn lex(src: &str) -> Result<Vec<Spanned>, ParseError> {
             Ok(tok) => out.push(Spanned { tok, span }),
             Err(()) => {
                 let bad = &src[r.start..];
+                if bad.starts_with(DASHES) {
+                    return Err(ParseError::new(
+                        src,
+                        span,
+                        "InvalidUnicodeCharacter",
+                        "a dash that is not the minus sign",
+                        "write '-' (U+002D) for a minus or an arrow",
+                    ));
+                }
                 let (what, hint) = if bad.starts_with('\'') || bad.starts_with('"') {
                     (
                         "unterminated string",

@@ -1331,6 +1331,13 @@ impl<'a> Parser<'a> {
             }
             if self.eat(&Tok::Star) {
                 length = Some(self.range()?);
+            } else if self.at(&Tok::DotDot) || matches!(self.peek_tok(0), Some(Tok::Int(_))) {
+                return Err(self.error_at(
+                    self.here(),
+                    "InvalidRelationshipPattern",
+                    "a variable-length relationship needs '*' before its lengths",
+                    "write -[:T*1..3]->",
+                ));
             }
             props = self.pattern_props()?;
             if self.eat_kw("WHERE") {
@@ -1378,8 +1385,21 @@ impl<'a> Parser<'a> {
                 Ok(None)
             }
         };
+        let not_negative = |p: &Self| -> R<()> {
+            if p.at(&Tok::Minus) {
+                return Err(p.error_at(
+                    p.here(),
+                    "InvalidRelationshipPattern",
+                    "a path length cannot be negative",
+                    "write -[*2]-> or -[*1..3]->",
+                ));
+            }
+            Ok(())
+        };
+        not_negative(self)?;
         let min = int(self)?;
         if self.eat(&Tok::DotDot) {
+            not_negative(self)?;
             let max = int(self)?;
             Ok((min, max))
         } else {
@@ -1687,6 +1707,31 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Refuses a number with a name right where it ends (`0x`, `0x1Z`,
+    /// `12abc`): one malformed number, not a number and a name.
+    fn no_letters_after_number(&self) -> R<()> {
+        let (Some(n), Some(next)) = (self.peek(), self.toks.get(self.pos + 1)) else {
+            return Ok(());
+        };
+        let number = matches!(
+            n.tok,
+            Tok::Int(_) | Tok::HexInt(_) | Tok::OctInt(_) | Tok::Float(_)
+        );
+        if number && matches!(next.tok, Tok::Ident(_)) && n.span.end == next.span.start {
+            let whole = Span {
+                start: n.span.start,
+                end: next.span.end,
+            };
+            return Err(self.error_at(
+                whole,
+                "InvalidNumberLiteral",
+                "a number with letters in it",
+                "hexadecimal numbers are written 0x1F, octal ones 0o17; separate a name from a number",
+            ));
+        }
+        Ok(())
+    }
+
     fn atom(&mut self) -> R<Expr> {
         let start = self.here().start;
         let Some(t) = self.peek().cloned() else {
@@ -1696,6 +1741,7 @@ impl<'a> Parser<'a> {
             p.pos += 1;
             Ok(Expr { kind, span: t.span })
         };
+        self.no_letters_after_number()?;
         match &t.tok {
             Tok::Int(s) => match s.parse::<i64>() {
                 Ok(i) => lit(self, ExprKind::Int(i)),

@@ -8,6 +8,8 @@ use crate::eval::{is_aggregate, visit_aggregates};
 use plexus_cypher::*;
 use std::collections::HashMap;
 
+mod grouping;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Node,
@@ -16,6 +18,10 @@ enum Kind {
     /// Known not to be a node, relationship or path (a literal, a list of
     /// relationships from a variable-length pattern, an arithmetic result).
     Scalar,
+    /// A scalar known to be a string or a boolean: the variable of a list
+    /// comprehension or quantifier over a literal list of strings or of
+    /// booleans, which no arithmetic but `+` takes.
+    NotNumber,
     /// Anything: not known before running.
     Value,
 }
@@ -40,6 +46,25 @@ fn kind_of(e: &Expr, scope: &Scope) -> Kind {
         | ExprKind::CountStar => Kind::Scalar,
         _ => Kind::Value,
     }
+}
+
+impl Kind {
+    fn is_scalar(self) -> bool {
+        matches!(self, Kind::Scalar | Kind::NotNumber)
+    }
+}
+
+/// The kind of the elements of `list`, for the variable that iterates it:
+/// [`Kind::NotNumber`] for a literal list of only strings or only booleans.
+fn element_kind(list: &Expr) -> Kind {
+    let ExprKind::List(items) = &list.kind else {
+        return Kind::Value;
+    };
+    let all = |f: fn(&ExprKind) -> bool| !items.is_empty() && items.iter().all(|i| f(&i.kind));
+    if all(|k| matches!(k, ExprKind::String(_))) || all(|k| matches!(k, ExprKind::Bool(_))) {
+        return Kind::NotNumber;
+    }
+    Kind::Value
 }
 
 type Scope = HashMap<String, Kind>;
@@ -234,6 +259,18 @@ fn bind_pattern(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<()
         }
     }
     for (r, _) in &p.element.chain {
+        // A bound relationship is reported first: it could not be created
+        // with any type.
+        if let Some(v) = r
+            .var
+            .as_ref()
+            .filter(|v| creating && before.contains_key(*v))
+        {
+            return Err(err(
+                "VariableAlreadyBound",
+                format!("relationship `{v}` is already bound"),
+            ));
+        }
         if creating {
             let single_type = matches!(r.types, Some(LabelExpr::Name(_)));
             if !single_type {
@@ -254,12 +291,6 @@ fn bind_pattern(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<()
                 return Err(err(
                     "RelationshipUniquenessViolation",
                     format!("relationship `{v}` appears twice in one pattern"),
-                ));
-            }
-            if creating && before.contains_key(v) {
-                return Err(err(
-                    "VariableAlreadyBound",
-                    format!("relationship `{v}` is already bound"),
                 ));
             }
             rels_here.push(v);
@@ -400,7 +431,7 @@ fn single(q: &SingleQuery, outer: &Scope) -> Result<Vec<String>, QueryError> {
                         ));
                     }
                     expr(e, &scope, false)?;
-                    if kind_of(e, &scope) == Kind::Scalar {
+                    if kind_of(e, &scope).is_scalar() {
                         return Err(err(
                             "InvalidArgumentType",
                             "DELETE takes nodes, relationships or paths",
@@ -617,9 +648,15 @@ fn projection(
         out.insert(name.clone(), kind);
         columns.push(name);
     }
+    let grouping = aggregating.then(|| grouping::Grouping::of(p, scope));
+    if let Some(g) = &grouping {
+        for item in p.items.iter().filter(|i| contains_aggregate(&i.expr)) {
+            g.item(&item.expr)?;
+        }
+    }
     // ORDER BY sees the projection, and the incoming variables unless the
-    // projection is DISTINCT (an aggregating projection's ORDER BY may name
-    // them inside aggregations; that is not checked more closely yet).
+    // projection is DISTINCT; a key that aggregates after an aggregating
+    // projection sees its columns only (`grouping.rs`).
     let mut order_scope = if p.distinct && !aggregating {
         Scope::new()
     } else {
@@ -627,6 +664,9 @@ fn projection(
     };
     order_scope.extend(out.clone());
     for s in &p.order_by {
+        if let Some(g) = grouping.as_ref().filter(|_| contains_aggregate(&s.expr)) {
+            g.order_key(&s.expr, &out)?;
+        }
         expr(&s.expr, &order_scope, aggregating)?;
     }
     limit_arg(&p.skip, "SKIP")?;
@@ -728,6 +768,14 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
         {
             Err(err("InvalidArgumentType", "IN takes a list on its right"))
         }
+        ExprKind::Binary(
+            op @ (BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Pow),
+            a,
+            b,
+        ) if [a, b].iter().any(|x| kind_of(x, scope) == Kind::NotNumber) => Err(err(
+            "InvalidArgumentType",
+            format!("{op:?} takes numbers (or temporal values), not a string or a boolean"),
+        )),
         ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
             sub(a)?;
             sub(b)
@@ -795,7 +843,7 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
         } => {
             sub(list)?;
             let mut inner = scope.clone();
-            inner.insert(var.clone(), Kind::Value);
+            inner.insert(var.clone(), element_kind(list));
             filter.iter().try_for_each(|x| expr(x, &inner, false))?;
             map.iter().try_for_each(|x| expr(x, &inner, false))
         }
@@ -804,7 +852,7 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
         } => {
             sub(list)?;
             let mut inner = scope.clone();
-            inner.insert(var.clone(), Kind::Value);
+            inner.insert(var.clone(), element_kind(list));
             filter.iter().try_for_each(|x| expr(x, &inner, false))
         }
         ExprKind::Reduce {

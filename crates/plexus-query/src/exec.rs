@@ -808,6 +808,7 @@ impl Exec<'_, '_> {
                     )?;
                     if found.is_empty() {
                         let mut r = r;
+                        mutate::merge_refuses_nulls(txn, &env, pattern, &r)?;
                         mutate::create(txn, &env, std::slice::from_ref(pattern), &mut r)?;
                         mutate::set(txn, &env, on_create, &r)?;
                         out.push(r);

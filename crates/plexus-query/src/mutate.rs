@@ -94,6 +94,34 @@ fn label_names(e: &Option<LabelExpr>) -> Res<Vec<&str>> {
     Ok(out)
 }
 
+/// Refuses to create a MERGE pattern with a property that is null: no later
+/// MERGE could match what it wrote (Neo4j's `MergeReadOwnWrites`).
+pub fn merge_refuses_nulls(
+    txn: &WriteTxn,
+    env: &Env<'_>,
+    pattern: &PathPattern,
+    row: &Row,
+) -> Res<()> {
+    let el = &pattern.element;
+    let maps = std::iter::once(&el.start.props)
+        .chain(el.chain.iter().flat_map(|(r, n)| [&r.props, &n.props]))
+        .flatten();
+    for m in maps {
+        let ExprKind::Map(entries) = &m.kind else {
+            continue;
+        };
+        for (k, x) in entries {
+            if eval_in(txn, env, x, row)?.is_null() {
+                return Err(QueryError::Semantic {
+                    code: "MergeReadOwnWrites",
+                    message: format!("MERGE cannot match or create a null property ({k})"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Creates what `patterns` describe that `row` does not bind yet, binding
 /// the new variables in `row`.
 pub fn create(
@@ -118,15 +146,12 @@ pub fn create(
                     })
                 }
             };
+            // Only MERGE gets here with no direction (the binder refuses
+            // it in CREATE): it creates the relationship as written, left
+            // to right, as Neo4j does.
             let (s, e) = match rp.direction {
-                RelDirection::Right => (from, to),
+                RelDirection::Right | RelDirection::Either => (from, to),
                 RelDirection::Left => (to, from),
-                RelDirection::Either => {
-                    return Err(QueryError::Compile {
-                        code: "RequiresDirectedRelationship",
-                        message: "a relationship is created with a direction".into(),
-                    })
-                }
             };
             let props = props_of(txn, env, &rp.props, row)?;
             let id = txn.create_edge(None, s, e, &rel_type, &props)?;

@@ -115,7 +115,13 @@ pub fn load(dir: &Path) -> std::io::Result<Vec<Scenario>> {
                 .trim_start_matches(':')
                 .trim()
                 .to_string();
-            let body = format!("{background}\n{sc}");
+            // Commented-out lines are no steps: a scenario commented out
+            // after this one would otherwise run its query here.
+            let sc_steps: Vec<&str> = sc
+                .lines()
+                .filter(|l| !l.trim_start().starts_with('#'))
+                .collect();
+            let body = format!("{background}\n{}", sc_steps.join("\n"));
             if sc.starts_with(" Outline") {
                 for block in sc.split("Examples:").skip(1) {
                     let rows: Vec<&str> = block
