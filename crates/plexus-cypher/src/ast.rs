@@ -367,6 +367,48 @@ pub enum Quantifier {
     Single,
 }
 
+impl Expr {
+    /// Whether `other` is written the same, spans aside, for the forms
+    /// grouping keys, aggregates and projected items take (variables,
+    /// properties, literals, parameters, operators and calls over them);
+    /// any other form is never the same as anything.
+    pub fn same_as(&self, other: &Expr) -> bool {
+        use ExprKind as K;
+        let all = |xs: &[Expr], ys: &[Expr]| {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| x.same_as(y))
+        };
+        match (&self.kind, &other.kind) {
+            (K::Var(x), K::Var(y)) | (K::Param(x), K::Param(y)) | (K::String(x), K::String(y)) => {
+                x == y
+            }
+            (K::Null, K::Null) | (K::CountStar, K::CountStar) => true,
+            (K::Int(x), K::Int(y)) => x == y,
+            (K::Bool(x), K::Bool(y)) => x == y,
+            (K::Float(x), K::Float(y)) => x.to_bits() == y.to_bits(),
+            (K::List(xs), K::List(ys)) => all(xs, ys),
+            (K::Property(x, k), K::Property(y, l)) => k == l && x.same_as(y),
+            (K::Index(x1, x2), K::Index(y1, y2)) => x1.same_as(y1) && x2.same_as(y2),
+            (K::Unary(o, x), K::Unary(p, y)) => o == p && x.same_as(y),
+            (K::Binary(o, x1, x2), K::Binary(p, y1, y2)) => {
+                o == p && x1.same_as(y1) && x2.same_as(y2)
+            }
+            (
+                K::Call {
+                    name: n,
+                    distinct: d,
+                    args: xs,
+                },
+                K::Call {
+                    name: m,
+                    distinct: e,
+                    args: ys,
+                },
+            ) => n.eq_ignore_ascii_case(m) && d == e && all(xs, ys),
+            _ => false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum MapProjectionItem {
     /// `.name`
@@ -438,4 +480,30 @@ pub enum ExprKind {
     Exists(Box<Query>),
     CountSubquery(Box<Query>),
     MapProjection(Box<Expr>, Vec<MapProjectionItem>),
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_expression;
+
+    fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (parse_expression(a).unwrap(), parse_expression(b).unwrap());
+        a.same_as(&b)
+    }
+
+    #[test]
+    fn expressions_are_the_same_as_written_whatever_their_spacing() {
+        assert!(same("a.name", "a . name"));
+        assert!(same("me.age + count(you.age)", "me.age  +  COUNT(you.age)"));
+        assert!(same(
+            "[1, $p, 'x', null, true, 2.5][0]",
+            "[1,$p,'x',null,true,2.5][0]"
+        ));
+        assert!(!same("a.name", "b.name"));
+        assert!(!same("count(x)", "count(DISTINCT x)"));
+        assert!(!same("a - b", "a + b"));
+        assert!(!same("[1, 2]", "[1]"));
+        // Forms outside the list are never the same, not even as themselves.
+        assert!(!same("[x IN l | x]", "[x IN l | x]"));
+    }
 }

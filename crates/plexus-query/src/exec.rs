@@ -64,7 +64,11 @@ impl Prepared {
     /// Parses and checks a statement; syntax and semantic errors come here,
     /// before any row.
     pub fn new(text: &str) -> Result<Prepared, QueryError> {
-        let statement = plexus_cypher::parse_statement(text)?;
+        let mut statement = plexus_cypher::parse_statement(text)?;
+        if let Statement::Query(q) | Statement::Profile(q) | Statement::Explain(q) = &mut statement
+        {
+            crate::rewrite::rewrite(q);
+        }
         let writes = match &statement {
             Statement::Query(q) | Statement::Profile(q) => {
                 crate::binder::check(q).map_err(|e| e.located(text))?;

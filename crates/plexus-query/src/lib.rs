@@ -26,6 +26,7 @@ mod plan;
 mod procedure;
 mod project;
 mod regex;
+mod rewrite;
 mod schema;
 mod temporal;
 mod valid_time;

@@ -79,7 +79,7 @@ impl<'a> Grouping<'a> {
         if is_aggregate(e) {
             return self.aggregate(e, place, bound);
         }
-        if self.keys.iter().any(|k| same(k, e)) {
+        if self.keys.iter().any(|k| k.same_as(e)) {
             return Ok(());
         }
         let go = |x: &Expr, bound: &mut Vec<String>| self.walk(x, place, bound);
@@ -164,7 +164,7 @@ impl<'a> Grouping<'a> {
         let Place::OrderBy(columns) = place else {
             return Ok(());
         };
-        if self.aggregates.iter().any(|a| same(a, e)) {
+        if self.aggregates.iter().any(|a| a.same_as(e)) {
             return Ok(());
         }
         let ExprKind::Call { args, .. } = &e.kind else {
@@ -215,43 +215,6 @@ fn vars_in(e: &Expr, out: &mut Vec<String>) {
             items.iter().for_each(|x| vars_in(x, out))
         }
         _ => {}
-    }
-}
-
-/// Whether two expressions are written the same, spans aside, for the
-/// forms keys and aggregates are written in; any other form is never the
-/// same (an ORDER BY then checks it as a new aggregate).
-fn same(a: &Expr, b: &Expr) -> bool {
-    use ExprKind as K;
-    match (&a.kind, &b.kind) {
-        (K::Var(x), K::Var(y)) | (K::Param(x), K::Param(y)) | (K::String(x), K::String(y)) => {
-            x == y
-        }
-        (K::Int(x), K::Int(y)) => x == y,
-        (K::Bool(x), K::Bool(y)) => x == y,
-        (K::Float(x), K::Float(y)) => x.to_bits() == y.to_bits(),
-        (K::CountStar, K::CountStar) => true,
-        (K::Property(x, k), K::Property(y, l)) => k == l && same(x, y),
-        (K::Unary(o, x), K::Unary(p, y)) => o == p && same(x, y),
-        (K::Binary(o, x1, x2), K::Binary(p, y1, y2)) => o == p && same(x1, y1) && same(x2, y2),
-        (
-            K::Call {
-                name: n,
-                distinct: d,
-                args: xs,
-            },
-            K::Call {
-                name: m,
-                distinct: e,
-                args: ys,
-            },
-        ) => {
-            n.eq_ignore_ascii_case(m)
-                && d == e
-                && xs.len() == ys.len()
-                && xs.iter().zip(ys).all(|(x, y)| same(x, y))
-        }
-        _ => false,
     }
 }
 
