@@ -104,6 +104,14 @@ pub fn visit_aggregates<'e>(e: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
             else_.iter().for_each(|x| go(x));
         }
         ExprKind::Call { args, .. } => args.iter().for_each(go),
+        // The list a comprehension, quantifier or reduce walks is computed
+        // once, in the projection's scope (`[x IN collect(r) WHERE …]`);
+        // what it does per element is not.
+        ExprKind::ListComprehension { list, .. } | ExprKind::Quantified { list, .. } => go(list),
+        ExprKind::Reduce { init, list, .. } => {
+            go(init);
+            go(list)
+        }
         _ => {}
     }
 }

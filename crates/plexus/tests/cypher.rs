@@ -625,3 +625,23 @@ fn relationship_counts_come_from_the_counters_and_agree_with_the_walk() {
     assert_eq!(n, Value::Int(58));
     t.rollback();
 }
+
+#[test]
+fn aggregates_in_the_list_a_comprehension_walks_fold_per_group() {
+    let db = Database::in_memory().unwrap();
+    let t = q(
+        &db,
+        "UNWIND [1, 2, 3, 4] AS y WITH y % 2 AS odd, y \
+         RETURN odd, reduce(s = 0, x IN collect(y) | s + x) AS total, \
+         [x IN collect(y) WHERE x > 1] AS big, all(x IN collect(y) WHERE x > 0) AS positive \
+         ORDER BY odd",
+    );
+    assert_eq!(col(&t, "odd"), vec![Value::Int(0), Value::Int(1)]);
+    assert_eq!(col(&t, "total"), vec![Value::Int(6), Value::Int(4)]);
+    let list = |v: &[i64]| Value::List(v.iter().map(|i| Value::Int(*i)).collect());
+    assert_eq!(col(&t, "big"), vec![list(&[2, 4]), list(&[3])]);
+    assert_eq!(
+        col(&t, "positive"),
+        vec![Value::Bool(true), Value::Bool(true)]
+    );
+}
