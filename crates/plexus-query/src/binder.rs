@@ -683,6 +683,19 @@ fn projection(
     Ok((columns, out))
 }
 
+/// Whether `e` calls `rand()` (through operators, lists and calls).
+fn calls_rand(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call { name, args, .. } => {
+            name.eq_ignore_ascii_case("rand") || args.iter().any(calls_rand)
+        }
+        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => calls_rand(a) || calls_rand(b),
+        ExprKind::Unary(_, x) | ExprKind::Property(x, _) | ExprKind::IsNull(x, _) => calls_rand(x),
+        ExprKind::List(items) => items.iter().any(calls_rand),
+        _ => false,
+    }
+}
+
 fn contains_aggregate(e: &Expr) -> bool {
     let mut found = false;
     visit_aggregates(e, &mut |_| found = true);
@@ -707,6 +720,12 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
             for a in args {
                 if contains_aggregate(a) {
                     return Err(err("NestedAggregation", "aggregations cannot be nested"));
+                }
+                if calls_rand(a) {
+                    return Err(err(
+                        "NonConstantExpression",
+                        "an aggregation cannot take rand(): its result would change per run",
+                    ));
                 }
                 expr(a, scope, false)?;
             }
@@ -801,6 +820,17 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
             let lname = name.to_ascii_lowercase();
             if !lname.contains('.') && !FUNCTIONS.contains(&lname.as_str()) {
                 return Err(err("UnknownFunction", format!("unknown function {name}()")));
+            }
+            // A pattern is a predicate: only exists() takes one (size() is
+            // told to use COUNT below).
+            if lname != "exists"
+                && lname != "size"
+                && args.iter().any(|a| matches!(a.kind, ExprKind::Pattern(_)))
+            {
+                return Err(err(
+                    "UnexpectedSyntax",
+                    format!("{name}() of a pattern: a pattern is a predicate; use it in WHERE, or write a pattern comprehension"),
+                ));
             }
             if let [a] = args.as_slice() {
                 let k = kind_of(a, scope);

@@ -54,20 +54,33 @@ fn table(lines: &[&str]) -> Vec<Vec<String>> {
     lines.iter().map(|l| split_row(l.trim())).collect()
 }
 
-/// Splits `| a | b |` into cells, keeping `|` inside quotes.
+/// Splits `| a | b |` into cells, keeping `|` inside quotes. Gherkin
+/// escapes a backslash in a cell as `\\` and a bar as `\|`; what is left is
+/// Cypher, where a backslash inside quotes escapes the next character.
 fn split_row(line: &str) -> Vec<String> {
     let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
     let mut cells = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
+    let mut escaped = false;
     let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
+    while let Some(mut c) = chars.next() {
+        let mut bar = false;
+        if c == '\\' {
+            if let Some(n) = chars.next_if(|n| *n == '\\' || *n == '|') {
+                bar = n == '|';
+                c = n;
+            }
+        }
+        if escaped {
+            cur.push(c);
+            escaped = false;
+            continue;
+        }
         match (c, quote) {
             ('\\', Some(_)) => {
                 cur.push(c);
-                if let Some(n) = chars.next() {
-                    cur.push(n);
-                }
+                escaped = true;
             }
             ('\'' | '"', None) => {
                 quote = Some(c);
@@ -77,7 +90,7 @@ fn split_row(line: &str) -> Vec<String> {
                 quote = None;
                 cur.push(c);
             }
-            ('|', None) => cells.push(std::mem::take(&mut cur).trim().to_string()),
+            ('|', None) if !bar => cells.push(std::mem::take(&mut cur).trim().to_string()),
             _ => cur.push(c),
         }
     }
@@ -1021,5 +1034,21 @@ pub fn reason(o: &Outcome) -> Option<String> {
                 .take(60)
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_row;
+
+    #[test]
+    fn table_cells_follow_gherkin_escapes_then_cypher_quotes() {
+        assert_eq!(split_row("| 'a|b' | 2 |"), ["'a|b'", "2"]);
+        // `\\` in a cell is one backslash; `\|` a bar outside quotes.
+        assert_eq!(split_row(r"| 'a\\bc' | x\|y |"), [r"'a\bc'", "x|y"]);
+        // A backslash the cell keeps escapes the quote after it...
+        assert_eq!(split_row(r"| 'it\'s' | 1 |"), [r"'it\'s'", "1"]);
+        // ...but one written `\\` is a whole escape, so the quote ends.
+        assert_eq!(split_row(r"| '\\\\' | 1 |"), [r"'\\'", "1"]);
     }
 }

@@ -240,6 +240,21 @@ mod tests {
     }
 
     #[test]
+    fn aggregates_refuse_rand_and_calls_refuse_patterns() {
+        assert_eq!(code("RETURN count(rand())"), Some("NonConstantExpression"));
+        assert_eq!(
+            code("RETURN sum(1 + rand() * 2)"),
+            Some("NonConstantExpression")
+        );
+        assert_eq!(code("RETURN rand() + count(*)"), None);
+        assert_eq!(
+            code("MATCH (n) SET n.p = head(nodes(head((n)-[:R]->())))"),
+            Some("UnexpectedSyntax")
+        );
+        assert_eq!(code("MATCH (n) RETURN exists((n)-[:R]->())"), None);
+    }
+
+    #[test]
     fn grouping_keys_may_be_read_beside_aggregates() {
         for q in [
             "MATCH (a)-->(b) RETURN a, count(*) + a.num AS c",
