@@ -28,7 +28,7 @@
 
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId, TypeId};
-use crate::keys::{adj_prefix, ADJ, DIR_OUT};
+use crate::keys::{adj_prefix, ADJ, DIR_OUT, NODES};
 use crate::read::Neighbor;
 use plexus_common::{read_u32, read_u64};
 use plexus_common::{write_varint, Reader};
@@ -517,10 +517,38 @@ pub(crate) fn settle(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
     if let Some(e) = failed {
         return Err(e);
     }
+    let gone = deleted_nodes(batch);
     for (block, changes) in groups {
+        // A node the batch deletes keeps no edge: an edge added at it
+        // meanwhile would have conflicted with the delete (`occ.rs`: the
+        // edge shares the node, the delete writes it). So its block and
+        // deltas go without being read: a document's delete settles the
+        // adjacency of its 250 nodes this way.
+        let node: Option<[u8; NODE_KEY_LEN]> =
+            block.get(..NODE_KEY_LEN).and_then(|k| k.try_into().ok());
+        if node.is_some_and(|n| gone.contains(&n)) {
+            let end = prefix_successor(&block).unwrap_or_default();
+            batch.delete_range(ADJ, block, end);
+            continue;
+        }
         settle_group(snap, &block, changes, batch)?;
     }
     Ok(())
+}
+
+/// The length of a node's key (`keys::node_key`): a block key starts with it.
+const NODE_KEY_LEN: usize = 12;
+
+/// The keys of the nodes `batch` deletes.
+fn deleted_nodes(batch: &WriteBatch) -> rustc_hash::FxHashSet<[u8; NODE_KEY_LEN]> {
+    batch
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Delete { ks, key } if *ks == NODES => key.as_slice().try_into().ok(),
+            _ => None,
+        })
+        .collect()
 }
 
 fn settle_group(

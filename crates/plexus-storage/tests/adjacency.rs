@@ -373,3 +373,49 @@ fn deleting_everything_leaves_no_adjacency_keys() {
     assert_eq!(adj.entries, 0, "{adj:?}");
     assert!(w.db.check_integrity("default").unwrap().is_ok());
 }
+
+/// A node deleted with its block and committed deltas: the commit drops
+/// them without reading them (`adjacency::settle`), and nothing of them
+/// is left for the integrity check or its neighbours to find.
+#[test]
+fn a_deleted_hub_leaves_nothing_at_it_or_at_its_neighbours() {
+    for backend in [Backend::Lmdb, Backend::Memory] {
+        let mut w = world(backend, 300, true);
+        let mut t = w.db.write("default").unwrap();
+        let mut m = w.model.clone();
+        for leaf in 1..LEAVES {
+            change(
+                &w,
+                &mut t,
+                &mut m,
+                &Op::Add {
+                    ty: 2,
+                    leaf,
+                    out: false,
+                },
+            );
+        }
+        t.commit().unwrap();
+        w.model = m;
+        let before = adjacency_entries(&w.db);
+        let hub = w.nodes[0];
+        let mut t = w.db.write("default").unwrap();
+        t.delete_node(hub, DeleteMode::Detach).unwrap();
+        t.commit().unwrap();
+        let r = w.db.read("default").unwrap();
+        for n in &w.nodes[1..] {
+            assert_eq!(r.degree(*n, Direction::Both, None).unwrap(), 0);
+        }
+        assert!(w.db.check_integrity("default").unwrap().is_ok());
+        assert!(adjacency_entries(&w.db) < before);
+    }
+}
+
+fn adjacency_entries(db: &Storage) -> u64 {
+    let space = db.space().unwrap();
+    space
+        .keyspaces
+        .iter()
+        .find(|k| k.name == "adjacency")
+        .map_or(0, |k| k.entries)
+}
