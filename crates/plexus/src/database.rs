@@ -554,10 +554,9 @@ impl Database {
     /// never shrinks its file). Reads go on throughout, on the old copy
     /// until the swap; so do writes, which wait only while the copy takes
     /// what they wrote during it (bulk loads wait for the whole
-    /// compaction). Refused while another
-    /// process has the database open read-only, on a read-only or
-    /// in-memory database, and on backends that reclaim space by
-    /// themselves (fjall) or keep it on a server.
+    /// compaction). Refused while another process has the database open
+    /// read-only, on a read-only or in-memory database, and on backends
+    /// that reclaim space by themselves (fjall) or keep it on a server.
     pub fn compact(&self) -> Result<crate::Compaction> {
         let _readers = match (&self.path, &self._lock) {
             (Some(path), Some(_)) if !self.storage.is_read_only() => {
