@@ -40,18 +40,31 @@ pub fn rel(id: EdgeId, start: NodeId, end: NodeId) -> Value {
 
 /// `entity.key`, read from the transaction so the query sees its own writes.
 pub fn property(g: &dyn GraphRead, v: &Value, key: &str) -> Option<R> {
-    match v {
-        Value::Node(n) => Some(
-            g.node_property(NodeId(n.id), key)
-                .map(Option::unwrap_or_default)
-                .map_err(QueryError::from),
-        ),
-        Value::Relationship(r) => Some(
-            g.edge_property(EdgeId(r.id), key)
-                .map(Option::unwrap_or_default)
-                .map_err(QueryError::from),
-        ),
-        _ => None,
+    // Whether the entity is gone is asked only when nothing was found: a
+    // cheap look at the transaction's own writes.
+    let (found, gone): (_, &dyn Fn() -> bool) = match v {
+        Value::Node(n) => (g.node_property(NodeId(n.id), key), &|| {
+            g.deleted_node(NodeId(n.id))
+        }),
+        Value::Relationship(r) => (g.edge_property(EdgeId(r.id), key), &|| {
+            g.deleted_edge(EdgeId(r.id))
+        }),
+        _ => return None,
+    };
+    Some(match found {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) if gone() => Err(deleted(key)),
+        Ok(None) => Ok(Value::Null),
+        Err(e) => Err(e.into()),
+    })
+}
+
+/// Reading `what` of an entity the query deleted (Neo4j's
+/// `DeletedEntityAccess`).
+fn deleted(what: &str) -> QueryError {
+    QueryError::EntityNotFound {
+        code: "DeletedEntityAccess",
+        message: format!("cannot read {what} of an entity this query deleted"),
     }
 }
 
@@ -153,6 +166,9 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
         }
         (f @ ("versionid" | "validfrom" | "validto" | "systemfrom"), Value::Relationship(r)) => {
             version_field(g, f, Entity::Edge(EdgeId(r.id)))?
+        }
+        ("labels", Value::Node(n)) if g.deleted_node(NodeId(n.id)) => {
+            return Err(deleted("the labels"))
         }
         ("labels", Value::Node(n)) => Value::List(
             g.node(NodeId(n.id))?

@@ -149,6 +149,23 @@ pub trait GraphRead {
         &self.core().graph_name
     }
 
+    /// Whether this transaction deleted the node (so a query that reads it
+    /// afterwards can say so rather than read nothing).
+    fn deleted_node(&self, node: NodeId) -> bool {
+        let c = self.core();
+        c.overlay
+            .as_ref()
+            .is_some_and(|o| o.pending(NODES, &node_key(c.g, node)) == Some(None))
+    }
+
+    /// Whether this transaction deleted the edge.
+    fn deleted_edge(&self, edge: EdgeId) -> bool {
+        let c = self.core();
+        c.overlay
+            .as_ref()
+            .is_some_and(|o| o.pending(EDGES, &edge_key(c.g, edge)) == Some(None))
+    }
+
     /// The node with this internal id.
     fn node(&self, id: NodeId) -> Result<Option<Node>> {
         match node_record(self.core(), id)? {

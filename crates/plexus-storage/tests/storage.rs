@@ -639,3 +639,24 @@ fn neighbors_of_many_nodes_at_once() {
     w.delete_edge(e).unwrap();
     check(&w);
 }
+
+#[test]
+fn a_transaction_knows_what_it_deleted() {
+    let db = mem();
+    let mut t = db.write("default").unwrap();
+    let a = t.create_node(Some("a"), &[], &Props::new()).unwrap();
+    let b = t.create_node(Some("b"), &[], &Props::new()).unwrap();
+    let e = t.create_edge(None, a, b, "R", &Props::new()).unwrap();
+    t.commit().unwrap();
+    let mut t = db.write("default").unwrap();
+    assert!(!t.deleted_node(a) && !t.deleted_edge(e));
+    assert!(t.delete_edge(e).unwrap());
+    t.delete_node(a, DeleteMode::Refuse).unwrap();
+    assert!(t.deleted_node(a) && t.deleted_edge(e));
+    assert!(!t.deleted_node(b));
+    // Another transaction, and a reader, see nothing of it.
+    assert!(!db.write("default").unwrap().deleted_node(a));
+    assert!(!db.read("default").unwrap().deleted_node(a));
+    t.commit().unwrap();
+    assert!(!db.read("default").unwrap().deleted_node(a));
+}
