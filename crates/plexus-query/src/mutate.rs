@@ -389,9 +389,9 @@ pub fn delete(
     } else {
         DeleteMode::Refuse
     };
-    for n in nodes {
-        txn.delete_node(n, mode)?;
-    }
+    // At once: an edge between two of them is taken out of neither's
+    // adjacency (`WriteTxn::delete_nodes`).
+    txn.delete_nodes(&nodes, mode)?;
     Ok(())
 }
 

@@ -487,8 +487,13 @@ pub(crate) fn settle(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
         Ok(())
     };
     let mut failed = None;
+    let mut dropped = std::collections::BTreeSet::new();
     batch.ops.retain(|op| {
         let change = match op {
+            Op::Delete { ks, key } if *ks == ADJ && key.len() == NODE_KEY_LEN => {
+                dropped.extend(<[u8; NODE_KEY_LEN]>::try_from(key.as_slice()));
+                return false;
+            }
             Op::Put { ks, key, value } if *ks == ADJ && key.len() == DELTA_KEY_LEN => {
                 match delta_added(value) {
                     Ok(true) => Change::Add,
@@ -517,23 +522,36 @@ pub(crate) fn settle(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
     if let Some(e) = failed {
         return Err(e);
     }
+    // A node the batch deletes keeps no edge: an edge added at it
+    // meanwhile would have conflicted with the delete (`occ.rs`: the edge
+    // shares the node, the delete writes it). So its blocks and deltas go
+    // without being read, whatever the batch says of them: a document's
+    // delete settles the adjacency of its 250 nodes this way. The
+    // transaction marks a node it deleted with edges ([`drop_marker`]),
+    // since it took those edges out only at their other ends.
     let gone = deleted_nodes(batch);
     for (block, changes) in groups {
-        // A node the batch deletes keeps no edge: an edge added at it
-        // meanwhile would have conflicted with the delete (`occ.rs`: the
-        // edge shares the node, the delete writes it). So its block and
-        // deltas go without being read: a document's delete settles the
-        // adjacency of its 250 nodes this way.
         let node: Option<[u8; NODE_KEY_LEN]> =
             block.get(..NODE_KEY_LEN).and_then(|k| k.try_into().ok());
-        if node.is_some_and(|n| gone.contains(&n)) {
-            let end = prefix_successor(&block).unwrap_or_default();
-            batch.delete_range(ADJ, block, end);
-            continue;
+        match node {
+            Some(n) if gone.contains(&n) => {
+                dropped.insert(n);
+            }
+            _ => settle_group(snap, &block, changes, batch)?,
         }
-        settle_group(snap, &block, changes, batch)?;
+    }
+    for node in dropped.into_iter().filter(|n| gone.contains(n)) {
+        let end = prefix_successor(&node).unwrap_or_default();
+        batch.delete_range(ADJ, node.to_vec(), end);
     }
     Ok(())
+}
+
+/// The key a transaction deletes in the adjacency keyspace to say that it
+/// deleted `node`, which had edges: no adjacency key is this short, and
+/// [`settle`] turns it into the removal of all the node's adjacency.
+pub(crate) fn drop_marker(g: GraphId, node: NodeId) -> Vec<u8> {
+    crate::keys::node_key(g, node)
 }
 
 /// The length of a node's key (`keys::node_key`): a block key starts with it.

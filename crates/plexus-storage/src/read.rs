@@ -152,10 +152,7 @@ pub trait GraphRead {
     /// Whether this transaction deleted the node (so a query that reads it
     /// afterwards can say so rather than read nothing).
     fn deleted_node(&self, node: NodeId) -> bool {
-        let c = self.core();
-        c.overlay
-            .as_ref()
-            .is_some_and(|o| o.pending(NODES, &node_key(c.g, node)) == Some(None))
+        deleted_here(self.core(), node)
     }
 
     /// Whether this transaction deleted the edge.
@@ -385,7 +382,9 @@ pub trait GraphRead {
             let mut edges = Vec::new();
             for &d in dirs {
                 let Some(group) = groups.next() else { break };
-                push_entries(&mut edges, group, n, dir, d);
+                if !deleted_here(c, n) {
+                    push_entries(&mut edges, group, n, dir, d);
+                }
             }
             out.push(edges);
         }
@@ -414,7 +413,11 @@ pub trait GraphRead {
             None => prefix_successor(&graph_prefix(c.g)).map_or(Bound::Unbounded, Bound::Excluded),
         };
         let it = c.scan(ADJ, &KeyRange { start, end }, ScanOptions::default());
-        Box::new(adjacency::Groups::new(it))
+        let groups = adjacency::Groups::new(it);
+        if c.overlay.is_none() {
+            return Box::new(groups);
+        }
+        Box::new(groups.filter(move |r| !matches!(r, Ok((n, _)) if deleted_here(c, *n))))
     }
 
     /// The value under `key` (after the graph's prefix) in the graph's
@@ -982,6 +985,9 @@ fn group(
     decode: bool,
 ) -> Result<adjacency::Group> {
     let mut group = adjacency::Group::default();
+    if deleted_here(c, node) {
+        return Ok(group);
+    }
     let mut failed = None;
     c.visit(
         ADJ,
@@ -998,6 +1004,15 @@ fn group(
         Some(e) => Err(e),
         None => Ok(group),
     }
+}
+
+/// Whether the transaction of `c` deleted `node`: then the node has no
+/// adjacency, whatever its keys still say (a deleted node's edges are
+/// taken out at their other end only; the commit drops its adjacency whole).
+fn deleted_here(c: &TxnCore, node: NodeId) -> bool {
+    c.overlay
+        .as_ref()
+        .is_some_and(|o| o.pending(NODES, &node_key(c.g, node)) == Some(None))
 }
 
 pub(crate) fn node_record(c: &TxnCore, id: NodeId) -> Result<Option<NodeRecord>> {

@@ -395,3 +395,43 @@ fn adjacency_entries(db: &Storage) -> u64 {
         .find(|k| k.name == "adjacency")
         .map_or(0, |k| k.entries)
 }
+
+/// Nodes deleted together: inside the transaction none of them has edges
+/// (its adjacency is not rewritten entry by entry, yet no read finds it),
+/// the survivors lose the edges to them, and after the commit nothing of
+/// theirs is left. Refused, the call deletes nothing.
+#[test]
+fn nodes_deleted_together_have_no_adjacency_before_or_after_the_commit() {
+    for backend in [Backend::Lmdb, Backend::Memory] {
+        let mut w = world(backend, 300, true);
+        add_from_every_leaf(&mut w, 0, true);
+        let (hub, leaves) = (w.nodes[0], w.nodes[1..4].to_vec());
+        let mut t = w.db.write("default").unwrap();
+        let refused = t.delete_nodes(&leaves, DeleteMode::Refuse);
+        assert!(matches!(refused, Err(StorageError::HasEdges { .. })));
+        assert!(
+            t.node(leaves[0]).unwrap().is_some(),
+            "refused: none deleted"
+        );
+        let kept = |m: &Model| {
+            m.iter()
+                .filter(|(_, (s, d, _))| !leaves.contains(s) && !leaves.contains(d))
+                .count() as u64
+        };
+        let want = kept(&w.model);
+        let twice = [leaves.clone(), leaves.clone()].concat();
+        assert_eq!(t.delete_nodes(&twice, DeleteMode::Detach).unwrap(), 3);
+        for n in &leaves {
+            assert!(t.neighbors(*n, Direction::Both, None).unwrap().is_empty());
+            assert_eq!(t.degree(*n, Direction::In, None).unwrap(), 0);
+        }
+        assert!(t.adjacency().all(|r| !leaves.contains(&r.unwrap().0)));
+        let at_hub = t.neighbors(hub, Direction::Both, None).unwrap();
+        assert!(at_hub.iter().all(|n| !leaves.contains(&n.node)));
+        t.commit().unwrap();
+        let r = w.db.read("default").unwrap();
+        assert_eq!(r.neighbors(hub, Direction::Both, None).unwrap(), at_hub);
+        assert_eq!(r.adjacency().count() as u64, 2 * want);
+        assert!(w.db.check_integrity("default").unwrap().is_ok());
+    }
+}

@@ -45,6 +45,8 @@ enum Op {
         node: u8,
         detach: bool,
     },
+    /// Several nodes at once, with their edges (`WriteTxn::delete_nodes`).
+    DeleteNodes(Vec<u8>),
     CreateEdge {
         edge: u8,
         src: u8,
@@ -112,6 +114,7 @@ fn op() -> impl Strategy<Value = Op> {
         5 => (node.clone(), 0..KEYS.len(), value()).prop_map(|(node, key, value)| Op::SetProp { node, key, value }),
         2 => (node.clone(), 0..LABELS.len(), any::<bool>()).prop_map(|(node, label, add)| Op::Label { node, label, add }),
         2 => (node.clone(), any::<bool>()).prop_map(|(node, detach)| Op::DeleteNode { node, detach }),
+        1 => prop::collection::vec(node.clone(), 1..4).prop_map(Op::DeleteNodes),
         5 => (0u8..10, node.clone(), node, 0..TYPES.len()).prop_map(|(edge, src, dst, rel)| Op::CreateEdge { edge, src, dst, rel }),
         2 => (0u8..10).prop_map(|edge| Op::DeleteEdge { edge }),
         2 => (0u8..4, prop::option::of(0..LABELS.len()), 0..KEYS.len(), any::<bool>(), prop::bool::weighted(0.3)).prop_map(|(name, label, key, list, typed)| Op::Index { name, label, key, list, typed }),
@@ -363,6 +366,22 @@ impl Run {
                     }
                     None => assert_eq!(want, Ok(false)),
                 }
+            }
+            Op::DeleteNodes(nodes) => {
+                let mut want = 0;
+                let mut ids = Vec::new();
+                for node in nodes {
+                    if let Some(id) = self.txn().node_id(&nk(node)).unwrap() {
+                        ids.push(id);
+                    }
+                    if self.model.delete_node(&nk(node), true, defer) == Ok(true) {
+                        want += 1;
+                    }
+                }
+                assert_eq!(
+                    self.txn().delete_nodes(&ids, DeleteMode::Detach).unwrap(),
+                    want
+                );
             }
             Op::CreateEdge {
                 edge,

@@ -142,30 +142,33 @@ fn write_doc(t: &mut WriteTxn, doc: &Doc) -> Result<(), StorageError> {
 
 /// Deletes the document of `key` in `t`: relationships and nodes that carry
 /// only its key go, the others lose the key; all found through the indexes.
+/// The nodes it owns go first and together, with their relationships
+/// (`WriteTxn::delete_nodes`: one between two of them is taken out of
+/// neither's adjacency); then the relationships left that carry the key.
 fn delete_doc(t: &mut WriteTxn, key: &str) -> Result<u64, StorageError> {
     let key = Value::from(key);
     let only = |v: Option<&Value>| matches!(v, Some(Value::List(l)) if l.len() == 1);
-    let mut deleted = 0;
     // Only the owners are read, not whole records (a chunk's embedding
     // alone is 1,024 numbers).
-    for e in t.find_edges_with_element(None, "source_ref_keys", &key)? {
-        let owners = t.edge_property(e, "source_ref_keys")?;
-        if only(owners.as_ref()) {
-            t.delete_edge(e)?;
-            deleted += 1;
-        } else {
-            t.list_remove(e, "source_ref_keys", key.clone())?;
-        }
-    }
+    let mut owned = Vec::new();
     for n in t.find_nodes_with_element(None, "source_ref_keys", &key)? {
         if only(t.node_property(n, "source_ref_keys")?.as_ref()) {
-            deleted += 1;
-            t.delete_node(n, DeleteMode::Detach)?;
+            owned.push(n);
         } else {
             t.list_remove(n, "source_ref_keys", key.clone())?;
         }
     }
-    Ok(deleted)
+    t.delete_nodes(&owned, DeleteMode::Detach)?;
+    for e in t.find_edges_with_element(None, "source_ref_keys", &key)? {
+        let owners = t.edge_property(e, "source_ref_keys")?;
+        if only(owners.as_ref()) {
+            t.delete_edge(e)?;
+        } else {
+            t.list_remove(e, "source_ref_keys", key.clone())?;
+        }
+    }
+    let c = t.counters();
+    Ok(c.nodes_deleted + c.relationships_deleted)
 }
 
 impl Store for PlexusStore {
