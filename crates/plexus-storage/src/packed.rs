@@ -34,7 +34,7 @@ use plexus_common::{write_varint, Reader};
 use plexus_kv::{
     KeyRange, Ks, KvIter, KvPair, Op, PairVisitor, Run, ScanOptions, Snapshot, WriteBatch,
 };
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::ops::Bound;
 
 /// Every block value starts with these two bytes. Format 2's id map values
@@ -657,30 +657,56 @@ pub(crate) fn pack_run(ks: Ks, run: &Run) -> Result<Run> {
 /// (the commit leader calls it under the commit lock, right before the
 /// batch is written).
 pub(crate) fn settle(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> {
-    for ks in PACKED {
-        let Some(kind) = kind(ks) else { continue };
-        let mut changes: BTreeMap<Vec<u8>, Option<u64>> = BTreeMap::new();
-        let mut failed = None;
-        batch.ops.retain_mut(|op| {
-            match op {
-                Op::Put { ks: k, key, value } if *k == ks => match single(kind, value) {
-                    Ok(id) => changes.insert(std::mem::take(key), Some(id)),
+    // One pass takes every packed keyspace's changes out of the batch.
+    let mut changes: [Changes; PACKED.len()] = Default::default();
+    let mut failed = None;
+    batch.ops.retain_mut(|op| {
+        let (ks, key, change) = match op {
+            Op::Put { ks, key, value } => {
+                let Some(kind) = kind(*ks) else { return true };
+                match single(kind, value) {
+                    Ok(id) => (*ks, key, Some(id)),
                     Err(e) => {
                         failed = Some(e);
                         return true;
                     }
-                },
-                Op::Delete { ks: k, key } if *k == ks => changes.insert(std::mem::take(key), None),
-                _ => return true,
-            };
-            false
-        });
-        if let Some(e) = failed {
-            return Err(e);
+                }
+            }
+            Op::Delete { ks, key } if kind(*ks).is_some() => (*ks, key, None),
+            _ => return true,
+        };
+        let Some(i) = PACKED.iter().position(|p| *p == ks) else {
+            return true;
+        };
+        changes[i].push((std::mem::take(key), change));
+        false
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    for (ks, mut c) in PACKED.into_iter().zip(changes) {
+        let Some(kind) = kind(ks) else { continue };
+        if c.is_empty() {
+            continue;
         }
-        apply(snap, ks, kind, changes, batch)?;
+        sort_changes(&mut c);
+        apply(snap, ks, kind, c, batch)?;
     }
     Ok(())
+}
+
+/// Changes to a packed keyspace: key → id, or `None` to remove.
+type Changes = Vec<(Vec<u8>, Option<u64>)>;
+
+/// Orders changes by key, the last change to a key winning. A transaction's
+/// batch comes sorted (its overlay is); a group commit's joins several.
+fn sort_changes(c: &mut Changes) {
+    if c.windows(2).all(|w| w[0].0 < w[1].0) {
+        return;
+    }
+    c.reverse();
+    c.sort_by(|a, b| a.0.cmp(&b.0)); // stable: the last change first
+    c.dedup_by(|later, first| later.0 == first.0);
 }
 
 /// Whether a batch writes to a packed keyspace (and so needs settling).
@@ -694,7 +720,7 @@ fn apply(
     snap: &dyn Snapshot,
     ks: Ks,
     kind: Kind,
-    changes: BTreeMap<Vec<u8>, Option<u64>>,
+    changes: Changes,
     batch: &mut WriteBatch,
 ) -> Result<()> {
     let mut rest = changes.into_iter().peekable();
@@ -939,6 +965,29 @@ mod tests {
     use super::*;
     use plexus_kv::{Backend, KvStore};
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// A group commit joins batches: their changes come unsorted, and the
+    /// last change to a key is the one that counts.
+    #[test]
+    fn changes_sort_with_the_last_change_to_a_key_winning() {
+        let k = |s: &str| s.as_bytes().to_vec();
+        let mut c: Changes = vec![
+            (k("b"), Some(1)),
+            (k("a"), None),
+            (k("b"), None),
+            (k("c"), Some(3)),
+            (k("a"), Some(2)),
+        ];
+        sort_changes(&mut c);
+        assert_eq!(
+            c,
+            vec![(k("a"), Some(2)), (k("b"), None), (k("c"), Some(3))]
+        );
+        let sorted = c.clone();
+        sort_changes(&mut c);
+        assert_eq!(c, sorted);
+    }
 
     fn store() -> std::sync::Arc<dyn KvStore> {
         plexus_kv::open(
