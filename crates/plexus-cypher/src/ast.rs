@@ -197,6 +197,10 @@ pub struct Projection {
     /// WITH … WHERE.
     pub where_: Option<Expr>,
     pub span: Span,
+    /// For a query's final `RETURN *`: the variables in scope, sorted (the
+    /// star's columns even when no row comes). The parser leaves it empty;
+    /// the query engine's binder fills it in.
+    pub star_scope: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

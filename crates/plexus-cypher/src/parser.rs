@@ -872,6 +872,7 @@ impl<'a> Parser<'a> {
             limit: None,
             where_: None,
             span: self.span_from(start),
+            star_scope: vec![],
         })))
     }
 
@@ -1053,6 +1054,7 @@ impl<'a> Parser<'a> {
             limit,
             where_: None,
             span: self.span_from(start),
+            star_scope: vec![],
         })
     }
 

@@ -169,8 +169,24 @@ const FUNCTIONS: &[&str] = &[
     "character_length",
 ];
 
-pub fn check(q: &Query) -> Result<(), QueryError> {
-    query_columns(q, &Scope::new()).map(drop)
+/// Checks a query; its columns.
+pub fn check(q: &Query) -> Result<Vec<String>, QueryError> {
+    query_columns(q, &Scope::new())
+}
+
+/// Gives each final `RETURN *` of `q` (checked, with these `columns`) the
+/// variables its star stands for: the columns before its own items. A
+/// result without rows then still has the star's columns.
+pub(crate) fn star_scope(q: &mut Query, columns: &[String]) {
+    let parts = std::iter::once(&mut q.first).chain(q.unions.iter_mut().map(|(_, p)| p));
+    for part in parts {
+        if let Some(Clause::Return(p)) = part.clauses.last_mut() {
+            if p.star {
+                let n = columns.len().saturating_sub(p.items.len());
+                p.star_scope = columns.get(..n).unwrap_or_default().to_vec();
+            }
+        }
+    }
 }
 
 /// Checks a query (its UNION parts alike) seeing `outer`; its columns.
@@ -618,19 +634,24 @@ fn projection(
         vec![]
     };
     let mut aggregating = false;
+    // A WITH item without its alias is reported after the grouping checks,
+    // which openCypher makes first (an ambiguous ORDER BY key wins).
+    let mut no_alias = None;
     for item in &p.items {
         expr(&item.expr, scope, true)?;
         aggregating |= contains_aggregate(&item.expr);
         let name = match (&item.alias, &item.expr.kind) {
             (Some(a), _) => a.clone(),
             (None, ExprKind::Var(v)) => v.clone(),
-            (None, _) if is_with => {
-                return Err(err(
-                    "NoExpressionAlias",
-                    format!("`{}` needs an alias (AS name) in WITH", item.text),
-                ))
+            (None, _) => {
+                if is_with && no_alias.is_none() {
+                    no_alias = Some(err(
+                        "NoExpressionAlias",
+                        format!("`{}` needs an alias (AS name) in WITH", item.text),
+                    ));
+                }
+                item.text.clone()
             }
-            (None, _) => item.text.clone(),
         };
         if columns.contains(&name) {
             return Err(err(
@@ -668,6 +689,9 @@ fn projection(
             g.order_key(&s.expr, &out)?;
         }
         expr(&s.expr, &order_scope, aggregating)?;
+    }
+    if let Some(e) = no_alias {
+        return Err(e);
     }
     limit_arg(&p.skip, "SKIP")?;
     limit_arg(&p.limit, "LIMIT")?;

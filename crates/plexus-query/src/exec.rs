@@ -68,16 +68,16 @@ impl Prepared {
         if let Statement::Query(q) | Statement::Profile(q) | Statement::Explain(q) = &mut statement
         {
             crate::rewrite::rewrite(q);
+            let columns = crate::binder::check(q).map_err(|e| e.located(text))?;
+            crate::binder::star_scope(q, &columns);
         }
         let writes = match &statement {
             Statement::Query(q) | Statement::Profile(q) => {
-                crate::binder::check(q).map_err(|e| e.located(text))?;
                 let w = parts(q).any(|p| p.clauses.iter().any(writes));
                 crate::as_of::check(q, w)?;
                 w
             }
             Statement::Explain(q) => {
-                crate::binder::check(q).map_err(|e| e.located(text))?;
                 crate::as_of::check(q, parts(q).any(|p| p.clauses.iter().any(writes)))?;
                 false
             }

@@ -82,7 +82,7 @@ pub(crate) fn columns(
     if p.star {
         let mut vars: Vec<String> = first
             .map(|r| r.keys().cloned().collect())
-            .unwrap_or_default();
+            .unwrap_or_else(|| p.star_scope.clone());
         vars.sort();
         columns.extend(vars);
     }

@@ -123,6 +123,31 @@ fn profile_counts_the_rows_of_each_clause() {
     );
 }
 
+/// `RETURN *` names its columns from the scope, not from a first row: a
+/// result without rows has them too, with and without writes before it.
+#[test]
+fn return_star_has_its_columns_without_rows() {
+    let db = Database::in_memory().unwrap();
+    for text in [
+        "OPTIONAL MATCH (a:Start) WITH a MATCH (a)-->(b) RETURN *",
+        "MATCH (a:Start)-->(b) RETURN *",
+        "CREATE (x:X) WITH x MATCH (a:Start)-->(b) RETURN *, 1 AS one",
+        "MATCH (me:P)--(you:P) WITH me.age AS age, me.age + count(you.age) AS agg RETURN *",
+    ] {
+        let t = q(&db, text);
+        assert!(t.rows.is_empty(), "{text}");
+        let want: &[&str] = match text {
+            t if t.contains("agg") => &["age", "agg"],
+            t if t.contains("one") => &["a", "b", "x", "one"],
+            _ => &["a", "b"],
+        };
+        assert_eq!(t.columns, want, "{text}");
+    }
+    q(&db, "CREATE (:Start)-[:R]->(:End)");
+    let t = q(&db, "MATCH (a:Start)-->(b) RETURN *");
+    assert_eq!((t.columns.len(), t.rows.len()), (2, 1));
+}
+
 #[test]
 fn the_plan_cache_prepares_a_query_once() {
     let db = Database::in_memory().unwrap();

@@ -226,7 +226,7 @@ mod tests {
     fn code(q: &str) -> Option<&'static str> {
         let parsed = plexus_cypher::parse(q).expect("parses");
         let mut e = match super::super::check(&parsed) {
-            Ok(()) => return None,
+            Ok(_) => return None,
             Err(e) => e,
         };
         // A located error wraps the one that names the code.
@@ -252,6 +252,23 @@ mod tests {
             Some("UnexpectedSyntax")
         );
         assert_eq!(code("MATCH (n) RETURN exists((n)-[:R]->())"), None);
+    }
+
+    /// An ambiguous ORDER BY key is reported before a WITH item's missing
+    /// alias, as openCypher does; the alias still has to be there.
+    #[test]
+    fn an_ambiguous_order_key_is_reported_before_a_missing_alias() {
+        assert_eq!(
+            code(
+                "MATCH (me)--(you) WITH me.age + you.age, count(*) AS cnt \
+                 ORDER BY me.age + you.age + count(*) RETURN *"
+            ),
+            Some("AmbiguousAggregationExpression")
+        );
+        assert_eq!(
+            code("MATCH (me)--(you) WITH me.age + you.age, count(*) AS cnt RETURN *"),
+            Some("NoExpressionAlias")
+        );
     }
 
     #[test]
