@@ -110,9 +110,14 @@ pub fn type_names(e: &LabelExpr) -> Option<Vec<&str>> {
     match e {
         LabelExpr::Name(t) => Some(vec![t.as_str()]),
         LabelExpr::Or(parts) => {
-            let mut out = Vec::new();
+            // Each type once: `[:T|:T]` matches an edge once, not twice.
+            let mut out: Vec<&str> = Vec::new();
             for p in parts {
-                out.extend(type_names(p)?);
+                for t in type_names(p)? {
+                    if !out.contains(&t) {
+                        out.push(t);
+                    }
+                }
             }
             Some(out)
         }
@@ -283,5 +288,20 @@ pub fn hydrate(g: &dyn GraphRead, v: &mut Value) -> Result<(), QueryError> {
         Value::List(items) => items.iter_mut().try_for_each(|x| hydrate(g, x)),
         Value::Map(m) => m.values_mut().try_for_each(|x| hydrate(g, x)),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The adjacency lookups of a type alternative name each type once, so
+    /// `[:T|:T]` matches an edge once.
+    #[test]
+    fn type_alternatives_name_each_type_once() {
+        let name = |t: &str| LabelExpr::Name(t.to_string());
+        let or = LabelExpr::Or(vec![name("T"), name("U"), name("T")]);
+        assert_eq!(type_names(&or), Some(vec!["T", "U"]));
+        assert_eq!(type_names(&LabelExpr::Not(Box::new(name("T")))), None);
     }
 }
