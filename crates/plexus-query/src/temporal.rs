@@ -559,7 +559,7 @@ fn parse_date(s: &str) -> Option<Date> {
         } else {
             match w.len() {
                 2 => (num(w)?, 1),
-                3 => (num(&w[..2])?, num(&w[2..])?),
+                3 => (num(w.get(..2)?)?, num(w.get(2..)?)?),
                 _ => return None,
             }
         };
@@ -567,13 +567,13 @@ fn parse_date(s: &str) -> Option<Date> {
     }
     match (dashed, rest_plain.len()) {
         (_, 0) if rest.is_empty() => Date::from_ymd(y, 1, 1),
-        (true, 2) => Date::from_ymd(y, num(rest_plain)?, 1),
+        (_, 2) => Date::from_ymd(y, num(rest_plain)?, 1),
         (_, 3) => Date::from_ordinal(y, num(rest_plain)?),
         (true, 5) => {
             let (m, d) = rest_plain.split_once('-')?;
             Date::from_ymd(y, num(m)?, num(d)?)
         }
-        (false, 4) => Date::from_ymd(y, num(&rest_plain[..2])?, num(&rest_plain[2..])?),
+        (false, 4) => Date::from_ymd(y, num(rest_plain.get(..2)?)?, num(rest_plain.get(2..)?)?),
         _ => None,
     }
 }
@@ -718,7 +718,13 @@ fn parse_duration(s: &str) -> Option<Duration> {
         None => (false, s),
     };
     let body = body.strip_prefix('P')?;
-    if body.len() >= 10 && body.as_bytes().get(4) == Some(&b'-') {
+    // The alternative form `PYYYY-MM-DDThh:mm:ss` (four digits, then '-'),
+    // not a designator form with a negative part (`PT-1M-0.001S`).
+    let year_digits = body
+        .as_bytes()
+        .get(..4)
+        .is_some_and(|b| b.iter().all(u8::is_ascii_digit));
+    if body.len() >= 10 && year_digits && body.as_bytes().get(4) == Some(&b'-') {
         let (d, t) = body.split_once('T').unwrap_or((body, "00:00:00"));
         let mut dp = d.split('-');
         let (y, mo, da) = (num(dp.next()?)?, num(dp.next()?)?, num(dp.next()?)?);

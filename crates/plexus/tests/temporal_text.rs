@@ -51,3 +51,30 @@ fn malformed_dates_are_errors() {
         assert!(r.is_err(), "{text}: {r:?}");
     }
 }
+
+/// ISO 8601's basic forms without a day (`201507`) and durations with a
+/// negative part after the time designator (`PT-1M-0.001S`, which names no
+/// year although a '-' is its fifth character) read as openCypher says.
+#[test]
+fn basic_month_dates_and_negative_duration_parts_parse() {
+    let db = Database::in_memory().unwrap();
+    let text = |q: &str| {
+        one(&db, q)
+            .unwrap()
+            .to_string()
+            .trim_matches('\'')
+            .to_string()
+    };
+    assert_eq!(text("RETURN date('201507')"), "2015-07-01");
+    assert_eq!(text("RETURN date('2015-07')"), "2015-07-01");
+    let d = "duration({seconds: -60, milliseconds: -1})";
+    assert_eq!(text(&format!("RETURN toString({d})")), "PT-1M-0.001S");
+    assert_eq!(
+        one(&db, &format!("RETURN duration('PT-1M-0.001S') = {d}")).unwrap(),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        text("RETURN duration('P0001-02-03T04:05:06')"),
+        "P1Y2M3DT4H5M6S"
+    );
+}
