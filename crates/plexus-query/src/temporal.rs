@@ -1023,7 +1023,7 @@ fn scale(d: &Duration, n: &Value, divide: bool) -> Option<R> {
     let f = if divide { 1.0 / f } else { f };
     let months = d.months as f64 * f;
     let days = d.days as f64 * f;
-    let nanos = (dur_nanos(d) as f64 * f).round() as i128;
+    let nanos = (dur_nanos(d) as f64 * f).trunc() as i128;
     Some(duration_of(months, 0, days, 0, nanos).map(Value::Duration))
 }
 

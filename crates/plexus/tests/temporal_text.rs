@@ -78,3 +78,16 @@ fn basic_month_dates_and_negative_duration_parts_parse() {
         "P1Y2M3DT4H5M6S"
     );
 }
+
+/// Scaling a duration drops a fraction of a nanosecond, as openCypher's
+/// examples do (`/ 2` and `* 0.5` alike), rather than rounding it up.
+#[test]
+fn scaled_durations_drop_fractions_of_a_nanosecond() {
+    let db = Database::in_memory().unwrap();
+    for q in [
+        "RETURN toString(duration({seconds: 1, nanoseconds: 1}) / 2)",
+        "RETURN toString(duration({seconds: 1, nanoseconds: 1}) * 0.5)",
+    ] {
+        assert_eq!(one(&db, q).unwrap(), Value::from("PT0.5S"), "{q}");
+    }
+}
