@@ -412,8 +412,14 @@ pub fn construct(kind: &str, m: &BTreeMap<String, Value>) -> R {
         match (zone, base_zone) {
             // A selected value that had a zone moves to the new zone: the
             // same instant, another wall clock.
-            (Some(z), Some((old, _))) => {
+            (Some(z), Some((old, name))) => {
                 let (secs, n) = p.local();
+                // The selected wall clock is read in its own zone on the
+                // (possibly changed) date: a named zone's offset follows it.
+                let old = match name.as_deref().map(parse_zone).transpose()? {
+                    Some(src) if p.date.is_some() => src.offset_at_local(secs)?,
+                    _ => old,
+                };
                 let instant = secs - old as i64;
                 let off = z.offset_at_instant(instant)?;
                 let (d, t) = split_local(instant + off as i64, n);

@@ -91,3 +91,18 @@ fn scaled_durations_drop_fractions_of_a_nanosecond() {
         assert_eq!(one(&db, q).unwrap(), Value::from("PT0.5S"), "{q}");
     }
 }
+
+/// A time selected from a date-time in a named zone keeps its wall clock in
+/// that zone on the new date: 12:00 in Stockholm on 28 March 1984 was
+/// summer time (+02:00), though the source's own date (11 October) was not.
+#[test]
+fn a_selected_time_reads_its_zone_on_the_new_date() {
+    let db = Database::in_memory().unwrap();
+    let q = "RETURN toString(datetime({date: date('1984-03-28'), \
+             time: datetime({year: 1984, month: 10, day: 11, hour: 12, timezone: 'Europe/Stockholm'}), \
+             second: 42, timezone: 'Pacific/Honolulu'}))";
+    assert_eq!(
+        one(&db, q).unwrap(),
+        Value::from("1984-03-28T00:00:42-10:00[Pacific/Honolulu]")
+    );
+}
