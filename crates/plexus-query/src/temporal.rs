@@ -877,18 +877,9 @@ fn offset_text(o: i32) -> String {
 
 fn duration_component(d: &Duration, key: &str) -> R {
     let n = dur_nanos(d);
-    let secs = d.secs as i128;
-    // Java's truncation towards zero for the derived units.
-    let sub = if n < 0 && d.nanos != 0 {
-        d.nanos as i128 - NANOS as i128
-    } else {
-        d.nanos as i128
-    };
-    let whole_secs = if n < 0 && d.nanos != 0 {
-        secs + 1
-    } else {
-        secs
-    };
+    // As Java's: whole seconds rounded down and a fraction of a second in
+    // [0, 1 s) (`PT-0.1S` is -1 s and 900,000,000 ns).
+    let (whole_secs, sub) = (d.secs as i128, d.nanos as i128);
     let v: i128 = match key.to_ascii_lowercase().as_str() {
         "years" => (d.months / 12) as i128,
         "quarters" => (d.months / 3) as i128,

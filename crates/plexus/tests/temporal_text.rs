@@ -106,3 +106,28 @@ fn a_selected_time_reads_its_zone_on_the_new_date() {
         Value::from("1984-03-28T00:00:42-10:00[Pacific/Honolulu]")
     );
 }
+
+/// A duration's `seconds` round down and its `nanosecondsOfSecond` is never
+/// negative, as in Java: minus 23:59:59.9 is -86,400 s and 0.1 s.
+#[test]
+fn a_negative_durations_seconds_round_down() {
+    let db = Database::in_memory().unwrap();
+    let t = db
+        .query(
+            "default",
+            "WITH duration.between(localdatetime('2018-01-02T10:00:00.1'), \
+             localdatetime('2018-01-01T10:00:00.2')) AS d \
+             RETURN toString(d), d.seconds, d.nanosecondsOfSecond, d.milliseconds",
+            &Params::new(),
+        )
+        .unwrap();
+    assert_eq!(
+        t.rows[0],
+        vec![
+            Value::from("PT-23H-59M-59.9S"),
+            Value::Int(-86400),
+            Value::Int(100_000_000),
+            Value::Int(-86_399_900),
+        ]
+    );
+}
