@@ -371,6 +371,18 @@ pub enum Quantifier {
     Single,
 }
 
+impl Query {
+    /// The single queries a UNION joins, the first one first.
+    pub fn parts(&self) -> impl Iterator<Item = &SingleQuery> {
+        std::iter::once(&self.first).chain(self.unions.iter().map(|(_, p)| p))
+    }
+
+    /// [`Query::parts`], to change them.
+    pub fn parts_mut(&mut self) -> impl Iterator<Item = &mut SingleQuery> {
+        std::iter::once(&mut self.first).chain(self.unions.iter_mut().map(|(_, p)| p))
+    }
+}
+
 impl Expr {
     /// Whether `other` is written the same, spans aside, for the forms
     /// grouping keys, aggregates and projected items take (variables,

@@ -178,8 +178,7 @@ pub fn check(q: &Query) -> Result<Vec<String>, QueryError> {
 /// variables its star stands for: the columns before its own items. A
 /// result without rows then still has the star's columns.
 pub(crate) fn star_scope(q: &mut Query, columns: &[String]) {
-    let parts = std::iter::once(&mut q.first).chain(q.unions.iter_mut().map(|(_, p)| p));
-    for part in parts {
+    for part in q.parts_mut() {
         if let Some(Clause::Return(p)) = part.clauses.last_mut() {
             if p.star {
                 let n = columns.len().saturating_sub(p.items.len());
@@ -947,20 +946,17 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
             bind_pattern(&mut inner, &p, false)
         }
         ExprKind::Exists(q) | ExprKind::CountSubquery(q) => {
-            let writes = std::iter::once(&q.first)
-                .chain(q.unions.iter().map(|(_, p)| p))
-                .flat_map(|p| &p.clauses)
-                .any(|c| {
-                    matches!(
-                        c,
-                        Clause::Create { .. }
-                            | Clause::Merge { .. }
-                            | Clause::Set { .. }
-                            | Clause::Remove { .. }
-                            | Clause::Delete { .. }
-                            | Clause::Foreach { .. }
-                    )
-                });
+            let writes = q.parts().flat_map(|p| &p.clauses).any(|c| {
+                matches!(
+                    c,
+                    Clause::Create { .. }
+                        | Clause::Merge { .. }
+                        | Clause::Set { .. }
+                        | Clause::Remove { .. }
+                        | Clause::Delete { .. }
+                        | Clause::Foreach { .. }
+                )
+            });
             if writes {
                 return Err(err(
                     "InvalidClauseComposition",

@@ -73,12 +73,12 @@ impl Prepared {
         }
         let writes = match &statement {
             Statement::Query(q) | Statement::Profile(q) => {
-                let w = parts(q).any(|p| p.clauses.iter().any(writes));
+                let w = q.parts().any(|p| p.clauses.iter().any(writes));
                 crate::as_of::check(q, w)?;
                 w
             }
             Statement::Explain(q) => {
-                crate::as_of::check(q, parts(q).any(|p| p.clauses.iter().any(writes)))?;
+                crate::as_of::check(q, q.parts().any(|p| p.clauses.iter().any(writes)))?;
                 false
             }
             Statement::Show { .. } => false,
@@ -92,7 +92,7 @@ impl Prepared {
         };
         let batched = match &statement {
             Statement::Query(q) | Statement::Profile(q) | Statement::Explain(q) => {
-                parts(q).any(|p| {
+                q.parts().any(|p| {
                     p.clauses.iter().any(|c| {
                         matches!(
                             c,
@@ -267,10 +267,6 @@ struct RunEnv<'a> {
     movable: &'a [(usize, usize)],
 }
 
-fn parts(q: &Query) -> impl Iterator<Item = &SingleQuery> {
-    std::iter::once(&q.first).chain(q.unions.iter().map(|(_, p)| p))
-}
-
 fn writes(c: &Clause) -> bool {
     match c {
         Clause::Create { .. }
@@ -279,7 +275,7 @@ fn writes(c: &Clause) -> bool {
         | Clause::Remove { .. }
         | Clause::Delete { .. }
         | Clause::Foreach { .. } => true,
-        Clause::Subquery { query, .. } => parts(query).any(|p| p.clauses.iter().any(writes)),
+        Clause::Subquery { query, .. } => query.parts().any(|p| p.clauses.iter().any(writes)),
         Clause::Call { procedure, .. } => builtin::get(procedure).is_some_and(|b| b.writes),
         _ => false,
     }
@@ -437,7 +433,7 @@ pub(crate) fn subquery_rows(
     let procs = Procedures::new();
     let mut ex = Exec::new(Access::Read(g), ctx.params, ctx.guard, &procs, 1);
     let mut total = 0;
-    for part in parts(q) {
+    for part in q.parts() {
         if part.clauses.iter().any(|c| matches!(c, Clause::Return(_))) {
             total += ex.single(part, vec![row.clone()])?.rows.len();
         } else {
@@ -1242,7 +1238,7 @@ fn mentioned_later(clauses: &[Clause], name: &str) -> bool {
 /// nothing in their part reads `list`.
 fn movable_unwinds(q: &Query) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    for (pi, part) in parts(q).enumerate() {
+    for (pi, part) in q.parts().enumerate() {
         for (ci, c) in part.clauses.iter().enumerate() {
             if let Clause::Unwind {
                 expr:

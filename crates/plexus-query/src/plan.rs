@@ -268,8 +268,7 @@ fn pattern_steps(
 /// The plan of a query, clause by clause.
 pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>) -> Vec<Step> {
     let mut steps = Vec::new();
-    let parts = std::iter::once(&q.first).chain(q.unions.iter().map(|(_, p)| p));
-    for (pi, part) in parts.enumerate() {
+    for (pi, part) in q.parts().enumerate() {
         let mut bound: Vec<String> = Vec::new();
         for (ci, c) in part.clauses.iter().enumerate() {
             let mut push = |operator: &str, details: String, estimate: Option<f64>| {

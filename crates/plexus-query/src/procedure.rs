@@ -105,8 +105,7 @@ fn literal_type_mismatch(t: ArgType, e: &Expr) -> bool {
 /// and arguments are passed implicitly (from parameters) only by a query
 /// that is nothing but the call.
 pub fn check(q: &Query, procs: &Procedures) -> Result<(), QueryError> {
-    let parts = std::iter::once(&q.first).chain(q.unions.iter().map(|(_, p)| p));
-    for part in parts {
+    for part in q.parts() {
         let standalone = part.clauses.len() == 1;
         for c in &part.clauses {
             let Clause::Call {

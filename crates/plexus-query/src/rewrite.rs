@@ -10,8 +10,7 @@ use plexus_cypher::*;
 
 /// Applies the rewrites to every part of `q`.
 pub(crate) fn rewrite(q: &mut Query) {
-    let parts = std::iter::once(&mut q.first).chain(q.unions.iter_mut().map(|(_, p)| p));
-    for part in parts {
+    for part in q.parts_mut() {
         for c in &mut part.clauses {
             if let Clause::With(p) | Clause::Return(p) = c {
                 distinct_columns(p);
