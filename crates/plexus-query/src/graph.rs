@@ -40,23 +40,28 @@ pub fn rel(id: EdgeId, start: NodeId, end: NodeId) -> Value {
 
 /// `entity.key`, read from the transaction so the query sees its own writes.
 pub fn property(g: &dyn GraphRead, v: &Value, key: &str) -> Option<R> {
-    // Whether the entity is gone is asked only when nothing was found: a
-    // cheap look at the transaction's own writes.
-    let (found, gone): (_, &dyn Fn() -> bool) = match v {
-        Value::Node(n) => (g.node_property(NodeId(n.id), key), &|| {
-            g.deleted_node(NodeId(n.id))
-        }),
-        Value::Relationship(r) => (g.edge_property(EdgeId(r.id), key), &|| {
-            g.deleted_edge(EdgeId(r.id))
-        }),
+    let found = match v {
+        Value::Node(n) => g.node_property(NodeId(n.id), key),
+        Value::Relationship(r) => g.edge_property(EdgeId(r.id), key),
         _ => return None,
     };
+    // Whether the entity is gone is asked only when nothing was found: a
+    // cheap look at the transaction's own writes.
     Some(match found {
-        Ok(Some(v)) => Ok(v),
-        Ok(None) if gone() => Err(deleted(key)),
+        Ok(Some(x)) => Ok(x),
+        Ok(None) if deleted_here(g, v) => Err(deleted(key)),
         Ok(None) => Ok(Value::Null),
         Err(e) => Err(e.into()),
     })
+}
+
+/// Whether the transaction deleted the node or relationship `v`.
+fn deleted_here(g: &dyn GraphRead, v: &Value) -> bool {
+    match v {
+        Value::Node(n) => g.deleted_node(NodeId(n.id)),
+        Value::Relationship(r) => g.deleted_edge(EdgeId(r.id)),
+        _ => false,
+    }
 }
 
 /// Reading `what` of an entity the query deleted (Neo4j's
@@ -172,9 +177,7 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
         (f @ ("versionid" | "validfrom" | "validto" | "systemfrom"), Value::Relationship(r)) => {
             version_field(g, f, Entity::Edge(EdgeId(r.id)))?
         }
-        ("labels", Value::Node(n)) if g.deleted_node(NodeId(n.id)) => {
-            return Err(deleted("the labels"))
-        }
+        ("labels", v @ Value::Node(_)) if deleted_here(g, v) => return Err(deleted("the labels")),
         ("labels", Value::Node(n)) => Value::List(
             g.node(NodeId(n.id))?
                 .map(|n| n.labels.into_iter().map(Value::String).collect())

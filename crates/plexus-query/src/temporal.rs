@@ -396,9 +396,21 @@ pub fn construct(kind: &str, m: &BTreeMap<String, Value>) -> R {
         p.nanos = Some(resolve_time(&f, time_src.as_ref().and_then(|s| s.nanos))?);
     }
     if matches!(kind, "time" | "datetime") {
-        let base_zone = time_src
+        // The selected value's offset and zone. A named zone's offset
+        // follows the (possibly changed) date: its wall clock is read there.
+        let base_zone = match time_src
             .as_ref()
-            .and_then(|s| s.offset.map(|o| (o, s.zone.clone())));
+            .and_then(|s| Some((s.offset?, s.zone.clone())))
+        {
+            Some((old, name)) => {
+                let off = match name.as_deref().map(parse_zone).transpose()? {
+                    Some(src) if p.date.is_some() => src.offset_at_local(p.local().0)?,
+                    _ => old,
+                };
+                Some((off, name))
+            }
+            None => None,
+        };
         let zone = match f.get("timezone") {
             Some(Value::String(z)) => Some(parse_zone(z)?),
             Some(other) => {
@@ -412,14 +424,8 @@ pub fn construct(kind: &str, m: &BTreeMap<String, Value>) -> R {
         match (zone, base_zone) {
             // A selected value that had a zone moves to the new zone: the
             // same instant, another wall clock.
-            (Some(z), Some((old, name))) => {
+            (Some(z), Some((old, _))) => {
                 let (secs, n) = p.local();
-                // The selected wall clock is read in its own zone on the
-                // (possibly changed) date: a named zone's offset follows it.
-                let old = match name.as_deref().map(parse_zone).transpose()? {
-                    Some(src) if p.date.is_some() => src.offset_at_local(secs)?,
-                    _ => old,
-                };
                 let instant = secs - old as i64;
                 let off = z.offset_at_instant(instant)?;
                 let (d, t) = split_local(instant + off as i64, n);
@@ -443,14 +449,7 @@ pub fn construct(kind: &str, m: &BTreeMap<String, Value>) -> R {
                 p.zone = z.name();
             }
             (None, Some((old, name))) => {
-                // A named zone's offset follows the (possibly changed) date.
-                match name.as_deref().map(parse_zone).transpose()? {
-                    Some(z) if p.date.is_some() => {
-                        let (secs, _) = p.local();
-                        p.offset = Some(z.offset_at_local(secs)?);
-                    }
-                    _ => p.offset = Some(old),
-                }
+                p.offset = Some(old);
                 p.zone = name;
             }
             (None, None) => p.offset = Some(0),

@@ -661,24 +661,21 @@ pub(crate) fn settle(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
     let mut changes: [Changes; PACKED.len()] = Default::default();
     let mut failed = None;
     batch.ops.retain_mut(|op| {
-        let (ks, key, change) = match op {
-            Op::Put { ks, key, value } => {
-                let Some(kind) = kind(*ks) else { return true };
-                match single(kind, value) {
-                    Ok(id) => (*ks, key, Some(id)),
-                    Err(e) => {
-                        failed = Some(e);
-                        return true;
-                    }
-                }
-            }
-            Op::Delete { ks, key } if kind(*ks).is_some() => (*ks, key, None),
+        let (ks, key, value) = match op {
+            Op::Put { ks, key, value } => (*ks, key, Some(&*value)),
+            Op::Delete { ks, key } => (*ks, key, None),
             _ => return true,
         };
-        let Some(i) = PACKED.iter().position(|p| *p == ks) else {
+        let (Some(i), Some(kind)) = (PACKED.iter().position(|p| *p == ks), kind(ks)) else {
             return true;
         };
-        changes[i].push((std::mem::take(key), change));
+        match value.map(|v| single(kind, v)).transpose() {
+            Ok(change) => changes[i].push((std::mem::take(key), change)),
+            Err(e) => {
+                failed = Some(e);
+                return true;
+            }
+        }
         false
     });
     if let Some(e) = failed {

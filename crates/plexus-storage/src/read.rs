@@ -380,9 +380,10 @@ pub trait GraphRead {
         let mut groups = groups.into_iter();
         for &n in nodes {
             let mut edges = Vec::new();
+            let gone = deleted_here(c, n);
             for &d in dirs {
                 let Some(group) = groups.next() else { break };
-                if !deleted_here(c, n) {
+                if !gone {
                     push_entries(&mut edges, group, n, dir, d);
                 }
             }

@@ -909,14 +909,14 @@ impl WriteTxn {
                 node: other.0,
                 edge: id.0,
             };
-            let k = adjacency::delta_key(g, node, dir, e);
             if delta > 0 {
+                let k = adjacency::delta_key(g, node, dir, e);
                 self.ov().put(ADJ, k, adjacency::ADDED.to_vec());
             } else if !self.deleted_node(node) {
                 // A node this transaction deleted keeps no adjacency: its
                 // reads find none and the commit drops it whole
                 // (`adjacency::settle`), so its end is left as it is.
-                self.remove_adjacency(k)?;
+                self.remove_adjacency(adjacency::delta_key(g, node, dir, e))?;
             }
         }
         let counters = [
