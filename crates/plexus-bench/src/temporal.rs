@@ -22,6 +22,8 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod prune;
+
 /// `plexus-bench temporal`, as its flags give it.
 #[derive(clap::Args)]
 pub struct Options {
@@ -43,9 +45,16 @@ pub struct Options {
     #[arg(long, value_delimiter = ',', default_value = "0,10")]
     pub per_commit: Vec<usize>,
     /// Histories of one entity for the flatness check (Plexus only);
-    /// empty to skip.
-    #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000")]
+    /// `--scale` without a value skips it.
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "10000,100000,1000000")]
     pub scale: Vec<usize>,
+    /// Nodes of the graph whose history the retention check prunes
+    /// (Plexus only); 0 to skip.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub prune_nodes: usize,
+    /// Rounds of the retention check: a hundred node writes, then a prune.
+    #[arg(long, default_value_t = 20)]
+    pub prune_rounds: usize,
     /// Engines, comma-separated: `plexus`, `gestaltdb`.
     #[arg(long, value_delimiter = ',', default_value = "plexus,gestaltdb")]
     pub engines: Vec<String>,
@@ -70,7 +79,7 @@ pub struct Options {
     pub out: Option<PathBuf>,
 }
 
-type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+pub(crate) type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Valid times start here (µs: November 2023) and step by a millisecond.
 const BASE: i64 = 1_700_000_000_000_000;
@@ -544,6 +553,23 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
             .iter()
             .fold((f64::MAX, 0f64), |(lo, hi), &p| (lo.min(p), hi.max(p)));
         table.push_str(&format!("\nlargest p50 ÷ smallest: {:.2}\n", hi / lo));
+    }
+    if o.prune_nodes > 0 {
+        let p = prune::run(&work.join("prune"), o.prune_nodes, o.prune_rounds, o.seed)?;
+        table.push_str(&format!(
+            "\nPruning history (Plexus; {} nodes with history and a retention policy, then {} rounds \
+             of 100 node writes in 10 commits, each followed by a prune before the round before \
+             it ended):\n\n\
+             | prune | ms | versions removed |\n|---|---:|---:|\n\
+             | first (reads the whole history) | {:.1} | {} |\n\
+             | later (median; what changed since the last) | {:.2} | {} |\n",
+            o.prune_nodes, p.rounds, p.first.0, p.first.1, p.later.0, p.later.1
+        ));
+        lines.push(
+            json!({"bench": "temporal-prune", "nodes": o.prune_nodes, "rounds": p.rounds,
+            "first_ms": p.first.0, "first_removed": p.first.1,
+            "later_p50_ms": p.later.0, "later_p50_removed": p.later.1}),
+        );
     }
     if temporary {
         let _ = std::fs::remove_dir_all(&work);

@@ -279,6 +279,8 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
         seed: 7,
         per_commit: vec![0, 10],
         scale: vec![2000],
+        prune_nodes: 3000,
+        prune_rounds: 4,
         engines: vec!["plexus".into(), "gestaltdb".into()],
         gestalt_queries: 100,
         gestalt_budget_s: 600,
@@ -299,6 +301,13 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
         .filter(|l| l["bench"] == "temporal-scale")
         .collect();
     assert_eq!(scale.len(), 1, "{table}");
+    // Each round's writes leave older versions for its prune to remove.
+    let prune: Vec<_> = lines
+        .iter()
+        .filter(|l| l["bench"] == "temporal-prune")
+        .collect();
+    assert_eq!(prune.len(), 1, "{table}");
+    assert!(prune[0]["later_p50_removed"].as_u64().unwrap() > 0, "{table}");
 }
 
 /// `plexus-bench knowledge` at a small size on Plexus and GestaltDB: the

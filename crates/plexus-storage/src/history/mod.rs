@@ -20,7 +20,9 @@
 //! version first. The tag is [`ABSENT`] or [`PRESENT`] followed by the
 //! value. `g | 00` holds the instant history starts, `g | 01` its
 //! retention policy (`retention.rs`), `g | 02` the stamp of a bulk load
-//! whose versions are not written yet.
+//! whose versions are not written yet; `g | 01 | 00` and
+//! `g | 01 | 01 | t | seq` the change log that lets a prune visit only what changed since the
+//! last (`prune.rs`).
 //!
 //! **Reads as of `t`** go through [`AsOf`] (`as_of.rs`), a snapshot that answers for the
 //! versioned keyspaces from the history: a point read is one seek to the
@@ -41,7 +43,6 @@ use plexus_common::{read_escaped, read_u64, KEY_PART_END};
 use plexus_kv::{decode_counter, KeyRange, Ks, Op, ScanOptions, Snapshot, WriteBatch};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::Bound;
 
 /// The keyspaces whose writes are versioned.
 pub(crate) const VERSIONED: [Ks; 8] = [
@@ -53,7 +54,7 @@ const ABSENT: u8 = 0;
 /// The tag of a version that holds a value (after the tag).
 const PRESENT: u8 = 1;
 /// `g | START`: the instant (µs) history starts, big-endian.
-const START: u8 = 0;
+pub(super) const START: u8 = 0;
 
 /// Microseconds since the Unix epoch, by the wall clock.
 fn wall_micros() -> u64 {
@@ -76,9 +77,10 @@ pub(crate) fn clock(snap: &dyn Snapshot) -> Result<u64> {
 }
 
 /// `g | tag`: one of a graph's history settings (start, retention, a
-/// load's mark); keyspace numbers 0–2 are never versioned, so no version
-/// key starts so.
-fn setting_key(g: u32, tag: u8) -> Vec<u8> {
+/// load's mark, the change log's start). A setting's key is exactly five
+/// bytes and a version's is longer (its stem ends in the terminator and
+/// the stamp), so the two never meet.
+pub(super) fn setting_key(g: u32, tag: u8) -> Vec<u8> {
     let mut k = g.to_be_bytes().to_vec();
     k.push(tag);
     k
@@ -108,14 +110,14 @@ fn stem(ks: Ks, key: &[u8]) -> Vec<u8> {
     out
 }
 
-fn ks_byte(ks: Ks) -> u8 {
+pub(super) fn ks_byte(ks: Ks) -> u8 {
     // Keyspace numbers are small constants (`keys.rs`); 0 is `META`, never
     // versioned, so `g | 00` is free for the start.
     u8::try_from(ks.0).unwrap_or(u8::MAX)
 }
 
 /// The prefix of the versions of `key` (in `ks`), and of no other key's.
-fn versions_prefix(ks: Ks, key: &[u8]) -> Vec<u8> {
+pub(super) fn versions_prefix(ks: Ks, key: &[u8]) -> Vec<u8> {
     let mut k = stem(ks, key);
     k.extend_from_slice(&KEY_PART_END);
     k
@@ -142,7 +144,7 @@ fn version_value(value: Option<&[u8]>) -> Vec<u8> {
 
 /// A version's key split into the stored key (graph and unescaped rest),
 /// the length of its stem with the terminator, and its stamp.
-fn split_version(k: &[u8]) -> Result<(Vec<u8>, usize, u64)> {
+pub(super) fn split_version(k: &[u8]) -> Result<(Vec<u8>, usize, u64)> {
     let bad = || StorageError::Corrupt("history key".into());
     if k.len() < 4 + 1 + 2 + 8 {
         return Err(bad());
@@ -154,7 +156,7 @@ fn split_version(k: &[u8]) -> Result<(Vec<u8>, usize, u64)> {
     Ok((key, stem_len, !t))
 }
 
-fn decode_version(v: &[u8]) -> Result<Option<&[u8]>> {
+pub(super) fn decode_version(v: &[u8]) -> Result<Option<&[u8]>> {
     match v.split_first() {
         Some((&ABSENT, _)) => Ok(None),
         Some((&PRESENT, rest)) => Ok(Some(rest)),
@@ -193,7 +195,16 @@ pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
         return Ok(());
     }
     let t = tick(snap, batch)?;
-    let versions: Vec<Op> = changes(snap, batch, &on)?
+    let changes = changes(snap, batch, &on)?;
+    let mut log = WriteBatch::new();
+    prune::log_commit(
+        snap,
+        &mut log,
+        t,
+        &on,
+        changes.keys().map(|(ks, k)| (*ks, &k[..])),
+    )?;
+    let versions: Vec<Op> = changes
         .into_iter()
         .map(|((ks, key), value)| Op::Put {
             ks: HISTORY,
@@ -202,8 +213,9 @@ pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
         })
         .collect();
     // Exactly: a doubling would copy every op of a large commit again.
-    batch.ops.reserve_exact(versions.len() + 8);
+    batch.ops.reserve_exact(versions.len() + log.ops.len() + 8);
     batch.ops.extend(versions);
+    batch.ops.extend(log.ops);
     Ok(())
 }
 
@@ -326,7 +338,7 @@ pub(crate) fn baseline_in(snap: &dyn Snapshot, g: GraphId, batch: &mut WriteBatc
 
 /// `g | LOADING`: the stamp of a bulk load's versions, from the load's own
 /// write until they are written.
-const LOADING: u8 = 2;
+pub(super) const LOADING: u8 = 2;
 
 fn loading_key(g: u32) -> Vec<u8> {
     setting_key(g, LOADING)
@@ -415,6 +427,11 @@ fn record_all(
         Ok(failed.is_ok())
     })?;
     failed?;
+    // A change log that was started goes on after these versions, which
+    // it does not hold (`prune.rs`).
+    if prune::logged_since(snap, g)?.is_some() {
+        batch.put(HISTORY, prune::logged_key(g.0), t.to_be_bytes().to_vec());
+    }
     batch.put(HISTORY, start_key(g.0), start.to_be_bytes().to_vec());
     flush(batch, true)
 }
@@ -424,7 +441,11 @@ fn record_all(
 const CHUNK: usize = 50_000;
 
 /// Writes `batch` once it holds a chunk, or (with `force`) whatever it holds.
-fn write_chunk(kv: &dyn plexus_kv::KvStore, batch: &mut WriteBatch, force: bool) -> Result<()> {
+pub(super) fn write_chunk(
+    kv: &dyn plexus_kv::KvStore,
+    batch: &mut WriteBatch,
+    force: bool,
+) -> Result<()> {
     if (force && !batch.is_empty()) || batch.len() >= CHUNK {
         kv.write(std::mem::take(batch))?;
     }
@@ -439,51 +460,6 @@ pub(crate) fn clear(batch: &mut WriteBatch, g: GraphId) {
         None => vec![0xFF; 5],
     };
     batch.delete_range(HISTORY, start, end);
-}
-
-/// Removes the versions graph `g` no longer needs to answer reads as of
-/// `before` or later: of each key, every version older than the newest at
-/// or before `before`, and that one too when it says the key held nothing.
-/// History then starts at `before`. Readers are never blocked: each write
-/// is a backend batch of its own, and versions a reader as of `before` or
-/// later needs are kept. Returns the versions removed.
-pub(crate) fn prune(
-    kv: &dyn plexus_kv::KvStore,
-    snap: &dyn Snapshot,
-    g: GraphId,
-    before: u64,
-) -> Result<u64> {
-    let mut start = WriteBatch::new();
-    start.put(HISTORY, start_key(g.0), before.to_be_bytes().to_vec());
-    kv.write(start)?;
-    let mut batch = WriteBatch::new();
-    let mut removed = 0u64;
-    let mut range = KeyRange::prefix(&g.0.to_be_bytes());
-    // Past the start, the retention policy and a load's mark.
-    range.start = Bound::Excluded(loading_key(g.0));
-    let mut current: Option<Vec<u8>> = None;
-    // Whether the current key's version at or before `before` was seen.
-    let mut kept = false;
-    for pair in snap.scan(HISTORY, &range, ScanOptions::default()) {
-        let (k, v) = pair?;
-        let (_, stem_len, t) = split_version(&k)?;
-        if current.as_deref() != Some(&k[..stem_len]) {
-            current = Some(k[..stem_len].to_vec());
-            kept = false;
-        }
-        if t > before {
-            continue;
-        }
-        let drop = kept || decode_version(&v)?.is_none();
-        kept = true;
-        if drop {
-            batch.delete(HISTORY, k);
-            removed += 1;
-            write_chunk(kv, &mut batch, false)?;
-        }
-    }
-    write_chunk(kv, &mut batch, true)?;
-    Ok(removed)
 }
 
 /// One version of an entry: its stamp and value (`None`: absent).
@@ -519,7 +495,10 @@ pub(crate) fn first_stamp(snap: &dyn Snapshot, ks: Ks, key: &[u8]) -> Result<Opt
 
 mod api;
 mod as_of;
+mod prune;
 mod retention;
+
+use prune::{prune, start_log};
 
 pub(crate) use as_of::AsOf;
 pub(crate) use retention::{after_commit, prune_graph, stored as stored_retention, Policies};

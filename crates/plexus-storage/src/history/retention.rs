@@ -13,7 +13,7 @@
 //! tried again when next due; [`crate::Storage::enforce_history_retention`]
 //! prunes at once and reports.
 
-use super::{prune, started, wall_micros};
+use super::{prune, start_log, started, wall_micros};
 use crate::error::{Result, StorageError};
 use crate::ids::GraphId;
 use crate::keys::HISTORY;
@@ -39,7 +39,8 @@ pub(crate) fn stored(snap: &dyn Snapshot, g: GraphId) -> Result<Option<u64>> {
 }
 
 /// How long after a prune the next is due: a tenth of the ttl, at least a
-/// second and at most an hour (a prune reads the graph's whole history).
+/// second and at most an hour. (A prune reads only what changed since the
+/// last one, save the first after history starts: `prune.rs`.)
 fn interval(ttl: u64) -> Duration {
     Duration::from_micros(ttl / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600))
 }
@@ -127,7 +128,14 @@ pub(crate) fn prune_graph(
     if before <= start {
         return Ok(0);
     }
-    prune(&*shared.kv, &*snap, g, before)
+    drop(snap);
+    // From the first prune on, commits log their keys, so that later
+    // prunes read what changed rather than the whole history (`prune.rs`).
+    {
+        let _c = shared.lock_commits();
+        start_log(shared, g)?;
+    }
+    prune(&*shared.kv, &*shared.kv.snapshot()?, g, before)
 }
 
 /// After a commit to `g`: starts a background prune when one is due.
@@ -187,6 +195,10 @@ impl crate::Storage {
             None => batch.delete(HISTORY, retention_key(g.0)),
         }
         self.shared.kv.write(batch)?;
+        if ttl.is_some() {
+            // Its prunes will read only what changed since the last one.
+            start_log(&self.shared, g)?;
+        }
         self.shared.retention.set(g, ttl);
         Ok(())
     }
