@@ -307,7 +307,10 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
         .filter(|l| l["bench"] == "temporal-prune")
         .collect();
     assert_eq!(prune.len(), 1, "{table}");
-    assert!(prune[0]["later_p50_removed"].as_u64().unwrap() > 0, "{table}");
+    assert!(
+        prune[0]["later_p50_removed"].as_u64().unwrap() > 0,
+        "{table}"
+    );
 }
 
 /// `plexus-bench knowledge` at a small size on Plexus and GestaltDB: the

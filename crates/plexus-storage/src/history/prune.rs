@@ -240,12 +240,7 @@ fn goes(t: u64, value: &[u8], before: u64, kept: &mut bool) -> Result<bool> {
 }
 
 /// Every version of the graph, key by key.
-fn everything(
-    snap: &dyn Snapshot,
-    g: GraphId,
-    before: u64,
-    drop: Sink<'_>,
-) -> Result<()> {
+fn everything(snap: &dyn Snapshot, g: GraphId, before: u64, drop: Sink<'_>) -> Result<()> {
     // Past the start, the retention policy, the change log and a load's
     // mark (`g | 02`, exactly: the nodes' versions follow it).
     let mut range = KeyRange::prefix(&g.0.to_be_bytes());
@@ -268,12 +263,7 @@ fn everything(
 
 /// The keys the change log names up to `before`, each from the entry of
 /// its newest version at or before `before`.
-fn from_log(
-    snap: &dyn Snapshot,
-    g: GraphId,
-    before: u64,
-    drop: Sink<'_>,
-) -> Result<()> {
+fn from_log(snap: &dyn Snapshot, g: GraphId, before: u64, drop: Sink<'_>) -> Result<()> {
     let range = KeyRange {
         start: Bound::Included(log_key(g.0, 0, 0)),
         end: Bound::Excluded(log_end(g, before)),
