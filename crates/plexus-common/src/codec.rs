@@ -248,7 +248,7 @@ pub fn encode_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Date(d) => {
             out.push(T_DATE);
-            write_zigzag(out, d.days as i64);
+            write_zigzag(out, d.days);
         }
         Value::LocalTime(t) => {
             out.push(T_LOCAL_TIME);
@@ -434,9 +434,7 @@ fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Value, DecodeError> {
         }
         T_DATE => {
             let d = r.zigzag()?;
-            Value::Date(Date {
-                days: small(r, d, "date")?,
-            })
+            Value::Date(Date::from_days(d).ok_or_else(|| r.err("date"))?)
         }
         T_LOCAL_TIME => Value::LocalTime(LocalTime { nanos: r.varint()? }),
         T_TIME => {

@@ -138,7 +138,7 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Date(d) => {
             out.push(K_DATE);
-            push_i64(out, d.days as i64);
+            push_i64(out, d.days);
         }
         Value::LocalTime(t) => {
             out.push(K_LOCAL_TIME);

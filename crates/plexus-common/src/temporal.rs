@@ -9,11 +9,15 @@ use std::fmt;
 const NANOS_PER_SEC: i64 = 1_000_000_000;
 const SECS_PER_DAY: i64 = 86_400;
 
-/// A calendar date, as days since 1970-01-01 (proleptic Gregorian).
+/// A calendar date, as days since 1970-01-01 (proleptic Gregorian), in
+/// the years -999,999,999 to +999,999,999 (Cypher's range, as Neo4j's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Date {
-    pub days: i32,
+    pub days: i64,
 }
+
+/// The years a date may have.
+pub const YEARS: std::ops::RangeInclusive<i64> = -999_999_999..=999_999_999;
 
 /// A time of day without a zone, as nanoseconds since midnight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -61,39 +65,48 @@ impl Date {
         if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
             return None;
         }
-        // Days since 1970 are an i32: about ±5.8 million years. A date
-        // beyond is refused, never wrapped into another one.
-        let days = i32::try_from(days_from_civil(year as i64, month, day)).ok()?;
-        Some(Date { days })
+        // A year beyond Cypher's is refused, never wrapped into another.
+        if !YEARS.contains(&i64::from(year)) {
+            return None;
+        }
+        Some(Date {
+            days: days_from_civil(i64::from(year), month, day),
+        })
+    }
+
+    /// The date `days` after 1970-01-01, when its year is in range.
+    pub fn from_days(days: i64) -> Option<Date> {
+        // Checked on the days, before a year is computed from them.
+        const FIRST: i64 = days_from_civil(*YEARS.start(), 1, 1);
+        const LAST: i64 = days_from_civil(*YEARS.end(), 12, 31);
+        (FIRST..=LAST).contains(&days).then_some(Date { days })
     }
 
     /// The (year, month, day) of this date.
     pub fn ymd(self) -> (i32, u32, u32) {
-        civil_from_days(self.days as i64)
+        civil_from_days(self.days)
     }
 
     fn plus(self, days: i64) -> Option<Date> {
-        i32::try_from(self.days as i64 + days)
-            .ok()
-            .map(|days| Date { days })
+        Date::from_days(self.days.checked_add(days)?)
     }
 
     /// ISO day of the week: 1 is Monday, 7 is Sunday (1970-01-01 was a Thursday).
     pub fn weekday(self) -> u32 {
-        ((self.days as i64 + 3).rem_euclid(7) + 1) as u32
+        ((self.days + 3).rem_euclid(7) + 1) as u32
     }
 
     /// The day of the year, from 1.
     pub fn ordinal(self) -> u32 {
         let (y, _, _) = self.ymd();
-        (self.days as i64 - days_from_civil(y as i64, 1, 1) + 1) as u32
+        (self.days - days_from_civil(y as i64, 1, 1) + 1) as u32
     }
 
     /// The ISO week-based year and week (1–53): weeks start on Monday and
     /// week 1 holds the year's first Thursday.
     pub fn iso_week(self) -> (i32, u32) {
         let thursday = Date {
-            days: self.days + 4 - self.weekday() as i32,
+            days: self.days + 4 - i64::from(self.weekday()),
         };
         (thursday.ymd().0, (thursday.ordinal() - 1) / 7 + 1)
     }
@@ -103,7 +116,7 @@ impl Date {
         let (y, m, _) = self.ymd();
         let q = (m - 1) / 3 + 1;
         let first = days_from_civil(y as i64, (q - 1) * 3 + 1, 1);
-        (q, (self.days as i64 - first + 1) as u32)
+        (q, (self.days - first + 1) as u32)
     }
 
     /// The date of an ISO week date, or `None` when it does not exist.
@@ -152,7 +165,7 @@ fn days_in_month(year: i32, month: u32) -> u32 {
 }
 
 // Howard Hinnant's algorithms: exact for the whole proleptic Gregorian range.
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+const fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -233,7 +246,7 @@ fn write_local_datetime(f: &mut fmt::Formatter<'_>, secs: i64, nanos: u32) -> fm
 
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_date(f, self.days as i64)
+        write_date(f, self.days)
     }
 }
 
@@ -450,7 +463,7 @@ impl LocalDateTime {
     /// Parses `YYYY-MM-DDTHH:MM[:SS[.fff]]`.
     pub fn parse(s: &str) -> Option<LocalDateTime> {
         let (d, t) = s.split_once('T')?;
-        let days = Date::parse(d)?.days as i64;
+        let days = Date::parse(d)?.days;
         let nanos = parse_time_of_day(t)?;
         Some(LocalDateTime {
             secs: days * SECS_PER_DAY + (nanos / 1_000_000_000) as i64,

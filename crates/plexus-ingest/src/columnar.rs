@@ -84,7 +84,7 @@ fn value(a: &ArrayRef, row: usize) -> Result<Option<Value>, String> {
         DataType::Float32 => Value::Float(a.as_primitive::<Float32Type>().value(row) as f64),
         DataType::Float64 => Value::Float(a.as_primitive::<Float64Type>().value(row)),
         DataType::Date32 => Value::Date(Date {
-            days: a.as_primitive::<Date32Type>().value(row),
+            days: i64::from(a.as_primitive::<Date32Type>().value(row)),
         }),
         DataType::Timestamp(unit, tz) => {
             let (secs, nanos) = match unit {

@@ -155,7 +155,7 @@ fn exact_temporal<'py>(py: Python<'py>, v: &Value) -> PyResult<Option<Bound<'py,
         Ok(Some(py_datetime(py)?.call1(args)?))
     };
     match v {
-        Value::Date(d) => date(py, i64::from(d.days)),
+        Value::Date(d) => date(py, d.days),
         Value::LocalTime(t) => time(t.nanos, None),
         Value::Time(t) => time(t.nanos, Some(offset_zone(py, t.offset_secs)?)),
         Value::LocalDateTime(t) => wall(t.secs, t.nanos, None),
@@ -299,8 +299,10 @@ fn temporal_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, at: &str) -> PyResul
     }
     if obj.is_instance(py_date(py)?)? {
         let days = obj.call_method0("toordinal")?.extract::<i64>()? - UNIX_ORDINAL;
-        let days = i32::try_from(days).map_err(|_| PyOverflowError::new_err(at.to_string()))?;
-        return Ok(Some(Value::Date(plexus::Date { days })));
+        // Python's dates (years 1 to 9999) all fit.
+        let date = plexus::Date::from_days(days)
+            .ok_or_else(|| PyOverflowError::new_err(at.to_string()))?;
+        return Ok(Some(Value::Date(date)));
     }
     if obj.is_instance(py_time(py)?)? {
         let part = |n: &str| -> PyResult<u64> { obj.getattr(n)?.extract() };

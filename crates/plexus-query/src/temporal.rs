@@ -114,10 +114,7 @@ struct Parts {
 fn split_local(secs: i64, nanos: u32) -> (Date, u64) {
     let days = secs.div_euclid(DAY_SECS);
     let rem = secs.rem_euclid(DAY_SECS);
-    (
-        Date { days: days as i32 },
-        rem as u64 * NANOS as u64 + nanos as u64,
-    )
+    (Date { days }, rem as u64 * NANOS as u64 + nanos as u64)
 }
 
 fn parts(v: &Value) -> Option<Parts> {
@@ -169,7 +166,7 @@ impl Parts {
 
 fn local_secs(date: Date, nanos: u64) -> (i64, u32) {
     (
-        date.days as i64 * DAY_SECS + (nanos / NANOS as u64) as i64,
+        date.days * DAY_SECS + (nanos / NANOS as u64) as i64,
         (nanos % NANOS as u64) as u32,
     )
 }
@@ -933,9 +930,7 @@ fn shift(v: &Value, d: &Duration, sign: i64) -> Option<Value> {
         let total = (date.days as i128 + days as i128) * DAY_NANOS + time as i128 + nanos;
         let day = total.div_euclid(DAY_NANOS);
         Some((
-            Date {
-                days: i32::try_from(day).ok()?,
-            },
+            Date::from_days(i64::try_from(day).ok()?)?,
             total.rem_euclid(DAY_NANOS) as u64,
         ))
     };
@@ -945,10 +940,9 @@ fn shift(v: &Value, d: &Duration, sign: i64) -> Option<Value> {
             // A date moves by whole days: the time part counts only in days.
             let date = add_months(*date, months)?;
             let extra = (nanos / DAY_NANOS) as i64;
-            Value::Date(Date {
-                days: i32::try_from(i64::from(date.days).checked_add(days)?.checked_add(extra)?)
-                    .ok()?,
-            })
+            Value::Date(Date::from_days(
+                date.days.checked_add(days)?.checked_add(extra)?,
+            )?)
         }
         Value::LocalTime(t) => Value::LocalTime(LocalTime {
             nanos: shift_time(t.nanos),
@@ -1252,9 +1246,7 @@ fn truncate(kind: &str, unit: &str, v: &Value, overrides: Option<&BTreeMap<Strin
             "weekyear" => Date::from_iso_week(d.iso_week().0, 1, 1),
             "quarter" => Date::from_ymd(y, (m - 1) / 3 * 3 + 1, 1),
             "month" => Date::from_ymd(y, m, 1),
-            "week" => Some(Date {
-                days: d.days - d.weekday() as i32 + 1,
-            }),
+            "week" => Date::from_days(d.days - i64::from(d.weekday()) + 1),
             _ => Some(d),
         };
     } else if date_unit {

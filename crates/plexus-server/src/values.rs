@@ -80,7 +80,7 @@ pub fn encode(e: &mut Encoder, v: &Value) {
         Value::Path(p) => encode_path(e, &p.nodes, &p.rels),
         Value::Date(d) => {
             e.struct_header(1, tag::DATE);
-            e.int(i64::from(d.days));
+            e.int(d.days);
         }
         Value::LocalTime(t) => {
             e.struct_header(1, tag::LOCAL_TIME);
@@ -249,10 +249,10 @@ fn decode_struct(t: u8, fields: Vec<Pack>) -> Result<Value, ParamError> {
     Ok(match t {
         tag::DATE => {
             let [days] = ints("Date", &fields)?;
-            let days = i32::try_from(days).map_err(|_| {
+            let date = Date::from_days(days).ok_or_else(|| {
                 ParamError(format!("the date {days} days from 1970 is out of range"))
             })?;
-            Value::Date(Date { days })
+            Value::Date(date)
         }
         tag::LOCAL_TIME => {
             let [n] = ints("LocalTime", &fields)?;
@@ -344,6 +344,8 @@ mod tests {
             Value::Bool(false),
         ]));
         round(Value::Date(Date { days: -719_162 }));
+        // Beyond an i32 of days: Bolt's integers carry it.
+        round(Value::Date(Date::from_ymd(999_999_999, 12, 31).unwrap()));
         round(Value::LocalTime(LocalTime {
             nanos: 3_600_000_000_001,
         }));

@@ -1012,6 +1012,9 @@ impl Summary {
         for (a, (t, p)) in &self.areas {
             s += &format!("| {a} | {t} | {p} |\n");
         }
+        if reasons.is_empty() {
+            return s;
+        }
         s += "\n## Most common reasons for failing\n\n| reason | scenarios |\n|---|---:|\n";
         let mut r: Vec<_> = reasons.iter().collect();
         r.sort_by(|a, b| b.1.cmp(a.1));

@@ -182,7 +182,8 @@ fn kind_of(v: &Value) -> Kind {
         Value::Float(_) => Kind::Float,
         Value::String(_) => Kind::Str,
         Value::Bytes(_) => Kind::Bytes,
-        Value::Date(_) => Kind::Date,
+        // Arrow's dates count days in an i32 (±5.8 million years).
+        Value::Date(d) if i32::try_from(d.days).is_ok() => Kind::Date,
         Value::LocalTime(_) => Kind::LocalTime,
         Value::LocalDateTime(t) if nanos_of(t.secs, i64::from(t.nanos)).is_some() => {
             Kind::LocalDateTime
@@ -274,7 +275,17 @@ fn build(k: &Kind, cells: &[Option<&Value>]) -> ArrayRef {
         }
         Kind::Str => column!(StringBuilder::new(), Value::String(s) => s),
         Kind::Bytes => column!(BinaryBuilder::new(), Value::Bytes(s) => s),
-        Kind::Date => column!(Date32Builder::new(), Value::Date(d) => d.days),
+        Kind::Date => {
+            // Every date of a date column fits (`kind_of`).
+            let mut b = Date32Builder::new();
+            for c in cells {
+                match c {
+                    Some(Value::Date(d)) => b.append_option(i32::try_from(d.days).ok()),
+                    _ => b.append_null(),
+                }
+            }
+            Arc::new(b.finish())
+        }
         Kind::LocalTime => {
             // Nanoseconds of a day (< 86,400 × 10⁹) always fit an i64.
             column!(Time64NanosecondBuilder::new(), Value::LocalTime(t) => t.nanos as i64)
@@ -296,6 +307,11 @@ fn build(k: &Kind, cells: &[Option<&Value>]) -> ArrayRef {
             for c in cells {
                 match c {
                     Some(Value::String(s)) => b.append_value(s),
+                    // A temporal value past Arrow's range: its ISO text.
+                    Some(Value::Date(d)) => b.append_value(d.to_string()),
+                    Some(Value::LocalDateTime(t)) => b.append_value(t.to_string()),
+                    Some(Value::DateTime(t)) => b.append_value(t.to_string()),
+                    Some(Value::Duration(d)) => b.append_value(d.to_string()),
                     Some(v) => b.append_value(v.to_string()),
                     None => b.append_null(),
                 }
@@ -418,6 +434,18 @@ mod tests {
         assert_eq!(t, DataType::Utf8);
         let s = a.as_string::<i32>();
         assert_eq!((s.value(0), s.value(1)), ("1", "x"));
+    }
+
+    #[test]
+    fn dates_beyond_arrows_range_become_text() {
+        let near = crate::Date::from_ymd(2024, 2, 29).unwrap();
+        let (t, _) = one(vec![Value::Date(near)]);
+        assert_eq!(t, DataType::Date32);
+        let far = crate::Date::from_ymd(999_999_999, 12, 31).unwrap();
+        let (t, a) = one(vec![Value::Date(near), Value::Date(far)]);
+        assert_eq!(t, DataType::Utf8);
+        let s = a.as_string::<i32>();
+        assert_eq!((s.value(0), s.value(1)), ("2024-02-29", "+999999999-12-31"));
     }
 
     #[test]

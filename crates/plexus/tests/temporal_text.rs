@@ -131,3 +131,34 @@ fn a_negative_durations_seconds_round_down() {
         ]
     );
 }
+
+/// Dates reach Cypher's years ±999,999,999 (days since 1970 beyond an
+/// i32), are stored and read back, and a year past them is an error.
+#[test]
+fn dates_reach_a_billion_years_and_no_further() {
+    let db = Database::in_memory().unwrap();
+    for text in ["+999999999-12-31", "-999999999-01-01", "+5000000-06-15"] {
+        let v = one(&db, &format!("RETURN date('{text}') AS d")).unwrap();
+        assert_eq!(v.to_string(), format!("'{text}'"));
+        let params = Params::from([("d".to_string(), v.clone())]);
+        db.query("default", "CREATE (:D {d: $d})", &params).unwrap();
+        let back = db
+            .query("default", "MATCH (n:D {d: $d}) RETURN n.d", &params)
+            .unwrap();
+        assert_eq!(back.rows, vec![vec![v]], "{text}");
+    }
+    let span = one(
+        &db,
+        "RETURN duration.between(date('-999999999-01-01'), date('+999999999-12-31')) AS d",
+    )
+    .unwrap();
+    assert_eq!(span.to_string(), "'P1999999998Y11M30D'");
+    for q in [
+        "RETURN date('+1000000000-01-01')",
+        "RETURN date({year: 1000000000})",
+        "RETURN date('+999999999-12-31') + duration('P1D')",
+        "RETURN date('-999999999-01-01') - duration('P1D')",
+    ] {
+        assert!(one(&db, q).is_err(), "{q}");
+    }
+}
