@@ -260,6 +260,15 @@ fn list_updates_from_two_processes_both_land() {
     );
 }
 
+/// A node `doc` with `v`, then history on: the node and the start.
+fn doc_with_history(db: &Database, v: plexus::Value) -> (plexus::NodeId, u64) {
+    let mut t = db.write("default").unwrap();
+    let props = plexus::Props::from([("v".into(), v)]);
+    let n = t.create_node(Some("doc"), &["Doc"], &props).unwrap();
+    t.commit().unwrap();
+    (n, db.keep_history("default").unwrap())
+}
+
 /// History on a store two processes write: one turns it on, both commit,
 /// and each reads the graph as of every commit, the other's too; the
 /// commits' system times rise across the processes.
@@ -267,16 +276,7 @@ fn list_updates_from_two_processes_both_land() {
 fn history_kept_from_two_processes() {
     use plexus::{GraphRead, Props, Value};
     let (_tmp, one, two) = two_handles();
-    let mut t = one.write("default").unwrap();
-    let n = t
-        .create_node(
-            Some("doc"),
-            &["Doc"],
-            &Props::from([("v".into(), Value::from("a"))]),
-        )
-        .unwrap();
-    t.commit().unwrap();
-    let start = one.keep_history("default").unwrap();
+    let (n, start) = doc_with_history(&one, Value::from("a"));
     assert_eq!(two.keep_history("default").unwrap(), start, "already on");
     let mut times = vec![(start, "a")];
     for (db, v) in [(&two, "b"), (&one, "c"), (&two, "d")] {
@@ -319,19 +319,10 @@ fn history_kept_from_two_processes() {
 /// keeping left.
 #[test]
 fn history_pruned_from_two_processes() {
-    use plexus::{GraphRead, Props, Value};
+    use plexus::{GraphRead, Value};
     use std::time::Duration;
     let (_tmp, one, two) = two_handles();
-    let mut t = one.write("default").unwrap();
-    let n = t
-        .create_node(
-            Some("doc"),
-            &["Doc"],
-            &Props::from([("v".into(), Value::Int(0))]),
-        )
-        .unwrap();
-    t.commit().unwrap();
-    one.keep_history("default").unwrap();
+    let (n, _) = doc_with_history(&one, Value::Int(0));
     // A year: its own prunes remove nothing here.
     two.set_history_retention("default", Some(Duration::from_secs(365 * 86_400)))
         .unwrap();
