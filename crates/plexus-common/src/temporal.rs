@@ -16,9 +16,6 @@ pub struct Date {
     pub days: i64,
 }
 
-/// The years a date may have.
-pub const YEARS: std::ops::RangeInclusive<i64> = -999_999_999..=999_999_999;
-
 /// A time of day without a zone, as nanoseconds since midnight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LocalTime {
@@ -60,25 +57,23 @@ pub struct Duration {
 }
 
 impl Date {
+    /// The years a date may have.
+    pub const YEARS: std::ops::RangeInclusive<i64> = -999_999_999..=999_999_999;
+
     /// The date of a (year, month, day) triple, or `None` when it does not exist.
     pub fn from_ymd(year: i32, month: u32, day: u32) -> Option<Date> {
         if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
             return None;
         }
         // A year beyond Cypher's is refused, never wrapped into another.
-        if !YEARS.contains(&i64::from(year)) {
-            return None;
-        }
-        Some(Date {
-            days: days_from_civil(i64::from(year), month, day),
-        })
+        Date::from_days(days_from_civil(i64::from(year), month, day))
     }
 
     /// The date `days` after 1970-01-01, when its year is in range.
     pub fn from_days(days: i64) -> Option<Date> {
         // Checked on the days, before a year is computed from them.
-        const FIRST: i64 = days_from_civil(*YEARS.start(), 1, 1);
-        const LAST: i64 = days_from_civil(*YEARS.end(), 12, 31);
+        const FIRST: i64 = days_from_civil(*Date::YEARS.start(), 1, 1);
+        const LAST: i64 = days_from_civil(*Date::YEARS.end(), 12, 31);
         (FIRST..=LAST).contains(&days).then_some(Date { days })
     }
 

@@ -232,9 +232,10 @@ fn small(v: i64, what: &str) -> Result<u32, QueryError> {
 }
 
 fn year(v: i64) -> Result<i32, QueryError> {
-    i32::try_from(v)
-        .ok()
-        .filter(|y| (-999_999_999..=999_999_999).contains(y))
+    Date::YEARS
+        .contains(&v)
+        .then(|| i32::try_from(v).ok())
+        .flatten()
         .ok_or_else(|| bad(format!("year {v} is out of range")))
 }
 

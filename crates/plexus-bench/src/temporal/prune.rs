@@ -35,9 +35,9 @@ pub(super) fn run(dir: &Path, nodes: usize, rounds: usize, seed: u64) -> Res<Pru
     db.keep_history("default")?;
     db.set_history_retention("default", Some(Duration::from_secs(365 * 86_400)))?;
     let value = |v: i64| -> Props { [("v".to_string(), Value::Int(v))].into() };
-    for chunk in (0..nodes).collect::<Vec<_>>().chunks(BUILD_CHUNK) {
+    for first in (0..nodes).step_by(BUILD_CHUNK) {
         let mut t = db.write("default")?;
-        for &i in chunk {
+        for i in first..first.saturating_add(BUILD_CHUNK).min(nodes) {
             t.put_node(&format!("n{i}"), &["N"], &value(0))?;
         }
         t.commit()?;

@@ -124,7 +124,7 @@ pub(super) fn versions_prefix(ks: Ks, key: &[u8]) -> Vec<u8> {
 }
 
 /// The key of the version of `key` (in `ks`) written at `t`.
-fn version_key(ks: Ks, key: &[u8], t: u64) -> Vec<u8> {
+pub(super) fn version_key(ks: Ks, key: &[u8], t: u64) -> Vec<u8> {
     let mut k = versions_prefix(ks, key);
     k.extend_from_slice(&(!t).to_be_bytes());
     k

@@ -29,7 +29,9 @@
 //! versions an interrupted earlier start left below it (ARCHITECTURE.md,
 //! "History").
 
-use super::{decode_version, setting_key, split_version, versions_prefix, write_chunk, START};
+use super::{
+    decode_version, setting_key, split_version, version_key, versions_prefix, write_chunk, START,
+};
 use crate::error::{Result, StorageError};
 use crate::ids::GraphId;
 use crate::keys::HISTORY;
@@ -273,14 +275,18 @@ fn from_log(snap: &dyn Snapshot, g: GraphId, before: u64, drop: Sink<'_>) -> Res
         let t = read_u64(&k, 6).ok_or_else(|| StorageError::Corrupt("history log key".into()))?;
         for key in log_keys(g, &v) {
             let (ks, key) = key?;
+            // From its newest version at or before `before` (newer ones
+            // sort first and are never removed): one seek, not a walk
+            // past every version since.
+            let mut range = KeyRange::prefix(&versions_prefix(ks, &key));
+            range.start = Bound::Included(version_key(ks, &key, before));
             let mut kept = false;
-            let prefix = versions_prefix(ks, &key);
-            for pair in snap.scan(HISTORY, &KeyRange::prefix(&prefix), ScanOptions::default()) {
+            for pair in snap.scan(HISTORY, &range, ScanOptions::default()) {
                 let (vk, vv) = pair?;
                 let (_, _, vt) = split_version(&vk)?;
-                if vt <= before && !kept && vt != t {
-                    // Its newest version at or before `before` is not this
-                    // entry's: that version's entry visits the key.
+                if !kept && vt != t {
+                    // That version is not this entry's: its own entry
+                    // visits the key.
                     break;
                 }
                 if goes(vt, &vv, before, &mut kept)? {
