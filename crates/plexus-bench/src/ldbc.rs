@@ -8,6 +8,9 @@
 //! inserts (IU1–8), then the deletes (DEL1–8), each on fresh ids so that
 //! every statement has something to do.
 
+mod export;
+pub mod side;
+
 use crate::engine;
 use crate::snb::Snb;
 use plexus::{Database, IndexSpec, Params, Table, Value};
@@ -49,6 +52,23 @@ fn catalogue() -> Vec<(String, &'static str, String)> {
         q.push((format!("DEL{i}"), "v2", format!("interactive-delete-{i}")));
     }
     q
+}
+
+/// The reference Cypher of one query of the suite in `dir`.
+fn reference(dir: &Path, version: &str, stem: &str) -> Result<String, String> {
+    let file = dir
+        .join(version)
+        .join("queries")
+        .join(format!("{stem}.cypher"));
+    std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// The reads (IS and IC) of the catalogue.
+fn reads() -> Vec<(String, &'static str, String)> {
+    catalogue()
+        .into_iter()
+        .filter(|(n, _, _)| n.starts_with("IS") || n.starts_with("IC"))
+        .collect()
 }
 
 fn one(db: &Database, graph: &str, q: &str, params: &Params) -> Result<Value, String> {
@@ -297,12 +317,7 @@ pub fn run(db: &Database, graph: &str, dir: &Path) -> Result<Vec<Outcome>, Strin
     let base = parameters(db, graph)?;
     let mut out = Vec::new();
     for (name, version, stem) in catalogue() {
-        let file = dir
-            .join(version)
-            .join("queries")
-            .join(format!("{stem}.cypher"));
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text = reference(dir, version, &stem)?;
         let params = bind(&name, &base);
         let start = Instant::now();
         let r = db.query(graph, &text, &params);

@@ -108,7 +108,21 @@ enum Cmd {
         /// The LDBC suite folder (default: ../shared/suites/ldbc beside the repository).
         #[arg(long)]
         ldbc_dir: Option<PathBuf>,
-        /// Write the markdown report here.
+        /// Engines: `plexus` alone runs every query once (reads, inserts,
+        /// deletes); with `kuzu` or `ladybug` the reads run side by side.
+        #[arg(long, value_delimiter = ',', default_value = "plexus")]
+        engines: Vec<String>,
+        /// Runs of each read per engine, side by side (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// The peers' virtualenv (created on first use).
+        #[arg(long)]
+        venv: Option<PathBuf>,
+        /// Where the peers' files and databases go (default: a temporary
+        /// folder, removed afterwards).
+        #[arg(long)]
+        work: Option<PathBuf>,
+        /// Write the markdown report here (JSON lines beside it, side by side).
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -292,7 +306,15 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         }
-        Cmd::Ldbc { sf, ldbc_dir, out } => {
+        Cmd::Ldbc {
+            sf,
+            ldbc_dir,
+            engines,
+            reps,
+            venv,
+            work,
+            out,
+        } => {
             let dir = ldbc_dir.unwrap_or_else(plexus_bench::ldbc::default_dir);
             let start = Instant::now();
             let (db, graph) = plexus_bench::ldbc::load(sf, 42)?;
@@ -300,6 +322,9 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
                 "loaded SNB SF {sf} in {:.1} s",
                 start.elapsed().as_secs_f64()
             );
+            if engines.iter().any(|e| e != "plexus") {
+                return ldbc_side(&db, &graph, &dir, sf, engines, reps, venv, work, out);
+            }
             let outcomes = plexus_bench::ldbc::run(&db, &graph, &dir)?;
             let command = format!(
                 "cargo run --release -p plexus-bench -- ldbc --sf {sf}{}",
@@ -389,6 +414,45 @@ fn chrono_free_now() -> String {
 /// Times a parameterised query (by default `MATCH (a {id: $id})-[:T0]->(b)
 /// RETURN b.id`) through `Database::query`, one seed after another, and
 /// prints percentiles.
+/// `ldbc` with peers: the reads side by side (`plexus_bench::ldbc::side`).
+#[expect(clippy::too_many_arguments, reason = "the command's options")]
+fn ldbc_side(
+    db: &plexus::Database,
+    graph: &str,
+    dir: &std::path::Path,
+    sf: f64,
+    engines: Vec<String>,
+    reps: usize,
+    venv: Option<PathBuf>,
+    work: Option<PathBuf>,
+    out: Option<PathBuf>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use plexus_bench::ldbc::side;
+    let (work, temporary) = plexus_bench::work_dir(work.as_deref(), "ldbc")?;
+    let o = side::Options {
+        engines: engines.clone(),
+        reps,
+        venv,
+        work: work.clone(),
+    };
+    let g = plexus_bench::snb::Snb::new(sf, 42);
+    let report = side::run(db, graph, &g, dir, &o);
+    if temporary {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    let report = report?;
+    let command = format!(
+        "cargo run --release -p plexus-bench -- ldbc --sf {sf} --engines {} --reps {reps}{}",
+        engines.join(","),
+        out.as_ref()
+            .map(|o| format!(" --out {}", o.display()))
+            .unwrap_or_default()
+    );
+    let md = side::markdown(&report, &command);
+    plexus_bench::report(out.as_deref(), &md, &side::lines(&report))?;
+    Ok(())
+}
+
 fn one_hop(
     nodes: u64,
     queries: usize,

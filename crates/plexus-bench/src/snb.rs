@@ -294,20 +294,27 @@ impl Generator for Snb {
             }
             6 => {
                 labels = &POST_LABELS;
-                let len = r.below(200) as i64;
+                // As in LDBC, a post is a photo (an image file, no content)
+                // or text (content, no image file): never an empty string,
+                // which some engines load as null.
+                let len = 1 + r.below(199) as i64;
+                let body = if j % 10 == 0 {
+                    ("imageFile", Value::String(format!("photo{j}.jpg")))
+                } else {
+                    ("content", Value::String("x".repeat(len as usize)))
+                };
                 vec![
                     ("creationDate", Value::Int(self.post_date(j))),
-                    ("content", Value::String("x".repeat(len as usize))),
-                    ("length", Value::Int(len)),
+                    body,
+                    ("length", Value::Int(if j % 10 == 0 { 0 } else { len })),
                     ("language", s(LANGS[r.below(5)])),
-                    ("imageFile", s("")),
                     ("locationIP", s("10.0.0.1")),
                     ("browserUsed", s(BROWSERS[r.below(4)])),
                 ]
             }
             _ => {
                 labels = &COMMENT_LABELS;
-                let len = r.below(100) as i64;
+                let len = 1 + r.below(99) as i64;
                 let date =
                     self.post_date(self.comment_post(j)) + (r.unit() * DAY as f64) as i64 + 1;
                 vec![
