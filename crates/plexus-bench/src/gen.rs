@@ -9,6 +9,7 @@ use std::path::Path;
 /// A property column: name and type (`string`, `int`, `float`).
 pub type Column = (&'static str, &'static str);
 
+#[derive(Clone)]
 pub struct NodeRow {
     pub id: String,
     /// The first label is the node's kind (written to the files for peers).
@@ -16,6 +17,7 @@ pub struct NodeRow {
     pub props: Vec<(&'static str, Value)>,
 }
 
+#[derive(Clone)]
 pub struct EdgeRow {
     pub id: String,
     pub src: String,

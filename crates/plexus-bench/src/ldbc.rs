@@ -10,6 +10,7 @@
 
 mod export;
 pub mod side;
+pub mod tiny;
 
 use crate::engine;
 use crate::snb::Snb;
@@ -289,9 +290,17 @@ fn bind(name: &str, base: &Params) -> Params {
 /// Loads the SNB-like graph at scale factor `sf` into memory, with the
 /// indexes of the reference `indices.cypher`.
 pub fn load(sf: f64, seed: u64) -> Result<(Database, String), Box<dyn std::error::Error>> {
+    load_from(&Snb::new(sf, seed))
+}
+
+/// Loads `g` (an SNB graph: the generated one, or LDBC's tiny set) into
+/// memory, with the indexes of the reference `indices.cypher`.
+pub fn load_from(
+    g: &dyn crate::gen::Generator,
+) -> Result<(Database, String), Box<dyn std::error::Error>> {
     let db = Database::in_memory()?;
     let graph = "snb".to_string();
-    engine::load(&db, &graph, &Snb::new(sf, seed), "id")?;
+    engine::load(&db, &graph, g, "id")?;
     let mut t = db.write(&graph)?;
     for (label, key) in [
         ("Person", "firstName"),

@@ -108,6 +108,11 @@ enum Cmd {
         /// The LDBC suite folder (default: ../shared/suites/ldbc beside the repository).
         #[arg(long)]
         ldbc_dir: Option<PathBuf>,
+        /// Run on LDBC's own tiny data set (`v1/test-data` of the suite,
+        /// 222 persons) with its substitution parameters, instead of the
+        /// generated graph (side by side; `--sf` is ignored).
+        #[arg(long)]
+        tiny: bool,
         /// Engines: `plexus` alone runs every query once (reads, inserts,
         /// deletes); with `kuzu` or `ladybug` the reads run side by side.
         #[arg(long, value_delimiter = ',', default_value = "plexus")]
@@ -309,6 +314,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
         Cmd::Ldbc {
             sf,
             ldbc_dir,
+            tiny,
             engines,
             reps,
             venv,
@@ -316,15 +322,23 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             out,
         } => {
             let dir = ldbc_dir.unwrap_or_else(plexus_bench::ldbc::default_dir);
+            if tiny || engines.iter().any(|e| e != "plexus") {
+                let side = LdbcSide {
+                    sf: (!tiny).then_some(sf),
+                    engines,
+                    reps,
+                    venv,
+                    work,
+                    out,
+                };
+                return ldbc_side(&dir, side);
+            }
             let start = Instant::now();
             let (db, graph) = plexus_bench::ldbc::load(sf, 42)?;
             eprintln!(
                 "loaded SNB SF {sf} in {:.1} s",
                 start.elapsed().as_secs_f64()
             );
-            if engines.iter().any(|e| e != "plexus") {
-                return ldbc_side(&db, &graph, &dir, sf, engines, reps, venv, work, out);
-            }
             let outcomes = plexus_bench::ldbc::run(&db, &graph, &dir)?;
             let command = format!(
                 "cargo run --release -p plexus-bench -- ldbc --sf {sf}{}",
@@ -414,42 +428,77 @@ fn chrono_free_now() -> String {
 /// Times a parameterised query (by default `MATCH (a {id: $id})-[:T0]->(b)
 /// RETURN b.id`) through `Database::query`, one seed after another, and
 /// prints percentiles.
-/// `ldbc` with peers: the reads side by side (`plexus_bench::ldbc::side`).
-#[expect(clippy::too_many_arguments, reason = "the command's options")]
-fn ldbc_side(
-    db: &plexus::Database,
-    graph: &str,
-    dir: &std::path::Path,
-    sf: f64,
+/// The options of `ldbc` side by side.
+struct LdbcSide {
+    /// The generated graph's scale factor; `None`: LDBC's tiny data set.
+    sf: Option<f64>,
     engines: Vec<String>,
     reps: usize,
     venv: Option<PathBuf>,
     work: Option<PathBuf>,
     out: Option<PathBuf>,
-) -> Result<(), Box<dyn std::error::Error>> {
-    use plexus_bench::ldbc::side;
-    let (work, temporary) = plexus_bench::work_dir(work.as_deref(), "ldbc")?;
+}
+
+/// `ldbc` with peers or on the tiny set: the reads side by side
+/// (`plexus_bench::ldbc::side`).
+fn ldbc_side(dir: &std::path::Path, a: LdbcSide) -> Result<(), Box<dyn std::error::Error>> {
+    use plexus_bench::ldbc::{self, side, tiny};
+    let start = Instant::now();
+    let (source, what, given): (Box<dyn plexus_bench::gen::Generator>, String, _) = match a.sf {
+        Some(sf) => (
+            Box::new(plexus_bench::snb::Snb::new(sf, 42)),
+            format!("the SNB-like graph at SF {sf}, parameters picked from the graph"),
+            Default::default(),
+        ),
+        None => {
+            let data = dir.join("v1/test-data");
+            let t = tiny::Tiny::read(&data.join("vanilla"))?;
+            let what = format!(
+                "LDBC's tiny data set (`v1/test-data`, {} persons), the first row of its \
+                 substitution parameters for IC1–14, IS parameters picked from the graph",
+                t.persons()
+            );
+            let given = tiny::substitution_parameters(&data.join("substitution_parameters"))?;
+            (Box::new(t), what, given)
+        }
+    };
+    let (db, graph) = ldbc::load_from(source.as_ref())?;
+    eprintln!(
+        "loaded {} in {:.1} s",
+        source.name(),
+        start.elapsed().as_secs_f64()
+    );
+    let (work, temporary) = plexus_bench::work_dir(a.work.as_deref(), "ldbc")?;
     let o = side::Options {
-        engines: engines.clone(),
-        reps,
-        venv,
+        engines: a.engines.clone(),
+        reps: a.reps,
+        venv: a.venv,
         work: work.clone(),
     };
-    let g = plexus_bench::snb::Snb::new(sf, 42);
-    let report = side::run(db, graph, &g, dir, &o);
+    let data = side::Data {
+        db: &db,
+        graph: &graph,
+        source: source.as_ref(),
+        what,
+        given,
+    };
+    let report = side::run(&data, dir, &o);
     if temporary {
         let _ = std::fs::remove_dir_all(&work);
     }
     let report = report?;
     let command = format!(
-        "cargo run --release -p plexus-bench -- ldbc --sf {sf} --engines {} --reps {reps}{}",
-        engines.join(","),
-        out.as_ref()
+        "cargo run --release -p plexus-bench -- ldbc {} --engines {} --reps {}{}",
+        a.sf.map_or("--tiny".to_string(), |sf| format!("--sf {sf}")),
+        a.engines.join(","),
+        a.reps,
+        a.out
+            .as_ref()
             .map(|o| format!(" --out {}", o.display()))
             .unwrap_or_default()
     );
     let md = side::markdown(&report, &command);
-    plexus_bench::report(out.as_deref(), &md, &side::lines(&report))?;
+    plexus_bench::report(a.out.as_deref(), &md, &side::lines(&report))?;
     Ok(())
 }
 
