@@ -1415,3 +1415,57 @@ pub fn shallow(v: Value) -> Result<Value, QueryError> {
     }
     Ok(v)
 }
+
+/// A literal scalar or a parameter: reads no variable.
+pub(crate) fn is_constant_leaf(k: &ExprKind) -> bool {
+    matches!(
+        k,
+        ExprKind::Null
+            | ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::String(_)
+            | ExprKind::Param(_)
+    )
+}
+
+/// Whether `e` certainly does not read the variable `var`: false for any
+/// expression this does not look into (subqueries, comprehensions,
+/// patterns), so that a predicate is pushed down only when it is safe.
+pub(crate) fn free_of(e: &Expr, var: &str) -> bool {
+    let f = |x: &Expr| free_of(x, var);
+    match &e.kind {
+        k if is_constant_leaf(k) => true,
+        ExprKind::Var(v) => v != var,
+        ExprKind::List(items) => items.iter().all(f),
+        ExprKind::Map(entries) => entries.iter().all(|(_, v)| f(v)),
+        ExprKind::Property(b, _) | ExprKind::Unary(_, b) | ExprKind::IsNull(b, _) => f(b),
+        ExprKind::HasLabels(b, _) => f(b),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => f(a) && f(b),
+        ExprKind::Slice(a, b, c) => f(a) && b.iter().all(|x| f(x)) && c.iter().all(|x| f(x)),
+        ExprKind::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            operand.iter().all(|x| f(x))
+                && whens.iter().all(|(a, b)| f(a) && f(b))
+                && else_.iter().all(|x| f(x))
+        }
+        ExprKind::Call { args, .. } => args.iter().all(f),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_of_is_conservative() {
+        let e = |s: &str| plexus_cypher::parse_expression(s).unwrap();
+        assert!(free_of(&e("node.x = 1 AND $p > 2"), "score"));
+        assert!(!free_of(&e("node.x = 1 AND score > 0.5"), "score"));
+        assert!(!free_of(&e("[x IN [1] | x] = [1]"), "score"));
+    }
+}

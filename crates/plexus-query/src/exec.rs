@@ -3,6 +3,7 @@
 
 use crate::error::QueryError;
 use crate::eval::{equals, eval, Ctx, Row};
+mod live;
 mod pipeline;
 
 use crate::builtin;
@@ -1221,7 +1222,7 @@ fn pushed_filter<'a>(
     bound
         .iter()
         .filter(|(i, _)| *i != 0)
-        .all(|(_, alias)| crate::vector::free_of(w, alias))
+        .all(|(_, alias)| crate::eval::free_of(w, alias))
         .then_some((node.1.as_str(), w))
 }
 
@@ -1352,12 +1353,7 @@ fn anonymise_ends(patterns: &[PathPattern], rows: &[Row]) -> Vec<PathPattern> {
 /// anything but literals and parameters).
 fn reads_vars(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Null
-        | ExprKind::Bool(_)
-        | ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::String(_)
-        | ExprKind::Param(_) => false,
+        k if crate::eval::is_constant_leaf(k) => false,
         ExprKind::Map(entries) => entries.iter().any(|(_, v)| reads_vars(v)),
         ExprKind::List(items) => items.iter().any(reads_vars),
         _ => true,

@@ -8,7 +8,7 @@
 //! a row: the pipeline calls [`project_row`] on each row as it passes.
 
 use crate::error::QueryError;
-use crate::eval::{eval, is_aggregate, order, visit_aggregates, Ctx, Row};
+use crate::eval::{eval, free_of, is_aggregate, order, visit_aggregates, Ctx, Row};
 use crate::exec::RowSet;
 use crate::limits::{row_size, value_size};
 use plexus_common::Value;
@@ -185,6 +185,10 @@ pub(crate) struct Projector<'p> {
     /// BY or WHERE may read it.
     rows: Vec<(Row, Option<Row>)>,
     keep_input: bool,
+    /// Whether ORDER BY or WHERE may read an input variable, by name: only
+    /// those are kept with each row, not (say) a long list the row also
+    /// carries.
+    reads: HashMap<String, bool>,
     /// Bytes taken from the query's memory budget.
     charged: usize,
 }
@@ -215,6 +219,7 @@ impl<'p> Projector<'p> {
             group_set: RowSet::default(),
             rows: Vec::new(),
             keep_input: !p.order_by.is_empty() || p.where_.is_some(),
+            reads: HashMap::new(),
             charged: 0,
         }
     }
@@ -230,7 +235,7 @@ impl<'p> Projector<'p> {
         }
         if !self.aggregating {
             let o = project_row(self.p, &self.names, row, ctx)?;
-            let input = self.keep_input.then(|| row.clone());
+            let input = self.keep_input.then(|| self.what_order_reads(row));
             let bytes = row_size(&o) + input.as_ref().map_or(0, row_size);
             self.rows.push((o, input));
             return self.charge(bytes, ctx);
@@ -270,6 +275,29 @@ impl<'p> Projector<'p> {
             return Ok(());
         }
         self.charge(grew, ctx)
+    }
+
+    /// The part of an input row that ORDER BY or WHERE may read
+    /// (conservatively: a variable is dropped only when no expression can
+    /// read it, `eval::free_of`).
+    fn what_order_reads(&mut self, row: &Row) -> Row {
+        let p = self.p;
+        let mut kept = Row::new();
+        for (k, v) in row {
+            let reads = match self.reads.get(k) {
+                Some(r) => *r,
+                None => {
+                    let free = p.order_by.iter().all(|s| free_of(&s.expr, k))
+                        && p.where_.iter().all(|w| free_of(w, k));
+                    self.reads.insert(k.clone(), !free);
+                    !free
+                }
+            };
+            if reads {
+                kept.insert(k.clone(), v.clone());
+            }
+        }
+        kept
     }
 
     /// The projection's columns and rows, after every row was added.

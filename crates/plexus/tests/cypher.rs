@@ -523,6 +523,47 @@ fn a_distinct_walk_is_held_to_the_memory_budget() {
     assert_eq!(e.kind(), plexus::ErrorKind::ResourceLimit, "{e}");
 }
 
+/// A sort buffer keeps, beside each output row, only what ORDER BY reads
+/// of the row it came from — not a list the row also carried (LDBC's IC9
+/// shape: friends collected, each matched, the matches sorted). Held to a
+/// budget that 1,000 rows each keeping 1,000 nodes would exceed.
+#[test]
+fn a_sort_keeps_only_what_order_by_reads() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "UNWIND range(1, 1000) AS i CREATE (:F {k: i})-[:M]->(:Msg {d: i})",
+    );
+    let tight = plexus::QueryOptions {
+        memory_limit: Some(1 << 20),
+        ..Default::default()
+    };
+    // `fs` is read by the RETURN, so it is in every row that reaches it.
+    let text = "MATCH (f:F) WITH collect(f) AS fs MATCH (g:F)-[:M]->(m) WHERE m.d > 10 \
+                RETURN size(fs) AS n, g.k AS k ORDER BY m.d DESC LIMIT 2";
+    let want = vec![
+        vec![Value::Int(1000), Value::Int(1000)],
+        vec![Value::Int(1000), Value::Int(999)],
+    ];
+    assert_eq!(q(&db, text).rows, want);
+    let t = db
+        .query_with("default", text, &Params::new(), &tight)
+        .unwrap();
+    assert_eq!(t.rows, want);
+    // Unwound, the list is not read after its UNWIND: the same answers.
+    let text = "MATCH (f:F) WITH collect(f) AS fs UNWIND fs AS f \
+                MATCH (f)-[:M]->(m) WHERE m.d > 10 \
+                RETURN f.k AS k, m.d AS d ORDER BY d DESC, k LIMIT 2";
+    let want = vec![
+        vec![Value::Int(1000), Value::Int(1000)],
+        vec![Value::Int(999), Value::Int(999)],
+    ];
+    let t = db
+        .query_with("default", text, &Params::new(), &tight)
+        .unwrap();
+    assert_eq!(t.rows, want);
+}
+
 /// Range filters no index serves start from the property's column
 /// (`GraphRead::nodes_where`): the same answers as the WHERE applied after
 /// a WITH, which no seek sees, over values of mixed types, with labels,

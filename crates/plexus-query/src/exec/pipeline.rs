@@ -16,7 +16,8 @@ use crate::pattern;
 use crate::project::{self, Projector};
 use plexus_common::Value;
 use plexus_cypher::{Clause, Expr, ExprKind, Projection, SingleQuery};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 
 /// Whether the rows before a stage are still wanted.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -81,6 +82,8 @@ impl Exec<'_, '_> {
                     Some(Clause::With(p) | Clause::Return(p)) => project::ignores_repeats(p),
                     _ => false,
                 },
+                breaker: clauses.get(end),
+                live: RefCell::default(),
             };
             let Some(breaker) = clauses.get(end) else {
                 // No breaker left: the last clause is a streamed RETURN.
@@ -258,6 +261,9 @@ impl Exec<'_, '_> {
                 where_,
                 ..
             } => {
+                // Each match clones the row: without what nothing reads.
+                let pruned = stage.prune(i, row);
+                let row = pruned.as_ref().unwrap_or(row);
                 let mut found = false;
                 let mut flow = Flow::More;
                 // Right before a projection that ignores repeats, each
@@ -337,7 +343,9 @@ impl Exec<'_, '_> {
         ctx: &Ctx<'_>,
         sink: &mut Sink<'_>,
     ) -> Result<Flow, QueryError> {
-        let mut n = row.clone();
+        // The rows it passes on need only what later clauses read (not,
+        // say, the list being walked).
+        let mut n = stage.prune(i + 1, row).unwrap_or_else(|| row.clone());
         let mut emit = |v: Value| -> Result<Flow, QueryError> {
             match n.get_mut(alias) {
                 Some(slot) => *slot = v,
@@ -403,6 +411,32 @@ struct Stage<'a> {
     /// The projection after the stage gives the same result with each
     /// distinct row once (`project::ignores_repeats`).
     distinct: bool,
+    /// The projection that ends the stage and collects its rows, if any.
+    breaker: Option<&'a Clause>,
+    /// Whether a variable is read from clause `i` on, by (i, name).
+    live: RefCell<HashMap<(usize, String), bool>>,
+}
+
+impl Stage<'_> {
+    /// `row` without the variables that neither clause `i` nor anything
+    /// after it reads (`live.rs`); `None` when it needs them all.
+    fn prune(&self, i: usize, row: &Row) -> Option<Row> {
+        let mut live = self.live.borrow_mut();
+        let mut reads = |k: &String| {
+            *live.entry((i, k.clone())).or_insert_with(|| {
+                super::live::read_by(self.clauses[i..].iter().chain(self.breaker), k)
+            })
+        };
+        if row.keys().all(&mut reads) {
+            return None;
+        }
+        Some(
+            row.iter()
+                .filter(|(k, _)| reads(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        )
+    }
 }
 
 /// `range(from, to[, step])` with integer arguments, as bounds to walk;
