@@ -15,6 +15,9 @@ use plexus_common::Value;
 use plexus_cypher::{Expr, ExprKind, Projection};
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use top::TopN;
+
+mod top;
 
 pub(crate) fn has_aggregate(e: &Expr) -> bool {
     let mut found = false;
@@ -189,6 +192,14 @@ pub(crate) struct Projector<'p> {
     /// those are kept with each row, not (say) a long list the row also
     /// carries.
     reads: HashMap<String, bool>,
+    /// ORDER BY … LIMIT without aggregation or DISTINCT: the best rows,
+    /// projected at the end (`top.rs`); decided at the first row, when
+    /// the LIMIT's parameters can be read.
+    top: Option<TopN<'p>>,
+    top_decided: bool,
+    /// The items ORDER BY reads by their names (aliases), for the keys of
+    /// rows not projected yet.
+    order_items: Vec<usize>,
     /// Bytes taken from the query's memory budget.
     charged: usize,
 }
@@ -220,6 +231,14 @@ impl<'p> Projector<'p> {
             rows: Vec::new(),
             keep_input: !p.order_by.is_empty() || p.where_.is_some(),
             reads: HashMap::new(),
+            top: None,
+            top_decided: false,
+            order_items: {
+                let names = item_names(p);
+                (0..p.items.len())
+                    .filter(|i| p.order_by.iter().any(|s| !free_of(&s.expr, &names[*i])))
+                    .collect()
+            },
             charged: 0,
         }
     }
@@ -234,6 +253,13 @@ impl<'p> Projector<'p> {
             self.columns = Some(columns(self.p, &self.names, Some(row))?);
         }
         if !self.aggregating {
+            if !self.top_decided {
+                self.top_decided = true;
+                self.top = self.top_n(ctx)?;
+            }
+            if self.top.is_some() {
+                return self.rank(row, ctx);
+            }
             let o = project_row(self.p, &self.names, row, ctx)?;
             let input = self.keep_input.then(|| self.what_order_reads(row));
             let bytes = row_size(&o) + input.as_ref().map_or(0, row_size);
@@ -277,18 +303,77 @@ impl<'p> Projector<'p> {
         self.charge(grew, ctx)
     }
 
-    /// The part of an input row that ORDER BY or WHERE may read
-    /// (conservatively: a variable is dropped only when no expression can
-    /// read it, `eval::free_of`).
+    /// A top-k of `skip + limit` rows, when this projection is ORDER BY …
+    /// LIMIT without aggregation, DISTINCT or `*`.
+    fn top_n(&self, ctx: &Ctx<'_>) -> Result<Option<TopN<'p>>, QueryError> {
+        let p = self.p;
+        if p.order_by.is_empty() || p.distinct || p.star {
+            return Ok(None);
+        }
+        let Some(limit) = bound(&p.limit, "LIMIT", ctx)? else {
+            return Ok(None);
+        };
+        let skip = bound(&p.skip, "SKIP", ctx)?.unwrap_or(0);
+        Ok(Some(TopN::new(&p.order_by, skip.saturating_add(limit))))
+    }
+
+    /// A row for the top-k: its sort keys from its input row and the items
+    /// ORDER BY names, kept (input only) if it is among the best so far.
+    fn rank(&mut self, row: &Row, ctx: &Ctx<'_>) -> Result<(), QueryError> {
+        let p = self.p;
+        let mut input = self.what_order_reads(row);
+        // Aliases shadow input variables while the keys are evaluated, as
+        // in the full sort; the input row is restored for the projection.
+        let mut shadowed = Vec::with_capacity(self.order_items.len());
+        for i in &self.order_items {
+            let v = eval(&p.items[*i].expr, row, ctx)?;
+            let name = &self.names[*i];
+            shadowed.push((name, input.insert(name.clone(), v)));
+        }
+        let keys = p
+            .order_by
+            .iter()
+            .map(|s| eval(&s.expr, &input, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (name, old) in shadowed {
+            match old {
+                Some(v) => input.insert(name.clone(), v),
+                None => input.remove(name),
+            };
+        }
+        let Some(top) = self.top.as_mut() else {
+            return Ok(());
+        };
+        if !top.wants(&keys) {
+            return Ok(());
+        }
+        let size = |keys: &[Value], input: &Row| {
+            keys.iter().map(value_size).sum::<usize>() + row_size(input)
+        };
+        let bytes = size(&keys, &input);
+        if let Some(out) = top.push(keys, input) {
+            let freed = size(&out.keys, &out.input);
+            self.charged = self.charged.saturating_sub(freed);
+            ctx.guard.release(freed);
+        }
+        self.charge(bytes, ctx)
+    }
+
+    /// The part of an input row that ORDER BY or WHERE may read — and the
+    /// items too, for rows a top-k projects later (conservatively: a
+    /// variable is dropped only when no expression can read it,
+    /// `eval::free_of`).
     fn what_order_reads(&mut self, row: &Row) -> Row {
         let p = self.p;
+        let items_later = self.top.is_some();
         let mut kept = Row::new();
         for (k, v) in row {
             let reads = match self.reads.get(k) {
                 Some(r) => *r,
                 None => {
                     let free = p.order_by.iter().all(|s| free_of(&s.expr, k))
-                        && p.where_.iter().all(|w| free_of(w, k));
+                        && p.where_.iter().all(|w| free_of(w, k))
+                        && (!items_later || p.items.iter().all(|i| free_of(&i.expr, k)));
                     self.reads.insert(k.clone(), !free);
                     !free
                 }
@@ -307,6 +392,19 @@ impl<'p> Projector<'p> {
             None => columns(self.p, &self.names, None)?,
         };
         let p = self.p;
+        if let Some(top) = self.top.take() {
+            let skip = bound(&p.skip, "SKIP", ctx)?.unwrap_or(0);
+            let mut rows = Vec::new();
+            for r in top.into_sorted().into_iter().skip(skip) {
+                ctx.guard.check()?;
+                let o = project_row(p, &self.names, &r.input, ctx)?;
+                if where_holds(p, &o, Some(&r.input), ctx)? {
+                    rows.push(o);
+                }
+            }
+            ctx.guard.release(self.charged);
+            return Ok((columns, rows));
+        }
         let mut out = std::mem::take(&mut self.rows);
         if self.aggregating {
             if self.groups.is_empty() && self.keys.is_empty() {
@@ -412,18 +510,21 @@ fn distinct_by<T>(items: Vec<T>, columns: &[String], row: impl Fn(&T) -> &Row) -
     kept
 }
 
+/// Two rows' sort keys compared in ORDER BY's directions.
+fn compare_keys(by: &[plexus_cypher::SortItem], a: &[Value], b: &[Value]) -> Ordering {
+    for (i, s) in by.iter().enumerate() {
+        let o = order(&a[i], &b[i]);
+        let o = if s.descending { o.reverse() } else { o };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
 /// Sorts rows by keys evaluated beforehand, in ORDER BY's directions.
 fn sort_keyed<T>(rows: &mut [(Vec<Value>, T)], p: &Projection) {
-    rows.sort_by(|a, b| {
-        for (i, s) in p.order_by.iter().enumerate() {
-            let o = order(&a.0[i], &b.0[i]);
-            let o = if s.descending { o.reverse() } else { o };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
-    });
+    rows.sort_by(|a, b| compare_keys(&p.order_by, &a.0, &b.0));
 }
 
 /// ORDER BY: keys evaluated once per row, over the output row and (unless

@@ -564,6 +564,55 @@ fn a_sort_keeps_only_what_order_by_reads() {
     assert_eq!(t.rows, want);
 }
 
+/// ORDER BY … LIMIT keeps only the best rows and projects only those
+/// (`project/top.rs`): the same rows as the full sort's first ones —
+/// ties in arrival order, both directions, nulls and mixed types, SKIP,
+/// an alias that shadows a variable, WITH … WHERE after the limit — and
+/// held to a budget the full sort of every row would exceed.
+#[test]
+fn order_by_limit_keeps_the_full_sorts_first_rows() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "UNWIND range(0, 299) AS i CREATE (:N {i: i, k: CASE i % 7 WHEN 0 THEN null \
+         WHEN 1 THEN toString(i % 5) WHEN 2 THEN toFloat(i % 11) / 2 ELSE i % 13 END})",
+    );
+    let orders = ["n.k, n.i", "n.k DESC", "n.k", "k DESC, i", "n.i % 3, k"];
+    for order in orders {
+        let full = format!("MATCH (n:N) RETURN n.i AS i, n.k AS k ORDER BY {order}");
+        let all = q(&db, &full).rows;
+        for (skip, limit) in [(0, 1), (0, 10), (5, 7), (290, 20), (0, 0)] {
+            let text = format!("{full} SKIP {skip} LIMIT {limit}");
+            let want: Vec<_> = all.iter().skip(skip).take(limit).cloned().collect();
+            assert_eq!(q(&db, &text).rows, want, "{text}");
+        }
+    }
+    // An alias that shadows a variable: ORDER BY reads the alias.
+    let t = q(
+        &db,
+        "MATCH (n:N) WHERE n.i < 10 RETURN n.i * -1 AS n ORDER BY n LIMIT 2",
+    );
+    assert_eq!(t.rows, vec![vec![Value::Int(-9)], vec![Value::Int(-8)]]);
+    // WITH … ORDER BY … LIMIT … WHERE filters the rows the limit kept.
+    let t = q(
+        &db,
+        "MATCH (n:N) WITH n.i AS i ORDER BY i DESC LIMIT 3 WHERE i % 2 = 0 RETURN i",
+    );
+    assert_eq!(t.rows, vec![vec![Value::Int(298)]]);
+    // 20,000 rows of 100 bytes would need megabytes; ten need none.
+    let tight = plexus::QueryOptions {
+        memory_limit: Some(64 << 10),
+        ..Default::default()
+    };
+    let text = "UNWIND range(1, 20000) AS x RETURN x, 'a string of some length, repeated' AS s \
+                ORDER BY x DESC LIMIT 10";
+    let t = db
+        .query_with("default", text, &Params::new(), &tight)
+        .unwrap();
+    assert_eq!(t.rows.len(), 10);
+    assert_eq!(t.rows[0][0], Value::Int(20000));
+}
+
 /// Range filters no index serves start from the property's column
 /// (`GraphRead::nodes_where`): the same answers as the WHERE applied after
 /// a WITH, which no seek sees, over values of mixed types, with labels,
