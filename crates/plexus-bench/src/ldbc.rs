@@ -250,6 +250,24 @@ fn parameters(db: &Database, g: &str) -> Result<Params, String> {
     ]))
 }
 
+/// The parameters of each read (IS and IC), picked from the graph, with
+/// `given` ones (LDBC's substitution parameters) in their place.
+pub fn read_parameters(
+    db: &Database,
+    graph: &str,
+    given: &std::collections::BTreeMap<String, Params>,
+) -> Result<std::collections::BTreeMap<String, Params>, String> {
+    let base = parameters(db, graph)?;
+    Ok(reads()
+        .into_iter()
+        .map(|(name, _, _)| {
+            let mut p = bind(&name, &base);
+            p.extend(given.get(&name).cloned().unwrap_or_default());
+            (name, p)
+        })
+        .collect())
+}
+
 /// The parameters of one query: the new person likes an existing post and
 /// comment (IU2/IU3, undone by DEL2/DEL3); the new forum, post and comment
 /// get fresh ids, and IU7 replies to the new post.

@@ -7,6 +7,7 @@ use crate::limits::Guard;
 use plexus_common::Value;
 use plexus_cypher::{BinOp, Expr, ExprKind, Quantifier, UnOp};
 use plexus_storage::{GraphRead, NodeId};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
@@ -417,10 +418,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             .get(p)
             .cloned()
             .ok_or_else(|| QueryError::ParameterMissing(p.clone()))?,
-        ExprKind::Var(v) => row.get(v).cloned().ok_or_else(|| QueryError::Semantic {
-            code: "UndefinedVariable",
-            message: format!("variable `{v}` is not defined"),
-        })?,
+        ExprKind::Var(v) => row.get(v).cloned().ok_or_else(|| undefined(v))?,
         ExprKind::List(items) => {
             shallow(Value::List(items.iter().map(ev).collect::<Result<_, _>>()?))?
         }
@@ -430,7 +428,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 .map(|(k, v)| Ok((k.clone(), ev(v)?)))
                 .collect::<Result<_, QueryError>>()?,
         ))?,
-        ExprKind::Property(base, key) => match ev(base)? {
+        ExprKind::Property(base, key) => match operand(base, row, ctx)?.as_ref() {
             Value::Null => Value::Null,
             Value::Map(m) => m.get(key).cloned().unwrap_or(Value::Null),
             t @ (Value::Date(_)
@@ -438,7 +436,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             | Value::Time(_)
             | Value::LocalDateTime(_)
             | Value::DateTime(_)
-            | Value::Duration(_)) => match crate::temporal::component(&t, key) {
+            | Value::Duration(_)) => match crate::temporal::component(t, key) {
                 Some(v) => v?,
                 None => {
                     return Err(QueryError::Semantic {
@@ -450,7 +448,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             entity @ (Value::Node(_) | Value::Relationship(_)) if ctx.graph.is_some() => {
                 match ctx
                     .graph
-                    .and_then(|g| crate::graph::property(g, &entity, key))
+                    .and_then(|g| crate::graph::property(g, entity, key))
                 {
                     Some(v) => v?,
                     None => Value::Null,
@@ -810,6 +808,27 @@ fn quantify(hits: usize, unknown: usize, on_hit: bool) -> Value {
     }
 }
 
+/// An operand's value: a variable or a parameter borrowed where it is,
+/// anything else evaluated.
+fn operand<'a>(e: &Expr, row: &'a Row, ctx: &'a Ctx<'_>) -> Result<Cow<'a, Value>, QueryError> {
+    match &e.kind {
+        ExprKind::Var(v) => row.get(v).map(Cow::Borrowed).ok_or_else(|| undefined(v)),
+        ExprKind::Param(p) => ctx
+            .params
+            .get(p)
+            .map(Cow::Borrowed)
+            .ok_or_else(|| QueryError::ParameterMissing(p.clone())),
+        _ => eval(e, row, ctx).map(Cow::Owned),
+    }
+}
+
+fn undefined(v: &str) -> QueryError {
+    QueryError::Semantic {
+        code: "UndefinedVariable",
+        message: format!("variable `{v}` is not defined"),
+    }
+}
+
 fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     let ev = |x: &Expr| eval(x, row, ctx);
     match op {
@@ -834,24 +853,27 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
         }
         _ => {}
     }
-    let (x, y) = (ev(a)?, ev(b)?);
+    // Variables and parameters are compared where they are, not cloned:
+    // a node in a row is boxed, and a list may be long.
+    let (x, y) = (operand(a, row, ctx)?, operand(b, row, ctx)?);
+    let (x, y) = (x.as_ref(), y.as_ref());
     Ok(match op {
-        BinOp::Eq => tri(equals(&x, &y)),
-        BinOp::Neq => tri(equals(&x, &y).map(|b| !b)),
+        BinOp::Eq => tri(equals(x, y)),
+        BinOp::Neq => tri(equals(x, y).map(|b| !b)),
         // NaN is not less, greater or equal to any number: false, not null.
-        BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge if nan_against_number(&x, &y) => {
+        BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge if nan_against_number(x, y) => {
             Value::Bool(false)
         }
-        BinOp::Lt => tri(compare(&x, &y).map(|o| o == Ordering::Less)),
-        BinOp::Gt => tri(compare(&x, &y).map(|o| o == Ordering::Greater)),
-        BinOp::Le => tri(compare(&x, &y).map(|o| o != Ordering::Greater)),
-        BinOp::Ge => tri(compare(&x, &y).map(|o| o != Ordering::Less)),
+        BinOp::Lt => tri(compare(x, y).map(|o| o == Ordering::Less)),
+        BinOp::Gt => tri(compare(x, y).map(|o| o == Ordering::Greater)),
+        BinOp::Le => tri(compare(x, y).map(|o| o != Ordering::Greater)),
+        BinOp::Ge => tri(compare(x, y).map(|o| o != Ordering::Less)),
         BinOp::In => match y {
             Value::Null => Value::Null,
             Value::List(items) => {
                 let mut unknown = false;
-                for it in &items {
-                    match equals(&x, it) {
+                for it in items {
+                    match equals(x, it) {
                         Some(true) => return Ok(Value::Bool(true)),
                         None => unknown = true,
                         Some(false) => {}
@@ -870,7 +892,7 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 )))
             }
         },
-        BinOp::StartsWith | BinOp::EndsWith | BinOp::Contains => match (&x, &y) {
+        BinOp::StartsWith | BinOp::EndsWith | BinOp::Contains => match (x, y) {
             (Value::String(s), Value::String(t)) => Value::Bool(match op {
                 BinOp::StartsWith => s.starts_with(t.as_str()),
                 BinOp::EndsWith => s.ends_with(t.as_str()),
@@ -878,13 +900,13 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             }),
             _ => Value::Null,
         },
-        BinOp::RegexMatch => match (&x, &y) {
+        BinOp::RegexMatch => match (x, y) {
             (Value::String(s), Value::String(pattern)) => {
                 Value::Bool(crate::regex::matches(pattern, s)?)
             }
             _ => Value::Null,
         },
-        _ => arith(x, y, op)?,
+        _ => arith(x.clone(), y.clone(), op)?,
     })
 }
 

@@ -8,7 +8,7 @@
 //! table per node, `* SHORTEST`, no pattern comprehension); a file with
 //! only comments says why the query is not translated.
 
-use super::{bind, parameters, reads, reference};
+use super::{read_parameters, reads, reference};
 use plexus::{Database, Params, Value};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
@@ -348,15 +348,7 @@ pub struct Data<'a> {
 /// LDBC suite.
 pub fn run(d: &Data, dir: &Path, o: &Options) -> Result<Report, String> {
     let (db, graph) = (d.db, d.graph);
-    let base = parameters(db, graph)?;
-    let params: BTreeMap<String, Params> = read_names()
-        .into_iter()
-        .map(|name| {
-            let mut p = bind(&name, &base);
-            p.extend(d.given.get(&name).cloned().unwrap_or_default());
-            (name, p)
-        })
-        .collect();
+    let params = read_parameters(db, graph, &d.given)?;
     let mut engines = vec![(
         "plexus".to_string(),
         env!("CARGO_PKG_VERSION").to_string(),
