@@ -389,6 +389,7 @@ impl Storage {
             effects: Default::default(),
             fetched: Default::default(),
             edge_block: Default::default(),
+            node_cache: Default::default(),
             missing: Default::default(),
             as_of: None,
         })

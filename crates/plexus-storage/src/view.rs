@@ -217,6 +217,8 @@ pub struct TxnCore {
     pub(crate) fetched: RefCell<std::collections::HashMap<Vec<u8>, Option<Vec<u8>>>>,
     /// The committed edge block read last (`edge_blocks::BlockCache`).
     pub(crate) edge_block: RefCell<crate::edge_blocks::BlockCache>,
+    /// The committed node records read last ([`NodeCache`]).
+    pub(crate) node_cache: RefCell<NodeCache>,
     /// Names a read transaction on a store other processes write looked up
     /// and found missing (`TxnCore::lookup`).
     /// One set per kind of name (`Token as usize`).
@@ -272,6 +274,9 @@ impl TxnCore {
                 }
             }
         }
+        if ks == crate::keys::NODES {
+            return self.node_record(key, f);
+        }
         let mut f = Some(f);
         let mut out = None;
         self.snap.get_with(ks, key, &mut |v| {
@@ -281,6 +286,24 @@ impl TxnCore {
             Ok(())
         })?;
         out.transpose()
+    }
+
+    /// A committed node record, through [`NodeCache`].
+    fn node_record<T>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> Result<T>) -> Result<Option<T>> {
+        if let Some(v) = self.node_cache.borrow().get(key) {
+            return f(v).map(Some);
+        }
+        let mut found: Option<Vec<u8>> = None;
+        self.snap.get_with(crate::keys::NODES, key, &mut |v| {
+            found = Some(v.to_vec());
+            Ok(())
+        })?;
+        let Some(v) = found else {
+            return Ok(None);
+        };
+        let out = f(&v);
+        self.node_cache.borrow_mut().put(key, v);
+        out.map(Some)
     }
 
     /// This transaction's own write of `key`: `Some(None)` for a delete,
@@ -465,5 +488,56 @@ impl Snapshot for Closed {
         Box::new(std::iter::once(Err(plexus_kv::KvError::Unsupported(
             "the transaction has ended".into(),
         ))))
+    }
+}
+
+/// The node records a transaction read last from its snapshot, a few of
+/// them. A row reads several properties of one node in a row (`friend.id,
+/// friend.firstName, friend.lastName`), each a lookup of the same record:
+/// kept, the second and third are a comparison of a short key. The snapshot
+/// never changes, so what is kept stays right; the transaction's own writes
+/// are read before it (`TxnCore::with_value`).
+#[derive(Default)]
+pub(crate) struct NodeCache {
+    slots: [(Vec<u8>, Vec<u8>); NodeCache::SLOTS],
+    next: usize,
+}
+
+impl NodeCache {
+    const SLOTS: usize = 4;
+
+    fn get(&self, key: &[u8]) -> Option<&[u8]> {
+        self.slots
+            .iter()
+            .find(|(k, _)| !k.is_empty() && k == key)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// Keeps a record, in place of the one kept longest.
+    fn put(&mut self, key: &[u8], value: Vec<u8>) {
+        let slot = &mut self.slots[self.next];
+        slot.0.clear();
+        slot.0.extend_from_slice(key);
+        slot.1 = value;
+        self.next = (self.next + 1) % Self::SLOTS;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_node_cache_keeps_the_last_records_and_forgets_the_oldest() {
+        let mut c = NodeCache::default();
+        assert_eq!(c.get(b""), None);
+        for i in 0..NodeCache::SLOTS as u8 {
+            c.put(&[i], vec![i, i]);
+        }
+        assert_eq!(c.get(&[0]), Some(&[0u8, 0][..]));
+        c.put(&[9], vec![9]);
+        assert_eq!(c.get(&[0]), None);
+        assert_eq!(c.get(&[1]), Some(&[1u8, 1][..]));
+        assert_eq!(c.get(&[9]), Some(&[9u8][..]));
     }
 }
