@@ -176,6 +176,7 @@ fn matcher<'a, 'c>(
         last_pattern: false,
         ahead: crate::ahead::ReadAhead::new(g),
         only: Vec::new(),
+        early: Early::new(patterns, where_),
     }
 }
 
@@ -224,6 +225,55 @@ struct Matcher<'a, 'c> {
     /// Hops restricted to the relationships a relationship seek found
     /// (`rel_seek.rs`).
     only: rel_seek::Only,
+    /// The WHERE's conjuncts with the variables of this MATCH each may
+    /// read: a conjunct is checked as soon as the walk has bound them all,
+    /// so a partial match that fails it is not walked further ([`Early`]).
+    early: Early<'a>,
+}
+
+/// WHERE conjuncts checked during the walk. Each is checked once on a
+/// partial match, when the last of the variables it reads is bound; the
+/// whole WHERE is checked again on a complete match unless every conjunct
+/// was checked on the way (`all` and `passed`).
+struct Early<'a> {
+    conjuncts: Vec<(&'a Expr, Vec<String>)>,
+    /// Every conjunct reads a variable this MATCH binds.
+    all: bool,
+    /// How many conjuncts the current partial match passed.
+    passed: usize,
+}
+
+impl<'a> Early<'a> {
+    fn new(patterns: &[PathPattern], where_: Option<&'a Expr>) -> Early<'a> {
+        let vars: Vec<String> = patterns
+            .iter()
+            .flat_map(crate::exec::pattern_vars)
+            .collect();
+        let mut checked = Vec::new();
+        let mut all = where_.is_some();
+        for c in where_.map(conjuncts).unwrap_or_default() {
+            let deps: Vec<String> = vars
+                .iter()
+                .filter(|v| !crate::eval::free_of(c, v))
+                .cloned()
+                .collect();
+            if deps.is_empty() {
+                all = false;
+            } else {
+                checked.push((c, deps));
+            }
+        }
+        Early {
+            conjuncts: checked,
+            all,
+            passed: 0,
+        }
+    }
+
+    /// Whether the complete match passed every conjunct on the way.
+    fn settled(&self) -> bool {
+        self.all && self.passed == self.conjuncts.len()
+    }
 }
 
 /// One bound on a property, from a comparison in WHERE.
@@ -457,7 +507,7 @@ impl Matcher<'_, '_> {
     ) -> Res<bool> {
         let Some((first, rest)) = patterns.split_first() else {
             if let (Some(w), false) = (self.where_, self.where_answered.get()) {
-                if self.eval(w, row)? != Value::Bool(true) {
+                if !self.early.settled() && self.eval(w, row)? != Value::Bool(true) {
                     return Ok(false);
                 }
             }
@@ -549,11 +599,16 @@ impl Matcher<'_, '_> {
                 self.read_ahead_chain(hops, batch)?;
             }
             let (did, ok) = bind(row, &start.var, graph::node(id));
-            if ok && self.node_ok_but(start, id, row, seeked)? {
+            let early = match ok && self.node_ok_but(start, id, row, seeked)? {
+                true => self.early_ok(&start.var, did, row)?,
+                false => None,
+            };
+            if let Some(n) = early {
                 let mut trail = Trail {
                     nodes: vec![node_value(id)],
                     rels: vec![],
                 };
+                self.early.passed += n;
                 let stop = self.hops(hops, id, row, &mut trail, &mut |m, row, trail| {
                     let (did, ok) = match &p.var {
                         Some(_) => bind(row, &p.var, path_value(trail, reverse)),
@@ -562,8 +617,9 @@ impl Matcher<'_, '_> {
                     let stop = ok && next(m, row)?;
                     unbind(row, &p.var, did);
                     Ok(stop)
-                })?;
-                if stop {
+                });
+                self.early.passed -= n;
+                if stop? {
                     unbind(row, &start.var, did);
                     return Ok(true);
                 }
@@ -875,6 +931,28 @@ impl Matcher<'_, '_> {
 
     /// Whether node `id` satisfies the node pattern's labels, properties and
     /// inline WHERE (its variable is bound in `row` already).
+    /// Checks the WHERE conjuncts `var`, just bound (`did`), completes:
+    /// `None` when one is not true, else how many passed (the caller adds
+    /// them to `early.passed` while it walks on, and takes them off after).
+    fn early_ok(&self, var: &Option<String>, did: bool, row: &Row) -> Res<Option<usize>> {
+        let Some(var) = var.as_deref().filter(|_| did) else {
+            return Ok(Some(0));
+        };
+        if self.where_answered.get() {
+            return Ok(Some(0));
+        }
+        let mut n = 0;
+        for (c, deps) in &self.early.conjuncts {
+            if deps.iter().any(|d| d == var) && deps.iter().all(|d| row.contains_key(d)) {
+                if self.eval(c, row)? != Value::Bool(true) {
+                    return Ok(None);
+                }
+                n += 1;
+            }
+        }
+        Ok(Some(n))
+    }
+
     fn node_ok(&self, np: &NodePattern, id: NodeId, row: &Row) -> Res<bool> {
         self.ctx.guard.check()?;
         self.node_ok_but(np, id, row, None)
@@ -1112,11 +1190,17 @@ impl Matcher<'_, '_> {
                         rv.rel_type = self.g.type_name(n.rel_type)?.to_string();
                     }
                     let (did_r, ok) = bind(row, &hop.rel.var, Value::Relationship(Box::new(rv)));
-                    if ok && self.where_ok(&hop.rel.where_, row)? {
+                    let early = match ok && self.where_ok(&hop.rel.where_, row)? {
+                        true => self.early_ok(&hop.rel.var, did_r, row)?,
+                        false => None,
+                    };
+                    if let Some(k) = early {
                         self.used.push(Used::of(at, &n));
-                        let stop = self.arrive(hop, rest, at, &[n], row, trail, done)?;
+                        self.early.passed += k;
+                        let stop = self.arrive(hop, rest, at, &[n], row, trail, done);
+                        self.early.passed -= k;
                         self.used.pop();
-                        if stop {
+                        if stop? {
                             unbind(row, &hop.rel.var, did_r);
                             return Ok(true);
                         }
@@ -1152,8 +1236,12 @@ impl Matcher<'_, '_> {
     ) -> Res<bool> {
         let to = edges.last().map_or(from, |n| n.node);
         let (did, ok) = bind(row, &hop.node.var, graph::node(to));
-        let mut stop = false;
-        if ok && self.node_ok(hop.node, to, row)? {
+        let mut stop = Ok(false);
+        let early = match ok && self.node_ok(hop.node, to, row)? {
+            true => self.early_ok(&hop.node.var, did, row),
+            false => Ok(None),
+        };
+        if let Ok(Some(k)) = early {
             let mark = (trail.nodes.len(), trail.rels.len());
             // Only a path variable reads the trail.
             let mut at = from;
@@ -1163,12 +1251,15 @@ impl Matcher<'_, '_> {
                 trail.nodes.push(node_value(n.node));
                 at = n.node;
             }
-            stop = self.hops(rest, to, row, trail, done)?;
+            self.early.passed += k;
+            stop = self.hops(rest, to, row, trail, done);
+            self.early.passed -= k;
             trail.nodes.truncate(mark.0);
             trail.rels.truncate(mark.1);
         }
         unbind(row, &hop.node.var, did);
-        Ok(stop)
+        early?;
+        stop
     }
 
     /// Variable-length hop: every trail of `min..=max` relationships from
@@ -1209,9 +1300,19 @@ impl Matcher<'_, '_> {
                 rels
             });
             let (did, ok) = bind(row, &hop.rel.var, list);
-            let stop = ok && self.arrive(hop, rest, start, stack, row, trail, done)?;
+            let early = match ok {
+                true => self.early_ok(&hop.rel.var, did, row),
+                false => Ok(None),
+            };
+            let mut stop = Ok(false);
+            if let Ok(Some(k)) = early {
+                self.early.passed += k;
+                stop = self.arrive(hop, rest, start, stack, row, trail, done);
+                self.early.passed -= k;
+            }
             unbind(row, &hop.rel.var, did);
-            if stop {
+            early?;
+            if stop? {
                 return Ok(true);
             }
         }
