@@ -250,20 +250,31 @@ fn parameters(db: &Database, g: &str) -> Result<Params, String> {
     ]))
 }
 
-/// The parameters of each read (IS and IC), picked from the graph, with
-/// `given` ones (LDBC's substitution parameters) in their place.
+/// The parameter sets each read (IS and IC) runs with: one picked from the
+/// graph, or one for each `given` set (LDBC's substitution parameters),
+/// laid over it.
 pub fn read_parameters(
     db: &Database,
     graph: &str,
-    given: &std::collections::BTreeMap<String, Params>,
-) -> Result<std::collections::BTreeMap<String, Params>, String> {
+    given: &std::collections::BTreeMap<String, Vec<Params>>,
+) -> Result<std::collections::BTreeMap<String, Vec<Params>>, String> {
     let base = parameters(db, graph)?;
     Ok(reads()
         .into_iter()
         .map(|(name, _, _)| {
-            let mut p = bind(&name, &base);
-            p.extend(given.get(&name).cloned().unwrap_or_default());
-            (name, p)
+            let picked = bind(&name, &base);
+            let sets = match given.get(&name) {
+                Some(rows) if !rows.is_empty() => rows
+                    .iter()
+                    .map(|g| {
+                        let mut p = picked.clone();
+                        p.extend(g.clone());
+                        p
+                    })
+                    .collect(),
+                _ => vec![picked],
+            };
+            (name, sets)
         })
         .collect())
 }

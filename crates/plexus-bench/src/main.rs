@@ -454,8 +454,9 @@ fn ldbc_side(dir: &std::path::Path, a: LdbcSide) -> Result<(), Box<dyn std::erro
             let data = dir.join("v1/test-data");
             let t = tiny::Tiny::read(&data.join("vanilla"))?;
             let what = format!(
-                "LDBC's tiny data set (`v1/test-data`, {} persons), the first row of its \
-                 substitution parameters for IC1–14, IS parameters picked from the graph",
+                "LDBC's tiny data set (`v1/test-data`, {} persons), IC1–14 with every row of \
+                 its substitution parameters (the rows of all compared, the median over every \
+                 run of every row), IS parameters picked from the graph",
                 t.persons()
             );
             let given = tiny::substitution_parameters(&data.join("substitution_parameters"))?;

@@ -228,33 +228,37 @@ fn plexus_runs(
     db: &Database,
     graph: &str,
     dir: &Path,
-    params: &BTreeMap<String, Params>,
+    params: &BTreeMap<String, Vec<Params>>,
     reps: usize,
 ) -> Result<Vec<(String, Run, Vec<String>)>, String> {
     let mut out = Vec::new();
     for (name, version, stem) in reads() {
         let text = reference(dir, version, &stem)?;
-        let params = params.get(&name).cloned().unwrap_or_default();
         let mut run = Run::default();
         let mut columns = Vec::new();
-        for _ in 0..reps.max(1) {
-            let start = Instant::now();
-            match db.query(graph, &text, &params) {
-                Ok(t) => {
-                    run.seconds.push(start.elapsed().as_secs_f64());
-                    let rows: Vec<Vec<Json>> = t
-                        .rows
-                        .iter()
-                        .map(|r| r.iter().map(to_json).collect())
-                        .collect();
-                    run.rows = canon_rows(&name, &t.columns, &rows);
-                    columns = t.columns;
-                }
-                Err(e) => {
-                    run.missing = Some(format!("error: {e}"));
-                    break;
+        // Each parameter set's rows, from its last run, one after another.
+        for params in params.get(&name).into_iter().flatten() {
+            let mut rows = Vec::new();
+            for _ in 0..reps.max(1) {
+                let start = Instant::now();
+                match db.query(graph, &text, params) {
+                    Ok(t) => {
+                        run.seconds.push(start.elapsed().as_secs_f64());
+                        let json: Vec<Vec<Json>> = t
+                            .rows
+                            .iter()
+                            .map(|r| r.iter().map(to_json).collect())
+                            .collect();
+                        rows = canon_rows(&name, &t.columns, &json);
+                        columns = t.columns;
+                    }
+                    Err(e) => {
+                        run.missing = Some(format!("error: {e}"));
+                        break;
+                    }
                 }
             }
+            run.rows.extend(rows);
         }
         out.push((name, run, columns));
     }
@@ -276,7 +280,7 @@ fn peer(
     o: &Options,
     schema: &Json,
     files: &Path,
-    params: &BTreeMap<String, Params>,
+    params: &BTreeMap<String, Vec<Params>>,
     columns: &BTreeMap<String, Vec<String>>,
 ) -> Result<(String, f64, BTreeMap<String, Run>), String> {
     let mut runs = BTreeMap::new();
@@ -284,8 +288,10 @@ fn peer(
     for name in read_names() {
         match translation(&name) {
             Ok(text) => {
-                let params = params_for(&text, params.get(&name).unwrap_or(&Params::new()));
-                queries.push(json!({"name": name, "text": text, "params": params}));
+                for set in params.get(&name).into_iter().flatten() {
+                    let p = params_for(&text, set);
+                    queries.push(json!({"name": name, "text": text, "params": p}));
+                }
             }
             Err(why) => {
                 runs.insert(
@@ -304,28 +310,30 @@ fn peer(
     });
     let out = crate::run_peer_script(o.venv.as_deref(), &o.work, "ldbc", SCRIPT, &job)
         .map_err(|e| format!("{engine}: {e}"))?;
+    // A query run with several parameter sets reports once for each: its
+    // rows and times are gathered, as Plexus's are.
     for q in out["queries"].as_array().into_iter().flatten() {
         let name = q["name"].as_str().unwrap_or("").to_string();
-        let mut run = Run::default();
+        let run = runs.entry(name.clone()).or_default();
         if let Some(e) = q["error"].as_str() {
             run.missing = Some(format!("error: {e}"));
-        } else {
-            let rows: Vec<Vec<Json>> = q["rows"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|r| r.as_array().cloned().unwrap_or_default())
-                .collect();
-            let cols = columns.get(&name).map_or(&[][..], Vec::as_slice);
-            run.rows = canon_rows(&name, cols, &rows);
-            run.seconds = q["seconds"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Json::as_f64)
-                .collect();
+            continue;
         }
-        runs.insert(name, run);
+        let rows: Vec<Vec<Json>> = q["rows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| r.as_array().cloned().unwrap_or_default())
+            .collect();
+        let cols = columns.get(&name).map_or(&[][..], Vec::as_slice);
+        run.rows.extend(canon_rows(&name, cols, &rows));
+        run.seconds.extend(
+            q["seconds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Json::as_f64),
+        );
     }
     let version = out["engine_version"].as_str().unwrap_or("").to_string();
     Ok((version, out["load_seconds"].as_f64().unwrap_or(0.0), runs))
@@ -339,9 +347,9 @@ pub struct Data<'a> {
     pub source: &'a dyn crate::gen::Generator,
     /// For the report: "the SNB-like graph at SF 1".
     pub what: String,
-    /// Parameters that replace those picked from the graph, by query
-    /// (LDBC's substitution parameters).
-    pub given: BTreeMap<String, Params>,
+    /// Parameter sets that replace those picked from the graph, by query
+    /// (LDBC's substitution parameters): the query runs with each.
+    pub given: BTreeMap<String, Vec<Params>>,
 }
 
 /// Runs the reads on Plexus and on each peer of `o.engines`; `dir` is the

@@ -272,35 +272,39 @@ impl Generator for Tiny {
     }
 }
 
-/// The first row of each substitution parameter file
+/// Every row of each substitution parameter file
 /// (`…/test-data/substitution_parameters/interactive_N_param.txt`), by
 /// query name (`IC1`); a duration in days also gives `endDate`.
-pub fn substitution_parameters(dir: &Path) -> Result<BTreeMap<String, Params>, String> {
+pub fn substitution_parameters(dir: &Path) -> Result<BTreeMap<String, Vec<Params>>, String> {
     let mut out = BTreeMap::new();
     for n in 1..=14 {
         let file = dir.join(format!("interactive_{n}_param.txt"));
         let (header, rows) = read_rows(&file)?;
-        let Some((line, cells)) = rows.first() else {
+        if rows.is_empty() {
             return Err(format!("{}: no parameters", file.display()));
-        };
-        let mut p = Params::new();
-        for (name, cell) in header.iter().zip(cells) {
-            let v = match cell.parse::<i64>() {
-                Ok(i) => Value::Int(i),
-                Err(_) => Value::from(cell.as_str()),
-            };
-            p.insert(name.clone(), v);
         }
-        if let (Some(Value::Int(start)), Some(Value::Int(days))) =
-            (p.get("startDate"), p.get("durationDays"))
-        {
-            let end = days
-                .checked_mul(86_400_000)
-                .and_then(|d| d.checked_add(*start))
-                .ok_or_else(|| format!("{}:{line}: the window overflows", file.display()))?;
-            p.insert("endDate".into(), Value::Int(end));
+        let mut sets = Vec::new();
+        for (line, cells) in rows {
+            let mut p = Params::new();
+            for (name, cell) in header.iter().zip(&cells) {
+                let v = match cell.parse::<i64>() {
+                    Ok(i) => Value::Int(i),
+                    Err(_) => Value::from(cell.as_str()),
+                };
+                p.insert(name.clone(), v);
+            }
+            if let (Some(Value::Int(start)), Some(Value::Int(days))) =
+                (p.get("startDate"), p.get("durationDays"))
+            {
+                let end = days
+                    .checked_mul(86_400_000)
+                    .and_then(|d| d.checked_add(*start))
+                    .ok_or_else(|| format!("{}:{line}: the window overflows", file.display()))?;
+                p.insert("endDate".into(), Value::Int(end));
+            }
+            sets.push(p);
         }
-        out.insert(format!("IC{n}"), p);
+        out.insert(format!("IC{n}"), sets);
     }
     Ok(out)
 }
@@ -338,8 +342,10 @@ mod tests {
     fn substitution_parameters_give_every_complex_read_an_end_date_where_needed() {
         let p = substitution_parameters(&dir().join("substitution_parameters")).unwrap();
         assert_eq!(p.len(), 14);
-        assert_eq!(p["IC1"]["firstName"], Value::from("Jose"));
-        let ic4 = &p["IC4"];
+        assert_eq!(p["IC1"].len(), 2);
+        assert_eq!(p["IC1"][0]["firstName"], Value::from("Jose"));
+        assert_eq!(p["IC1"][1]["firstName"], Value::from("Ayesha"));
+        let ic4 = &p["IC4"][0];
         assert_eq!(
             ic4["endDate"],
             Value::Int(1_275_350_400_000 + 29 * 86_400_000)
