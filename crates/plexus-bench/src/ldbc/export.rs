@@ -5,7 +5,7 @@
 //! Those engines give a node exactly one table, so a node's table is its
 //! most specific label: LDBC's general labels (`Message`, `Organisation`,
 //! `Place`) become unions of tables in the translated queries
-//! (`(m:Post:Comment)`), as LDBC's own Kuzu implementation does.
+//! (`(m:Post:Comment)`).
 
 use crate::gen::Generator;
 use plexus::Value;
