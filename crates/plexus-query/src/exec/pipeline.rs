@@ -413,8 +413,9 @@ struct Stage<'a> {
     distinct: bool,
     /// The projection that ends the stage and collects its rows, if any.
     breaker: Option<&'a Clause>,
-    /// Whether a variable is read from clause `i` on, by (i, name).
-    live: RefCell<HashMap<(usize, String), bool>>,
+    /// Whether a variable is read from clause `i` on: one map per clause,
+    /// by name (looked up without building a key for every row).
+    live: RefCell<Vec<HashMap<String, bool>>>,
 }
 
 impl Stage<'_> {
@@ -422,10 +423,17 @@ impl Stage<'_> {
     /// after it reads (`live.rs`); `None` when it needs them all.
     fn prune(&self, i: usize, row: &Row) -> Option<Row> {
         let mut live = self.live.borrow_mut();
-        let mut reads = |k: &String| {
-            *live.entry((i, k.clone())).or_insert_with(|| {
-                super::live::read_by(self.clauses[i..].iter().chain(self.breaker), k)
-            })
+        if live.len() <= i {
+            live.resize_with(i + 1, HashMap::new);
+        }
+        let known = &mut live[i];
+        let mut reads = |k: &String| match known.get(k.as_str()) {
+            Some(r) => *r,
+            None => {
+                let r = super::live::read_by(self.clauses[i..].iter().chain(self.breaker), k);
+                known.insert(k.clone(), r);
+                r
+            }
         };
         if row.keys().all(&mut reads) {
             return None;
