@@ -109,6 +109,16 @@ pub fn type_matches(name: &str, e: &LabelExpr) -> bool {
     }
 }
 
+/// Whether [`type_names`] would list `e`'s types (without building the
+/// list: the matcher asks for every relationship it follows).
+pub fn are_type_names(e: &LabelExpr) -> bool {
+    match e {
+        LabelExpr::Name(_) => true,
+        LabelExpr::Or(parts) => parts.iter().all(are_type_names),
+        _ => false,
+    }
+}
+
 /// The type names a type expression can only match, when it is a plain
 /// name or an alternative of names: the adjacency lookups to make.
 pub fn type_names(e: &LabelExpr) -> Option<Vec<&str>> {

@@ -537,11 +537,13 @@ impl Matcher<'_, '_> {
         // Walk from the end that is bound, or labelled when the start is not.
         let start_bound = bound_node(row, &el.start.var).is_some();
         let last = el.chain.last().map(|(_, n)| n);
-        let reverse = !start_bound
-            && last.is_some_and(|n| {
+        let reverse = match start_bound {
+            true => self.cheaper_from_end(el, row)?,
+            false => last.is_some_and(|n| {
                 bound_node(row, &n.var).is_some()
                     || (el.start.labels.is_none() && el.start.props.is_none() && n.labels.is_some())
-            });
+            }),
+        };
         let via_edges = self.rel_seek(el, row)?;
         let reverse = via_edges.as_ref().map_or(reverse, |s| s.reverse);
         let (start, hops) = walk_order(el, reverse);
@@ -554,6 +556,59 @@ impl Matcher<'_, '_> {
             self.rel_seek_done(first);
         }
         stop
+    }
+
+    /// Whether a one-hop path whose ends are both bound to nodes — `(a)-[:T]-(b)`
+    /// as a pattern predicate — is cheaper walked from its end: the walk
+    /// reads the adjacency of the node it starts from, so it starts from
+    /// the one with fewer relationships of the hop's types (degree counters,
+    /// no adjacency read). A hub's friend asking whether it knows the hub
+    /// reads its own list, not the hub's.
+    fn cheaper_from_end(&self, el: &PatternElement, row: &Row) -> Res<bool> {
+        let [(rel, end)] = el.chain.as_slice() else {
+            return Ok(false);
+        };
+        let ends = (bound_node(row, &el.start.var), bound_node(row, &end.var));
+        let (Some(Some(a)), Some(Some(b))) = ends else {
+            return Ok(false);
+        };
+        if rel.length.is_some() || a == b {
+            return Ok(false);
+        }
+        let hop = |node, reversed| Hop {
+            rel,
+            node,
+            reversed,
+        };
+        // A short list is cheap to read whatever the other end has: the
+        // other end's counters are asked only when the start's list is long.
+        const SHORT: u64 = 64;
+        let from_start = self.rough_degree(a, self.direction(&hop(end, false)), rel)?;
+        Ok(from_start > SHORT
+            && from_start > self.rough_degree(b, self.direction(&hop(&el.start, true)), rel)?)
+    }
+
+    /// How many relationships of `rel`'s types `at` has in `dir`, from the
+    /// counters alone: both directions are added, so a self-loop counts
+    /// twice (the exact count decodes the adjacency to find loops).
+    fn rough_degree(&self, at: NodeId, dir: Direction, rel: &RelPattern) -> Res<u64> {
+        let names = rel.types.as_ref().and_then(type_names);
+        let mut n = 0u64;
+        for d in match dir {
+            Direction::Both => &[Direction::Out, Direction::In][..],
+            Direction::Out => &[Direction::Out],
+            Direction::In => &[Direction::In],
+        } {
+            match &names {
+                Some(names) => {
+                    for t in names {
+                        n = n.saturating_add(self.g.degree(at, *d, Some(t))?);
+                    }
+                }
+                None => n = n.saturating_add(self.g.degree(at, *d, None)?),
+            }
+        }
+        Ok(n)
     }
 
     /// Walks a path from each of its start candidates `ids`.
@@ -997,7 +1052,7 @@ impl Matcher<'_, '_> {
     fn rel_ok(&self, rp: &RelPattern, n: &Neighbor, row: &Row) -> Res<bool> {
         // Types given as names were looked up in the adjacency index by
         // type already; other type expressions are checked here.
-        if let Some(t) = rp.types.as_ref().filter(|t| type_names(t).is_none()) {
+        if let Some(t) = rp.types.as_ref().filter(|t| !graph::are_type_names(t)) {
             if !type_matches(&self.g.type_name(n.rel_type)?, t) {
                 return Ok(false);
             }
@@ -1171,6 +1226,13 @@ impl Matcher<'_, '_> {
             }
             None => {
                 let steps = self.steps(hop, at)?;
+                // A hop into a node the row binds already ("expand into"):
+                // only relationships that reach it can match, so the others
+                // are dropped before anything is bound or checked.
+                let into = match bound_node(row, &hop.node.var) {
+                    Some(Some(id)) => Some(id),
+                    _ => None,
+                };
                 if self.ahead.on() {
                     let ends: Vec<NodeId> = steps.iter().map(|n| n.node).collect();
                     self.read_nodes_ahead(hop.node, &ends)?;
@@ -1179,7 +1241,10 @@ impl Matcher<'_, '_> {
                     }
                 }
                 for n in steps {
-                    if self.is_used(n.edge) || !self.rel_ok(hop.rel, &n, row)? {
+                    if into.is_some_and(|id| id != n.node)
+                        || self.is_used(n.edge)
+                        || !self.rel_ok(hop.rel, &n, row)?
+                    {
                         continue;
                     }
                     let r = rel_of(at, &n);

@@ -217,6 +217,12 @@ fn pattern_steps(
         }
     };
     let nodes = g.node_count().unwrap_or(1).max(1) as f64;
+    let is_bound = |np: &NodePattern, walked: &[&NodePattern]| {
+        np.var
+            .as_ref()
+            .is_some_and(|v| bound.contains(v) || walked.iter().any(|w| w.var.as_ref() == Some(v)))
+    };
+    let mut walked = vec![&el.start];
     for (i, (r, n)) in el.chain.iter().enumerate() {
         if seek.as_ref().is_some_and(|(_, hop, _)| *hop == i) {
             continue;
@@ -247,18 +253,31 @@ fn pattern_steps(
             ),
             None => String::new(),
         };
-        rows = rows.map(|x| x * per);
+        // A hop into a node bound already keeps only the relationships
+        // that reach it (`Matcher::hops`); a one-hop path between two bound
+        // nodes is walked from the end with fewer relationships.
+        let into = r.length.is_none() && is_bound(n, &walked);
+        let from_either = into && el.chain.len() == 1 && is_bound(&el.start, &[]);
+        // Into a bound node: the chance that one of `per` relationships
+        // reaches that node.
+        rows = rows.map(|x| x * if into { (per / nodes).min(1.0) } else { per });
+        walked.push(n);
         out.push((
-            if r.length.is_some() {
-                "VarLengthExpand"
-            } else {
-                "Expand"
+            match (r.length.is_some(), into) {
+                (true, _) => "VarLengthExpand",
+                (false, true) => "ExpandInto",
+                (false, false) => "Expand",
             }
             .into(),
             format!(
-                "{a}[{}{types}{len}]{b}({})",
+                "{a}[{}{types}{len}]{b}({}){}",
                 r.var.as_deref().unwrap_or(""),
-                var(n)
+                var(n),
+                if from_either {
+                    ", from the end with fewer relationships"
+                } else {
+                    ""
+                }
             ),
             rows,
         ));

@@ -696,6 +696,79 @@ fn where_conjuncts_checked_early_give_the_rows_of_a_late_filter() {
     }
 }
 
+/// A hop between two bound nodes keeps only the relationships that reach
+/// the far end, and a one-hop path between bound nodes is walked from the
+/// end with fewer relationships (a hub's 150 against a small node's few):
+/// the same answers, in every direction, with self-loops and parallel
+/// relationships, as patterns that bind the far end only afterwards.
+#[test]
+fn hops_between_bound_nodes_agree_with_binding_the_far_end_later() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "CREATE (h:P {i: 0}) WITH h UNWIND range(1, 8) AS i CREATE (:P {i: i})",
+    );
+    q(
+        &db,
+        "MATCH (h:P {i: 0}) UNWIND range(1, 75) AS j \
+         CREATE (h)-[:K]->(:Q {j: j}), (h)<-[:K]-(:Q {j: j})",
+    );
+    q(
+        &db,
+        "MATCH (a:P), (b:P) WHERE (a.i * 3 + b.i) % 4 = 1 OR (a.i = b.i AND a.i % 4 = 0) \
+         CREATE (a)-[:K]->(b)",
+    );
+    q(
+        &db,
+        "MATCH (a:P {i: 2}), (h:P {i: 0}) CREATE (a)-[:K]->(h), (a)-[:L]->(h)",
+    );
+    let shapes = [
+        ("(a)-[:K]->(b)", "(a)-[:K]->(x)"),
+        ("(a)<-[:K]-(b)", "(a)<-[:K]-(x)"),
+        ("(a)-[:K]-(b)", "(a)-[:K]-(x)"),
+        ("(a)-[:K|L]-(b)", "(a)-[:K|L]-(x)"),
+        ("(a)-->(b)", "(a)-->(x)"),
+    ];
+    for (into, later) in shapes {
+        let exists = format!("MATCH (a:P), (b:P) RETURN a.i, b.i, exists {{ {into} }}");
+        let reference =
+            format!("MATCH (a:P), (b:P) RETURN a.i, b.i, size([{later} WHERE x = b | 1]) > 0");
+        let (got, want) = (
+            sorted(q(&db, &exists).rows),
+            sorted(q(&db, &reference).rows),
+        );
+        assert!(want.iter().any(|r| r.ends_with("|true")), "{reference}");
+        assert_eq!(got, want, "{exists}");
+        let counted = format!("MATCH (a:P), (b:P) MATCH {into} RETURN a.i, b.i, count(*)");
+        let reference =
+            format!("MATCH (a:P), (b:P) MATCH {later} WHERE x = b RETURN a.i, b.i, count(*)");
+        let (got, want) = (
+            sorted(q(&db, &counted).rows),
+            sorted(q(&db, &reference).rows),
+        );
+        assert_eq!(got, want, "{counted}");
+    }
+    let plan = q(
+        &db,
+        "EXPLAIN MATCH (a:P), (b:P) WHERE (a)-[:K]-(b) MATCH (a)-[:K]->(b) RETURN a",
+    );
+    let details: Vec<String> = col(&plan, "details")
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("(b), from the end with fewer relationships")),
+        "{details:?}"
+    );
+    let ops: Vec<String> = col(&plan, "operator")
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert!(ops.iter().any(|o| o.contains("ExpandInto")), "{ops:?}");
+}
+
 fn sorted(mut rows: Vec<Vec<Value>>) -> Vec<String> {
     let mut out: Vec<String> = rows
         .drain(..)

@@ -5,13 +5,17 @@
 
 use crate::batch::add_counter;
 use crate::{
-    Backend, KeyRange, Ks, KvError, KvIter, KvPair, KvStore, Op, Result, ScanOptions, Snapshot,
-    SortedCheck, WriteBatch,
+    Backend, KeyRange, Ks, KvError, KvIter, KvPair, KvStore, Op, PairVisitor, Result, ScanOptions,
+    Snapshot, SortedCheck, WriteBatch,
 };
+use key::Key;
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
-type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+mod key;
+
+type Map = BTreeMap<Key, Vec<u8>>;
 
 pub(crate) struct MemoryStore {
     maps: RwLock<Vec<Arc<Map>>>,
@@ -55,24 +59,25 @@ impl KvStore for MemoryStore {
         for op in batch.ops {
             match op {
                 Op::Put { ks, key, value } => {
-                    map_mut(maps, ks)?.insert(key, value);
+                    map_mut(maps, ks)?.insert(Key::from(key), value);
                 }
                 Op::Delete { ks, key } => {
-                    map_mut(maps, ks)?.remove(&key);
+                    map_mut(maps, ks)?.remove(key.as_slice());
                 }
                 Op::DeleteRange { ks, start, end } => {
                     let m = map_mut(maps, ks)?;
-                    let doomed: Vec<Vec<u8>> =
-                        m.range(start..end).map(|(k, _)| k.clone()).collect();
+                    let range = (Bound::Included(&start[..]), Bound::Excluded(&end[..]));
+                    let doomed: Vec<Key> =
+                        m.range::<[u8], _>(range).map(|(k, _)| k.clone()).collect();
                     doomed.iter().for_each(|k| {
                         m.remove(k);
                     });
                 }
                 Op::Add { ks, key, delta } => {
                     let m = map_mut(maps, ks)?;
-                    match add_counter(m.get(&key).map(Vec::as_slice), delta) {
-                        Some(v) => m.insert(key, v.to_vec()),
-                        None => m.remove(&key),
+                    match add_counter(m.get(key.as_slice()).map(Vec::as_slice), delta) {
+                        Some(v) => m.insert(Key::from(key), v.to_vec()),
+                        None => m.remove(key.as_slice()),
                     };
                 }
             }
@@ -102,7 +107,11 @@ impl KvStore for MemoryStore {
         let maps = self.maps.read().unwrap_or_else(|p| p.into_inner());
         Ok(maps
             .iter()
-            .map(|m| m.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum())
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.as_slice().len() + v.len()) as u64)
+                    .sum()
+            })
             .collect())
     }
 
@@ -126,11 +135,57 @@ impl Snapshot for MemorySnapshot {
         }
         let r = m.range::<[u8], _>(range.as_slices());
         let limit = opts.limit.unwrap_or(usize::MAX);
-        let owned = |(k, v): (&Vec<u8>, &Vec<u8>)| Ok((k.clone(), v.clone()));
+        let owned = |(k, v): (&Key, &Vec<u8>)| Ok((k.as_slice().to_vec(), v.clone()));
         if opts.reverse {
             Box::new(r.rev().take(limit).map(owned))
         } else {
             Box::new(r.take(limit).map(owned))
         }
+    }
+
+    // The borrowing reads lend the map's own bytes, as LMDB lends its
+    // pages: the defaults go through `get` and `scan`, which copy every
+    // key and value (an adjacency block read for its count, a hub's block
+    // read for one neighbour).
+    fn get_with(&self, ks: Ks, key: &[u8], f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        let m = self.maps.get(ks.0).ok_or(KvError::NoSuchKeyspace(ks.0))?;
+        match m.get(key) {
+            Some(v) => f(v).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    fn visit(&self, ks: Ks, range: &KeyRange, f: &mut PairVisitor<'_>) -> Result<()> {
+        self.visit_in(ks, range, false, f)
+    }
+
+    fn visit_rev(&self, ks: Ks, range: &KeyRange, f: &mut PairVisitor<'_>) -> Result<()> {
+        self.visit_in(ks, range, true, f)
+    }
+}
+
+impl MemorySnapshot {
+    fn visit_in(
+        &self,
+        ks: Ks,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut PairVisitor<'_>,
+    ) -> Result<()> {
+        let m = self.maps.get(ks.0).ok_or(KvError::NoSuchKeyspace(ks.0))?;
+        if range.is_empty() {
+            return Ok(());
+        }
+        let r = m.range::<[u8], _>(range.as_slices());
+        let pairs: Box<dyn Iterator<Item = (&Key, &Vec<u8>)>> = match reverse {
+            true => Box::new(r.rev()),
+            false => Box::new(r),
+        };
+        for (k, v) in pairs {
+            if !f(k.as_slice(), v)? {
+                break;
+            }
+        }
+        Ok(())
     }
 }
