@@ -732,21 +732,18 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             let mut out = Vec::new();
             if let Some(g) = ctx.graph {
                 let p = plexus_cypher::PathPattern::plain(var.clone(), pattern.clone(), e.span);
+                // The filter is the match's WHERE, as a MATCH's is: its
+                // conjuncts prune the walk and its equalities seek
+                // (`[(a:P)-->(b) WHERE a.id = $x OR a.id = $y | …]`).
                 crate::pattern::match_all(
                     g,
                     ctx,
                     std::slice::from_ref(&p),
-                    None,
+                    filter.as_deref(),
                     row,
                     &mut |r, times| {
-                        let keep = match filter {
-                            Some(f) => eval(f, r, ctx)? == Value::Bool(true),
-                            None => true,
-                        };
-                        if keep {
-                            let v = eval(map, r, ctx)?;
-                            out.extend(std::iter::repeat_n(v, times as usize));
-                        }
+                        let v = eval(map, r, ctx)?;
+                        out.extend(std::iter::repeat_n(v, times as usize));
                         Ok(false)
                     },
                 )?;

@@ -19,6 +19,7 @@ use plexus_storage::{Direction, EdgeId, GraphRead, Neighbor, NodeId, StorageErro
 use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
 
+pub(crate) mod any_of;
 pub(crate) mod rel_seek;
 
 type Res<T> = Result<T, QueryError>;
@@ -154,11 +155,13 @@ fn matcher<'a, 'c>(
     let mut ranges = Vec::new();
     let mut ids = Vec::new();
     let mut elements = Vec::new();
+    let mut any_of = Vec::new();
     if let Some(w) = where_ {
         equality_hints(w, &mut hints);
         range_hints(w, &mut ranges);
         element_id_hints(w, &mut ids);
         element_hints(w, &mut elements);
+        any_of::hints(w, &mut any_of);
     }
     Matcher {
         g,
@@ -172,6 +175,7 @@ fn matcher<'a, 'c>(
         ranges,
         ids,
         elements,
+        any_of,
         mode,
         last_pattern: false,
         ahead: crate::ahead::ReadAhead::new(g),
@@ -216,6 +220,9 @@ struct Matcher<'a, 'c> {
     /// `x IN var.key` conjuncts: seeks in a list-element index; the WHERE
     /// is still evaluated on every candidate.
     elements: Vec<(&'a str, &'a str, &'a Expr)>,
+    /// `var.key = a OR var.key = b …` conjuncts: one index seek per
+    /// alternative (`any_of.rs`); the WHERE is still evaluated.
+    any_of: Vec<any_of::AnyOf<'a>>,
     /// What the consumer needs.
     mode: Mode,
     /// Whether the pattern being matched is the MATCH's last.
@@ -326,7 +333,6 @@ pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
     }
 }
 
-/// Collects the `var.key = expr` conjuncts of a predicate.
 /// `elementId(var) = expr` (either way round) among the conjuncts of `e`.
 pub(crate) fn element_id_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e Expr)>) {
     for (call, v) in equalities(e) {
@@ -352,6 +358,7 @@ pub(crate) fn element_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'
     }
 }
 
+/// Collects the `var.key = expr` conjuncts of a predicate.
 pub(crate) fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
     for (p, v) in equalities(e) {
         if let Some((var, key)) = var_property(p) {
@@ -362,7 +369,7 @@ pub(crate) fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &
 
 /// The conjuncts of a WHERE: `a AND (b AND c)` gives a, b, c (walked with
 /// a stack of its own: AND chains can be long).
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
+pub(crate) fn conjuncts(e: &Expr) -> Vec<&Expr> {
     let mut out = Vec::new();
     let mut todo = vec![e];
     while let Some(x) = todo.pop() {
@@ -385,6 +392,22 @@ fn equalities(e: &Expr) -> impl Iterator<Item = (&Expr, &Expr)> {
         }
         _ => vec![],
     })
+}
+
+/// What `find` answers for the first of `labels` (then no label) that has
+/// an index it can use; `None` when none has.
+fn first_index<T>(
+    labels: &[&str],
+    mut find: impl FnMut(Option<&str>) -> Result<T, StorageError>,
+) -> Res<Option<T>> {
+    for l in labels.iter().map(|l| Some(*l)).chain([None]) {
+        match find(l) {
+            Ok(found) => return Ok(Some(found)),
+            Err(StorageError::NoIndex(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(None)
 }
 
 /// `var.key`, as (var, key).
@@ -796,6 +819,9 @@ impl Matcher<'_, '_> {
                 }
             }
         }
+        if let Some(ids) = self.any_of_seek(np, &labels, row)? {
+            return Ok((ids, None));
+        }
         if let Some(ids) = self.element_seek(np, &labels, row)? {
             return Ok((ids, None));
         }
@@ -847,9 +873,6 @@ impl Matcher<'_, '_> {
         hints.len() == 1 && np.var.as_deref() == Some(hints[0].0) && hints[0].1 == key
     }
 
-    /// A range seek for the node's variable from WHERE comparisons on one
-    /// key, when an index or the property's column serves; `None`
-    /// otherwise. The WHERE still checks every candidate.
     /// The nodes whose list `key` holds `x`, for a WHERE conjunct
     /// `x IN var.key`, when a list-element index serves; `None` otherwise.
     fn element_seek(
@@ -872,12 +895,9 @@ impl Matcher<'_, '_> {
             if !x.is_storable() {
                 continue;
             }
-            for l in labels.iter().map(|l| Some(*l)).chain([None]) {
-                match self.g.find_nodes_with_element(l, key, &x) {
-                    Ok(ids) => return Ok(Some(ids)),
-                    Err(StorageError::NoIndex(_)) => {}
-                    Err(e) => return Err(e.into()),
-                }
+            if let Some(ids) = first_index(labels, |l| self.g.find_nodes_with_element(l, key, &x))?
+            {
+                return Ok(Some(ids));
             }
         }
         Ok(None)
@@ -923,6 +943,9 @@ impl Matcher<'_, '_> {
         }))
     }
 
+    /// A range seek for the node's variable from WHERE comparisons on one
+    /// key, when an index or the property's column serves; `None`
+    /// otherwise. The WHERE still checks every candidate.
     fn range_seek(&self, np: &NodePattern, labels: &[&str], row: &Row) -> Res<Option<Vec<NodeId>>> {
         let Some(var) = np.var.as_deref() else {
             return Ok(None);

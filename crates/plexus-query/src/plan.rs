@@ -118,6 +118,25 @@ fn start(
         }
     }
     if let (Some(w), Some(v)) = (where_, &np.var) {
+        let mut any_of = Vec::new();
+        crate::pattern::any_of::hints(w, &mut any_of);
+        for h in any_of.iter().filter(|h| h.var == v) {
+            for l in [label, None] {
+                if h.values.iter().all(|e| has_index(g, l, h.key, ctx, e)) {
+                    return (
+                        "NodeIndexSeek".into(),
+                        format!(
+                            "{} on .{}, one seek per alternative of an OR",
+                            seek_node(np, l),
+                            h.key
+                        ),
+                        Some(h.values.len() as f64),
+                    );
+                }
+            }
+        }
+    }
+    if let (Some(w), Some(v)) = (where_, &np.var) {
         let mut elements = Vec::new();
         crate::pattern::element_hints(w, &mut elements);
         for (_, k, e) in elements.into_iter().filter(|(x, _, _)| x == v) {
