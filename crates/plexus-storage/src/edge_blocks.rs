@@ -85,7 +85,9 @@ fn walk(block: &[u8], f: &mut RecordVisitor<'_>) -> Result<()> {
     if r.byte().map_err(bad)? != MARK {
         return Err(corrupt("mark"));
     }
-    let mut user = Vec::new();
+    // Sized for a typical user id and record, so that neither grows by
+    // doubling from nothing on every read of one relationship.
+    let mut user = Vec::with_capacity(32);
     let mut last = None;
     while !r.is_empty() {
         let low = next_low(&mut r, &mut last)?;
@@ -160,7 +162,7 @@ pub(crate) fn record(snap: &dyn Snapshot, g: GraphId, id: EdgeId) -> Result<Opti
         start: Bound::Included(block.clone()),
         end: Bound::Included(block),
     };
-    let mut record = Vec::new();
+    let mut record = Vec::with_capacity(64);
     let mut found = Ok(false);
     snap.visit(EDGES, &range, &mut |_, v| {
         found = find(v, id, &mut record);
@@ -173,18 +175,37 @@ pub(crate) fn record(snap: &dyn Snapshot, g: GraphId, id: EdgeId) -> Result<Opti
 /// with a long vector property makes a block of megabytes.
 const CACHED_BLOCK_BYTES: usize = 256 << 10;
 
-/// A block's records by id low bits, in order.
-type Records = Vec<(u64, Vec<u8>)>;
+/// A block's records, rebuilt into one buffer: each record's id low bits
+/// and where it ends in `bytes`, in id order (one allocation per block,
+/// not per record).
+#[derive(Default)]
+struct Records {
+    ends: Vec<(u64, usize)>,
+    bytes: Vec<u8>,
+}
 
-/// The edge block a transaction read last, decoded once it is read twice
-/// in a row. A delete of a document reads its relationships in id order,
+impl Records {
+    fn get(&self, low: u64) -> Option<&[u8]> {
+        let i = self.ends.binary_search_by_key(&low, |(l, _)| *l).ok()?;
+        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
+        self.bytes.get(start..self.ends[i].1)
+    }
+}
+
+/// The edge block a transaction read last, decoded once a second record of
+/// it is read. A delete of a document reads its relationships in id order,
 /// each twice (its owners, then the record it removes): 64 of them share a
-/// block, and each read walked half the block after a seek. A transaction's
-/// snapshot never changes, so what is kept stays right; its own writes are
-/// read before it (`read.rs`).
+/// block, and each read walked half the block after a seek. The record read
+/// last is kept too, so reading one relationship's properties one after
+/// another (`r.creationDate` as a sort key, then as a column) copies that
+/// record instead of decoding its whole block. A transaction's snapshot
+/// never changes, so what is kept stays right; its own writes are read
+/// before it (`read.rs`).
 #[derive(Default)]
 pub(crate) struct BlockCache {
     key: Vec<u8>,
+    /// The record read last in this block, by id (`None`: not there).
+    last: Option<(EdgeId, Option<Vec<u8>>)>,
     /// The block's records, once decoded.
     records: Option<Records>,
 }
@@ -201,7 +222,14 @@ impl BlockCache {
         if self.key != block {
             self.key = block;
             self.records = None;
-            return record(snap, g, id);
+            let found = record(snap, g, id)?;
+            self.last = Some((id, found.clone()));
+            return Ok(found);
+        }
+        if let Some((last, found)) = &self.last {
+            if *last == id {
+                return Ok(found.clone());
+            }
         }
         if self.records.is_none() {
             self.records = decoded(snap, &self.key)?;
@@ -209,11 +237,7 @@ impl BlockCache {
         let Some(records) = &self.records else {
             return record(snap, g, id);
         };
-        let low = id.0 & ((1 << SHIFT) - 1);
-        Ok(records
-            .binary_search_by_key(&low, |(l, _)| *l)
-            .ok()
-            .map(|i| records[i].1.clone()))
+        Ok(records.get(id.0 & ((1 << SHIFT) - 1)).map(<[u8]>::to_vec))
     }
 }
 
@@ -224,17 +248,18 @@ fn decoded(snap: &dyn Snapshot, key: &[u8]) -> Result<Option<Records>> {
         start: Bound::Included(key.to_vec()),
         end: Bound::Included(key.to_vec()),
     };
-    let mut out = Ok(Some(Vec::new()));
+    let mut out = Ok(Some(Records::default()));
     snap.visit(EDGES, &range, &mut |_, v| {
         if v.len() > CACHED_BLOCK_BYTES {
             out = Ok(None);
             return Ok(false);
         }
-        let mut records = Vec::new();
+        let mut records = Records::default();
+        let mut record = Vec::new();
         out = walk(v, &mut |low, user, rest| {
-            let mut record = Vec::new();
             join_key(user, rest, &mut record);
-            records.push((low, record));
+            records.bytes.extend_from_slice(&record);
+            records.ends.push((low, records.bytes.len()));
             Ok(true)
         })
         .map(|()| Some(records));
@@ -464,7 +489,8 @@ mod tests {
             kv.write(batch).unwrap();
             let snap = kv.snapshot().unwrap();
             let mut cache = BlockCache::default();
-            // Each id twice in a row, so the cache decodes blocks.
+            // Each id twice in a row (the record kept), then its
+            // neighbour (the block decoded).
             for id in reads.iter().flat_map(|&i| [i, i, i + 1]) {
                 let want = record(&*snap, g, EdgeId(id)).unwrap();
                 prop_assert_eq!(want.is_some(), ids.contains(&id));

@@ -129,8 +129,6 @@ pub(crate) fn join_key(key: &[u8], rest: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(rest);
 }
 
-/// One property of an encoded node record: what `NodeRecord::decode` then
-/// a lookup would give, without decoding the other properties.
 /// A node record's user id, without decoding the rest of it.
 pub(crate) fn node_user_id(b: &[u8]) -> Result<String> {
     header(&mut Reader::new(b), "node")
@@ -148,6 +146,8 @@ pub(crate) fn node_has_label(b: &[u8], l: u32) -> Result<bool> {
     Ok(false)
 }
 
+/// One property of an encoded node record: what `NodeRecord::decode` then
+/// a lookup would give, without decoding the other properties.
 pub(crate) fn node_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
     let mut r = Reader::new(b);
     skip_header(&mut r, "node")?;
