@@ -20,6 +20,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
 
 pub(crate) mod any_of;
+mod reach;
 pub(crate) mod rel_seek;
 
 type Res<T> = Result<T, QueryError>;
@@ -1427,96 +1428,6 @@ impl Matcher<'_, '_> {
             }
         }
         Ok(false)
-    }
-
-    /// Whether a variable-length hop may be walked by [`Matcher::reach`]:
-    /// the consumer needs distinct rows, the hop is the last of the MATCH's
-    /// last pattern and its first relationship (`used` is empty: no other
-    /// relationship of the match to keep distinct from), nothing reads its
-    /// relationships (no relationship, path or inline WHERE), it follows
-    /// one direction and may start at one hop or none. Then the ends it
-    /// reaches are those a breadth-first walk reaches: the shortest walk of
-    /// at least one relationship to a node repeats none (a repeat would
-    /// close a cycle that could be cut out), so a node is the end of a
-    /// trail of 1..=max relationships exactly when a walk reaches it within
-    /// max. Undirected, a walk may go back along the relationship it came
-    /// by, which a trail may not: not taken.
-    fn reaches(&self, hop: &Hop<'_>, rest: &[Hop<'_>], min: usize) -> bool {
-        self.mode == Mode::Distinct
-            && self.last_pattern
-            && rest.is_empty()
-            && self.used.is_empty()
-            && !self.trail_needed
-            && hop.rel.var.is_none()
-            && hop.rel.where_.is_none()
-            && min <= 1
-            && self.direction(hop) != Direction::Both
-    }
-
-    /// The distinct ends of a variable-length hop from `start` (see
-    /// [`Matcher::reaches`]), breadth-first, each arrived at once. The start
-    /// itself is an end at depth 0 when `min` is 0, and when a cycle of at
-    /// most `max` relationships leads back to it.
-    #[allow(clippy::too_many_arguments)]
-    fn reach(
-        &mut self,
-        hop: &Hop<'_>,
-        start: NodeId,
-        min: usize,
-        max: usize,
-        row: &mut Row,
-        trail: &mut Trail,
-        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
-    ) -> Res<bool> {
-        let mut seen: std::collections::HashSet<NodeId> = std::collections::HashSet::new();
-        if min == 0 {
-            seen.insert(start);
-            if self.arrive(hop, &[], start, &[], row, trail, done)? {
-                return Ok(true);
-            }
-        }
-        let mut frontier = vec![start];
-        let mut depth = 0;
-        // The visited set and the frontier are the walk's memory: charged
-        // to the query's budget as they grow, given back when it ends.
-        const PER_NODE: usize = 32;
-        let mut charged = 0;
-        let stop = (|| {
-            while !frontier.is_empty() && depth < max {
-                depth += 1;
-                let mut next = Vec::new();
-                // On a remote store a level's ends are gathered first, so
-                // that their records are read at once before they arrive.
-                let mut level = Vec::new();
-                self.read_ahead(hop, frontier.iter().copied())?;
-                for &at in &frontier {
-                    for n in self.steps(hop, at)? {
-                        if seen.contains(&n.node) || !self.rel_ok(hop.rel, &n, row)? {
-                            continue;
-                        }
-                        self.ctx.guard.charge(PER_NODE)?;
-                        charged += PER_NODE;
-                        seen.insert(n.node);
-                        next.push(n.node);
-                        if self.ahead.on() {
-                            level.push(n);
-                        } else if self.arrive(hop, &[], start, &[n], row, trail, done)? {
-                            return Ok(true);
-                        }
-                    }
-                }
-                self.read_nodes_ahead(hop.node, &next)?;
-                for n in level {
-                    if self.arrive(hop, &[], start, &[n], row, trail, done)? {
-                        return Ok(true);
-                    }
-                }
-                frontier = next;
-            }
-            Ok(false)
-        })();
-        self.ctx.guard.release(charged);
-        stop
     }
 
     /// `shortestPath(...)` / `allShortestPaths(...)` between two bound or

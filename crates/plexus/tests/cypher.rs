@@ -455,6 +455,17 @@ fn distinct_ends_of_variable_length_hops_agree_with_every_trail() {
         &db,
         "MATCH (a {k: 4}), (b {k: 5}) CREATE (a)-[:U {w: 0}]->(b), (b)-[:U {w: 0}]->(a)",
     );
+    // Undirected, the start ends a trail only through a cycle of distinct
+    // relationships: none on a path (100), three on a triangle (103), two
+    // on parallel relationships (106), none where the only cycle is
+    // further along, past one relationship of the start (108).
+    q(
+        &db,
+        "CREATE ({k: 100})-[:V]->({k: 101})-[:V]->({k: 102}), \
+         (d {k: 103})-[:V]->({k: 104})-[:V]->({k: 105})-[:V]->(d), \
+         (g {k: 106})-[:V]->(h {k: 107}), (g)-[:V]->(h), \
+         ({k: 108})-[:V]->(s {k: 109}), (s)-[:V]->(t {k: 110}), (s)-[:V]->(t)",
+    );
     let hops = [
         "-[*1..3]->",
         "-[*..2]->",
@@ -464,6 +475,14 @@ fn distinct_ends_of_variable_length_hops_agree_with_every_trail() {
         "-[:T*1..4]->",
         "-[:U*1..3 {w: 0}]->",
         "-[*1..2]-",
+        "-[*1..3]-",
+        "-[*0..3]-",
+        "-[:U*1..2]-",
+        "-[:T*..1]-",
+        "-[:V*1..2]-",
+        "-[:V*1..3]-",
+        "-[:V*0..2]-",
+        "-[:V*1..4]-",
     ];
     let tails = [
         "RETURN count(DISTINCT b) AS x",
@@ -471,7 +490,7 @@ fn distinct_ends_of_variable_length_hops_agree_with_every_trail() {
         "WHERE b.k > 10 RETURN min(b.k) AS x, max(b.k) AS y",
         "RETURN a.k AS k, count(DISTINCT b) AS x",
     ];
-    for start in [0, 4, 13] {
+    for start in [0, 4, 13, 100, 101, 103, 106, 108] {
         for hop in hops {
             for tail in tails {
                 let fast = format!("MATCH (a {{k: {start}}}){hop}(b) {tail}");

@@ -1,0 +1,190 @@
+//! The distinct ends of a last variable-length hop, breadth-first: each
+//! node once, instead of every trail to it (`count(DISTINCT b)`, `WITH
+//! DISTINCT friend` after `-[:KNOWS*1..2]-(friend)`).
+//!
+//! The shortest walk of at least one relationship from the start to
+//! another node repeats no node, so no relationship: a node other than the
+//! start ends a trail of `1..=max` relationships exactly when a walk
+//! reaches it within `max`. The start itself is different. Directed, a
+//! walk back to it is a cycle, so a trail. Undirected, a walk may go out
+//! and back along one relationship, which a trail may not: the start ends
+//! a trail only through a cycle of distinct relationships, and [`Loops`]
+//! finds the shortest one through it from the same breadth-first walk.
+
+use super::{Hop, Matcher, Mode, Res, Trail};
+use crate::eval::Row;
+use plexus_storage::{Direction, EdgeId, Neighbor, NodeId};
+use std::collections::{HashMap, HashSet};
+
+/// The shortest cycle through the start of an undirected breadth-first
+/// walk. Each node reached keeps its depth, the relationship it was reached
+/// by and the start's relationship its branch of the walk began with. A
+/// relationship the walk did not take between two reached nodes of
+/// different branches (or back to the start, other than by the branch's
+/// own first relationship) closes a cycle through the start of their
+/// depths plus one; a relationship between nodes of one branch closes a
+/// cycle that misses it. The least such length is the shortest cycle
+/// through the start (a closed trail through it holds a cycle through it).
+#[derive(Default)]
+struct Loops {
+    /// Depth, the relationship taken to the node, its branch's first one.
+    reached: HashMap<NodeId, (usize, EdgeId, EdgeId)>,
+    shortest: Option<usize>,
+}
+
+impl Loops {
+    /// `n` leads from `at` (the start, or a node reached) to a node reached
+    /// already, or back to the start.
+    fn seen_again(&mut self, start: NodeId, at: NodeId, n: &Neighbor) {
+        let here = self.reached.get(&at).copied();
+        let there = self.reached.get(&n.node).copied();
+        let taken = |x: Option<(usize, EdgeId, EdgeId)>| x.is_some_and(|(_, by, _)| by == n.edge);
+        if taken(here) || taken(there) {
+            return;
+        }
+        let len = match (at == start, n.node == start, here, there) {
+            // A self-loop at the start.
+            (true, true, ..) => 1,
+            (true, false, _, Some((d, _, _))) | (false, true, Some((d, _, _)), _) => d + 1,
+            (false, false, Some((d, _, b)), Some((e, _, c))) if b != c => d + e + 1,
+            _ => return,
+        };
+        self.shortest = Some(self.shortest.map_or(len, |s| s.min(len)));
+    }
+
+    fn reach(&mut self, at: NodeId, n: &Neighbor) {
+        let (depth, branch) = match self.reached.get(&at) {
+            Some(&(d, _, b)) => (d + 1, b),
+            None => (1, n.edge),
+        };
+        self.reached.insert(n.node, (depth, n.edge, branch));
+    }
+}
+
+impl Matcher<'_, '_> {
+    /// Whether a variable-length hop may be walked by [`Matcher::reach`]:
+    /// the consumer needs distinct rows, the hop is the last of the MATCH's
+    /// last pattern and its first relationship (`used` is empty: no other
+    /// relationship of the match to keep distinct from), nothing reads its
+    /// relationships (no relationship, path or inline WHERE), and it may
+    /// start at one hop or none.
+    pub(super) fn reaches(&self, hop: &Hop<'_>, rest: &[Hop<'_>], min: usize) -> bool {
+        self.mode == Mode::Distinct
+            && self.last_pattern
+            && rest.is_empty()
+            && self.used.is_empty()
+            && !self.trail_needed
+            && hop.rel.var.is_none()
+            && hop.rel.where_.is_none()
+            && min <= 1
+    }
+
+    /// The distinct ends of a variable-length hop from `start` (see the
+    /// module's comment), each arrived at once. The start itself is an end
+    /// at depth 0 when `min` is 0, and when a cycle of at most `max`
+    /// relationships leads back to it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn reach(
+        &mut self,
+        hop: &Hop<'_>,
+        start: NodeId,
+        min: usize,
+        max: usize,
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
+        let mut seen: HashSet<NodeId> = HashSet::new();
+        // Undirected, the start is an end only through a cycle: kept out
+        // of the walk's ends and decided by `loops` once the walk is done.
+        let mut loops = (self.direction(hop) == Direction::Both).then(Loops::default);
+        if min == 0 || loops.is_some() {
+            seen.insert(start);
+        }
+        if min == 0 && self.arrive(hop, &[], start, &[], row, trail, done)? {
+            return Ok(true);
+        }
+        // The visited set and the frontier are the walk's memory: charged
+        // to the query's budget as they grow, given back when it ends.
+        let mut charged = 0;
+        let stop = self.breadth_first(
+            hop,
+            start,
+            max,
+            &mut seen,
+            &mut loops,
+            &mut charged,
+            row,
+            trail,
+            done,
+        );
+        self.ctx.guard.release(charged);
+        if stop? {
+            return Ok(true);
+        }
+        let closes = loops.and_then(|l| l.shortest).is_some_and(|len| len <= max);
+        if min > 0 && closes {
+            return self.arrive(hop, &[], start, &[], row, trail, done);
+        }
+        Ok(false)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn breadth_first(
+        &mut self,
+        hop: &Hop<'_>,
+        start: NodeId,
+        max: usize,
+        seen: &mut HashSet<NodeId>,
+        loops: &mut Option<Loops>,
+        charged: &mut usize,
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
+        const PER_NODE: usize = 32;
+        let mut frontier = vec![start];
+        let mut depth = 0;
+        while !frontier.is_empty() && depth < max {
+            depth += 1;
+            let mut next = Vec::new();
+            // On a remote store a level's ends are gathered first, so
+            // that their records are read at once before they arrive.
+            let mut level = Vec::new();
+            self.read_ahead(hop, frontier.iter().copied())?;
+            for &at in &frontier {
+                for n in self.steps(hop, at)? {
+                    if !self.rel_ok(hop.rel, &n, row)? {
+                        continue;
+                    }
+                    if seen.contains(&n.node) {
+                        if let Some(l) = loops.as_mut() {
+                            l.seen_again(start, at, &n);
+                        }
+                        continue;
+                    }
+                    self.ctx.guard.charge(PER_NODE)?;
+                    *charged += PER_NODE;
+                    seen.insert(n.node);
+                    if let Some(l) = loops.as_mut() {
+                        l.reach(at, &n);
+                    }
+                    next.push(n.node);
+                    if self.ahead.on() {
+                        level.push(n);
+                    } else if self.arrive(hop, &[], start, &[n], row, trail, done)? {
+                        return Ok(true);
+                    }
+                }
+            }
+            self.read_nodes_ahead(hop.node, &next)?;
+            for n in level {
+                if self.arrive(hop, &[], start, &[n], row, trail, done)? {
+                    return Ok(true);
+                }
+            }
+            frontier = next;
+        }
+        Ok(false)
+    }
+}
