@@ -20,6 +20,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
 
 pub(crate) mod any_of;
+pub(crate) mod or_expand;
 mod reach;
 pub(crate) mod rel_seek;
 
@@ -179,6 +180,7 @@ fn matcher<'a, 'c>(
         any_of,
         mode,
         last_pattern: false,
+        single: patterns.len() == 1,
         ahead: crate::ahead::ReadAhead::new(g),
         only: Vec::new(),
         early: Early::new(patterns, where_),
@@ -228,6 +230,9 @@ struct Matcher<'a, 'c> {
     mode: Mode,
     /// Whether the pattern being matched is the MATCH's last.
     last_pattern: bool,
+    /// Whether the MATCH has one pattern: then its WHERE reads only that
+    /// pattern's variables and the row's, all bound once a path matched.
+    single: bool,
     /// Adjacency read ahead on a remote store (`ahead.rs`).
     ahead: crate::ahead::ReadAhead,
     /// Hops restricted to the relationships a relationship seek found
@@ -556,6 +561,9 @@ impl Matcher<'_, '_> {
     ) -> Res<bool> {
         if p.kind != PathKind::Normal {
             return self.shortest(p, row, next);
+        }
+        if let Some(branches) = self.or_branches(p, row)? {
+            return self.walk_branches(p, &branches, row, next);
         }
         let el = &p.element;
         // Walk from the end that is bound, or labelled when the start is not.

@@ -206,6 +206,7 @@ fn pattern_steps(
     p: &PathPattern,
     bound: &[String],
     where_: Option<&Expr>,
+    single: bool,
     out: &mut Vec<(String, String, Option<f64>)>,
 ) {
     let el = &p.element;
@@ -222,14 +223,23 @@ fn pattern_steps(
         ));
         return;
     }
-    let seek = crate::pattern::rel_seek::planned(g, ctx, p, bound, where_);
-    let mut rows = match &seek {
-        Some((described, _, found)) => {
+    let split = crate::pattern::or_expand::planned(g, ctx, p, bound, where_, single);
+    let seek = match split {
+        Some(_) => None,
+        None => crate::pattern::rel_seek::planned(g, ctx, p, bound, where_),
+    };
+    let mut rows = match (&seek, split) {
+        // Each walk takes the pattern's hops, forward or back.
+        (_, Some(described)) => {
+            out.push(("NodeIndexSeek".into(), described, None));
+            None
+        }
+        (Some((described, _, found)), None) => {
             let rows = Some(*found as f64);
             out.push(("RelationshipIndexSeek".into(), described.clone(), rows));
             rows
         }
-        None => {
+        (None, None) => {
             let (op, details, rows) = start(g, ctx, &el.start, bound, where_);
             out.push((op, details, rows));
             rows
@@ -328,7 +338,8 @@ pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>) -> Vec<Step>
                     for p in patterns {
                         let mut ps = Vec::new();
                         if let Some(g) = g {
-                            pattern_steps(g, ctx, p, &bound, where_.as_ref(), &mut ps);
+                            let single = patterns.len() == 1;
+                            pattern_steps(g, ctx, p, &bound, where_.as_ref(), single, &mut ps);
                         }
                         for (op, d, e) in ps {
                             let op = if *optional {

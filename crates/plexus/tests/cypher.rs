@@ -828,6 +828,72 @@ fn an_or_of_equalities_seeks_each_alternative_and_keeps_the_rows() {
     );
 }
 
+/// A WHERE that is an OR of alternatives each pinning one end of the path
+/// (`t.name = $x OR c.name = $x`, LDBC's IC12) walks once from each
+/// alternative's seek, forward or reversed: the same rows, each match once
+/// even when both alternatives hold, as the filter with no seek.
+#[test]
+fn an_or_pinning_either_end_walks_from_each_and_keeps_the_rows() {
+    let db = Database::in_memory().unwrap();
+    q(&db, "CREATE INDEX FOR (n:Tag) ON (n.name)");
+    q(&db, "CREATE INDEX FOR (n:Tag) ON (n.code)");
+    q(&db, "CREATE INDEX FOR (n:TagClass) ON (n.name)");
+    q(
+        &db,
+        "UNWIND range(0, 14) AS i CREATE (:TagClass {name: 'c' + toString(i % 5)}) \
+         WITH count(*) AS made \
+         MATCH (a:TagClass), (b:TagClass) WHERE id(a) % 15 = (id(b) % 15) * 2 + 1 \
+         CREATE (a)-[:IS_SUBCLASS_OF]->(b)",
+    );
+    q(
+        &db,
+        "UNWIND range(0, 39) AS i CREATE (t:Tag {name: CASE i % 7 WHEN 0 THEN 'c1' \
+         ELSE 't' + toString(i % 9) END, code: i % 4}) \
+         WITH t, i MATCH (c:TagClass) WHERE id(c) % 15 IN [i % 15, (i * 3) % 15] \
+         CREATE (t)-[:HAS_TYPE]->(c)",
+    );
+    let shapes = [
+        (
+            "MATCH (t:Tag)-[:HAS_TYPE|IS_SUBCLASS_OF*0..]->(c:TagClass)",
+            "t.name = $x OR c.name = $x",
+            "RETURN t.name, t.code, c.name",
+        ),
+        (
+            "MATCH p = (t:Tag)-[:HAS_TYPE]->(:TagClass)-[:IS_SUBCLASS_OF*0..2]->(c:TagClass)",
+            "c.name = $x OR t.name = 't3' OR t.name = null",
+            "RETURN [n IN nodes(p) | n.name], length(p)",
+        ),
+        (
+            "MATCH (t:Tag)-[:HAS_TYPE]->(c:TagClass)",
+            "t.name = $x OR c.name = $x",
+            "RETURN count(*), count(DISTINCT t)",
+        ),
+        (
+            "MATCH (t:Tag)",
+            "t.name = $x OR t.code = 2",
+            "RETURN t.name, t.code",
+        ),
+    ];
+    let x = Params::from([("x".to_string(), Value::from("c1"))]);
+    for (pattern, cond, tail) in shapes {
+        let seek = format!("{pattern} WHERE {cond} {tail}");
+        let scan = seek
+            .replace("t.name =", "t.name + '' =")
+            .replace("c.name =", "c.name + '' =")
+            .replace("t.code =", "t.code + 0 =");
+        let got = sorted(db.query("default", &seek, &x).unwrap().rows);
+        let want = sorted(db.query("default", &scan, &x).unwrap().rows);
+        assert!(want.len() > 1 || tail.contains("count"), "{scan}: {want:?}");
+        assert_eq!(got, want, "{seek}");
+    }
+    assert_plan_says(
+        &db,
+        "EXPLAIN MATCH (t:Tag)-[:HAS_TYPE]->(c:TagClass) WHERE t.name = 'x' OR c.name = 'y' RETURN t",
+        "details",
+        "one walk per alternative of an OR: (t:Tag) on .name; (c:TagClass) on .name, walked back",
+    );
+}
+
 /// Fails unless a step of the plan of `explain` has `needle` in `column`.
 fn assert_plan_says(db: &Database, explain: &str, column: &str, needle: &str) {
     let plan = q(db, explain);

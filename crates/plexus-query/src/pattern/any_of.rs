@@ -22,7 +22,7 @@ pub(crate) struct AnyOf<'e> {
 
 /// The alternatives of an OR: `a OR (b OR c)` gives a, b, c (walked with a
 /// stack of its own: OR chains can be long).
-fn disjuncts(e: &Expr) -> Vec<&Expr> {
+pub(super) fn disjuncts(e: &Expr) -> Vec<&Expr> {
     let mut out = Vec::new();
     let mut todo = vec![e];
     while let Some(x) = todo.pop() {

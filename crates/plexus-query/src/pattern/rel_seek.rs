@@ -161,10 +161,11 @@ impl Matcher<'_, '_> {
     }
 
     /// Whether a node pattern names something a node seek may start from:
-    /// an inline property, an equality, an id or a list element. A range
+    /// an inline property, an equality (or an OR of them on one property),
+    /// an id or a list element. A range
     /// is not counted: an equality on a relationship is taken to be more
     /// selective.
-    fn has_node_seek(&self, np: &NodePattern) -> bool {
+    pub(super) fn has_node_seek(&self, np: &NodePattern) -> bool {
         let Some(v) = np.var.as_deref() else {
             return np.props.is_some();
         };
@@ -172,6 +173,7 @@ impl Matcher<'_, '_> {
             || self.hints.iter().any(|h| h.0 == v)
             || self.ids.iter().any(|h| h.0 == v)
             || self.elements.iter().any(|h| h.0 == v)
+            || self.any_of.iter().any(|h| h.var == v)
     }
 
     /// The relationships of `rp`'s types that an index finds for one of its
