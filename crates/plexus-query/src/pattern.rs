@@ -158,12 +158,14 @@ fn matcher<'a, 'c>(
     let mut ids = Vec::new();
     let mut elements = Vec::new();
     let mut any_of = Vec::new();
+    let mut ors = Vec::new();
     if let Some(w) = where_ {
         equality_hints(w, &mut hints);
         range_hints(w, &mut ranges);
         element_id_hints(w, &mut ids);
         element_hints(w, &mut elements);
-        any_of::hints(w, &mut any_of);
+        ors = any_of::ors(w);
+        any_of::hints(&ors, &mut any_of);
     }
     Matcher {
         g,
@@ -178,6 +180,7 @@ fn matcher<'a, 'c>(
         ids,
         elements,
         any_of,
+        ors,
         mode,
         last_pattern: false,
         single: patterns.len() == 1,
@@ -226,6 +229,9 @@ struct Matcher<'a, 'c> {
     /// `var.key = a OR var.key = b …` conjuncts: one index seek per
     /// alternative (`any_of.rs`); the WHERE is still evaluated.
     any_of: Vec<any_of::AnyOf<'a>>,
+    /// The WHERE's ORs, each alternative with its equalities: the source
+    /// of `any_of`, and of the walks per alternative (`or_expand.rs`).
+    ors: Vec<any_of::Or<'a>>,
     /// What the consumer needs.
     mode: Mode,
     /// Whether the pattern being matched is the MATCH's last.
@@ -631,14 +637,20 @@ impl Matcher<'_, '_> {
             Direction::Out => &[Direction::Out],
             Direction::In => &[Direction::In],
         } {
-            match &names {
-                Some(names) => {
-                    for t in names {
-                        n = n.saturating_add(self.g.degree(at, *d, Some(t))?);
-                    }
-                }
-                None => n = n.saturating_add(self.g.degree(at, *d, None)?),
-            }
+            n = n.saturating_add(self.typed_degree(at, *d, names.as_deref())?);
+        }
+        Ok(n)
+    }
+
+    /// The degree counters of `at` in `dir`, summed over `names` (every
+    /// type without them).
+    fn typed_degree(&self, at: NodeId, dir: Direction, names: Option<&[&str]>) -> Res<u64> {
+        let Some(names) = names else {
+            return Ok(self.g.degree(at, dir, None)?);
+        };
+        let mut n = 0u64;
+        for t in names {
+            n = n.saturating_add(self.g.degree(at, dir, Some(t))?);
         }
         Ok(n)
     }
@@ -1016,8 +1028,6 @@ impl Matcher<'_, '_> {
         })
     }
 
-    /// Whether node `id` satisfies the node pattern's labels, properties and
-    /// inline WHERE (its variable is bound in `row` already).
     /// Checks the WHERE conjuncts `var`, just bound (`did`), completes:
     /// `None` when one is not true, else how many passed (the caller adds
     /// them to `early.passed` while it walks on, and takes them off after).
@@ -1040,6 +1050,8 @@ impl Matcher<'_, '_> {
         Ok(Some(n))
     }
 
+    /// Whether node `id` satisfies the node pattern's labels, properties and
+    /// inline WHERE (its variable is bound in `row` already).
     fn node_ok(&self, np: &NodePattern, id: NodeId, row: &Row) -> Res<bool> {
         self.ctx.guard.check()?;
         self.node_ok_but(np, id, row, None)
@@ -1106,17 +1118,11 @@ impl Matcher<'_, '_> {
     fn degree(&self, hop: &Hop<'_>, at: NodeId) -> Res<u64> {
         let dir = self.direction(hop);
         let names = hop.rel.types.as_ref().and_then(type_names);
-        let mut n = 0;
-        match (&names, self.ahead.get(self.hop_key(hop), at)) {
+        let mut n = match self.ahead.get(self.hop_key(hop), at) {
             // Read ahead: the list's length is the degree.
-            (_, Some(kept)) => n = kept.len() as u64,
-            (Some(names), None) => {
-                for t in names {
-                    n += self.g.degree(at, dir, Some(t))?;
-                }
-            }
-            (None, None) => n = self.g.degree(at, dir, None)?,
-        }
+            Some(kept) => kept.len() as u64,
+            None => self.typed_degree(at, dir, names.as_deref())?,
+        };
         for u in &self.used {
             let leaves = match dir {
                 Direction::Out => u.start == at,

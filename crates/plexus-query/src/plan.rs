@@ -119,7 +119,7 @@ fn start(
     }
     if let (Some(w), Some(v)) = (where_, &np.var) {
         let mut any_of = Vec::new();
-        crate::pattern::any_of::hints(w, &mut any_of);
+        crate::pattern::any_of::hints(&crate::pattern::any_of::ors(w), &mut any_of);
         for h in any_of.iter().filter(|h| h.var == v) {
             for l in [label, None] {
                 if h.values.iter().all(|e| has_index(g, l, h.key, ctx, e)) {

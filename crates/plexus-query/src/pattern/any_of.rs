@@ -22,7 +22,7 @@ pub(crate) struct AnyOf<'e> {
 
 /// The alternatives of an OR: `a OR (b OR c)` gives a, b, c (walked with a
 /// stack of its own: OR chains can be long).
-pub(super) fn disjuncts(e: &Expr) -> Vec<&Expr> {
+fn disjuncts(e: &Expr) -> Vec<&Expr> {
     let mut out = Vec::new();
     let mut todo = vec![e];
     while let Some(x) = todo.pop() {
@@ -37,23 +37,40 @@ pub(super) fn disjuncts(e: &Expr) -> Vec<&Expr> {
     out
 }
 
-/// Collects, for each OR among the conjuncts of `e`, every `var.key` that
-/// each of its alternatives compares for equality.
-pub(crate) fn hints<'e>(e: &'e Expr, out: &mut Vec<AnyOf<'e>>) {
-    for c in conjuncts(e) {
-        let alternatives = disjuncts(c);
-        if alternatives.len() < 2 {
-            continue;
-        }
-        let each: Vec<Vec<(&str, &str, &Expr)>> = alternatives
-            .iter()
-            .map(|a| {
-                let mut h = Vec::new();
-                equality_hints(a, &mut h);
-                h
-            })
-            .collect();
-        let Some((first, rest)) = each.split_first() else {
+/// The `var.key = value` equalities among an expression's conjuncts.
+type Equalities<'e> = Vec<(&'e str, &'e str, &'e Expr)>;
+
+/// An OR among a WHERE's conjuncts: each alternative with the equalities
+/// among its own conjuncts. Found once per match, read by the seeks of
+/// this module and by the walks of `or_expand.rs`.
+pub(crate) struct Or<'e> {
+    pub alternatives: Vec<(&'e Expr, Equalities<'e>)>,
+}
+
+/// The ORs among the conjuncts of `e`.
+pub(crate) fn ors(e: &Expr) -> Vec<Or<'_>> {
+    conjuncts(e)
+        .into_iter()
+        .map(disjuncts)
+        .filter(|alternatives| alternatives.len() > 1)
+        .map(|alternatives| Or {
+            alternatives: alternatives
+                .into_iter()
+                .map(|a| {
+                    let mut h = Vec::new();
+                    equality_hints(a, &mut h);
+                    (a, h)
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Collects, for each of `ors`, every `var.key` that each of its
+/// alternatives compares for equality.
+pub(crate) fn hints<'e>(ors: &[Or<'e>], out: &mut Vec<AnyOf<'e>>) {
+    for or in ors {
+        let Some(((_, first), rest)) = or.alternatives.split_first() else {
             continue;
         };
         for &(var, key, v) in first {
@@ -61,13 +78,13 @@ pub(crate) fn hints<'e>(e: &'e Expr, out: &mut Vec<AnyOf<'e>>) {
                 continue;
             }
             let mut values = vec![v];
-            for alt in rest {
+            for (_, alt) in rest {
                 match alt.iter().find(|(x, k, _)| *x == var && *k == key) {
                     Some(&(_, _, v)) => values.push(v),
                     None => break,
                 }
             }
-            if values.len() == each.len() {
+            if values.len() == or.alternatives.len() {
                 out.push(AnyOf { var, key, values });
             }
         }
@@ -138,7 +155,7 @@ mod tests {
             panic!("a MATCH first")
         };
         let mut out = Vec::new();
-        hints(where_.as_ref().expect("a WHERE"), &mut out);
+        hints(&ors(where_.as_ref().expect("a WHERE")), &mut out);
         out.iter()
             .map(|h| (h.var.to_string(), h.key.to_string(), h.values.len()))
             .collect()

@@ -13,8 +13,7 @@
 //! has a seek of its own (an inline property or a WHERE equality, range,
 //! id or element on it), which is then the better start.
 
-use super::any_of::disjuncts;
-use super::{bound_node, conjuncts, equality_hints, first_index, walk_order, Matcher, Res};
+use super::{bound_node, first_index, walk_order, Matcher, Res};
 use crate::eval::Row;
 use plexus_common::Value;
 use plexus_cypher::{Expr, NodePattern, PathKind, PathPattern};
@@ -64,22 +63,18 @@ impl<'a> Matcher<'a, '_> {
     pub(super) fn or_branches(&self, p: &PathPattern, row: &Row) -> Res<Option<Vec<Branch<'a>>>> {
         let el = &p.element;
         let end = el.chain.last().map_or(&el.start, |(_, n)| n);
-        let (Some(w), true, PathKind::Normal) = (self.where_, self.single, p.kind) else {
+        if self.ors.is_empty() || !self.single || p.kind != PathKind::Normal {
             return Ok(None);
-        };
+        }
         for np in [&el.start, end] {
             if bound_node(row, &np.var).is_some() || self.has_own_seek(np) {
                 return Ok(None);
             }
         }
-        'or: for c in conjuncts(w) {
-            let alternatives = disjuncts(c);
-            if alternatives.len() < 2 {
-                continue;
-            }
-            let mut branches = Vec::with_capacity(alternatives.len());
-            for a in alternatives {
-                match self.alternative_seek(&el.start, end, a, row)? {
+        'or: for or in &self.ors {
+            let mut branches = Vec::with_capacity(or.alternatives.len());
+            for (a, equalities) in &or.alternatives {
+                match self.alternative_seek(&el.start, end, equalities, row)? {
                     Some((reverse, ids, described)) => branches.push(Branch {
                         reverse,
                         ids,
@@ -102,18 +97,16 @@ impl<'a> Matcher<'a, '_> {
                 .is_some_and(|v| self.ranges.iter().any(|h| h.var == v))
     }
 
-    /// The first equality of `alternative` on `start` or `end` that an
+    /// The first of an alternative's equalities on `start` or `end` that an
     /// index answers: whether it pins the end, and the nodes found.
     fn alternative_seek(
         &self,
         start: &NodePattern,
         end: &NodePattern,
-        alternative: &Expr,
+        equalities: &[(&str, &str, &Expr)],
         row: &Row,
     ) -> Res<Option<(bool, Vec<NodeId>, String)>> {
-        let mut hints = Vec::new();
-        equality_hints(alternative, &mut hints);
-        for (var, key, e) in hints {
+        for &(var, key, e) in equalities {
             let Some((reverse, np)) = [(false, start), (true, end)]
                 .into_iter()
                 .find(|(_, np)| np.var.as_deref() == Some(var))
