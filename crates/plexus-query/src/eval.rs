@@ -1477,6 +1477,8 @@ pub(crate) fn free_of(e: &Expr, var: &str) -> bool {
     let f = |x: &Expr| free_of(x, var);
     match &e.kind {
         k if is_constant_leaf(k) => true,
+        // `count(*)` counts rows; it reads none of their variables.
+        ExprKind::CountStar => true,
         ExprKind::Var(v) => v != var,
         ExprKind::List(items) => items.iter().all(f),
         ExprKind::Map(entries) => entries.iter().all(|(_, v)| f(v)),
@@ -1508,5 +1510,6 @@ mod tests {
         assert!(free_of(&e("node.x = 1 AND $p > 2"), "score"));
         assert!(!free_of(&e("node.x = 1 AND score > 0.5"), "score"));
         assert!(!free_of(&e("[x IN [1] | x] = [1]"), "score"));
+        assert!(free_of(&e("count(*) + 1"), "score"));
     }
 }

@@ -24,6 +24,7 @@
 use crate::error::{Result, StorageError};
 use crate::ids::NodeId;
 use crate::keys::{graph_prefix, node_version_key, NODES, STATS};
+use crate::members::Members;
 use crate::record::{label_section, node_labels_and_prop_raw};
 use crate::view::TxnCore;
 use plexus_common::{decode_value, read_u64, value_size, Reader, Value};
@@ -46,7 +47,46 @@ pub(crate) struct Column {
     /// Per node: its value, an index into `values`.
     codes: Vec<u32>,
     values: Vec<Value>,
+    /// Codes by node id, for reads of one node's value.
+    by_id: Option<ById>,
     bytes: usize,
+}
+
+/// A column's codes indexed by node id: a read of one node's value is one
+/// array access, where a binary search of millions of ids misses the
+/// processor's caches a dozen times (in memory that cost what reading the
+/// record did). Kept when the ids are dense enough that it costs at most
+/// twice the column's own per-node arrays.
+struct ById {
+    base: u64,
+    /// Per id from `base`: its code, or [`ById::NONE`].
+    codes: Vec<u32>,
+}
+
+impl ById {
+    const NONE: u32 = u32::MAX;
+
+    fn new(nodes: &[NodeId], codes: &[u32]) -> Option<ById> {
+        let (first, last) = (nodes.first()?.0, nodes.last()?.0);
+        let span = usize::try_from(last - first).ok()?.checked_add(1)?;
+        if span > nodes.len().saturating_mul(8) {
+            return None;
+        }
+        let mut by_id = vec![Self::NONE; span];
+        for (n, c) in nodes.iter().zip(codes) {
+            by_id[(n.0 - first) as usize] = *c;
+        }
+        Some(ById {
+            base: first,
+            codes: by_id,
+        })
+    }
+
+    /// The code of node `n`; `None` when it has no value.
+    fn code(&self, n: NodeId) -> Option<u32> {
+        let i = usize::try_from(n.0.checked_sub(self.base)?).ok()?;
+        self.codes.get(i).copied().filter(|c| *c != Self::NONE)
+    }
 }
 
 impl Column {
@@ -66,6 +106,15 @@ impl Column {
             }
         }
         out
+    }
+
+    /// The value of node `n`, when it has the property.
+    pub fn value_of(&self, n: NodeId) -> Option<&Value> {
+        let code = match &self.by_id {
+            Some(b) => b.code(n)?,
+            None => *self.codes.get(self.nodes.binary_search(&n).ok()?)?,
+        };
+        self.values.get(code as usize)
     }
 
     /// The heap bytes the column holds (an estimate, as the budget counts).
@@ -160,9 +209,11 @@ impl ColumnBuilder {
             .iter()
             .map(|s| label_section(s))
             .collect::<Result<Vec<_>>>()?;
+        let by_id = ById::new(&self.nodes, &self.codes);
         let bytes = self.nodes.len() * 16
             + values.iter().map(value_size).sum::<usize>()
-            + label_sets.iter().map(|s| 24 + s.len() * 4).sum::<usize>();
+            + label_sets.iter().map(|s| 24 + s.len() * 4).sum::<usize>()
+            + by_id.as_ref().map_or(0, |b| b.codes.len() * 4);
         Ok(Column {
             version: self.version,
             nodes: self.nodes,
@@ -170,12 +221,48 @@ impl ColumnBuilder {
             label_sets,
             codes: self.codes,
             values,
+            by_id,
             bytes,
         })
     }
 }
 
-/// The columns of one process, keyed by graph and property key.
+/// What the reads of an entry not held amount to ([`ColumnCache::demand`]).
+pub(crate) enum Demand {
+    Made(u64),
+    Refused,
+}
+
+/// What a cache entry holds: a property's column or a label's members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Of {
+    Property(u32),
+    Label(u32),
+}
+
+enum Held {
+    Column(Arc<Column>),
+    Members(Arc<Members>),
+}
+
+impl Held {
+    fn version(&self) -> i64 {
+        match self {
+            Held::Column(c) => c.version,
+            Held::Members(m) => m.version,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Held::Column(c) => c.bytes(),
+            Held::Members(m) => m.bytes(),
+        }
+    }
+}
+
+/// The columns and label members of one process, keyed by graph and
+/// property key or label, under one memory budget.
 #[derive(Default)]
 pub(crate) struct ColumnCache {
     inner: Mutex<Inner>,
@@ -183,7 +270,11 @@ pub(crate) struct ColumnCache {
 
 #[derive(Default)]
 struct Inner {
-    columns: HashMap<(u32, u32), (Arc<Column>, u64)>,
+    held: HashMap<(u32, Of), (Held, u64)>,
+    /// Label checks made without members, per graph and label, at the
+    /// node version they were made at (`members.rs`).
+    /// `None`: a build at that version was refused.
+    demand: HashMap<(u32, Of), (i64, Option<u64>)>,
     bytes: usize,
     clock: u64,
 }
@@ -193,65 +284,113 @@ impl ColumnCache {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The column of property `key` in graph `g` at `version`, if held.
-    pub fn get(&self, g: u32, key: u32, version: i64) -> Option<Arc<Column>> {
+    fn get_held<T>(&self, key: (u32, Of), version: i64, f: impl FnOnce(&Held) -> T) -> Option<T> {
         let mut i = self.lock();
         i.clock += 1;
         let now = i.clock;
-        match i.columns.get_mut(&(g, key)) {
-            Some((c, used)) if c.version == version => {
+        match i.held.get_mut(&key) {
+            Some((h, used)) if h.version() == version => {
                 *used = now;
-                Some(c.clone())
+                Some(f(h))
             }
             _ => None,
         }
     }
 
+    /// The column of property `key` in graph `g` at `version`, if held.
+    pub fn get(&self, g: u32, key: u32, version: i64) -> Option<Arc<Column>> {
+        self.get_held((g, Of::Property(key)), version, |h| match h {
+            Held::Column(c) => Some(c.clone()),
+            Held::Members(_) => None,
+        })
+        .flatten()
+    }
+
+    /// The members of label `l` in graph `g` at `version`, if held.
+    pub fn members(&self, g: u32, l: u32, version: i64) -> Option<Arc<Members>> {
+        self.get_held((g, Of::Label(l)), version, |h| match h {
+            Held::Members(m) => Some(m.clone()),
+            Held::Column(_) => None,
+        })
+        .flatten()
+    }
+
+    /// Counts `checks` more reads that `of` would have served at `version`
+    /// (those at an earlier version no longer count): how many there were
+    /// since the last build, or that a build at this version was refused
+    /// (`members.rs`).
+    pub fn demand(&self, g: u32, of: Of, version: i64, checks: u64) -> Demand {
+        let mut i = self.lock();
+        let d = i.demand.entry((g, of)).or_insert((version, Some(0)));
+        if d.0 != version {
+            *d = (version, Some(0));
+        }
+        match &mut d.1 {
+            Some(made) => {
+                *made = made.saturating_add(checks);
+                Demand::Made(*made)
+            }
+            None => Demand::Refused,
+        }
+    }
+
+    /// Notes a build for `of` at `version`: its reads are spent, or, when
+    /// it was refused, no build is tried again at this version.
+    pub fn built(&self, g: u32, of: Of, version: i64, kept: bool) {
+        let mut i = self.lock();
+        i.demand.insert((g, of), (version, kept.then_some(0)));
+    }
+
     /// Keeps a column, replacing an older one of the same property and
-    /// dropping the least recently used ones until it fits.
+    /// dropping the least recently used entries until it fits.
     pub fn insert(&self, g: u32, key: u32, column: Arc<Column>) {
-        if column.bytes() > COLUMN_BUDGET {
+        self.insert_held((g, Of::Property(key)), Held::Column(column));
+    }
+
+    /// Keeps the members of a label, as [`ColumnCache::insert`] a column.
+    pub fn insert_members(&self, g: u32, l: u32, members: Arc<Members>) {
+        self.insert_held((g, Of::Label(l)), Held::Members(members));
+    }
+
+    fn insert_held(&self, key: (u32, Of), held: Held) {
+        if held.bytes() > COLUMN_BUDGET {
             return;
         }
         let mut i = self.lock();
-        if let Some((old, _)) = i.columns.remove(&(g, key)) {
+        if let Some((old, _)) = i.held.remove(&key) {
             i.bytes -= old.bytes();
         }
-        while i.bytes + column.bytes() > COLUMN_BUDGET {
-            let Some(oldest) = i
-                .columns
-                .iter()
-                .min_by_key(|(_, (_, u))| *u)
-                .map(|(k, _)| *k)
-            else {
+        while i.bytes + held.bytes() > COLUMN_BUDGET {
+            let Some(oldest) = i.held.iter().min_by_key(|(_, (_, u))| *u).map(|(k, _)| *k) else {
                 break;
             };
-            if let Some((old, _)) = i.columns.remove(&oldest) {
+            if let Some((old, _)) = i.held.remove(&oldest) {
                 i.bytes -= old.bytes();
             }
         }
         i.clock += 1;
         let now = i.clock;
-        i.bytes += column.bytes();
-        i.columns.insert((g, key), (column, now));
+        i.bytes += held.bytes();
+        i.held.insert(key, (held, now));
     }
 
-    /// Drops the columns of a graph that no longer exists.
+    /// Drops the columns and members of a graph that no longer exists.
     pub fn forget_graph(&self, g: u32) {
         let mut i = self.lock();
-        let gone: Vec<(u32, u32)> = i.columns.keys().filter(|k| k.0 == g).copied().collect();
+        i.demand.retain(|k, _| k.0 != g);
+        let gone: Vec<(u32, Of)> = i.held.keys().filter(|k| k.0 == g).copied().collect();
         for k in gone {
-            if let Some((old, _)) = i.columns.remove(&k) {
+            if let Some((old, _)) = i.held.remove(&k) {
                 i.bytes -= old.bytes();
             }
         }
     }
 
-    /// The columns held and their bytes.
+    /// The entries held and their bytes.
     #[cfg(test)]
     pub fn held(&self) -> (usize, usize) {
         let i = self.lock();
-        (i.columns.len(), i.bytes)
+        (i.held.len(), i.bytes)
     }
 }
 
@@ -365,6 +504,22 @@ mod tests {
         let mut b = ColumnBuilder::new(1);
         b.push(NodeId(1), &labels(&[]), &[0xff, 0xff]);
         assert!(matches!(b.finish(), Err(StorageError::Corrupt(_))));
+    }
+
+    #[test]
+    fn one_nodes_value_by_id_whether_ids_are_dense_or_not() {
+        for ids in [[3u64, 4, 6, 9], [3, 4, 6, 1 << 40]] {
+            let rows: Vec<(u64, &[u32], Value)> = ids
+                .iter()
+                .map(|n| (*n, &[1u32][..], Value::Int(*n as i64 % 5)))
+                .collect();
+            let c = column(&rows);
+            assert_eq!(c.by_id.is_some(), ids[3] == 9, "dense only for the first");
+            for n in [0, 3, 4, 5, 6, 7, 9, 10, 1 << 40, u64::MAX] {
+                let want = ids.contains(&n).then_some(Value::Int(n as i64 % 5));
+                assert_eq!(c.value_of(NodeId(n)), want.as_ref(), "{ids:?} {n}");
+            }
+        }
     }
 
     #[test]

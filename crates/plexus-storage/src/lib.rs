@@ -30,6 +30,7 @@ mod ids;
 mod integrity;
 mod keys;
 mod maintain;
+mod members;
 mod merge;
 mod occ;
 mod packed;

@@ -524,6 +524,9 @@ pub trait GraphRead {
             return Ok(None);
         };
         c.read(Subject::Node(c.g.0, node.0));
+        if let Some(v) = crate::members::node_property(c, node, k)? {
+            return Ok(v);
+        }
         let found = c.with_value(NODES, &node_key(c.g, node), |b| {
             crate::record::node_prop(b, k)
         })?;
@@ -537,6 +540,9 @@ pub trait GraphRead {
             return Ok(false);
         };
         c.read(Subject::Node(c.g.0, node.0));
+        if let Some(has) = crate::members::has_label(c, node, l)? {
+            return Ok(has);
+        }
         let found = c.with_value(NODES, &node_key(c.g, node), |b| {
             crate::record::node_has_label(b, l)
         })?;
@@ -1231,6 +1237,9 @@ fn holds_full(def: &IndexDef, props: &[(u32, Value)], keep: &dyn Fn(&[u8]) -> bo
 }
 
 fn has_label(c: &TxnCore, n: NodeId, l: u32) -> Result<bool> {
+    if let Some(has) = crate::members::has_label(c, n, l)? {
+        return Ok(has);
+    }
     Ok(c.get(LABELS, &token_member_key(c.g, l, n.0))?.is_some())
 }
 

@@ -219,6 +219,10 @@ pub struct TxnCore {
     pub(crate) edge_block: RefCell<crate::edge_blocks::BlockCache>,
     /// The committed node records read last ([`NodeCache`]).
     pub(crate) node_cache: RefCell<NodeCache>,
+    /// The labels this transaction has checked and the properties it has
+    /// read node by node, with the members and columns that serve them once
+    /// held (`members.rs`).
+    pub(crate) uses: RefCell<crate::members::Uses>,
     /// Names a read transaction on a store other processes write looked up
     /// and found missing (`TxnCore::lookup`).
     /// One set per kind of name (`Token as usize`).

@@ -195,3 +195,77 @@ fn a_second_store_on_the_same_data_sees_the_writers_commits() {
     assert_eq!(seen(&reader), vec![]);
     assert_eq!(seen(&writer), vec![]);
 }
+
+/// Label checks and property reads node by node (`members.rs`): once a
+/// label is checked, or a property read, often enough, a bitmap of its
+/// members or the property's column answers, which must agree with the
+/// records after every commit, for an old snapshot, and inside a
+/// transaction that changed nodes itself.
+#[test]
+fn label_checks_and_property_reads_agree_with_the_records_after_every_commit() {
+    let db = Storage::in_memory().unwrap();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut made = Vec::new();
+    // Every node ever made, deleted ones too, in the order they were made.
+    let mut all: Vec<NodeId> = Vec::new();
+    let mut old: Option<(ReadTxn, Vec<bool>)> = None;
+    let has = |r: &dyn GraphRead, n: NodeId, l: &str| {
+        r.node(n)
+            .unwrap()
+            .is_some_and(|node| node.labels.iter().any(|x| x == l))
+    };
+    // Enough checks of each label and reads of the property that its
+    // members and column are built and used.
+    let check = |r: &dyn GraphRead, nodes: &[NodeId], step: u64| {
+        for _ in 0..3 {
+            for &n in nodes {
+                let record = r
+                    .node(n)
+                    .unwrap()
+                    .and_then(|node| node.props.get("p").cloned());
+                assert_eq!(
+                    r.node_property(n, "p").unwrap(),
+                    record,
+                    "step {step}, node {n:?}"
+                );
+            }
+            for l in ["A", "B", "Nope"] {
+                for &n in nodes {
+                    assert_eq!(
+                        r.node_has_label(n, l).unwrap(),
+                        has(r, n, l),
+                        "step {step}, node {n:?}, label {l}"
+                    );
+                }
+            }
+        }
+    };
+    for step in 0..120 {
+        let mut t = db.write(DEFAULT_GRAPH).unwrap();
+        for _ in 0..(rng.next() % 6) {
+            random_change(&mut t, &mut rng, &mut made);
+            if let Some(n) = made.last().filter(|n| !all.contains(n)) {
+                all.push(*n);
+            }
+        }
+        check(&t, &all, step);
+        t.commit().unwrap();
+        let r = db.read(DEFAULT_GRAPH).unwrap();
+        check(&r, &all, step);
+        if let Some((o, answers)) = &old {
+            let now: Vec<bool> = all
+                .iter()
+                .map(|n| o.node_has_label(*n, "A").unwrap())
+                .collect();
+            assert_eq!(
+                &now[..answers.len()],
+                &answers[..],
+                "an old snapshot, step {step}"
+            );
+        }
+        if step % 20 == 0 {
+            let answers = all.iter().map(|n| has(&r, *n, "A")).collect();
+            old = Some((r, answers));
+        }
+    }
+}
