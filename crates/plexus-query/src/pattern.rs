@@ -1316,7 +1316,7 @@ impl Matcher<'_, '_> {
                 let min = min.unwrap_or(1) as usize;
                 let max = max.map_or(usize::MAX, |m| m as usize);
                 if self.reaches(hop, rest, min) {
-                    return self.reach(hop, at, min, max, row, trail, done);
+                    return self.reach(hop, rest, at, min, max, row, trail, done);
                 }
                 let mut stack = Vec::new();
                 self.var_length(hop, rest, at, at, min, max, &mut stack, row, trail, done)

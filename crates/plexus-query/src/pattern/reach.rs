@@ -13,6 +13,7 @@
 
 use super::{Hop, Matcher, Mode, Res, Trail};
 use crate::eval::Row;
+use crate::graph::type_names;
 use plexus_storage::{Direction, EdgeId, Neighbor, NodeId};
 use std::collections::{HashMap, HashSet};
 
@@ -61,17 +62,34 @@ impl Loops {
     }
 }
 
+/// Whether `hop` and every hop of `rest` name their relationship types and
+/// `hop` shares none with them.
+fn types_apart(hop: &Hop<'_>, rest: &[Hop<'_>]) -> bool {
+    fn names<'p>(h: &Hop<'p>) -> Option<Vec<&'p str>> {
+        h.rel.types.as_ref().and_then(type_names)
+    }
+    let Some(own) = names(hop) else {
+        return false;
+    };
+    rest.iter()
+        .all(|h| names(h).is_some_and(|t| t.iter().all(|t| !own.contains(t))))
+}
+
 impl Matcher<'_, '_> {
     /// Whether a variable-length hop may be walked by [`Matcher::reach`]:
-    /// the consumer needs distinct rows, the hop is the last of the MATCH's
-    /// last pattern and its first relationship (`used` is empty: no other
+    /// the consumer needs distinct rows, the hop is in the MATCH's last
+    /// pattern and its first relationship (`used` is empty: no other
     /// relationship of the match to keep distinct from), nothing reads its
     /// relationships (no relationship, path or inline WHERE), and it may
-    /// start at one hop or none.
+    /// start at one hop or none. Hops may follow it when no relationship
+    /// they can take is one it can: both name their types, and none in
+    /// common (`-[:KNOWS*1..2]-(friend)-[:IS_LOCATED_IN]->(city)`). Then
+    /// no trail to an end excludes a relationship the rest takes, and each
+    /// end once gives every distinct row.
     pub(super) fn reaches(&self, hop: &Hop<'_>, rest: &[Hop<'_>], min: usize) -> bool {
         self.mode == Mode::Distinct
             && self.last_pattern
-            && rest.is_empty()
+            && (rest.is_empty() || types_apart(hop, rest))
             && self.used.is_empty()
             && !self.trail_needed
             && hop.rel.var.is_none()
@@ -80,13 +98,14 @@ impl Matcher<'_, '_> {
     }
 
     /// The distinct ends of a variable-length hop from `start` (see the
-    /// module's comment), each arrived at once. The start itself is an end
+    /// module's comment), each arrived at once and followed by `rest`. The start itself is an end
     /// at depth 0 when `min` is 0, and when a cycle of at most `max`
     /// relationships leads back to it.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn reach(
         &mut self,
         hop: &Hop<'_>,
+        rest: &[Hop<'_>],
         start: NodeId,
         min: usize,
         max: usize,
@@ -101,7 +120,7 @@ impl Matcher<'_, '_> {
         if min == 0 || loops.is_some() {
             seen.insert(start);
         }
-        if min == 0 && self.arrive(hop, &[], start, &[], row, trail, done)? {
+        if min == 0 && self.arrive(hop, rest, start, &[], row, trail, done)? {
             return Ok(true);
         }
         // The visited set and the frontier are the walk's memory: charged
@@ -109,6 +128,7 @@ impl Matcher<'_, '_> {
         let mut charged = 0;
         let stop = self.breadth_first(
             hop,
+            rest,
             start,
             max,
             &mut seen,
@@ -124,7 +144,7 @@ impl Matcher<'_, '_> {
         }
         let closes = loops.and_then(|l| l.shortest).is_some_and(|len| len <= max);
         if min > 0 && closes {
-            return self.arrive(hop, &[], start, &[], row, trail, done);
+            return self.arrive(hop, rest, start, &[], row, trail, done);
         }
         Ok(false)
     }
@@ -133,6 +153,7 @@ impl Matcher<'_, '_> {
     fn breadth_first(
         &mut self,
         hop: &Hop<'_>,
+        rest: &[Hop<'_>],
         start: NodeId,
         max: usize,
         seen: &mut HashSet<NodeId>,
@@ -172,14 +193,14 @@ impl Matcher<'_, '_> {
                     next.push(n.node);
                     if self.ahead.on() {
                         level.push(n);
-                    } else if self.arrive(hop, &[], start, &[n], row, trail, done)? {
+                    } else if self.arrive(hop, rest, start, &[n], row, trail, done)? {
                         return Ok(true);
                     }
                 }
             }
             self.read_nodes_ahead(hop.node, &next)?;
             for n in level {
-                if self.arrive(hop, &[], start, &[n], row, trail, done)? {
+                if self.arrive(hop, rest, start, &[n], row, trail, done)? {
                     return Ok(true);
                 }
             }
