@@ -15,6 +15,7 @@ use crate::project::{has_aggregate, project};
 use plexus_common::Value;
 use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Query, SingleQuery, Statement};
 use plexus_storage::{GraphRead, WriteTxn};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Where a streamed result goes: the columns once, before the first row,
@@ -930,10 +931,9 @@ impl Exec<'_, '_> {
         let (true, Some(g)) = (plain, ctx.graph) else {
             return Ok(None);
         };
-        let patterns = if where_.is_none() {
-            anonymise_ends(patterns, rows)
-        } else {
-            patterns.clone()
+        let patterns = match where_ {
+            None => anonymise_ends(patterns, rows),
+            Some(_) => std::borrow::Cow::Borrowed(patterns.as_slice()),
         };
         let mut n = 0i64;
         for r in rows {
@@ -1314,8 +1314,9 @@ fn limit_after(q: &SingleQuery, ci: usize, ctx: &Ctx<'_>) -> Option<usize> {
 /// For counting: drops the names of each pattern's last relationship and
 /// node when nothing else can refer to them (named once, not bound in the
 /// incoming rows, no inline expression reads a variable), so the matcher
-/// may count that hop from the degree counters.
-fn anonymise_ends(patterns: &[PathPattern], rows: &[Row]) -> Vec<PathPattern> {
+/// may count that hop from the degree counters. Copies the patterns only
+/// when it drops a name (a per-query cost on the shortest counts).
+fn anonymise_ends<'p>(patterns: &'p [PathPattern], rows: &[Row]) -> Cow<'p, [PathPattern]> {
     let mut inline_vars = false;
     for p in patterns {
         let nodes = std::iter::once(&p.element.start).chain(p.element.chain.iter().map(|(_, n)| n));
@@ -1332,10 +1333,16 @@ fn anonymise_ends(patterns: &[PathPattern], rows: &[Row]) -> Vec<PathPattern> {
             all.iter().filter(|x| *x == v).count() == 1 && rows.iter().all(|r| !r.contains_key(v))
         })
     };
-    let mut out = patterns.to_vec();
-    if inline_vars {
-        return out;
+    let drops = |p: &PathPattern| {
+        p.element
+            .chain
+            .last()
+            .is_some_and(|(r, n)| once(&r.var) || once(&n.var))
+    };
+    if inline_vars || !patterns.iter().any(drops) {
+        return Cow::Borrowed(patterns);
     }
+    let mut out = patterns.to_vec();
     for p in &mut out {
         if let Some((r, n)) = p.element.chain.last_mut() {
             if once(&r.var) {
@@ -1346,7 +1353,7 @@ fn anonymise_ends(patterns: &[PathPattern], rows: &[Row]) -> Vec<PathPattern> {
             }
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Whether an inline property map may read a variable (conservatively:
