@@ -266,7 +266,7 @@ pub(crate) fn apply(block: Vec<Entry>, added: &[Entry], removed: &[Entry]) -> Ve
 
 /// What one group (a node and direction) holds in a scan: its block and
 /// its deltas, sorted as the keys are.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Group {
     pub entries: Vec<Entry>,
     pub added: Vec<Entry>,

@@ -995,6 +995,15 @@ fn group(
     if deleted_here(c, node) {
         return Ok(group);
     }
+    // Kept only while the transaction has written no adjacency: its
+    // snapshot never changes, so what was read stays right.
+    let cacheable = c.overlay.as_ref().is_none_or(|o| !o.has_writes(ADJ));
+    let key = (node.0, d, t, decode);
+    if cacheable {
+        if let Some(g) = c.group_cache.borrow().get(key) {
+            return Ok(g.clone());
+        }
+    }
     let mut failed = None;
     c.visit(
         ADJ,
@@ -1007,10 +1016,15 @@ fn group(
             }
         },
     )?;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(group),
+    if let Some(e) = failed {
+        return Err(e);
     }
+    let small = group.entries.len() + group.added.len() + group.removed.len()
+        <= crate::view::GroupCache::MAX_ENTRIES;
+    if cacheable && small {
+        c.group_cache.borrow_mut().put(key, group.clone());
+    }
+    Ok(group)
 }
 
 /// Whether the transaction of `c` deleted `node`: then the node has no

@@ -390,6 +390,7 @@ impl Storage {
             fetched: Default::default(),
             edge_block: Default::default(),
             node_cache: Default::default(),
+            group_cache: Default::default(),
             uses: Default::default(),
             missing: Default::default(),
             as_of: None,

@@ -219,6 +219,8 @@ pub struct TxnCore {
     pub(crate) edge_block: RefCell<crate::edge_blocks::BlockCache>,
     /// The committed node records read last ([`NodeCache`]).
     pub(crate) node_cache: RefCell<NodeCache>,
+    /// The adjacency groups read last ([`GroupCache`]).
+    pub(crate) group_cache: RefCell<GroupCache>,
     /// The labels this transaction has checked and the properties it has
     /// read node by node, with the members and columns that serve them once
     /// held (`members.rs`).
@@ -492,6 +494,47 @@ impl Snapshot for Closed {
         Box::new(std::iter::once(Err(plexus_kv::KvError::Unsupported(
             "the transaction has ended".into(),
         ))))
+    }
+}
+
+/// The adjacency groups a transaction read last from its snapshot, by node,
+/// stored direction, type and whether the block was decoded. A pattern
+/// predicate per row (`NOT (friend)-[:KNOWS]-(person)` in LDBC IC10) walks
+/// the same bound node's relationships for every row, and weighs both ends
+/// by their degrees first; each was a range read and a decode. Only small
+/// groups are kept (a hub's would be copied out whole on every hit), and
+/// only while the transaction has written no adjacency.
+#[derive(Default)]
+pub(crate) struct GroupCache {
+    slots: Vec<(GroupKey, crate::adjacency::Group)>,
+    next: usize,
+}
+
+/// A group's node, stored direction, type (`None`: all) and whether its
+/// block was decoded (or only counted).
+pub(crate) type GroupKey = (u64, u8, Option<u32>, bool);
+
+impl GroupCache {
+    const SLOTS: usize = 8;
+    /// Entries a kept group holds at most.
+    pub(crate) const MAX_ENTRIES: usize = 1024;
+
+    pub(crate) fn get(&self, key: GroupKey) -> Option<&crate::adjacency::Group> {
+        self.slots.iter().find(|(k, _)| *k == key).map(|(_, g)| g)
+    }
+
+    /// Keeps a group, in place of the one kept longest.
+    pub(crate) fn put(
+        &mut self,
+        key: (u64, u8, Option<u32>, bool),
+        group: crate::adjacency::Group,
+    ) {
+        if self.slots.len() < Self::SLOTS {
+            self.slots.push((key, group));
+        } else {
+            self.slots[self.next] = (key, group);
+            self.next = (self.next + 1) % Self::SLOTS;
+        }
     }
 }
 

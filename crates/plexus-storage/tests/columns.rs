@@ -1,4 +1,5 @@
-//! Property columns (`columns.rs`): `nodes_equal` answers from a cached
+//! Property columns (`columns.rs`), label members (`members.rs`) and kept
+//! adjacency (`GroupCache`). `nodes_equal` answers from a cached
 //! column and must give what reading every node's property gives, after
 //! any sequence of commits, for old snapshots, inside a transaction that
 //! changed nodes itself, after a bulk load, and for a second store on the
@@ -268,4 +269,42 @@ fn label_checks_and_property_reads_agree_with_the_records_after_every_commit() {
             old = Some((r, answers));
         }
     }
+}
+
+/// Adjacency groups read last are kept by the transaction (`GroupCache`):
+/// a transaction that then writes relationships must see its own writes,
+/// and a later snapshot the commit, in neighbours and degrees alike.
+#[test]
+fn kept_adjacency_never_hides_a_write() {
+    let db = Storage::in_memory().unwrap();
+    let mut t = db.write(DEFAULT_GRAPH).unwrap();
+    let a = t.create_node(None, &["A"], &Props::new()).unwrap();
+    let b = t.create_node(None, &["A"], &Props::new()).unwrap();
+    t.create_edge(None, a, b, "T", &Props::new()).unwrap();
+    t.commit().unwrap();
+    let seen = |r: &dyn GraphRead, want: usize| {
+        for _ in 0..2 {
+            for (dir, ty) in [(Direction::Out, None), (Direction::Both, Some("T"))] {
+                assert_eq!(
+                    r.neighbors(a, dir, ty).unwrap().len(),
+                    want,
+                    "{dir:?} {ty:?}"
+                );
+                assert_eq!(r.degree(a, dir, ty).unwrap(), want as u64, "{dir:?} {ty:?}");
+            }
+        }
+    };
+    let before = db.read(DEFAULT_GRAPH).unwrap();
+    seen(&before, 1);
+    let mut t = db.write(DEFAULT_GRAPH).unwrap();
+    seen(&t, 1);
+    let e = t.create_edge(None, a, b, "T", &Props::new()).unwrap();
+    seen(&t, 2);
+    t.delete_edge(e).unwrap();
+    t.create_edge(None, a, a, "T", &Props::new()).unwrap();
+    t.create_edge(None, a, b, "T", &Props::new()).unwrap();
+    seen(&t, 3);
+    t.commit().unwrap();
+    seen(&db.read(DEFAULT_GRAPH).unwrap(), 3);
+    seen(&before, 1);
 }
