@@ -1022,7 +1022,10 @@ fn group(
     let small = group.entries.len() + group.added.len() + group.removed.len()
         <= crate::view::GroupCache::MAX_ENTRIES;
     if cacheable && small {
-        c.group_cache.borrow_mut().put(key, group.clone());
+        let mut cache = c.group_cache.borrow_mut();
+        if cache.read_again(key) {
+            cache.put(key, group.clone());
+        }
     }
     Ok(group)
 }

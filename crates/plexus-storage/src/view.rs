@@ -501,13 +501,18 @@ impl Snapshot for Closed {
 /// stored direction, type and whether the block was decoded. A pattern
 /// predicate per row (`NOT (friend)-[:KNOWS]-(person)` in LDBC IC10) walks
 /// the same bound node's relationships for every row, and weighs both ends
-/// by their degrees first; each was a range read and a decode. Only small
-/// groups are kept (a hub's would be copied out whole on every hit), and
-/// only while the transaction has written no adjacency.
+/// by their degrees first; each was a range read and a decode. A group is
+/// kept once it is read a second time while its key is among the last
+/// ones read (a traversal reading each group once copies nothing), only a
+/// small one (a hub's would be copied out whole on every hit), and only
+/// while the transaction has written no adjacency.
 #[derive(Default)]
 pub(crate) struct GroupCache {
     slots: Vec<(GroupKey, crate::adjacency::Group)>,
     next: usize,
+    /// The keys of the groups read last, kept or not.
+    read: Vec<GroupKey>,
+    next_read: usize,
 }
 
 /// A group's node, stored direction, type (`None`: all) and whether its
@@ -521,6 +526,21 @@ impl GroupCache {
 
     pub(crate) fn get(&self, key: GroupKey) -> Option<&crate::adjacency::Group> {
         self.slots.iter().find(|(k, _)| *k == key).map(|(_, g)| g)
+    }
+
+    /// Notes a read of the group under `key`; true when it was read
+    /// shortly before too (then it is worth keeping).
+    pub(crate) fn read_again(&mut self, key: GroupKey) -> bool {
+        if self.read.contains(&key) {
+            return true;
+        }
+        if self.read.len() < Self::SLOTS * 2 {
+            self.read.push(key);
+        } else {
+            self.read[self.next_read] = key;
+            self.next_read = (self.next_read + 1) % (Self::SLOTS * 2);
+        }
+        false
     }
 
     /// Keeps a group, in place of the one kept longest.
@@ -573,6 +593,26 @@ impl NodeCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_group_is_kept_once_read_again_and_the_oldest_goes() {
+        let mut c = GroupCache::default();
+        let key = |n: u64| (n, 0, None, true);
+        assert!(!c.read_again(key(1)), "a first read keeps nothing");
+        assert!(c.read_again(key(1)));
+        for n in 0..GroupCache::SLOTS as u64 {
+            c.put(key(n), crate::adjacency::Group::default());
+        }
+        assert!(c.get(key(0)).is_some());
+        c.put(key(99), crate::adjacency::Group::default());
+        assert!(c.get(key(0)).is_none(), "the oldest went");
+        assert!(c.get(key(1)).is_some() && c.get(key(99)).is_some());
+        // Past twice the slots of other reads, a key is forgotten.
+        for n in 100..100 + 2 * GroupCache::SLOTS as u64 {
+            c.read_again(key(n));
+        }
+        assert!(!c.read_again(key(1)));
+    }
 
     #[test]
     fn the_node_cache_keeps_the_last_records_and_forgets_the_oldest() {
