@@ -20,7 +20,9 @@
 //! graph's node version (a label change writes the node record, so bumps
 //! it), are used only at that version, and share the columns' memory
 //! budget and cache. A transaction that changed nodes itself, or reads as
-//! of an earlier instant, reads the records.
+//! of an earlier instant, reads the records; so does every transaction on
+//! a store on a server, which reads a walk's records ahead in one round
+//! trip instead.
 
 use crate::columns::{Column, Demand, Of};
 use crate::error::Result;
@@ -179,6 +181,11 @@ fn served<T>(
     policy: &Policy<T>,
 ) -> Result<Option<Arc<T>>> {
     if c.as_of.is_some() || c.overlay.as_ref().is_some_and(|o| o.has_writes(NODES)) {
+        return Ok(None);
+    }
+    // On a server each counter read is a round trip and a walk reads its
+    // records ahead in one: the costs this weighs are a local store's.
+    if c.shared.kv.round_trips().is_some() {
         return Ok(None);
     }
     let mut uses = c.uses.borrow_mut();
