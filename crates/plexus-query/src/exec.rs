@@ -933,7 +933,7 @@ impl Exec<'_, '_> {
         };
         let patterns = match where_ {
             None => anonymise_ends(patterns, rows),
-            Some(_) => std::borrow::Cow::Borrowed(patterns.as_slice()),
+            Some(_) => Cow::Borrowed(patterns.as_slice()),
         };
         let mut n = 0i64;
         for r in rows {

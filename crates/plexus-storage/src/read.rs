@@ -1019,9 +1019,11 @@ fn group(
     if let Some(e) = failed {
         return Err(e);
     }
-    let small = group.entries.len() + group.added.len() + group.removed.len()
-        <= crate::view::GroupCache::MAX_ENTRIES;
-    if cacheable && small {
+    let small = || {
+        group.entries.len() + group.added.len() + group.removed.len()
+            <= crate::view::GroupCache::MAX_ENTRIES
+    };
+    if cacheable && small() {
         let mut cache = c.group_cache.borrow_mut();
         if cache.read_again(key) {
             cache.put(key, group.clone());

@@ -508,16 +508,32 @@ impl Snapshot for Closed {
 /// while the transaction has written no adjacency.
 #[derive(Default)]
 pub(crate) struct GroupCache {
-    slots: Vec<(GroupKey, crate::adjacency::Group)>,
-    next: usize,
+    kept: Ring<(GroupKey, crate::adjacency::Group)>,
     /// The keys of the groups read last, kept or not.
-    read: Vec<GroupKey>,
-    next_read: usize,
+    read: Ring<GroupKey>,
 }
 
 /// A group's node, stored direction, type (`None`: all) and whether its
 /// block was decoded (or only counted).
 pub(crate) type GroupKey = (u64, u8, Option<u32>, bool);
+
+/// The last few items, the oldest replaced first.
+#[derive(Default)]
+struct Ring<T> {
+    items: Vec<T>,
+    next: usize,
+}
+
+impl<T> Ring<T> {
+    fn push(&mut self, cap: usize, item: T) {
+        if self.items.len() < cap {
+            self.items.push(item);
+        } else {
+            self.items[self.next] = item;
+            self.next = (self.next + 1) % cap;
+        }
+    }
+}
 
 impl GroupCache {
     const SLOTS: usize = 8;
@@ -525,36 +541,26 @@ impl GroupCache {
     pub(crate) const MAX_ENTRIES: usize = 1024;
 
     pub(crate) fn get(&self, key: GroupKey) -> Option<&crate::adjacency::Group> {
-        self.slots.iter().find(|(k, _)| *k == key).map(|(_, g)| g)
+        self.kept
+            .items
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, g)| g)
     }
 
     /// Notes a read of the group under `key`; true when it was read
     /// shortly before too (then it is worth keeping).
     pub(crate) fn read_again(&mut self, key: GroupKey) -> bool {
-        if self.read.contains(&key) {
+        if self.read.items.contains(&key) {
             return true;
         }
-        if self.read.len() < Self::SLOTS * 2 {
-            self.read.push(key);
-        } else {
-            self.read[self.next_read] = key;
-            self.next_read = (self.next_read + 1) % (Self::SLOTS * 2);
-        }
+        self.read.push(Self::SLOTS * 2, key);
         false
     }
 
     /// Keeps a group, in place of the one kept longest.
-    pub(crate) fn put(
-        &mut self,
-        key: (u64, u8, Option<u32>, bool),
-        group: crate::adjacency::Group,
-    ) {
-        if self.slots.len() < Self::SLOTS {
-            self.slots.push((key, group));
-        } else {
-            self.slots[self.next] = (key, group);
-            self.next = (self.next + 1) % Self::SLOTS;
-        }
+    pub(crate) fn put(&mut self, key: GroupKey, group: crate::adjacency::Group) {
+        self.kept.push(Self::SLOTS, (key, group));
     }
 }
 

@@ -1,6 +1,7 @@
-//! The distinct ends of a last variable-length hop, breadth-first: each
-//! node once, instead of every trail to it (`count(DISTINCT b)`, `WITH
-//! DISTINCT friend` after `-[:KNOWS*1..2]-(friend)`).
+//! The distinct ends of a variable-length hop, breadth-first: each node
+//! once, instead of every trail to it (`count(DISTINCT b)`, `WITH DISTINCT
+//! friend` after `-[:KNOWS*1..2]-(friend)`), then any hops after it whose
+//! types it shares none of ([`Matcher::reaches`]).
 //!
 //! The shortest walk of at least one relationship from the start to
 //! another node repeats no node, so no relationship: a node other than the
@@ -98,9 +99,9 @@ impl Matcher<'_, '_> {
     }
 
     /// The distinct ends of a variable-length hop from `start` (see the
-    /// module's comment), each arrived at once and followed by `rest`. The start itself is an end
-    /// at depth 0 when `min` is 0, and when a cycle of at most `max`
-    /// relationships leads back to it.
+    /// module's comment), each arrived at once and followed by `rest`. The
+    /// start itself is an end at depth 0 when `min` is 0, and when a cycle
+    /// of at most `max` relationships leads back to it.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn reach(
         &mut self,
