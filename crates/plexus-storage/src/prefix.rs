@@ -44,17 +44,18 @@ pub(crate) fn next(
     cur: &mut Vec<u8>,
     ascending: bool,
 ) -> Result<(), DecodeError> {
-    next_after(r, cur, 0, ascending)
+    next_after(r, cur, 0, ascending).map(|_| ())
 }
 
 /// [`next`] for keys stored after the first `base` bytes of `cur` (a
-/// block's keys without the graph, kept whole in `cur`).
+/// block's keys without the graph, kept whole in `cur`). Returns how many
+/// leading bytes of `cur` the new key kept (`base` counted).
 pub(crate) fn next_after(
     r: &mut Reader<'_>,
     cur: &mut Vec<u8>,
     base: usize,
     ascending: bool,
-) -> Result<(), DecodeError> {
+) -> Result<usize, DecodeError> {
     let (shared, suffix) = read(r)?;
     let shared = base.saturating_add(shared);
     if shared > cur.len() {
@@ -72,7 +73,7 @@ pub(crate) fn next_after(
     }
     cur.truncate(shared);
     cur.extend_from_slice(suffix);
-    Ok(())
+    Ok(shared)
 }
 
 #[cfg(test)]
