@@ -76,6 +76,11 @@ fn err(code: &'static str, message: impl Into<String>) -> QueryError {
     }
 }
 
+/// Blames an error on the byte `offset` of the query ([`QueryError::at`]).
+fn at(offset: usize) -> impl FnOnce(QueryError) -> QueryError {
+    move |e| e.at(offset)
+}
+
 /// The openCypher functions (and namespaces) Plexus knows by name.
 const FUNCTIONS: &[&str] = &[
     "abs",
@@ -194,17 +199,17 @@ fn query_columns(q: &Query, outer: &Scope) -> Result<Vec<String>, QueryError> {
     let mut all = None;
     for (is_all, part) in &q.unions {
         if all.is_some_and(|a| a != *is_all) {
-            return Err(err(
+            return Err(at(part.span.start)(err(
                 "InvalidClauseComposition",
                 "UNION and UNION ALL cannot be mixed",
-            ));
+            )));
         }
         all = Some(*is_all);
         if single(part, outer)? != cols {
-            return Err(err(
+            return Err(at(part.span.start)(err(
                 "DifferentColumnsInUnion",
                 "all parts of a UNION must return the same column names",
-            ));
+            )));
         }
     }
     Ok(cols)
@@ -224,6 +229,10 @@ fn bind(scope: &mut Scope, name: &str, kind: Kind) -> Result<(), QueryError> {
 }
 
 fn bind_pattern(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<(), QueryError> {
+    bind_pattern_here(scope, p, creating).map_err(at(p.span.start))
+}
+
+fn bind_pattern_here(scope: &mut Scope, p: &PathPattern, creating: bool) -> Result<(), QueryError> {
     let before = scope.clone();
     if let Some(v) = &p.var {
         if scope.contains_key(v) {
@@ -355,176 +364,13 @@ fn single(q: &SingleQuery, outer: &Scope) -> Result<Vec<String>, QueryError> {
     let n = q.clauses.len();
     for (i, c) in q.clauses.iter().enumerate() {
         if matches!(c, Clause::Return(_)) && i + 1 != n {
-            return Err(err(
+            return Err(at(c.span().start)(err(
                 "InvalidClauseComposition",
                 "RETURN can only be the last clause",
-            ));
+            )));
         }
-        match c {
-            Clause::Match {
-                patterns, where_, ..
-            } => {
-                for p in patterns {
-                    bind_pattern(&mut scope, p, false)?;
-                }
-                for p in patterns {
-                    pattern_exprs(p, &scope)?;
-                }
-                if let Some(w) = where_ {
-                    expr(w, &scope, false)?;
-                    if matches!(kind_of(w, &scope), Kind::Node | Kind::Rel | Kind::Path) {
-                        return Err(err(
-                            "InvalidArgumentType",
-                            "WHERE takes a boolean, not a node, relationship or path",
-                        ));
-                    }
-                }
-            }
-            Clause::Create { patterns, .. } => {
-                for p in patterns {
-                    for (r, _) in &p.element.chain {
-                        if r.direction == RelDirection::Either {
-                            return Err(err(
-                                "RequiresDirectedRelationship",
-                                "relationships to create need a direction",
-                            ));
-                        }
-                    }
-                    bind_pattern(&mut scope, p, true)?;
-                }
-                for p in patterns {
-                    pattern_exprs(p, &scope)?;
-                }
-            }
-            Clause::Merge {
-                pattern,
-                on_create,
-                on_match,
-                ..
-            } => {
-                bind_pattern(&mut scope, pattern, true)?;
-                pattern_exprs(pattern, &scope)?;
-                for s in on_create.iter().chain(on_match) {
-                    set_item(s, &scope)?;
-                }
-            }
-            Clause::Unwind { expr: e, alias, .. } => {
-                expr(e, &scope, false)?;
-                if scope.contains_key(alias) {
-                    return Err(err(
-                        "VariableAlreadyBound",
-                        format!("`{alias}` is already bound"),
-                    ));
-                }
-                scope.insert(alias.clone(), Kind::Value);
-            }
-            Clause::Set { items, .. } => {
-                for s in items {
-                    set_item(s, &scope)?;
-                }
-            }
-            Clause::Remove { items, .. } => {
-                for r in items {
-                    match r {
-                        RemoveItem::Property(e) => expr(e, &scope, false)?,
-                        RemoveItem::Labels { var, .. } => need(var, &scope)?,
-                        RemoveItem::DynamicLabels { var, labels } => {
-                            need(var, &scope)?;
-                            for l in labels {
-                                expr(l, &scope, false)?;
-                            }
-                        }
-                    }
-                }
-            }
-            Clause::Delete { exprs, .. } => {
-                for e in exprs {
-                    if matches!(e.kind, ExprKind::HasLabels(..)) {
-                        return Err(err(
-                            "InvalidDelete",
-                            "DELETE takes nodes, relationships or paths, not labels",
-                        ));
-                    }
-                    expr(e, &scope, false)?;
-                    if kind_of(e, &scope).is_scalar() {
-                        return Err(err(
-                            "InvalidArgumentType",
-                            "DELETE takes nodes, relationships or paths",
-                        ));
-                    }
-                }
-            }
-            Clause::With(p) => {
-                let (cols, new_scope) = projection(p, &scope, true)?;
-                columns = cols;
-                scope = new_scope;
-            }
-            Clause::Return(p) => {
-                let (cols, _) = projection(p, &scope, false)?;
-                columns = cols;
-            }
-            Clause::Foreach {
-                var, list, clauses, ..
-            } => {
-                expr(list, &scope, false)?;
-                let mut inner = scope.clone();
-                inner.insert(var.clone(), Kind::Value);
-                single(
-                    &SingleQuery {
-                        clauses: clauses.clone(),
-                        span: c.span(),
-                    },
-                    &inner,
-                )?;
-            }
-            Clause::Call { args, yields, .. } => {
-                for a in args.iter().flatten() {
-                    expr(a, &scope, false)?;
-                }
-                if let Some(y) = yields {
-                    if y.star && n > 1 {
-                        return Err(err(
-                            "UnexpectedSyntax",
-                            "YIELD * is only allowed in a standalone CALL",
-                        ));
-                    }
-                    for (name, alias) in &y.items {
-                        let v = alias.clone().unwrap_or_else(|| name.clone());
-                        if scope.contains_key(&v) {
-                            return Err(err(
-                                "VariableAlreadyBound",
-                                format!("`{v}` is already bound"),
-                            ));
-                        }
-                        scope.insert(v, Kind::Value);
-                    }
-                    if let Some(w) = &y.where_ {
-                        expr(w, &scope, false)?;
-                    }
-                }
-            }
-            Clause::Subquery {
-                query,
-                in_transactions,
-                ..
-            } => {
-                if let Some(b) = in_transactions {
-                    limit_arg(&b.rows, "the batch size of IN TRANSACTIONS")?;
-                }
-                // The subquery sees the row; what it returns joins it (a
-                // unit subquery, one that ends in an update, returns nothing).
-                let cols = query_columns(query, &scope)?;
-                let returns = matches!(query.first.clauses.last(), Some(Clause::Return(_)));
-                for c in cols.into_iter().filter(|_| returns) {
-                    if scope.contains_key(&c) {
-                        return Err(err(
-                            "VariableAlreadyBound",
-                            format!("the subquery returns `{c}`, which is already bound"),
-                        ));
-                    }
-                    scope.insert(c, Kind::Value);
-                }
-            }
+        if let Some(cols) = clause(c, &mut scope, n).map_err(at(c.span().start))? {
+            columns = cols;
         }
     }
     let last = q.clauses.last();
@@ -543,12 +389,202 @@ fn single(q: &SingleQuery, outer: &Scope) -> Result<Vec<String>, QueryError> {
         )
     );
     if !concludes {
-        return Err(err(
+        return Err(at(last.map_or(q.span, Clause::span).start)(err(
             "InvalidClauseComposition",
             "a query must end with RETURN or a clause that writes",
-        ));
+        )));
     }
     Ok(columns)
+}
+
+/// Checks one clause of a single query of `n` clauses against `scope`,
+/// which it updates; the columns when it projects (WITH, RETURN).
+fn clause(c: &Clause, scope: &mut Scope, n: usize) -> Result<Option<Vec<String>>, QueryError> {
+    match c {
+        Clause::Match {
+            patterns, where_, ..
+        } => {
+            for p in patterns {
+                bind_pattern(scope, p, false)?;
+            }
+            for p in patterns {
+                pattern_exprs(p, scope)?;
+            }
+            if let Some(w) = where_ {
+                expr(w, scope, false)?;
+                if matches!(kind_of(w, scope), Kind::Node | Kind::Rel | Kind::Path) {
+                    return Err(err(
+                        "InvalidArgumentType",
+                        "WHERE takes a boolean, not a node, relationship or path",
+                    ));
+                }
+            }
+        }
+        Clause::Create { patterns, .. } => {
+            for p in patterns {
+                for (r, _) in &p.element.chain {
+                    if r.direction == RelDirection::Either {
+                        return Err(err(
+                            "RequiresDirectedRelationship",
+                            "relationships to create need a direction",
+                        ));
+                    }
+                }
+                bind_pattern(scope, p, true)?;
+            }
+            for p in patterns {
+                pattern_exprs(p, scope)?;
+            }
+        }
+        Clause::Merge {
+            pattern,
+            on_create,
+            on_match,
+            ..
+        } => {
+            bind_pattern(scope, pattern, true)?;
+            pattern_exprs(pattern, scope)?;
+            for s in on_create.iter().chain(on_match) {
+                set_item(s, scope)?;
+            }
+        }
+        Clause::Unwind { expr: e, alias, .. } => {
+            expr(e, scope, false)?;
+            if scope.contains_key(alias) {
+                return Err(err(
+                    "VariableAlreadyBound",
+                    format!("`{alias}` is already bound"),
+                ));
+            }
+            scope.insert(alias.clone(), Kind::Value);
+        }
+        Clause::Set { .. } | Clause::Remove { .. } | Clause::Delete { .. } => updates(c, scope)?,
+        Clause::With(p) => {
+            let (cols, new_scope) = projection(p, scope, true)?;
+            *scope = new_scope;
+            return Ok(Some(cols));
+        }
+        Clause::Return(p) => return Ok(Some(projection(p, scope, false)?.0)),
+        Clause::Foreach { .. } | Clause::Call { .. } | Clause::Subquery { .. } => {
+            nested(c, scope, n)?
+        }
+    }
+    Ok(None)
+}
+
+/// [`clause`] for SET, REMOVE and DELETE.
+fn updates(c: &Clause, scope: &Scope) -> Result<(), QueryError> {
+    match c {
+        Clause::Set { items, .. } => {
+            for s in items {
+                set_item(s, scope)?;
+            }
+        }
+        Clause::Remove { items, .. } => {
+            for r in items {
+                match r {
+                    RemoveItem::Property(e) => expr(e, scope, false)?,
+                    RemoveItem::Labels { var, .. } => need(var, scope)?,
+                    RemoveItem::DynamicLabels { var, labels } => {
+                        need(var, scope)?;
+                        for l in labels {
+                            expr(l, scope, false)?;
+                        }
+                    }
+                }
+            }
+        }
+        Clause::Delete { exprs, .. } => {
+            for e in exprs {
+                if matches!(e.kind, ExprKind::HasLabels(..)) {
+                    return Err(err(
+                        "InvalidDelete",
+                        "DELETE takes nodes, relationships or paths, not labels",
+                    ));
+                }
+                expr(e, scope, false)?;
+                if kind_of(e, scope).is_scalar() {
+                    return Err(err(
+                        "InvalidArgumentType",
+                        "DELETE takes nodes, relationships or paths",
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// [`clause`] for the clauses that hold others or call out: FOREACH, CALL
+/// and CALL subqueries.
+fn nested(c: &Clause, scope: &mut Scope, n: usize) -> Result<(), QueryError> {
+    match c {
+        Clause::Foreach {
+            var, list, clauses, ..
+        } => {
+            expr(list, scope, false)?;
+            let mut inner = scope.clone();
+            inner.insert(var.clone(), Kind::Value);
+            single(
+                &SingleQuery {
+                    clauses: clauses.clone(),
+                    span: c.span(),
+                },
+                &inner,
+            )?;
+        }
+        Clause::Call { args, yields, .. } => {
+            for a in args.iter().flatten() {
+                expr(a, scope, false)?;
+            }
+            if let Some(y) = yields {
+                if y.star && n > 1 {
+                    return Err(err(
+                        "UnexpectedSyntax",
+                        "YIELD * is only allowed in a standalone CALL",
+                    ));
+                }
+                for (name, alias) in &y.items {
+                    let v = alias.clone().unwrap_or_else(|| name.clone());
+                    if scope.contains_key(&v) {
+                        return Err(err(
+                            "VariableAlreadyBound",
+                            format!("`{v}` is already bound"),
+                        ));
+                    }
+                    scope.insert(v, Kind::Value);
+                }
+                if let Some(w) = &y.where_ {
+                    expr(w, scope, false)?;
+                }
+            }
+        }
+        Clause::Subquery {
+            query,
+            in_transactions,
+            ..
+        } => {
+            if let Some(b) = in_transactions {
+                limit_arg(&b.rows, "the batch size of IN TRANSACTIONS")?;
+            }
+            // The subquery sees the row; what it returns joins it (a
+            // unit subquery, one that ends in an update, returns nothing).
+            let cols = query_columns(query, scope)?;
+            let returns = matches!(query.first.clauses.last(), Some(Clause::Return(_)));
+            for c in cols.into_iter().filter(|_| returns) {
+                if scope.contains_key(&c) {
+                    return Err(err(
+                        "VariableAlreadyBound",
+                        format!("the subquery returns `{c}`, which is already bound"),
+                    ));
+                }
+                scope.insert(c, Kind::Value);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn need(var: &str, scope: &Scope) -> Result<(), QueryError> {
@@ -728,7 +764,7 @@ fn contains_aggregate(e: &Expr) -> bool {
 /// Checks an expression: variables in scope, functions known, aggregates
 /// only where `allow_aggregates` and never nested.
 fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryError> {
-    crate::deep(|| expr_checked(e, scope, allow_aggregates))
+    crate::deep(|| expr_checked(e, scope, allow_aggregates)).map_err(at(e.span.start))
 }
 
 fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryError> {
@@ -785,10 +821,7 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
             boolean_operand(x)?;
             sub(x)
         }
-        ExprKind::Var(v) => need(v, scope).map_err(|err| QueryError::At {
-            offset: e.span.start,
-            error: Box::new(err),
-        }),
+        ExprKind::Var(v) => need(v, scope),
         ExprKind::List(items) => items.iter().try_for_each(sub),
         ExprKind::Map(entries) => entries.iter().try_for_each(|(_, v)| sub(v)),
         ExprKind::Property(b, _) if kind_of(b, scope) == Kind::Path => {
@@ -977,5 +1010,96 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
             Ok(())
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The message `check` gives `q`, placed in its text.
+    fn message(q: &str) -> String {
+        let parsed = plexus_cypher::parse(q).expect("parses");
+        match check(&parsed) {
+            Ok(_) => panic!("{q} passes"),
+            Err(e) => e.located(q).to_string(),
+        }
+    }
+
+    #[test]
+    fn every_error_names_the_line_and_column_of_what_failed() {
+        let cases = [
+            // The innermost expression that failed.
+            (
+                "MATCH (a)\nRETURN count(count(a.x))",
+                "NestedAggregation",
+                (2, 8),
+            ),
+            (
+                "MATCH (a)\nRETURN a.x + (true AND nope)",
+                "UndefinedVariable",
+                (2, 24),
+            ),
+            (
+                "MATCH (a)\nRETURN a.x + (1 AND a)",
+                "InvalidArgumentType",
+                (2, 14),
+            ),
+            // Columns count characters, not bytes.
+            ("RETURN 'é', 'ü' + nope", "UndefinedVariable", (1, 19)),
+            // The pattern.
+            (
+                "MATCH (a)-[r]->(b)-[r]->(c) RETURN 1",
+                "RelationshipUniqueness",
+                (1, 7),
+            ),
+            // The clause, when no part of it is to blame.
+            (
+                "MATCH (a), (b)\nCREATE (a)-[:T]-(b)",
+                "RequiresDirected",
+                (2, 1),
+            ),
+            ("MATCH (a)\nWITH a.x\nRETURN 1", "NoExpressionAlias", (2, 1)),
+            (
+                "RETURN 1 AS x\nRETURN 2 AS x",
+                "InvalidClauseComposition",
+                (1, 1),
+            ),
+            ("MATCH (n)\n  WITH n", "InvalidClauseComposition", (2, 3)),
+            // The part of a union.
+            (
+                "RETURN 1 AS x\nUNION\nRETURN 2 AS y",
+                "DifferentColumnsInUnion",
+                (3, 1),
+            ),
+        ];
+        for (q, code, (line, column)) in cases {
+            let m = message(q);
+            assert!(m.contains(code), "{q}: {m}");
+            assert!(
+                m.ends_with(&format!("(line {line}, column {column})")),
+                "{q}: {m}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_offset_off_a_character_boundary_is_placed_without_a_panic() {
+        let e = QueryError::At {
+            offset: 3,
+            error: Box::new(err("X", "bad")),
+        };
+        assert_eq!(
+            e.located("éé").to_string(),
+            "SyntaxError (X): bad (line 1, column 2)"
+        );
+        let past = QueryError::At {
+            offset: 99,
+            error: Box::new(err("X", "bad")),
+        };
+        assert!(past
+            .located("ab\nc")
+            .to_string()
+            .ends_with("(line 2, column 2)"));
     }
 }

@@ -134,22 +134,56 @@ impl QueryError {
         }
     }
 
+    /// Blames `self` on the byte `offset` of the query's text when it is
+    /// about a place in it (not a limit, a cancellation or the storage's)
+    /// and no part inside was blamed already: the innermost expression,
+    /// pattern or clause that failed names the line and column.
+    pub(crate) fn at(self, offset: usize) -> QueryError {
+        match self {
+            QueryError::Compile { .. }
+            | QueryError::Semantic { .. }
+            | QueryError::Type { .. }
+            | QueryError::Argument { .. }
+            | QueryError::Arithmetic(_)
+            | QueryError::Procedure { .. }
+            | QueryError::Unsupported(_) => QueryError::At {
+                offset,
+                error: Box::new(self),
+            },
+            other => other,
+        }
+    }
+
     /// Replaces a byte offset ([`QueryError::At`]) by the line and column
-    /// it falls on in `text`.
+    /// it falls on in `text`, written into the message of the error inside.
     pub fn located(self, text: &str) -> QueryError {
         let QueryError::At { offset, error } = self else {
             return self;
         };
-        let before = &text[..offset.min(text.len())];
+        // The offset is the parser's, on a character boundary; one that is
+        // not (or lies past the end) is blamed on the character it falls in.
+        let mut end = offset.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let before = text.get(..end).unwrap_or_default();
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        match *error {
-            QueryError::Compile { code, message } => QueryError::Compile {
-                code,
-                message: format!("{message} (line {line}, column {column})"),
-            },
-            other => other,
+        let mut error = *error;
+        match &mut error {
+            QueryError::Compile { message, .. }
+            | QueryError::Semantic { message, .. }
+            | QueryError::Type { message, .. }
+            | QueryError::Argument { message, .. }
+            | QueryError::Procedure { message, .. }
+            | QueryError::Unsupported(message)
+            | QueryError::Arithmetic(message) => {
+                message.push_str(&format!(" (line {line}, column {column})"));
+            }
+            // The rest are not about a place in the text.
+            _ => {}
         }
+        error
     }
 
     pub fn type_error(message: impl Into<String>) -> QueryError {

@@ -46,6 +46,8 @@ enum Access<'t> {
 #[derive(Debug, Clone)]
 pub struct Prepared {
     statement: Statement,
+    /// The text, to place run-time errors in (line and column).
+    text: Box<str>,
     writes: bool,
     /// A top-level `CALL { … } IN TRANSACTIONS`: only for auto-commit.
     batched: bool,
@@ -110,6 +112,7 @@ impl Prepared {
         };
         Ok(Prepared {
             statement,
+            text: text.into(),
             writes,
             batched,
             movable,
@@ -172,7 +175,12 @@ impl Prepared {
     /// binds nulls, clauses that write are refused.
     pub fn run_standalone(&self, params: &Params, guard: &Guard) -> Result<Table, QueryError> {
         let (q, mode) = self.query()?;
-        run(q, mode, Access::None, &self.env(params, guard, None))
+        run(q, mode, Access::None, &self.env(params, guard, None)).map_err(|e| self.located(e))
+    }
+
+    /// A run's error, placed in the text.
+    fn located(&self, e: QueryError) -> QueryError {
+        e.located(&self.text)
     }
 
     /// Runs the statement on a snapshot; clauses that write are refused.
@@ -191,7 +199,7 @@ impl Prepared {
         }
         let (q, mode) = self.query()?;
         let env = self.env(params, guard, None);
-        valid_time(q, Access::Read(g), &env, |a| run(q, mode, a, &env))
+        valid_time(q, Access::Read(g), &env, |a| run(q, mode, a, &env)).map_err(|e| self.located(e))
     }
 
     /// [`Prepared::run_read`], handing the result to `sink` as it is
@@ -216,6 +224,7 @@ impl Prepared {
         valid_time(q, Access::Read(g), &env, |a| {
             run_into(q, mode, a, &env, sink)
         })
+        .map_err(|e| self.located(e))
     }
 
     /// Runs the statement in a write transaction, with procedures it may
@@ -233,6 +242,7 @@ impl Prepared {
             Statement::Query(_) | Statement::Explain(_) | Statement::Profile(_) => {
                 let (q, mode) = self.query()?;
                 valid_time(q, Access::Write(txn), &env, |a| run(q, mode, a, &env))
+                    .map_err(|e| self.located(e))
             }
             Statement::Show {
                 constraints,
@@ -705,9 +715,10 @@ impl Exec<'_, '_> {
                         ..
                     },
                     Some(cap),
-                ) => self.match_(*optional, patterns, where_.as_ref(), rows, Some(cap))?,
-                _ => self.clause(clause, rows)?,
-            };
+                ) => self.match_(*optional, patterns, where_.as_ref(), rows, Some(cap)),
+                _ => self.clause(clause, rows),
+            }
+            .map_err(|e| e.at(clause.span().start))?;
             // The rows a clause materialised count against the budget until
             // the next clause has replaced them.
             let held = self.guard.held();
@@ -861,7 +872,9 @@ impl Exec<'_, '_> {
                         inner.insert(var.clone(), it);
                         let mut inner_rows = vec![inner];
                         for c in clauses {
-                            inner_rows = self.clause(c, inner_rows)?;
+                            inner_rows = self
+                                .clause(c, inner_rows)
+                                .map_err(|e| e.at(c.span().start))?;
                         }
                     }
                 }
@@ -1317,6 +1330,10 @@ fn limit_after(q: &SingleQuery, ci: usize, ctx: &Ctx<'_>) -> Option<usize> {
 /// may count that hop from the degree counters. Copies the patterns only
 /// when it drops a name (a per-query cost on the shortest counts).
 fn anonymise_ends<'p>(patterns: &'p [PathPattern], rows: &[Row]) -> Cow<'p, [PathPattern]> {
+    // A pattern of one node has no hop to count from the counters.
+    if patterns.iter().all(|p| p.element.chain.is_empty()) {
+        return Cow::Borrowed(patterns);
+    }
     let mut inline_vars = false;
     for p in patterns {
         let nodes = std::iter::once(&p.element.start).chain(p.element.chain.iter().map(|(_, n)| n));
@@ -1327,10 +1344,10 @@ fn anonymise_ends<'p>(patterns: &'p [PathPattern], rows: &[Row]) -> Cow<'p, [Pat
             inline_vars |= r.props.as_deref().is_some_and(reads_vars) || r.where_.is_some();
         }
     }
-    let all: Vec<String> = patterns.iter().flat_map(pattern_vars).collect();
+    let all: Vec<&str> = patterns.iter().flat_map(pattern_var_names).collect();
     let once = |v: &Option<String>| {
-        v.as_ref().is_some_and(|v| {
-            all.iter().filter(|x| *x == v).count() == 1 && rows.iter().all(|r| !r.contains_key(v))
+        v.as_deref().is_some_and(|v| {
+            all.iter().filter(|x| **x == v).count() == 1 && rows.iter().all(|r| !r.contains_key(v))
         })
     };
     let drops = |p: &PathPattern| {
@@ -1367,14 +1384,17 @@ fn reads_vars(e: &Expr) -> bool {
     }
 }
 
+/// The names a pattern binds, in order (a name may repeat), borrowed.
+fn pattern_var_names(p: &PathPattern) -> impl Iterator<Item = &str> {
+    let hops = p.element.chain.iter().flat_map(|(r, n)| [&r.var, &n.var]);
+    std::iter::once(&p.var)
+        .chain(std::iter::once(&p.element.start.var))
+        .chain(hops)
+        .filter_map(|v| v.as_deref())
+}
+
 pub(crate) fn pattern_vars(p: &plexus_cypher::PathPattern) -> Vec<String> {
-    let mut out: Vec<String> = p.var.iter().cloned().collect();
-    out.extend(p.element.start.var.clone());
-    for (r, n) in &p.element.chain {
-        out.extend(r.var.clone());
-        out.extend(n.var.clone());
-    }
-    out
+    pattern_var_names(p).map(str::to_string).collect()
 }
 
 /// The label of the vector index a search names (its first argument), when

@@ -210,6 +210,9 @@ mod tests {
     fn every_transaction_sees_its_snapshots_schema() {
         let db = crate::Storage::in_memory().unwrap();
         let done = std::sync::atomic::AtomicBool::new(false);
+        // The writer goes on until the reader has read a while beside it:
+        // on a loaded machine the reader may not run before 200 commits.
+        let reads = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|s| {
             s.spawn(|| {
                 // Stops the reader whatever happens here.
@@ -220,7 +223,12 @@ mod tests {
                     }
                 }
                 let _done = Done(&done);
-                for i in 0..200 {
+                let start = std::time::Instant::now();
+                for i in 0.. {
+                    let enough = i >= 200 && reads.load(SeqCst) >= 100;
+                    if enough || start.elapsed() > std::time::Duration::from_secs(20) {
+                        break;
+                    }
                     let mut t = db.write("default").unwrap();
                     let name = t
                         .create_index(crate::IndexSpec::property("L", &format!("k{i}")))
@@ -239,6 +247,7 @@ mod tests {
                 let stored = crate::storage::load_schema(&*core.snap, core.g).unwrap();
                 assert_eq!(core.schema, stored);
                 seen.insert(stored.indexes.len());
+                reads.fetch_add(1, SeqCst);
             }
             assert!(seen.len() > 1, "the schema changed while read: {seen:?}");
         });

@@ -1091,3 +1091,46 @@ fn aggregates_in_the_list_a_comprehension_walks_fold_per_group() {
         vec![Value::Bool(true), Value::Bool(true)]
     );
 }
+
+#[test]
+fn run_time_errors_name_the_clause_they_failed_in() {
+    let db = Database::in_memory().unwrap();
+    q(&db, "CREATE (:P {v: 1}), (:P {v: 0})");
+    let cases = [
+        // Streamed: the final RETURN, after a MATCH that passed.
+        ("MATCH (p:P)\nRETURN 10 / p.v", "ArithmeticError", (2, 1)),
+        // A WITH in the middle of a pipeline.
+        (
+            "MATCH (p:P)\n  WITH 10 / p.v AS x\nRETURN x",
+            "ArithmeticError",
+            (2, 3),
+        ),
+        // An aggregation that ends a pipeline stage.
+        ("UNWIND [1, 'a'] AS x\nRETURN sum(x)", "TypeError", (2, 1)),
+        // A clause that writes (materialised clause by clause).
+        ("MATCH (p:P)\nSET p.w = 10 / p.v", "ArithmeticError", (2, 1)),
+        // Inside FOREACH: the inner clause.
+        (
+            "MATCH (p:P) WITH collect(p) AS ps\nFOREACH (x IN ps |\n  SET x.w = 1 / x.v)",
+            "ArithmeticError",
+            (3, 3),
+        ),
+    ];
+    for (text, kind, (line, column)) in cases {
+        let e = db
+            .query("default", text, &Params::new())
+            .expect_err(text)
+            .to_string();
+        assert!(e.contains(kind), "{text}: {e}");
+        assert!(
+            e.contains(&format!("(line {line}, column {column})")),
+            "{text}: {e}"
+        );
+    }
+    // A failed write left nothing behind.
+    let t = q(
+        &db,
+        "MATCH (p:P) WHERE p.w IS NOT NULL RETURN count(*) AS n",
+    );
+    assert_eq!(t.rows[0][0], Value::Int(0));
+}

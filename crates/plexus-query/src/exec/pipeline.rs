@@ -102,16 +102,18 @@ impl Exec<'_, '_> {
                 unreachable!("only projections break a pipeline");
             };
             let mut pr = Projector::new(p);
+            // The breaker's errors are its own, not the clause before's.
+            let here = |e: QueryError| e.at(breaker.span().start);
             for r in &rows {
                 let flow = self.push(&stage, 0, r, &ctx, &mut |row| {
-                    pr.add(row, &ctx)?;
+                    pr.add(row, &ctx).map_err(here)?;
                     Ok(Flow::More)
                 })?;
                 if flow == Flow::Stop {
                     break;
                 }
             }
-            let (columns, out) = pr.finish(&ctx)?;
+            let (columns, out) = pr.finish(&ctx).map_err(here)?;
             if let Clause::Return(_) = breaker {
                 let rows = out
                     .into_iter()
@@ -222,16 +224,21 @@ impl Exec<'_, '_> {
         clauses: &[Clause],
         ctx: &Ctx<'_>,
     ) -> Result<Vec<Option<Window>>, QueryError> {
+        let window = |p: &Projection| -> Result<Window, QueryError> {
+            Ok(Window {
+                names: project::item_names(p),
+                skip: project::bound(&p.skip, "SKIP", ctx)?.unwrap_or(0),
+                limit: project::bound(&p.limit, "LIMIT", ctx)?.unwrap_or(usize::MAX),
+                seen: Cell::new(0),
+                passed: Cell::new(0),
+            })
+        };
         clauses
             .iter()
             .map(|c| match c {
-                Clause::With(p) | Clause::Return(p) => Ok(Some(Window {
-                    names: project::item_names(p),
-                    skip: project::bound(&p.skip, "SKIP", ctx)?.unwrap_or(0),
-                    limit: project::bound(&p.limit, "LIMIT", ctx)?.unwrap_or(usize::MAX),
-                    seen: Cell::new(0),
-                    passed: Cell::new(0),
-                })),
+                Clause::With(p) | Clause::Return(p) => {
+                    window(p).map(Some).map_err(|e| e.at(c.span().start))
+                }
                 _ => Ok(None),
             })
             .collect()
@@ -251,6 +258,20 @@ impl Exec<'_, '_> {
         let Some(clause) = stage.clauses.get(i) else {
             return sink(row);
         };
+        self.push_into(stage, i, clause, row, ctx, sink)
+            .map_err(|e| e.at(clause.span().start))
+    }
+
+    /// [`Exec::push`] into `clause`, clause `i` of `stage`.
+    fn push_into(
+        &self,
+        stage: &Stage<'_>,
+        i: usize,
+        clause: &Clause,
+        row: &Row,
+        ctx: &Ctx<'_>,
+        sink: &mut Sink<'_>,
+    ) -> Result<Flow, QueryError> {
         match clause {
             Clause::Unwind { expr, alias, .. } => {
                 self.unwind(stage, i, expr, alias, row, ctx, sink)
