@@ -9,7 +9,7 @@ use plexus_cypher::{BinOp, Expr, ExprKind, Quantifier, UnOp};
 use plexus_storage::{GraphRead, NodeId};
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Variables in scope.
 pub type Row = BTreeMap<String, Value>;
@@ -22,7 +22,9 @@ pub struct Ctx<'a> {
     pub graph: Option<&'a dyn GraphRead>,
     /// Values of aggregate calls already computed for the current group,
     /// by the address of their expression node.
-    pub aggregates: Option<&'a HashMap<usize, Value>>,
+    /// The aggregates' results of a group, by the address of their call
+    /// (Fx: looked up at every evaluation inside an aggregating projection).
+    pub aggregates: Option<&'a rustc_hash::FxHashMap<usize, Value>>,
     /// The query's limits: every loop over rows, matches or elements checks it.
     pub guard: &'a Guard,
 }

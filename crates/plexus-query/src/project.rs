@@ -13,8 +13,8 @@ use crate::exec::RowSet;
 use crate::limits::{row_size, value_size};
 use plexus_common::Value;
 use plexus_cypher::{Expr, ExprKind, Projection};
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use top::TopN;
 
 mod top;
@@ -191,7 +191,11 @@ pub(crate) struct Projector<'p> {
     /// Whether ORDER BY or WHERE may read an input variable, by name: only
     /// those are kept with each row, not (say) a long list the row also
     /// carries.
-    reads: HashMap<String, bool>,
+    reads: FxHashMap<String, bool>,
+    /// Whether ORDER BY may read an input variable, by name: a top-k's
+    /// sort keys are evaluated over those alone, and the rest of a row is
+    /// copied only when the row is kept.
+    order_reads: FxHashMap<String, bool>,
     /// ORDER BY … LIMIT without aggregation or DISTINCT: the best rows,
     /// projected at the end (`top.rs`); decided at the first row, when
     /// the LIMIT's parameters can be read.
@@ -230,7 +234,8 @@ impl<'p> Projector<'p> {
             group_set: RowSet::default(),
             rows: Vec::new(),
             keep_input: !p.order_by.is_empty() || p.where_.is_some(),
-            reads: HashMap::new(),
+            reads: FxHashMap::default(),
+            order_reads: FxHashMap::default(),
             top: None,
             top_decided: false,
             order_items: {
@@ -321,32 +326,42 @@ impl<'p> Projector<'p> {
     /// ORDER BY names, kept (input only) if it is among the best so far.
     fn rank(&mut self, row: &Row, ctx: &Ctx<'_>) -> Result<(), QueryError> {
         let p = self.p;
-        let mut input = self.what_order_reads(row);
-        // Aliases shadow input variables while the keys are evaluated, as
-        // in the full sort; the input row is restored for the projection.
-        let mut shadowed = Vec::with_capacity(self.order_items.len());
+        // The keys see the variables ORDER BY reads, shadowed by the
+        // aliases of the items it names, as in the full sort.
+        let mut sees = Row::new();
+        for (k, v) in row {
+            let reads = match self.order_reads.get(k) {
+                Some(r) => *r,
+                None => {
+                    let r = !p.order_by.iter().all(|s| free_of(&s.expr, k));
+                    self.order_reads.insert(k.clone(), r);
+                    r
+                }
+            };
+            if reads {
+                sees.insert(k.clone(), v.clone());
+            }
+        }
         for i in &self.order_items {
             let v = eval(&p.items[*i].expr, row, ctx)?;
-            let name = &self.names[*i];
-            shadowed.push((name, input.insert(name.clone(), v)));
+            sees.insert(self.names[*i].clone(), v);
         }
         let keys = p
             .order_by
             .iter()
-            .map(|s| eval(&s.expr, &input, ctx))
+            .map(|s| eval(&s.expr, &sees, ctx))
             .collect::<Result<Vec<_>, _>>()?;
-        for (name, old) in shadowed {
-            match old {
-                Some(v) => input.insert(name.clone(), v),
-                None => input.remove(name),
-            };
-        }
+        drop(sees);
         let Some(top) = self.top.as_mut() else {
             return Ok(());
         };
         if !top.wants(&keys) {
             return Ok(());
         }
+        let input = self.what_order_reads(row);
+        let Some(top) = self.top.as_mut() else {
+            return Ok(());
+        };
         let size = |keys: &[Value], input: &Row| {
             keys.iter().map(value_size).sum::<usize>() + row_size(input)
         };
@@ -453,7 +468,7 @@ impl<'p> Projector<'p> {
     /// first row (grouping keys are the same on every row of a group) and
     /// the group's aggregates.
     fn group_row(&self, g: Group<'_>, ctx: &Ctx<'_>) -> Result<(Row, Vec<Value>), QueryError> {
-        let mut aggs = HashMap::new();
+        let mut aggs = FxHashMap::default();
         for (call, state) in self.calls.iter().zip(g.states) {
             aggs.insert(*call as *const Expr as usize, state.finish(&g.first, ctx)?);
         }

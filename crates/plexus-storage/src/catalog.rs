@@ -16,7 +16,8 @@ use crate::ids::GraphId;
 use crate::keys::CATALOG;
 use plexus_common::read_u32;
 use plexus_kv::{KeyRange, KvStore, ScanOptions, WriteBatch};
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 /// The kinds of interned names.
@@ -48,8 +49,11 @@ pub(crate) const MAX_NAME: usize = 255;
 #[derive(Default)]
 struct Inner {
     /// Name → id, one map per token kind (so a lookup borrows the name).
-    ids: [HashMap<Arc<str>, u32>; 3],
-    names: HashMap<(u8, u32), Arc<str>>,
+    /// Hashed with Fx: every property a query reads by name is looked up
+    /// here, and SipHash was most of that lookup; the names are a schema's,
+    /// few and not a flood an attacker controls the size of.
+    ids: [FxHashMap<Arc<str>, u32>; 3],
+    names: FxHashMap<(u8, u32), Arc<str>>,
     next: [u32; 3],
     graphs: BTreeMap<String, GraphId>,
     next_graph: u32,

@@ -16,8 +16,8 @@ use crate::pattern;
 use crate::project::{self, Projector};
 use plexus_common::Value;
 use plexus_cypher::{Clause, Expr, ExprKind, Projection, SingleQuery};
+use rustc_hash::FxHashMap;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 
 /// Whether the rows before a stage are still wanted.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -436,7 +436,7 @@ struct Stage<'a> {
     breaker: Option<&'a Clause>,
     /// Whether a variable is read from clause `i` on: one map per clause,
     /// by name (looked up without building a key for every row).
-    live: RefCell<Vec<HashMap<String, bool>>>,
+    live: RefCell<Vec<FxHashMap<String, bool>>>,
 }
 
 impl Stage<'_> {
@@ -445,7 +445,7 @@ impl Stage<'_> {
     fn prune(&self, i: usize, row: &Row) -> Option<Row> {
         let mut live = self.live.borrow_mut();
         if live.len() <= i {
-            live.resize_with(i + 1, HashMap::new);
+            live.resize_with(i + 1, FxHashMap::default);
         }
         let known = &mut live[i];
         let mut reads = |k: &String| match known.get(k.as_str()) {
