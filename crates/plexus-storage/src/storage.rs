@@ -393,6 +393,7 @@ impl Storage {
             group_cache: Default::default(),
             uses: Default::default(),
             missing: Default::default(),
+            known: Default::default(),
             as_of: None,
         })
     }

@@ -229,9 +229,36 @@ pub struct TxnCore {
     /// and found missing (`TxnCore::lookup`).
     /// One set per kind of name (`Token as usize`).
     pub(crate) missing: RefCell<[HashSet<String>; 3]>,
+    /// Names this transaction looked up and found ([`KnownNames`]).
+    pub(crate) known: RefCell<KnownNames>,
     /// The system time a read as of an earlier instant sees
     /// (`history.rs`); its snapshot is then a `history::AsOf`.
     pub(crate) as_of: Option<u64>,
+}
+
+/// Names a transaction looked up and found, with their ids (an id never
+/// changes once given, so a hit is never stale): a query reads the same few
+/// labels and property keys row after row, and a look through a handful of
+/// names costs less than the catalog's lock and hash.
+#[derive(Default)]
+pub(crate) struct KnownNames(Vec<(crate::catalog::Token, Box<str>, u32)>);
+
+/// The most names [`KnownNames`] keeps (then it keeps what it has).
+const KNOWN_NAMES: usize = 16;
+
+impl KnownNames {
+    fn get(&self, kind: crate::catalog::Token, name: &str) -> Option<u32> {
+        self.0
+            .iter()
+            .find(|(k, n, _)| *k == kind && **n == *name)
+            .map(|(_, _, id)| *id)
+    }
+
+    fn put(&mut self, kind: crate::catalog::Token, name: &str, id: u32) {
+        if self.0.len() < KNOWN_NAMES {
+            self.0.push((kind, name.into(), id));
+        }
+    }
 }
 
 /// The most node records a transaction keeps read ahead (then it starts over).
@@ -244,13 +271,20 @@ impl TxnCore {
     /// snapshot, so nothing it can read carries it. (A writer may intern
     /// the name itself, so it asks each time.)
     pub(crate) fn lookup(&self, kind: crate::catalog::Token, name: &str) -> Option<u32> {
+        if let Some(id) = self.known.borrow().get(kind, name) {
+            return Some(id);
+        }
         let remember = self.shared.multi && self.overlay.is_none();
         if remember && self.missing.borrow()[kind as usize].contains(name) {
             return None;
         }
         let id = self.shared.catalog.lookup(kind, name);
-        if id.is_none() && remember {
-            self.missing.borrow_mut()[kind as usize].insert(name.to_string());
+        match id {
+            Some(id) => self.known.borrow_mut().put(kind, name, id),
+            None if remember => {
+                self.missing.borrow_mut()[kind as usize].insert(name.to_string());
+            }
+            None => {}
         }
         id
     }
@@ -599,6 +633,32 @@ impl NodeCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transaction_finds_names_created_after_it_looked_for_them() {
+        use crate::catalog::Token;
+        let db = crate::Storage::in_memory().unwrap();
+        let core = db.core("default", false, false).unwrap();
+        assert_eq!(core.lookup(Token::PropKey, "k"), None);
+        let mut t = db.write("default").unwrap();
+        let props = [("k".to_string(), plexus_common::Value::Int(1))].into();
+        t.create_node(Some("a"), &["L"], &props).unwrap();
+        t.commit().unwrap();
+        let id = core.lookup(Token::PropKey, "k");
+        assert!(id.is_some(), "a miss is not remembered");
+        assert_eq!(core.lookup(Token::PropKey, "k"), id, "a hit is");
+        // Past the names kept, lookups still answer from the catalog.
+        let mut known = KnownNames::default();
+        for n in 0..KNOWN_NAMES + 4 {
+            known.put(Token::Label, &format!("l{n}"), n as u32);
+        }
+        assert_eq!(known.get(Token::Label, "l3"), Some(3));
+        assert_eq!(known.get(Token::PropKey, "l3"), None, "kinds apart");
+        assert_eq!(
+            known.get(Token::Label, &format!("l{}", KNOWN_NAMES + 1)),
+            None
+        );
+    }
 
     #[test]
     fn a_group_is_kept_once_read_again_and_the_oldest_goes() {

@@ -164,6 +164,24 @@ impl Snapshot for MemorySnapshot {
     }
 }
 
+/// Whether `key` is at or after a range's `start`.
+fn after_start(start: Bound<&[u8]>, key: &[u8]) -> bool {
+    match start {
+        Bound::Included(s) => key >= s,
+        Bound::Excluded(s) => key > s,
+        Bound::Unbounded => true,
+    }
+}
+
+/// Whether `key` is at or before a range's `end`.
+fn before_end(end: Bound<&[u8]>, key: &[u8]) -> bool {
+    match end {
+        Bound::Included(e) => key <= e,
+        Bound::Excluded(e) => key < e,
+        Bound::Unbounded => true,
+    }
+}
+
 impl MemorySnapshot {
     fn visit_in(
         &self,
@@ -176,13 +194,22 @@ impl MemorySnapshot {
         if range.is_empty() {
             return Ok(());
         }
-        let r = m.range::<[u8], _>(range.as_slices());
+        // `BTreeMap::range` seeks both of its ends before the first pair,
+        // each a descent comparing keys on the way; a visit mostly stops
+        // after a few pairs (an adjacency group, an index hit), so it seeks
+        // only the end it starts from and checks the other per pair.
+        let (start, end) = range.as_slices();
         let pairs: Box<dyn Iterator<Item = (&Key, &Vec<u8>)>> = match reverse {
-            true => Box::new(r.rev()),
-            false => Box::new(r),
+            true => Box::new(m.range::<[u8], _>((Bound::Unbounded, end)).rev()),
+            false => Box::new(m.range::<[u8], _>((start, Bound::Unbounded))),
         };
         for (k, v) in pairs {
-            if !f(k.as_slice(), v)? {
+            let k = k.as_slice();
+            let beyond = match reverse {
+                true => !after_start(start, k),
+                false => !before_end(end, k),
+            };
+            if beyond || !f(k, v)? {
                 break;
             }
         }
