@@ -103,8 +103,23 @@ pub fn ensure_venv_with(dir: &Path, packages: &[&str]) -> Result<PathBuf, String
     let ready = dir.join(".plexus-peers-ready");
     // Ready when made with these very packages (a list that changed
     // installs what it adds).
-    let made_with = std::fs::read_to_string(&ready).unwrap_or_default();
-    if python.exists() && made_with == packages.join("\n") {
+    let is_ready = || {
+        let made_with = std::fs::read_to_string(&ready).unwrap_or_default();
+        python.exists() && made_with == packages.join("\n")
+    };
+    if is_ready() {
+        return Ok(python);
+    }
+    // Tests run side by side (threads and processes): one makes the
+    // virtualenv while the others wait on the lock, then find it ready.
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let lock_path = dir.with_extension("lock");
+    let lock =
+        std::fs::File::create(&lock_path).map_err(|e| format!("{}: {e}", lock_path.display()))?;
+    lock.lock()
+        .map_err(|e| format!("locking {}: {e}", lock_path.display()))?;
+    if is_ready() {
         return Ok(python);
     }
     eprintln!(

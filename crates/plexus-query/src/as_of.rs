@@ -125,6 +125,7 @@ fn evaluate(e: &Expr, params: &Params, guard: &Guard) -> Result<Value, QueryErro
         graph: None,
         aggregates: None,
         guard,
+        adjacent: None,
     };
     crate::eval::eval(e, &Default::default(), &ctx)
 }

@@ -20,13 +20,14 @@ pub struct Ctx<'a> {
     /// The graph, for property reads, label checks and patterns; `None`
     /// for queries that run without one.
     pub graph: Option<&'a dyn GraphRead>,
-    /// Values of aggregate calls already computed for the current group,
-    /// by the address of their expression node.
     /// The aggregates' results of a group, by the address of their call
     /// (Fx: looked up at every evaluation inside an aggregating projection).
     pub aggregates: Option<&'a rustc_hash::FxHashMap<usize, Value>>,
     /// The query's limits: every loop over rows, matches or elements checks it.
     pub guard: &'a Guard,
+    /// One-hop pattern predicates' neighbour sets (`pattern/adjacent.rs`),
+    /// in a query that only reads.
+    pub(crate) adjacent: Option<&'a std::cell::RefCell<crate::pattern::adjacent::Adjacent>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -41,6 +42,7 @@ impl<'a> Ctx<'a> {
             graph: Some(g),
             aggregates: None,
             guard,
+            adjacent: None,
         }
     }
 }
@@ -709,6 +711,11 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
         },
         ExprKind::Pattern(element) => match ctx.graph {
             Some(g) => {
+                if let Some(memo) = ctx.adjacent {
+                    if let Some(hit) = memo.borrow_mut().check(g, element, row)? {
+                        return Ok(Value::Bool(hit));
+                    }
+                }
                 let p = plexus_cypher::PathPattern::plain(None, element.clone(), e.span);
                 Value::Bool(crate::pattern::match_all(
                     g,

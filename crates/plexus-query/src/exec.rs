@@ -585,6 +585,8 @@ struct Exec<'t, 'p> {
     movable: &'p [(usize, usize)],
     /// Set when the result rows went to a [`RowSink`] as they came.
     streamed: std::cell::Cell<bool>,
+    /// One-hop pattern predicates' neighbour sets (`pattern/adjacent.rs`).
+    adjacent: std::cell::RefCell<crate::pattern::adjacent::Adjacent>,
 }
 
 impl<'t, 'p> Exec<'t, 'p> {
@@ -606,6 +608,7 @@ impl<'t, 'p> Exec<'t, 'p> {
             nesting,
             movable: &[],
             streamed: std::cell::Cell::new(false),
+            adjacent: Default::default(),
         }
     }
 }
@@ -634,6 +637,8 @@ impl Exec<'_, '_> {
             graph: self.graph(),
             aggregates: None,
             guard: self.guard,
+            // Sets of neighbours stay right only while nothing writes.
+            adjacent: matches!(self.access, Access::Read(_)).then_some(&self.adjacent),
         }
     }
 

@@ -19,6 +19,7 @@ use plexus_storage::{Direction, EdgeId, GraphRead, Neighbor, NodeId, StorageErro
 use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
 
+pub(crate) mod adjacent;
 pub(crate) mod any_of;
 pub(crate) mod or_expand;
 mod reach;

@@ -477,6 +477,7 @@ impl<'p> Projector<'p> {
             graph: ctx.graph,
             aggregates: Some(&aggs),
             guard: ctx.guard,
+            adjacent: ctx.adjacent,
         };
         let mut o = Row::new();
         let mut key = g.key.into_iter();
@@ -870,6 +871,7 @@ mod tests {
             graph: None,
             aggregates: None,
             guard,
+            adjacent: None,
         };
         let mut pr = Projector::new(p);
         for x in xs {

@@ -43,6 +43,7 @@ fn index_options(
         graph: None,
         aggregates: None,
         guard,
+        adjacent: None,
     };
     let Value::Map(m) = crate::eval::eval(e, &Default::default(), &ctx)? else {
         return Err(bad_option("OPTIONS takes a map".into()));

@@ -784,6 +784,27 @@ fn hops_between_bound_nodes_agree_with_binding_the_far_end_later() {
         );
         assert!(want.iter().any(|r| r.ends_with("|true")), "{reference}");
         assert_eq!(got, want, "{exists}");
+        // As a WHERE predicate, both ways round: the rows repeat `a` (and,
+        // ordered by b, `b`), so the neighbour sets of pattern/adjacent.rs
+        // answer most checks.
+        for order in ["a.i, b.i", "b.i, a.i"] {
+            for not in ["", "NOT "] {
+                let filter = format!(
+                    "MATCH (a:P), (b:P) WITH a, b ORDER BY {order} \
+                     WHERE {not}{into} RETURN a.i, b.i"
+                );
+                let reference = format!(
+                    "MATCH (a:P), (b:P) WITH a, b ORDER BY {order} \
+                     WHERE {not}size([{later} WHERE x = b | 1]) > 0 RETURN a.i, b.i"
+                );
+                let (got, want) = (
+                    sorted(q(&db, &filter).rows),
+                    sorted(q(&db, &reference).rows),
+                );
+                assert!(!want.is_empty(), "{reference}");
+                assert_eq!(got, want, "{filter}");
+            }
+        }
         let counted = format!("MATCH (a:P), (b:P) MATCH {into} RETURN a.i, b.i, count(*)");
         let reference =
             format!("MATCH (a:P), (b:P) MATCH {later} WHERE x = b RETURN a.i, b.i, count(*)");

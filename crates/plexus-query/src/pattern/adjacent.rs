@@ -1,0 +1,199 @@
+//! `(a)-[:T]-(b)` as a predicate with both ends bound, row after row
+//! against the same node: LDBC's IC10 asks `NOT (friend)-[:KNOWS]-(person)`
+//! of thousands of friends and one person. Each answer used to read the
+//! friend's counters and relationships; once an end comes back at the
+//! next check, its neighbours of the hop's types are gathered into a set
+//! and every later check against it is a lookup.
+//!
+//! Only in queries that only read (a write between rows would change the
+//! sets), only for a hop of nothing but types and a direction between two
+//! bare variables, and only for sets of at most [`MAX_ENTRIES`] together:
+//! everything else goes to the matcher, as before.
+
+use crate::eval::Row;
+use crate::graph::type_names;
+use plexus_common::Value;
+use plexus_cypher::{PatternElement, RelDirection};
+use plexus_storage::{Direction, GraphRead, NodeId, StorageError};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The most neighbours the sets hold together (about a megabyte).
+const MAX_ENTRIES: usize = 1 << 16;
+
+/// The neighbour sets of one query.
+#[derive(Default)]
+pub(crate) struct Adjacent {
+    /// The last check's pattern (by address) and ends.
+    last: Option<(usize, [u64; 2])>,
+    /// (pattern, end 0 or 1, node) and its neighbours across the hop.
+    sets: FxHashMap<(usize, usize, u64), FxHashSet<u64>>,
+    entries: usize,
+}
+
+/// What a check needs of a simple hop: its two ends, the direction from
+/// the first, and its types (`None`: any).
+struct Hop<'e> {
+    ends: [u64; 2],
+    dir: Direction,
+    types: Option<Vec<&'e str>>,
+}
+
+/// The hop `el` is, between two nodes of `row`; `None` when it is more
+/// than a hop of types between bare variables, or an end is not a node.
+fn simple<'e>(el: &'e PatternElement, row: &Row) -> Option<Hop<'e>> {
+    let [(rel, end)] = el.chain.as_slice() else {
+        return None;
+    };
+    let bare = |n: &plexus_cypher::NodePattern| {
+        n.labels.is_none() && n.props.is_none() && n.where_.is_none()
+    };
+    let plain_rel =
+        rel.var.is_none() && rel.props.is_none() && rel.where_.is_none() && rel.length.is_none();
+    if !bare(&el.start) || !bare(end) || !plain_rel {
+        return None;
+    }
+    let types = match &rel.types {
+        None => None,
+        Some(t) => Some(type_names(t)?),
+    };
+    let node = |var: &Option<String>| match row.get(var.as_ref()?)? {
+        Value::Node(n) => Some(n.id),
+        _ => None,
+    };
+    let ends = [node(&el.start.var)?, node(&end.var)?];
+    let dir = match rel.direction {
+        RelDirection::Right => Direction::Out,
+        RelDirection::Left => Direction::In,
+        RelDirection::Either => Direction::Both,
+    };
+    Some(Hop { ends, dir, types })
+}
+
+/// The direction of a hop seen from its other end.
+fn reverse(d: Direction) -> Direction {
+    match d {
+        Direction::Out => Direction::In,
+        Direction::In => Direction::Out,
+        Direction::Both => Direction::Both,
+    }
+}
+
+impl Adjacent {
+    /// Whether the hop `el` joins its two ends in `row`, when a set answers
+    /// or an end came back and its set could be built; `None` sends the
+    /// check to the matcher.
+    pub(crate) fn check(
+        &mut self,
+        g: &dyn GraphRead,
+        el: &PatternElement,
+        row: &Row,
+    ) -> Result<Option<bool>, StorageError> {
+        let Some(hop) = simple(el, row) else {
+            return Ok(None);
+        };
+        let id = el as *const PatternElement as usize;
+        let [a, b] = hop.ends;
+        // A set of either end answers; the other end is looked up in it.
+        for (end, node, other) in [(1, b, a), (0, a, b)] {
+            if let Some(set) = self.sets.get(&(id, end, node)) {
+                return Ok(Some(set.contains(&other)));
+            }
+        }
+        let last = self.last.replace((id, hop.ends));
+        let Some((_, was)) = last.filter(|(l, _)| *l == id) else {
+            return Ok(None);
+        };
+        for (end, node, other) in [(1, b, a), (0, a, b)] {
+            if was[end] != node {
+                continue;
+            }
+            let dir = if end == 0 { hop.dir } else { reverse(hop.dir) };
+            let Some(set) = self.gather(g, node, dir, hop.types.as_deref())? else {
+                return Ok(None);
+            };
+            let hit = set.contains(&other);
+            self.sets.insert((id, end, node), set);
+            return Ok(Some(hit));
+        }
+        Ok(None)
+    }
+
+    /// The neighbours of `node` across the hop, unless they would take the
+    /// sets past [`MAX_ENTRIES`].
+    fn gather(
+        &mut self,
+        g: &dyn GraphRead,
+        node: u64,
+        dir: Direction,
+        types: Option<&[&str]>,
+    ) -> Result<Option<FxHashSet<u64>>, StorageError> {
+        let mut set = FxHashSet::default();
+        let all: &[Option<&str>] = &[None];
+        let named: Vec<Option<&str>>;
+        let each = match types {
+            None => all,
+            Some(t) => {
+                named = t.iter().map(|t| Some(*t)).collect();
+                &named
+            }
+        };
+        for t in each {
+            for n in g.neighbors(NodeId(node), dir, *t)? {
+                // Checked per neighbour: a node of millions never fills a set.
+                if set.insert(n.node.0) && self.entries.saturating_add(set.len()) > MAX_ENTRIES {
+                    return Ok(None);
+                }
+            }
+        }
+        self.entries = self.entries.saturating_add(set.len());
+        Ok(Some(set))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn element(q: &str) -> PatternElement {
+        let parsed = plexus_cypher::parse(&format!("MATCH (x) WHERE {q} RETURN 1")).unwrap();
+        let plexus_cypher::Clause::Match {
+            where_: Some(w), ..
+        } = &parsed.first.clauses[0]
+        else {
+            panic!("{q}")
+        };
+        match &w.kind {
+            plexus_cypher::ExprKind::Pattern(el) => el.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn row(a: u64, b: u64) -> Row {
+        let node = |id| {
+            Value::Node(Box::new(plexus_common::NodeValue {
+                id,
+                ..Default::default()
+            }))
+        };
+        Row::from([("a".to_string(), node(a)), ("b".to_string(), node(b))])
+    }
+
+    #[test]
+    fn only_hops_of_types_between_bare_variables_are_simple() {
+        let r = row(1, 2);
+        for (q, simple_hop) in [
+            ("(a)-[:T]-(b)", true),
+            ("(a)<-[:T|U]-(b)", true),
+            ("(a)-->(b)", true),
+            ("(a)-[:T]->(b:L)", false),
+            ("(a)-[r:T]->(b)", false),
+            ("(a)-[:T*1..2]->(b)", false),
+            ("(a)-[:T {w: 1}]->(b)", false),
+            ("(a)-[:!T]->(b)", false),
+            ("(a)-[:T]->()-[:T]->(b)", false),
+            ("(a)-[:T]->(c)", false),
+        ] {
+            assert_eq!(simple(&element(q), &r).is_some(), simple_hop, "{q}");
+        }
+    }
+}
