@@ -2,9 +2,13 @@
 //! after it, reading and writing through the query's transaction.
 
 use crate::error::QueryError;
-use crate::eval::{equals, eval, Ctx, Row};
+use crate::eval::{eval, Ctx, Row};
 mod live;
 mod pipeline;
+mod row_set;
+
+use row_set::dedupe;
+pub(crate) use row_set::RowSet;
 
 use crate::builtin;
 use crate::limits::{row_size, Guard};
@@ -16,7 +20,6 @@ use plexus_common::Value;
 use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Query, SingleQuery, Statement};
 use plexus_storage::{GraphRead, WriteTxn};
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// Where a streamed result goes: the columns once, before the first row,
 /// then each row (entities filled in) as it is produced. An error from the
@@ -499,73 +502,6 @@ fn plan_table(steps: &[crate::plan::Step], actual: Option<&[(usize, usize, usize
         })
         .collect();
     Table { columns, rows }
-}
-
-fn same_row(a: &[Value], b: &[Value]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x == y
-                || (x.is_null() && y.is_null())
-                || equals(x, y) == Some(true) && x.value_type() == y.value_type()
-        })
-}
-
-/// Rows (or grouping keys) seen so far, for DISTINCT, UNION and grouping:
-/// hashed on their order-preserving key encoding, then confirmed with
-/// `same_row` inside a bucket, so the semantics are exactly `same_row`'s
-/// (the encoding only narrows the candidates) at linear cost.
-#[derive(Default)]
-pub(crate) struct RowSet {
-    buckets: HashMap<Vec<u8>, Vec<usize>>,
-}
-
-impl RowSet {
-    /// The bucket of a row: its key encoding with every number as a float,
-    /// so that values `same_row` calls equal (1 and 1.0 inside lists) always
-    /// share a bucket.
-    fn bucket(vals: &[Value]) -> Vec<u8> {
-        fn fold(v: &Value) -> Value {
-            match v {
-                Value::Int(i) => Value::Float(*i as f64),
-                Value::List(items) => Value::List(items.iter().map(fold).collect()),
-                Value::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), fold(v))).collect()),
-                other => other.clone(),
-            }
-        }
-        let mut k = Vec::new();
-        for v in vals {
-            plexus_common::encode_key_value(&fold(v), &mut k);
-        }
-        k
-    }
-
-    /// The index (among `seen`) of a row equal to `vals`, if any.
-    pub(crate) fn find(&self, vals: &[Value], seen: &dyn Fn(usize) -> Vec<Value>) -> Option<usize> {
-        self.buckets
-            .get(&Self::bucket(vals))?
-            .iter()
-            .copied()
-            .find(|i| same_row(&seen(*i), vals))
-    }
-
-    pub(crate) fn add(&mut self, vals: &[Value], index: usize) {
-        self.buckets
-            .entry(Self::bucket(vals))
-            .or_default()
-            .push(index);
-    }
-}
-
-fn dedupe(rows: &mut Vec<Vec<Value>>) {
-    let mut out: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
-    let mut set = RowSet::default();
-    for r in rows.drain(..) {
-        if set.find(&r, &|i| out[i].clone()).is_none() {
-            set.add(&r, out.len());
-            out.push(r);
-        }
-    }
-    *rows = out;
 }
 
 struct Exec<'t, 'p> {

@@ -16,8 +16,9 @@ use plexus_cypher::{
     RelPattern,
 };
 use plexus_storage::{Direction, EdgeId, GraphRead, Neighbor, NodeId, StorageError, TypeId};
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 pub(crate) mod adjacent;
 pub(crate) mod any_of;
@@ -1581,8 +1582,8 @@ impl Matcher<'_, '_> {
             return Ok(vec![vec![]]);
         }
         // Predecessor edges per node at its first (shortest) depth.
-        let mut depth: HashMap<NodeId, usize> = HashMap::from([(a, 0)]);
-        let mut preds: HashMap<NodeId, Vec<(NodeId, Neighbor)>> = HashMap::new();
+        let mut depth: FxHashMap<NodeId, usize> = FxHashMap::from_iter([(a, 0)]);
+        let mut preds: FxHashMap<NodeId, Vec<(NodeId, Neighbor)>> = FxHashMap::default();
         let mut queue = VecDeque::from([a]);
         let mut found: Option<usize> = None;
         while let Some(x) = queue.pop_front() {

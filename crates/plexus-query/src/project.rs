@@ -281,13 +281,13 @@ impl<'p> Projector<'p> {
         let found = if key.is_empty() && !groups.is_empty() {
             Some(0)
         } else {
-            self.group_set.find(&key, &|i| groups[i].key.clone())
+            self.group_set
+                .find_or_add(&key, groups.len(), |i| &groups[i].key)
         };
         let g = match found {
             Some(g) => g,
             None => {
                 let bytes = key.iter().map(value_size).sum::<usize>() + row_size(row);
-                self.group_set.add(&key, self.groups.len());
                 self.groups.push(Group {
                     key,
                     first: row.clone(),
@@ -517,8 +517,10 @@ fn distinct_by<T>(items: Vec<T>, columns: &[String], row: impl Fn(&T) -> &Row) -
             .iter()
             .map(|c| o.get(c).cloned().unwrap_or(Value::Null))
             .collect();
-        if set.find(&vals, &|i| kept_vals[i].clone()).is_none() {
-            set.add(&vals, kept.len());
+        if set
+            .find_or_add(&vals, kept.len(), |i| &kept_vals[i])
+            .is_none()
+        {
             kept_vals.push(vals);
             kept.push(item);
         }
@@ -666,10 +668,12 @@ impl<'p> Agg<'p> {
         let mut grew = 0;
         if let Some((set, vals)) = &mut self.seen {
             let one = std::slice::from_ref(&v);
-            if set.find(one, &|i| vec![vals[i].clone()]).is_some() {
+            if set
+                .find_or_add(one, vals.len(), |i| std::slice::from_ref(&vals[i]))
+                .is_some()
+            {
                 return Ok(0);
             }
-            set.add(one, vals.len());
             grew += value_size(&v);
             vals.push(v.clone());
         }

@@ -16,7 +16,7 @@ use super::{Hop, Matcher, Mode, Res, Trail};
 use crate::eval::Row;
 use crate::graph::type_names;
 use plexus_storage::{Direction, EdgeId, Neighbor, NodeId};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The shortest cycle through the start of an undirected breadth-first
 /// walk. Each node reached keeps its depth, the relationship it was reached
@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 #[derive(Default)]
 struct Loops {
     /// Depth, the relationship taken to the node, its branch's first one.
-    reached: HashMap<NodeId, (usize, EdgeId, EdgeId)>,
+    reached: FxHashMap<NodeId, (usize, EdgeId, EdgeId)>,
     shortest: Option<usize>,
 }
 
@@ -114,7 +114,7 @@ impl Matcher<'_, '_> {
         trail: &mut Trail,
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
-        let mut seen: HashSet<NodeId> = HashSet::new();
+        let mut seen: FxHashSet<NodeId> = FxHashSet::default();
         // Undirected, the start is an end only through a cycle: kept out
         // of the walk's ends and decided by `loops` once the walk is done.
         let mut loops = (self.direction(hop) == Direction::Both).then(Loops::default);
@@ -157,7 +157,7 @@ impl Matcher<'_, '_> {
         rest: &[Hop<'_>],
         start: NodeId,
         max: usize,
-        seen: &mut HashSet<NodeId>,
+        seen: &mut FxHashSet<NodeId>,
         loops: &mut Option<Loops>,
         charged: &mut usize,
         row: &mut Row,

@@ -18,7 +18,7 @@ use crate::graph::type_names;
 use plexus_common::Value;
 use plexus_cypher::{NodePattern, PatternElement, RelPattern};
 use plexus_storage::{Direction, EdgeId, NodeId, StorageError};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 /// The relationships an index seek found for the first or last hop of a
 /// path, and whether the walk goes against the written order so that this
@@ -32,7 +32,7 @@ pub(super) struct RelSeek {
 
 /// The relationships one hop of the walk may follow, keyed by the hop's
 /// pattern (its address, as [`Matcher::hop_key`] keys the hop).
-pub(super) type Only = Vec<(usize, HashSet<EdgeId>)>;
+pub(super) type Only = Vec<(usize, FxHashSet<EdgeId>)>;
 
 /// The types a seek on `rp` must find relationships of (`None` in the
 /// list: an index of every type serves); `None` when `rp` cannot start a
@@ -265,7 +265,7 @@ impl Matcher<'_, '_> {
     }
 
     /// The relationships a hop is restricted to, if it is.
-    pub(super) fn only_edges(&self, hop: &Hop<'_>) -> Option<&HashSet<EdgeId>> {
+    pub(super) fn only_edges(&self, hop: &Hop<'_>) -> Option<&FxHashSet<EdgeId>> {
         let key = self.hop_key(hop).0;
         self.only.iter().find(|(k, _)| *k == key).map(|(_, s)| s)
     }
