@@ -192,6 +192,16 @@ fn matcher<'a, 'c>(
     }
 }
 
+/// The storage direction of a hop written `d`, walked against its written
+/// direction when `reversed`.
+fn hop_direction(d: RelDirection, reversed: bool) -> Direction {
+    match (d, reversed) {
+        (RelDirection::Right, false) | (RelDirection::Left, true) => Direction::Out,
+        (RelDirection::Left, false) | (RelDirection::Right, true) => Direction::In,
+        (RelDirection::Either, _) => Direction::Both,
+    }
+}
+
 /// One hop of a path as it is walked: the relationship pattern, the node it
 /// leads to, and whether the hop is walked against its written direction.
 struct Hop<'p> {
@@ -1146,11 +1156,7 @@ impl Matcher<'_, '_> {
     }
 
     fn direction(&self, hop: &Hop<'_>) -> Direction {
-        match (hop.rel.direction, hop.reversed) {
-            (RelDirection::Right, false) | (RelDirection::Left, true) => Direction::Out,
-            (RelDirection::Left, false) | (RelDirection::Right, true) => Direction::In,
-            (RelDirection::Either, _) => Direction::Both,
-        }
+        hop_direction(hop.rel.direction, hop.reversed)
     }
 
     /// The relationships leaving `from` that a hop may follow.

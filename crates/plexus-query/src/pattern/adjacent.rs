@@ -13,7 +13,7 @@
 use crate::eval::Row;
 use crate::graph::type_names;
 use plexus_common::Value;
-use plexus_cypher::{PatternElement, RelDirection};
+use plexus_cypher::{PatternElement, RelPattern};
 use plexus_storage::{Direction, GraphRead, NodeId, StorageError};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -30,17 +30,31 @@ pub(crate) struct Adjacent {
     entries: usize,
 }
 
-/// What a check needs of a simple hop: its two ends, the direction from
-/// the first, and its types (`None`: any).
+/// What gathering a set needs of a simple hop: its relationship pattern
+/// (for the direction) and its types (`None`: any).
 struct Hop<'e> {
-    ends: [u64; 2],
-    dir: Direction,
+    rel: &'e RelPattern,
     types: Option<Vec<&'e str>>,
 }
 
-/// The hop `el` is, between two nodes of `row`; `None` when it is more
-/// than a hop of types between bare variables, or an end is not a node.
-fn simple<'e>(el: &'e PatternElement, row: &Row) -> Option<Hop<'e>> {
+/// The two nodes of `row` a one-hop element joins; `None` when it has more
+/// hops or an end is not a bound node. Asked at every check, before any set
+/// is looked up: it reads the row and nothing else.
+fn ends(el: &PatternElement, row: &Row) -> Option<[u64; 2]> {
+    let [(_, end)] = el.chain.as_slice() else {
+        return None;
+    };
+    let node = |var: &Option<String>| match row.get(var.as_ref()?)? {
+        Value::Node(n) => Some(n.id),
+        _ => None,
+    };
+    Some([node(&el.start.var)?, node(&end.var)?])
+}
+
+/// The hop `el` is when a set may answer for it; `None` when it is more
+/// than a hop of types between bare variables. Asked only before a set is
+/// gathered: a set exists only for an element that passed it.
+fn shape(el: &PatternElement) -> Option<Hop<'_>> {
     let [(rel, end)] = el.chain.as_slice() else {
         return None;
     };
@@ -56,26 +70,14 @@ fn simple<'e>(el: &'e PatternElement, row: &Row) -> Option<Hop<'e>> {
         None => None,
         Some(t) => Some(type_names(t)?),
     };
-    let node = |var: &Option<String>| match row.get(var.as_ref()?)? {
-        Value::Node(n) => Some(n.id),
-        _ => None,
-    };
-    let ends = [node(&el.start.var)?, node(&end.var)?];
-    let dir = match rel.direction {
-        RelDirection::Right => Direction::Out,
-        RelDirection::Left => Direction::In,
-        RelDirection::Either => Direction::Both,
-    };
-    Some(Hop { ends, dir, types })
+    Some(Hop { rel, types })
 }
 
-/// The direction of a hop seen from its other end.
-fn reverse(d: Direction) -> Direction {
-    match d {
-        Direction::Out => Direction::In,
-        Direction::In => Direction::Out,
-        Direction::Both => Direction::Both,
-    }
+/// Whether a set may answer `el` in `row`: its shape is simple and both
+/// ends are bound nodes.
+#[cfg(test)]
+fn simple(el: &PatternElement, row: &Row) -> bool {
+    shape(el).is_some() && ends(el, row).is_some()
 }
 
 impl Adjacent {
@@ -88,18 +90,17 @@ impl Adjacent {
         el: &PatternElement,
         row: &Row,
     ) -> Result<Option<bool>, StorageError> {
-        let Some(hop) = simple(el, row) else {
+        let Some([a, b]) = ends(el, row) else {
             return Ok(None);
         };
         let id = el as *const PatternElement as usize;
-        let [a, b] = hop.ends;
         // A set of either end answers; the other end is looked up in it.
         for (end, node, other) in [(1, b, a), (0, a, b)] {
             if let Some(set) = self.sets.get(&(id, end, node)) {
                 return Ok(Some(set.contains(&other)));
             }
         }
-        let last = self.last.replace((id, hop.ends));
+        let last = self.last.replace((id, [a, b]));
         let Some((_, was)) = last.filter(|(l, _)| *l == id) else {
             return Ok(None);
         };
@@ -107,7 +108,11 @@ impl Adjacent {
             if was[end] != node {
                 continue;
             }
-            let dir = if end == 0 { hop.dir } else { reverse(hop.dir) };
+            let Some(hop) = shape(el) else {
+                return Ok(None);
+            };
+            // Seen from the second end, the hop runs the other way.
+            let dir = super::hop_direction(hop.rel.direction, end == 1);
             let Some(set) = self.gather(g, node, dir, hop.types.as_deref())? else {
                 return Ok(None);
             };
@@ -193,7 +198,7 @@ mod tests {
             ("(a)-[:T]->()-[:T]->(b)", false),
             ("(a)-[:T]->(c)", false),
         ] {
-            assert_eq!(simple(&element(q), &r).is_some(), simple_hop, "{q}");
+            assert_eq!(simple(&element(q), &r), simple_hop, "{q}");
         }
     }
 }
