@@ -3,8 +3,12 @@
 
 use crate::error::QueryError;
 use crate::eval::{eval, Ctx, Row};
+mod join;
 mod live;
 mod pipeline;
+
+pub(crate) use join::planned as join_planned;
+pub(crate) use pipeline::streamable;
 mod row_set;
 
 use row_set::dedupe;

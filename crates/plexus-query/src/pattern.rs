@@ -47,20 +47,71 @@ pub fn match_all(
     matcher(g, ctx, patterns, where_, Mode::All).run(patterns, row, sink)
 }
 
-/// [`match_all`] for a consumer that needs each distinct row once (a
+/// [`match_all`], counting its work on `meter`: a search that spends the
+/// meter's cap stops early and its matches are incomplete
+/// ([`Meter::spent`]), so a caller trying a cheaper plan can give up on it
+/// at a bounded cost.
+///
+/// With `distinct`, for a consumer that needs each distinct row once (a
 /// DISTINCT projection, `count(DISTINCT …)`): rows may come once however
 /// many matches share them, so a last variable-length hop whose
 /// relationships nothing reads is walked breadth-first, visiting each node
 /// once, instead of enumerating every trail (see `Matcher::reach`).
-pub fn match_distinct(
+#[expect(
+    clippy::too_many_arguments,
+    reason = "match_all's arguments, the consumer's need and the meter"
+)]
+pub(crate) fn match_metered(
     g: &dyn GraphRead,
     ctx: &Ctx<'_>,
     patterns: &[PathPattern],
     where_: Option<&Expr>,
     row: &Row,
+    distinct: bool,
+    meter: &Meter,
     sink: &mut Sink<'_>,
 ) -> Res<bool> {
-    matcher(g, ctx, patterns, where_, Mode::Distinct).run(patterns, row, sink)
+    let mode = if distinct { Mode::Distinct } else { Mode::All };
+    let mut m = matcher(g, ctx, patterns, where_, mode);
+    m.meter = Some(meter);
+    m.run(patterns, row, sink)
+}
+
+/// The work of a search: start candidates and relationships read. A
+/// search past `cap` reads nothing more and finds no more matches.
+#[derive(Debug)]
+pub(crate) struct Meter {
+    used: std::cell::Cell<u64>,
+    cap: u64,
+}
+
+impl Meter {
+    pub(crate) fn new(cap: u64) -> Meter {
+        Meter {
+            used: std::cell::Cell::new(0),
+            cap,
+        }
+    }
+
+    pub(crate) fn used(&self) -> u64 {
+        self.used.get()
+    }
+
+    /// Whether the meter stops a search (else it only counts).
+    fn capped(&self) -> bool {
+        self.cap != u64::MAX
+    }
+
+    /// Whether the search went past its cap (its matches are incomplete).
+    pub(crate) fn spent(&self) -> bool {
+        self.used.get() > self.cap
+    }
+
+    /// Counts `n` units; whether the search may go on.
+    fn charge(&self, n: u64) -> bool {
+        self.used.set(self.used.get().saturating_add(n));
+        !self.spent()
+    }
 }
 
 /// What the consumer of the matches needs.
@@ -189,6 +240,7 @@ fn matcher<'a, 'c>(
         ahead: crate::ahead::ReadAhead::new(g),
         only: Vec::new(),
         early: Early::new(patterns, where_),
+        meter: None,
     }
 }
 
@@ -260,6 +312,8 @@ struct Matcher<'a, 'c> {
     /// read: a conjunct is checked as soon as the walk has bound them all,
     /// so a partial match that fails it is not walked further ([`Early`]).
     early: Early<'a>,
+    /// Counts the search's work; once spent, nothing more is read.
+    meter: Option<&'a Meter>,
 }
 
 /// WHERE conjuncts checked during the walk. Each is checked once on a
@@ -695,6 +749,9 @@ impl Matcher<'_, '_> {
             let stop = next(self, row);
             self.weight = outer;
             return stop;
+        }
+        if !self.charge(ids.len() as u64) {
+            return Ok(false);
         }
         for (i, &id) in ids.iter().enumerate() {
             if i % crate::ahead::BATCH == 0 && self.ahead.on() {
@@ -1151,6 +1208,12 @@ impl Matcher<'_, '_> {
         Ok(n)
     }
 
+    /// Counts `n` units of work on the meter, if any; whether the search
+    /// may go on.
+    fn charge(&self, n: u64) -> bool {
+        self.meter.is_none_or(|m| m.charge(n))
+    }
+
     fn is_used(&self, e: EdgeId) -> bool {
         self.used.iter().any(|u| u.edge == e)
     }
@@ -1161,7 +1224,19 @@ impl Matcher<'_, '_> {
 
     /// The relationships leaving `from` that a hop may follow.
     fn steps(&self, hop: &Hop<'_>, from: NodeId) -> Res<Vec<Neighbor>> {
+        // A capped search asks the degree counters first, so a hub's list
+        // past the cap is never read.
+        let counted = match self.meter {
+            Some(m) if m.capped() => self.rough_degree(from, self.direction(hop), hop.rel)?,
+            _ => 0,
+        };
+        if !self.charge(1 + counted) {
+            return Ok(Vec::new());
+        }
         let mut out = self.all_steps(hop, from)?;
+        if counted == 0 && !self.charge(out.len() as u64) {
+            return Ok(Vec::new());
+        }
         if let Some(only) = self.only_edges(hop) {
             out.retain(|n| only.contains(&n.edge));
         }

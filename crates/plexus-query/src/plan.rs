@@ -335,6 +335,7 @@ pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>) -> Vec<Step>
                     where_,
                     ..
                 } => {
+                    let before = bound.clone();
                     for p in patterns {
                         let mut ps = Vec::new();
                         if let Some(g) = g {
@@ -353,6 +354,12 @@ pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>) -> Vec<Step>
                     }
                     if where_.is_some() {
                         push("Filter", "WHERE".into(), None);
+                    }
+                    let joins = crate::exec::streamable(part)
+                        .then(|| crate::exec::join_planned(c, &before))
+                        .flatten();
+                    if let Some(details) = joins {
+                        push("AdaptiveHashJoin", details, None);
                     }
                 }
                 Clause::Unwind { alias, .. } => {

@@ -34,7 +34,7 @@ pub(crate) fn streams(p: &Projection) -> bool {
 /// Whether a projection gives the same result when each distinct input row
 /// comes once instead of repeated: DISTINCT, or aggregating, and every
 /// aggregate is `count(DISTINCT …)`, `min` or `max`. Then the MATCH before
-/// it may skip repeats (`pattern::match_distinct`). Aggregates whose result
+/// it may skip repeats (`pattern::match_metered` with `distinct`). Aggregates whose result
 /// depends on how many rows came (`count(*)`, `sum`) or on their order
 /// (`collect`, even DISTINCT) do not qualify.
 pub(crate) fn ignores_repeats(p: &Projection) -> bool {

@@ -9,6 +9,7 @@
 //! write must see every row of the clause before it (openCypher's eager
 //! semantics), and a MATCH after a CREATE must see all of its writes.
 
+use super::join::Join;
 use super::{Exec, RowSink, Table};
 use crate::error::QueryError;
 use crate::eval::{eval, Ctx, Row};
@@ -30,7 +31,7 @@ type Sink<'s> = dyn FnMut(&Row) -> Result<Flow, QueryError> + 's;
 
 /// Whether a part can run as a pipeline: only clauses that read, and it
 /// ends in RETURN.
-pub(super) fn streamable(q: &SingleQuery) -> bool {
+pub(crate) fn streamable(q: &SingleQuery) -> bool {
     matches!(q.clauses.last(), Some(Clause::Return(_)))
         && q.clauses.iter().all(|c| {
             matches!(
@@ -84,6 +85,7 @@ impl Exec<'_, '_> {
                 },
                 breaker: clauses.get(end),
                 live: RefCell::default(),
+                joins: (start..end).map(|_| RefCell::default()).collect(),
             };
             let Some(breaker) = clauses.get(end) else {
                 // No breaker left: the last clause is a streamed RETURN.
@@ -93,10 +95,12 @@ impl Exec<'_, '_> {
                         rows: vec![],
                     });
                 };
-                return match out {
+                let table = match out {
                     Some(sink) => self.stream_to_sink(&stage, rows, p, &ctx, sink),
                     None => self.stream_to_table(&stage, rows, p, &ctx),
                 };
+                stage.release(&ctx);
+                return table;
             };
             let (Clause::With(p) | Clause::Return(p)) = breaker else {
                 unreachable!("only projections break a pipeline");
@@ -113,6 +117,7 @@ impl Exec<'_, '_> {
                     break;
                 }
             }
+            stage.release(&ctx);
             let (columns, out) = pr.finish(&ctx).map_err(here)?;
             if let Clause::Return(_) = breaker {
                 let rows = out
@@ -290,22 +295,38 @@ impl Exec<'_, '_> {
                 // Right before a projection that ignores repeats, each
                 // distinct match is enough, once.
                 let distinct = stage.distinct && i + 1 == stage.clauses.len();
-                let run = match distinct {
-                    true => pattern::match_distinct,
-                    false => pattern::match_all,
+                let mut each = |m: &Row, times: u64| -> Result<bool, QueryError> {
+                    found = true;
+                    let times = if distinct { 1 } else { times };
+                    for _ in 0..times {
+                        if self.push(stage, i + 1, m, ctx, sink)? == Flow::Stop {
+                            flow = Flow::Stop;
+                            return Ok(true);
+                        }
+                    }
+                    Ok(false)
                 };
-                if let Some(g) = ctx.graph {
-                    run(g, ctx, patterns, where_.as_ref(), row, &mut |m, times| {
-                        found = true;
-                        let times = if distinct { 1 } else { times };
-                        for _ in 0..times {
-                            if self.push(stage, i + 1, m, ctx, sink)? == Flow::Stop {
-                                flow = Flow::Stop;
-                                return Ok(true);
+                let join = &stage.joins[i];
+                let hit = join.borrow_mut().lookup(clause, row, ctx, distinct)?;
+                match (hit, ctx.graph) {
+                    (Some(hit), _) => {
+                        for (part, times) in hit.table.matches(hit.key) {
+                            let mut m = row.clone();
+                            m.extend(part.iter().map(|(k, v)| (k.clone(), v.clone())));
+                            if each(&m, *times)? {
+                                break;
                             }
                         }
-                        Ok(false)
-                    })?;
+                    }
+                    (None, Some(g)) => {
+                        let meter = pattern::Meter::new(u64::MAX);
+                        let w = where_.as_ref();
+                        pattern::match_metered(
+                            g, ctx, patterns, w, row, distinct, &meter, &mut each,
+                        )?;
+                        join.borrow_mut().record(meter.used());
+                    }
+                    (None, None) => {}
                 }
                 if *optional && !found {
                     let mut n = row.clone();
@@ -437,9 +458,19 @@ struct Stage<'a> {
     /// Whether a variable is read from clause `i` on: one map per clause,
     /// by name (looked up without building a key for every row).
     live: RefCell<Vec<FxHashMap<String, bool>>>,
+    /// Each MATCH's join of its rows through a table (`join.rs`), by
+    /// clause.
+    joins: Vec<RefCell<Join>>,
 }
 
 impl Stage<'_> {
+    /// Gives what the stage's joins hold back to the memory budget.
+    fn release(&self, ctx: &Ctx<'_>) {
+        for j in &self.joins {
+            j.borrow_mut().release(ctx);
+        }
+    }
+
     /// `row` without the variables that neither clause `i` nor anything
     /// after it reads (`live.rs`); `None` when it needs them all.
     fn prune(&self, i: usize, row: &Row) -> Option<Row> {
