@@ -638,15 +638,9 @@ impl Matcher<'_, '_> {
             return self.walk_branches(p, &branches, row, next);
         }
         let el = &p.element;
-        // Walk from the end that is bound, or labelled when the start is not.
-        let start_bound = bound_node(row, &el.start.var).is_some();
-        let last = el.chain.last().map(|(_, n)| n);
-        let reverse = match start_bound {
+        let reverse = match bound_node(row, &el.start.var).is_some() {
             true => self.cheaper_from_end(el, row)?,
-            false => last.is_some_and(|n| {
-                bound_node(row, &n.var).is_some()
-                    || (el.start.labels.is_none() && el.start.props.is_none() && n.labels.is_some())
-            }),
+            false => from_end(el, |n| bound_node(row, &n.var).is_some()),
         };
         let via_edges = self.rel_seek(el, row)?;
         let reverse = via_edges.as_ref().map_or(reverse, |s| s.reverse);
@@ -1772,6 +1766,34 @@ fn path_value(t: &Trail, reversed: bool) -> Value {
 }
 
 /// The pattern's start node and hops in the order they are walked.
+/// Whether a path whose start is not bound is walked from its end: when
+/// the end is bound, or labelled while the start has neither labels nor
+/// properties. The matcher and EXPLAIN both decide by it (a bound start
+/// is walked from the end only when that end has fewer relationships,
+/// which only the run can tell).
+pub(crate) fn from_end(el: &PatternElement, bound: impl Fn(&NodePattern) -> bool) -> bool {
+    el.chain.last().is_some_and(|(_, n)| {
+        bound(n) || (el.start.labels.is_none() && el.start.props.is_none() && n.labels.is_some())
+    })
+}
+
+/// The nodes and relationships of a path in the order a walk from its
+/// start (or, `reverse`, from its end) takes them: the first node, then
+/// each relationship with the node it leads to and whether it is walked
+/// against its written direction.
+pub(crate) fn walked(
+    el: &PatternElement,
+    reverse: bool,
+) -> (&NodePattern, Vec<(&RelPattern, &NodePattern, bool)>) {
+    let (start, hops) = walk_order(el, reverse);
+    (
+        start,
+        hops.into_iter()
+            .map(|h| (h.rel, h.node, h.reversed))
+            .collect(),
+    )
+}
+
 fn walk_order(el: &PatternElement, reverse: bool) -> (&NodePattern, Vec<Hop<'_>>) {
     if !reverse {
         let hops = el

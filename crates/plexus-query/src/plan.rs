@@ -228,6 +228,7 @@ fn pattern_steps(
         Some(_) => None,
         None => crate::pattern::rel_seek::planned(g, ctx, p, bound, where_),
     };
+    let own_start = seek.is_none() && split.is_none();
     let mut rows = match (&seek, split) {
         // Each walk takes the pattern's hops, forward or back.
         (_, Some(described)) => {
@@ -239,20 +240,27 @@ fn pattern_steps(
             out.push(("RelationshipIndexSeek".into(), described.clone(), rows));
             rows
         }
-        (None, None) => {
-            let (op, details, rows) = start(g, ctx, &el.start, bound, where_);
-            out.push((op, details, rows));
-            rows
-        }
+        (None, None) => None,
     };
+    let bound_before = |np: &NodePattern| np.var.as_ref().is_some_and(|v| bound.contains(v));
+    // The end the matcher starts from, as it decides (`pattern::from_end`);
+    // a seek or a split keeps the written order.
+    let reverse =
+        own_start && !bound_before(&el.start) && crate::pattern::from_end(el, bound_before);
+    let (first, hops) = crate::pattern::walked(el, reverse);
+    if own_start {
+        let (op, details, estimate) = start(g, ctx, first, bound, where_);
+        out.push((op, details, estimate));
+        rows = estimate;
+    }
     let nodes = g.node_count().unwrap_or(1).max(1) as f64;
     let is_bound = |np: &NodePattern, walked: &[&NodePattern]| {
         np.var
             .as_ref()
             .is_some_and(|v| bound.contains(v) || walked.iter().any(|w| w.var.as_ref() == Some(v)))
     };
-    let mut walked = vec![&el.start];
-    for (i, (r, n)) in el.chain.iter().enumerate() {
+    let mut walked = vec![first];
+    for (i, (r, n, reversed)) in hops.into_iter().enumerate() {
         if seek.as_ref().is_some_and(|(_, hop, _)| *hop == i) {
             continue;
         }
@@ -268,7 +276,11 @@ fn pattern_steps(
         } else {
             per
         };
-        let (a, b) = arrow(r.direction);
+        let (a, b) = arrow(match (r.direction, reversed) {
+            (RelDirection::Right, true) => RelDirection::Left,
+            (RelDirection::Left, true) => RelDirection::Right,
+            (d, _) => d,
+        });
         let types = match &r.types {
             Some(plexus_cypher::LabelExpr::Name(t)) => format!(":{t}"),
             Some(_) => ":…".into(),
@@ -286,7 +298,7 @@ fn pattern_steps(
         // that reach it (`Matcher::hops`); a one-hop path between two bound
         // nodes is walked from the end with fewer relationships.
         let into = r.length.is_none() && is_bound(n, &walked);
-        let from_either = into && el.chain.len() == 1 && is_bound(&el.start, &[]);
+        let from_either = into && el.chain.len() == 1 && is_bound(first, &[]);
         // Into a bound node: the chance that one of `per` relationships
         // reaches that node.
         rows = rows.map(|x| x * if into { (per / nodes).min(1.0) } else { per });

@@ -19,7 +19,10 @@
 //! past its cap is dropped and tried again when the rows seen have doubled,
 //! with the cap of the work done by then: the work thrown away is at most
 //! twice what the rows themselves cost, and a join that pays is found
-//! within a doubling of the rows that show it.
+//! within a doubling of the rows that show it. When the number of rows is
+//! known (the MATCH opens its stage, whose input rows are all collected),
+//! the cap is the work the rows still to come would take at the rate
+//! measured, so one try decides.
 
 use crate::error::QueryError;
 use crate::eval::{Ctx, Row};
@@ -71,6 +74,8 @@ pub(super) struct Join {
     rows: u64,
     work: u64,
     next_try: u64,
+    /// How many rows will come in, when known (a stage's first clause).
+    expected: Option<u64>,
     table: Option<Rc<Table>>,
 }
 
@@ -81,6 +86,7 @@ impl Default for Join {
             rows: 0,
             work: 0,
             next_try: JOIN_AFTER,
+            expected: None,
             table: None,
         }
     }
@@ -93,6 +99,14 @@ pub(super) struct Hit {
 }
 
 impl Join {
+    /// The join of a clause that will see `rows` rows.
+    pub(super) fn expecting(rows: usize) -> Join {
+        Join {
+            expected: Some(rows as u64),
+            ..Join::default()
+        }
+    }
+
     /// The table's answer for `row` (the MATCH `clause`, its rows pruned as
     /// the pipeline passes them), building or rebuilding the table when
     /// the rows seen say it is time; `None` when the row is to be matched
@@ -140,15 +154,17 @@ impl Join {
             return Ok(None);
         }
         self.next_try = self.rows.saturating_mul(2);
-        let built = build(
-            shape,
-            where_.as_ref(),
-            row,
-            inputs,
-            ctx,
-            distinct,
-            self.work,
-        )?;
+        // With the number of rows known, the build may cost what the rows
+        // still to come would at the rate measured; else what those seen
+        // did.
+        let cap = match self.expected {
+            Some(total) => {
+                let left = total.saturating_sub(self.rows);
+                (self.work.saturating_mul(left) / self.rows).max(self.work)
+            }
+            None => self.work,
+        };
+        let built = build(shape, where_.as_ref(), row, inputs, ctx, distinct, cap)?;
         if let Some(old) = self.table.take() {
             ctx.guard.release(old.bytes);
         }

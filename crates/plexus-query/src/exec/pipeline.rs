@@ -85,7 +85,12 @@ impl Exec<'_, '_> {
                 },
                 breaker: clauses.get(end),
                 live: RefCell::default(),
-                joins: (start..end).map(|_| RefCell::default()).collect(),
+                joins: (start..end)
+                    .map(|c| match c == start {
+                        true => RefCell::new(Join::expecting(rows.len())),
+                        false => RefCell::default(),
+                    })
+                    .collect(),
             };
             let Some(breaker) = clauses.get(end) else {
                 // No breaker left: the last clause is a streamed RETURN.
