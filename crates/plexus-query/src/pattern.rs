@@ -236,12 +236,42 @@ fn matcher<'a, 'c>(
         ors,
         mode,
         last_pattern: false,
+        patterns_after: 0,
+        types_after: match (mode, patterns.len()) {
+            (Mode::Distinct, 2..) => types_after(patterns),
+            _ => Vec::new(),
+        },
         single: patterns.len() == 1,
         ahead: crate::ahead::ReadAhead::new(g),
         only: Vec::new(),
         early: Early::new(patterns, where_),
         meter: None,
     }
+}
+
+/// By how many patterns come after one (0 to all but one), the types of
+/// every relationship those name; `None` once one names none or is part of
+/// a shortest path.
+fn types_after(patterns: &[PathPattern]) -> Vec<Option<Vec<String>>> {
+    let mut out = vec![Some(Vec::new())];
+    for p in patterns.iter().skip(1).rev() {
+        let mut next = out.last().cloned().flatten();
+        if let Some(types) = next.as_mut() {
+            for (r, _) in &p.element.chain {
+                match r.types.as_ref().and_then(type_names) {
+                    Some(names) if p.kind == PathKind::Normal => {
+                        types.extend(names.into_iter().map(str::to_string))
+                    }
+                    _ => {
+                        next = None;
+                        break;
+                    }
+                }
+            }
+        }
+        out.push(next);
+    }
+    out
 }
 
 /// The storage direction of a hop written `d`, walked against its written
@@ -298,8 +328,14 @@ struct Matcher<'a, 'c> {
     ors: Vec<any_of::Or<'a>>,
     /// What the consumer needs.
     mode: Mode,
-    /// Whether the pattern being matched is the MATCH's last.
+    /// Whether the pattern being matched is the MATCH's last, and how many
+    /// come after it.
     last_pattern: bool,
+    patterns_after: usize,
+    /// For a search of distinct rows with several patterns: by how many
+    /// patterns come after one, the relationship types those use, `None`
+    /// when one of their hops names none (`reach.rs`).
+    types_after: Vec<Option<Vec<String>>>,
     /// Whether the MATCH has one pattern: then its WHERE reads only that
     /// pattern's variables and the row's, all bound once a path matched.
     single: bool,
@@ -615,11 +651,13 @@ impl Matcher<'_, '_> {
             return sink(row, self.weight);
         };
         self.last_pattern = rest.is_empty();
+        self.patterns_after = rest.len();
         self.path(first, row, &mut |m: &mut Self, row: &mut Row| {
             let stop = m.patterns(rest, row, sink);
             // Back in `first`'s walk, which the later patterns' calls
             // marked as theirs.
             m.last_pattern = rest.is_empty();
+            m.patterns_after = rest.len();
             stop
         })
     }
@@ -1392,7 +1430,7 @@ impl Matcher<'_, '_> {
             Some((min, max)) => {
                 let min = min.unwrap_or(1) as usize;
                 let max = max.map_or(usize::MAX, |m| m as usize);
-                if self.reaches(hop, rest, min) {
+                if self.reaches(hop, rest, min, max) {
                     return self.reach(hop, rest, at, min, max, row, trail, done);
                 }
                 let mut stack = Vec::new();

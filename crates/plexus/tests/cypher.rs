@@ -483,6 +483,13 @@ fn distinct_ends_of_variable_length_hops_agree_with_every_trail() {
         "-[:V*1..3]-",
         "-[:V*0..2]-",
         "-[:V*1..4]-",
+        // Exactly two: the ends across a second relationship (a triangle's
+        // node is an end at one and at two).
+        "-[*2..2]->",
+        "<-[*2..2]-",
+        "-[*2..2]-",
+        "-[:V*2..2]-",
+        "-[:U*2..2 {w: 0}]-",
     ];
     let tails = [
         "RETURN count(DISTINCT b) AS x",
@@ -510,11 +517,20 @@ fn distinct_ends_of_variable_length_hops_agree_with_every_trail() {
         "-[:T*1..2]->(b)-[:T]->(c)",
         "-[:V*1..2]-(b)-[:V]-(c)",
         "-[:U*1..2]-(b)-[]->(c)",
+        // Later patterns: apart in types, or not, or untyped.
+        "-[:T*2..2]-(b), (b)-[:U]->(c)",
+        "-[:V*1..2]-(b), (b)-[:T|U]-(c)",
+        "-[:T*1..2]->(b), (c)-[:T]->(b)",
+        "-[*2..2]-(b), (b)-[:V]-(c)",
+        "-[:U*1..2]-(b), (c)-->(b)",
     ];
     let tails = [
         "RETURN count(DISTINCT c) AS x",
         "RETURN DISTINCT b.k AS x, c.k AS y ORDER BY x, y",
         "WITH DISTINCT b, c RETURN count(*) AS x",
+        // Plain clauses between the match and the DISTINCT; rand() is not.
+        "WITH b, c, b.k + 1 AS z WHERE z > 0 UNWIND [1, 2] AS u WITH DISTINCT b, c RETURN count(*) AS x",
+        "WITH b, c, rand() AS r WITH DISTINCT b, c, r RETURN count(*) AS x",
     ];
     for start in [0, 4, 13, 103, 106, 108] {
         for chain in chains {

@@ -87,15 +87,31 @@ impl Matcher<'_, '_> {
     /// common (`-[:KNOWS*1..2]-(friend)-[:IS_LOCATED_IN]->(city)`). Then
     /// no trail to an end excludes a relationship the rest takes, and each
     /// end once gives every distinct row.
-    pub(super) fn reaches(&self, hop: &Hop<'_>, rest: &[Hop<'_>], min: usize) -> bool {
+    pub(super) fn reaches(&self, hop: &Hop<'_>, rest: &[Hop<'_>], min: usize, max: usize) -> bool {
         self.mode == Mode::Distinct
-            && self.last_pattern
+            && (self.last_pattern || self.later_patterns_apart(hop))
             && (rest.is_empty() || types_apart(hop, rest))
             && self.used.is_empty()
             && !self.trail_needed
             && hop.rel.var.is_none()
             && hop.rel.where_.is_none()
-            && min <= 1
+            && (min <= 1 || (min == 2 && max == 2))
+    }
+
+    /// Whether every relationship the MATCH's later patterns may take has a
+    /// type `hop` does not (both name their types): then they cannot share a
+    /// relationship with a trail of `hop`, and its distinct ends give every
+    /// distinct row of theirs too (IC10's `-[:KNOWS*2..2]-(friend),
+    /// (friend)-[:IS_LOCATED_IN]->(city)`).
+    fn later_patterns_apart(&self, hop: &Hop<'_>) -> bool {
+        let Some(Some(later)) = self.types_after.get(self.patterns_after) else {
+            return false;
+        };
+        hop.rel
+            .types
+            .as_ref()
+            .and_then(type_names)
+            .is_some_and(|own| own.iter().all(|t| !later.iter().any(|l| l == t)))
     }
 
     /// The distinct ends of a variable-length hop from `start` (see the
@@ -114,6 +130,9 @@ impl Matcher<'_, '_> {
         trail: &mut Trail,
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
+        if min == 2 && max == 2 {
+            return self.two_step_ends(hop, rest, start, row, trail, done);
+        }
         let mut seen: FxHashSet<NodeId> = FxHashSet::default();
         // Undirected, the start is an end only through a cycle: kept out
         // of the walk's ends and decided by `loops` once the walk is done.
@@ -148,6 +167,48 @@ impl Matcher<'_, '_> {
             return self.arrive(hop, rest, start, &[], row, trail, done);
         }
         Ok(false)
+    }
+
+    /// The distinct ends of trails of exactly two relationships of `hop`
+    /// from `start`: across each relationship from a first step's end other
+    /// than the one that step took (a trail repeats none; an end at one
+    /// step may be an end at two as well, through a triangle).
+    fn two_step_ends(
+        &mut self,
+        hop: &Hop<'_>,
+        rest: &[Hop<'_>],
+        start: NodeId,
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
+        const PER_NODE: usize = 32;
+        let mut seen: FxHashSet<NodeId> = FxHashSet::default();
+        let mut charged = 0;
+        let stop = (|| {
+            for first in self.steps(hop, start)? {
+                if !self.rel_ok(hop.rel, &first, row)? {
+                    continue;
+                }
+                for n in self.steps(hop, first.node)? {
+                    if n.edge == first.edge
+                        || seen.contains(&n.node)
+                        || !self.rel_ok(hop.rel, &n, row)?
+                    {
+                        continue;
+                    }
+                    self.ctx.guard.charge(PER_NODE)?;
+                    charged += PER_NODE;
+                    seen.insert(n.node);
+                    if self.arrive(hop, rest, start, &[n], row, trail, done)? {
+                        return Ok(true);
+                    }
+                }
+            }
+            Ok(false)
+        })();
+        self.ctx.guard.release(charged);
+        stop
     }
 
     #[allow(clippy::too_many_arguments)]
