@@ -202,7 +202,7 @@ fn count_from_counters(
 fn matcher<'a, 'c>(
     g: &'a dyn GraphRead,
     ctx: &'a Ctx<'c>,
-    patterns: &[PathPattern],
+    patterns: &'a [PathPattern],
     where_: Option<&'a Expr>,
     mode: Mode,
 ) -> Matcher<'a, 'c> {
@@ -235,43 +235,14 @@ fn matcher<'a, 'c>(
         any_of,
         ors,
         mode,
-        last_pattern: false,
+        all_patterns: patterns,
         patterns_after: 0,
-        types_after: match (mode, patterns.len()) {
-            (Mode::Distinct, 2..) => types_after(patterns),
-            _ => Vec::new(),
-        },
         single: patterns.len() == 1,
         ahead: crate::ahead::ReadAhead::new(g),
         only: Vec::new(),
         early: Early::new(patterns, where_),
         meter: None,
     }
-}
-
-/// By how many patterns come after one (0 to all but one), the types of
-/// every relationship those name; `None` once one names none or is part of
-/// a shortest path.
-fn types_after(patterns: &[PathPattern]) -> Vec<Option<Vec<String>>> {
-    let mut out = vec![Some(Vec::new())];
-    for p in patterns.iter().skip(1).rev() {
-        let mut next = out.last().cloned().flatten();
-        if let Some(types) = next.as_mut() {
-            for (r, _) in &p.element.chain {
-                match r.types.as_ref().and_then(type_names) {
-                    Some(names) if p.kind == PathKind::Normal => {
-                        types.extend(names.into_iter().map(str::to_string))
-                    }
-                    _ => {
-                        next = None;
-                        break;
-                    }
-                }
-            }
-        }
-        out.push(next);
-    }
-    out
 }
 
 /// The storage direction of a hop written `d`, walked against its written
@@ -328,14 +299,10 @@ struct Matcher<'a, 'c> {
     ors: Vec<any_of::Or<'a>>,
     /// What the consumer needs.
     mode: Mode,
-    /// Whether the pattern being matched is the MATCH's last, and how many
-    /// come after it.
-    last_pattern: bool,
+    /// The MATCH's patterns, and how many come after the one being
+    /// matched (none: it is the last).
+    all_patterns: &'a [PathPattern],
     patterns_after: usize,
-    /// For a search of distinct rows with several patterns: by how many
-    /// patterns come after one, the relationship types those use, `None`
-    /// when one of their hops names none (`reach.rs`).
-    types_after: Vec<Option<Vec<String>>>,
     /// Whether the MATCH has one pattern: then its WHERE reads only that
     /// pattern's variables and the row's, all bound once a path matched.
     single: bool,
@@ -650,13 +617,11 @@ impl Matcher<'_, '_> {
             }
             return sink(row, self.weight);
         };
-        self.last_pattern = rest.is_empty();
         self.patterns_after = rest.len();
         self.path(first, row, &mut |m: &mut Self, row: &mut Row| {
             let stop = m.patterns(rest, row, sink);
             // Back in `first`'s walk, which the later patterns' calls
             // marked as theirs.
-            m.last_pattern = rest.is_empty();
             m.patterns_after = rest.len();
             stop
         })
@@ -848,7 +813,7 @@ impl Matcher<'_, '_> {
                 .all(|(k, _)| Some(k.as_str()) == seeked)
         });
         self.mode == Mode::Count
-            && self.last_pattern
+            && self.patterns_after == 0
             && hops.is_empty()
             && p.var.is_none()
             && bound_node(row, &np.var).is_none()

@@ -139,12 +139,15 @@ impl Join {
             return Ok(None);
         }
         self.rows += 1;
-        let inputs = || shape.inputs.iter().map(|v| row.get(v).cloned()).collect();
-        let inputs: Vec<Option<Value>> = inputs();
-        let Some(inputs) = inputs.into_iter().collect::<Option<Vec<Value>>>() else {
-            return Ok(None);
+        // Compared where the row keeps them; copied only for a build.
+        let built_for = |t: &Table| {
+            shape
+                .inputs
+                .iter()
+                .zip(&t.inputs)
+                .all(|(v, x)| row.get(v) == Some(x))
         };
-        if let Some(t) = self.table.as_ref().filter(|t| t.inputs == inputs) {
+        if let Some(t) = self.table.as_ref().filter(|t| built_for(t)) {
             return Ok(Some(Hit {
                 table: Rc::clone(t),
                 key,
@@ -153,6 +156,9 @@ impl Join {
         if self.rows < self.next_try {
             return Ok(None);
         }
+        let Some(inputs) = shape.inputs.iter().map(|v| row.get(v).cloned()).collect() else {
+            return Ok(None);
+        };
         self.next_try = self.rows.saturating_mul(2);
         // With the number of rows known, the build may cost what the rows
         // still to come would at the rate measured; else what those seen
@@ -279,23 +285,20 @@ fn anchored(np: &NodePattern, where_: Option<&Expr>, key: &str) -> bool {
 }
 
 /// The patterns in the order a build walks them: first one that the
-/// matcher, with nothing bound, starts from an anchored node (its start;
-/// or its end when the start has no labels or properties and the end has
-/// labels, `Matcher::path`'s rule), then each next one sharing a variable
-/// with those before it where one does. `None` when no pattern starts
+/// matcher, with nothing bound, starts from an anchored node
+/// (`pattern::from_end`), then each next one sharing a variable with those
+/// before it where one does. `None` when no pattern starts
 /// anchored: a build would scan a label or every node.
 fn anchored_first(
     patterns: &[PathPattern],
     where_: Option<&Expr>,
     key: &str,
 ) -> Option<Vec<PathPattern>> {
+    // Nothing is bound in a build: the matcher's own rule says which end
+    // it starts from.
     let starts_anchored = |p: &PathPattern| {
-        let el = &p.element;
-        let end = el.chain.last().map(|(_, n)| n);
-        anchored(&el.start, where_, key)
-            || end.is_some_and(|n| {
-                el.start.labels.is_none() && el.start.props.is_none() && anchored(n, where_, key)
-            })
+        let (first, _) = pattern::walked(&p.element, pattern::from_end(&p.element, |_| false));
+        anchored(first, where_, key)
     };
     let first = patterns.iter().position(starts_anchored)?;
     let mut left: Vec<&PathPattern> = patterns.iter().collect();

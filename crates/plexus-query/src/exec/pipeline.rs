@@ -107,6 +107,23 @@ fn plain(e: &Expr) -> bool {
     }
 }
 
+/// For each clause of a stage, whether each distinct row it yields is
+/// enough, once: the stage ends in a projection that ignores repeats and
+/// every clause after it up to there treats each copy of a row alike
+/// ([`repeats_pass_through`]). Decided once per stage, not per row.
+fn distinct_from(clauses: &[Clause], breaker: Option<&Clause>) -> Vec<bool> {
+    let mut out = vec![false; clauses.len()];
+    let mut holds = matches!(
+        breaker,
+        Some(Clause::With(p) | Clause::Return(p)) if project::ignores_repeats(p)
+    );
+    for (i, c) in clauses.iter().enumerate().rev() {
+        out[i] = holds;
+        holds &= repeats_pass_through(c);
+    }
+    out
+}
+
 /// A projection that must see all its rows before it yields any.
 fn breaks(c: &Clause) -> bool {
     match c {
@@ -145,10 +162,7 @@ impl Exec<'_, '_> {
             let stage = Stage {
                 clauses: &clauses[start..end],
                 windows: &windows,
-                distinct: match clauses.get(end) {
-                    Some(Clause::With(p) | Clause::Return(p)) => project::ignores_repeats(p),
-                    _ => false,
-                },
+                distinct: distinct_from(&clauses[start..end], clauses.get(end)),
                 breaker: clauses.get(end),
                 live: RefCell::default(),
                 joins: (start..end)
@@ -363,11 +377,7 @@ impl Exec<'_, '_> {
                 let row = pruned.as_ref().unwrap_or(row);
                 let mut found = false;
                 let mut flow = Flow::More;
-                // Before a projection that ignores repeats, with only
-                // clauses between that treat each copy of a row alike, each
-                // distinct match is enough, once.
-                let distinct =
-                    stage.distinct && stage.clauses[i + 1..].iter().all(repeats_pass_through);
+                let distinct = stage.distinct[i];
                 let mut each = |m: &Row, times: u64| -> Result<bool, QueryError> {
                     found = true;
                     let times = if distinct { 1 } else { times };
@@ -523,9 +533,9 @@ impl RowSink for Collect<'_> {
 struct Stage<'a> {
     clauses: &'a [Clause],
     windows: &'a [Option<Window>],
-    /// The projection after the stage gives the same result with each
-    /// distinct row once (`project::ignores_repeats`).
-    distinct: bool,
+    /// By clause: whether what comes after it gives the same result with
+    /// each distinct row it yields once ([`distinct_from`]).
+    distinct: Vec<bool>,
     /// The projection that ends the stage and collects its rows, if any.
     breaker: Option<&'a Clause>,
     /// Whether a variable is read from clause `i` on: one map per clause,

@@ -15,6 +15,7 @@
 use super::{Hop, Matcher, Mode, Res, Trail};
 use crate::eval::Row;
 use crate::graph::type_names;
+use plexus_cypher::PathKind;
 use plexus_storage::{Direction, EdgeId, Neighbor, NodeId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -63,6 +64,10 @@ impl Loops {
     }
 }
 
+/// What a node the walk reached costs the query's memory budget (its
+/// entry in the visited set and the frontier).
+const PER_NODE: usize = 32;
+
 /// Whether `hop` and every hop of `rest` name their relationship types and
 /// `hop` shares none with them.
 fn types_apart(hop: &Hop<'_>, rest: &[Hop<'_>]) -> bool {
@@ -89,7 +94,7 @@ impl Matcher<'_, '_> {
     /// end once gives every distinct row.
     pub(super) fn reaches(&self, hop: &Hop<'_>, rest: &[Hop<'_>], min: usize, max: usize) -> bool {
         self.mode == Mode::Distinct
-            && (self.last_pattern || self.later_patterns_apart(hop))
+            && (self.patterns_after == 0 || self.later_patterns_apart(hop))
             && (rest.is_empty() || types_apart(hop, rest))
             && self.used.is_empty()
             && !self.trail_needed
@@ -104,14 +109,19 @@ impl Matcher<'_, '_> {
     /// distinct row of theirs too (IC10's `-[:KNOWS*2..2]-(friend),
     /// (friend)-[:IS_LOCATED_IN]->(city)`).
     fn later_patterns_apart(&self, hop: &Hop<'_>) -> bool {
-        let Some(Some(later)) = self.types_after.get(self.patterns_after) else {
+        let Some(own) = hop.rel.types.as_ref().and_then(type_names) else {
             return false;
         };
-        hop.rel
-            .types
-            .as_ref()
-            .and_then(type_names)
-            .is_some_and(|own| own.iter().all(|t| !later.iter().any(|l| l == t)))
+        let later = self.all_patterns.len().saturating_sub(self.patterns_after);
+        self.all_patterns[later..].iter().all(|p| {
+            p.kind == PathKind::Normal
+                && p.element.chain.iter().all(|(r, _)| {
+                    r.types
+                        .as_ref()
+                        .and_then(type_names)
+                        .is_some_and(|t| t.iter().all(|t| !own.contains(t)))
+                })
+        })
     }
 
     /// The distinct ends of a variable-length hop from `start` (see the
@@ -182,7 +192,6 @@ impl Matcher<'_, '_> {
         trail: &mut Trail,
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
-        const PER_NODE: usize = 32;
         let mut seen: FxHashSet<NodeId> = FxHashSet::default();
         let mut charged = 0;
         let stop = (|| {
@@ -225,7 +234,6 @@ impl Matcher<'_, '_> {
         trail: &mut Trail,
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
-        const PER_NODE: usize = 32;
         let mut frontier = vec![start];
         let mut depth = 0;
         while !frontier.is_empty() && depth < max {
