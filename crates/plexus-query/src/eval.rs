@@ -11,8 +11,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-/// Variables in scope.
-pub type Row = BTreeMap<String, Value>;
+pub use crate::row::Row;
 
 /// What evaluation may read besides the row.
 pub struct Ctx<'a> {

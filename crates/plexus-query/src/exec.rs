@@ -935,7 +935,7 @@ impl Exec<'_, '_> {
                 let mut n = r;
                 for p in patterns {
                     for v in pattern_vars(p) {
-                        n.entry(v).or_insert(Value::Null);
+                        n.insert_absent(v, Value::Null);
                     }
                 }
                 out.push(n);

@@ -27,6 +27,7 @@ mod procedure;
 mod project;
 mod regex;
 mod rewrite;
+mod row;
 mod schema;
 mod temporal;
 mod valid_time;

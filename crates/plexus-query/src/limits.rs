@@ -160,9 +160,11 @@ impl Guard {
 pub use plexus_common::value_size;
 
 /// An estimate of the bytes a row of named values holds.
-pub fn row_size<'a>(row: impl IntoIterator<Item = (&'a String, &'a Value)>) -> usize {
+pub fn row_size<'a, K: AsRef<str> + 'a>(
+    row: impl IntoIterator<Item = (&'a K, &'a Value)>,
+) -> usize {
     row.into_iter()
-        .map(|(k, v)| k.len() + 48 + value_size(v))
+        .map(|(k, v)| k.as_ref().len() + 48 + value_size(v))
         .sum()
 }
 

@@ -11,6 +11,7 @@ use crate::error::QueryError;
 use crate::eval::{eval, free_of, is_aggregate, order, visit_aggregates, Ctx, Row};
 use crate::exec::RowSet;
 use crate::limits::{row_size, value_size};
+use crate::row::Name;
 use plexus_common::Value;
 use plexus_cypher::{Expr, ExprKind, Projection};
 use rustc_hash::FxHashMap;
@@ -84,7 +85,7 @@ pub(crate) fn columns(
     let mut columns: Vec<String> = Vec::new();
     if p.star {
         let mut vars: Vec<String> = first
-            .map(|r| r.keys().cloned().collect())
+            .map(|r| r.keys().map(|k| k.to_string()).collect())
             .unwrap_or_else(|| p.star_scope.clone());
         vars.sort();
         columns.extend(vars);
@@ -191,11 +192,11 @@ pub(crate) struct Projector<'p> {
     /// Whether ORDER BY or WHERE may read an input variable, by name: only
     /// those are kept with each row, not (say) a long list the row also
     /// carries.
-    reads: FxHashMap<String, bool>,
+    reads: FxHashMap<Name, bool>,
     /// Whether ORDER BY may read an input variable, by name: a top-k's
     /// sort keys are evaluated over those alone, and the rest of a row is
     /// copied only when the row is kept.
-    order_reads: FxHashMap<String, bool>,
+    order_reads: FxHashMap<Name, bool>,
     /// ORDER BY … LIMIT without aggregation or DISTINCT: the best rows,
     /// projected at the end (`top.rs`); decided at the first row, when
     /// the LIMIT's parameters can be read.
@@ -330,7 +331,7 @@ impl<'p> Projector<'p> {
         // aliases of the items it names, as in the full sort.
         let mut sees = Row::new();
         for (k, v) in row {
-            let reads = match self.order_reads.get(k) {
+            let reads = match self.order_reads.get(&**k) {
                 Some(r) => *r,
                 None => {
                     let r = !p.order_by.iter().all(|s| free_of(&s.expr, k));
@@ -383,7 +384,7 @@ impl<'p> Projector<'p> {
         let items_later = self.top.is_some();
         let mut kept = Row::new();
         for (k, v) in row {
-            let reads = match self.reads.get(k) {
+            let reads = match self.reads.get(&**k) {
                 Some(r) => *r,
                 None => {
                     let free = p.order_by.iter().all(|s| free_of(&s.expr, k))

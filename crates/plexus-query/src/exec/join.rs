@@ -125,7 +125,7 @@ impl Join {
             return Ok(None);
         };
         let shape = self.shape.get_or_insert_with(|| {
-            let bound: Vec<&str> = row.keys().map(String::as_str).collect();
+            let bound: Vec<&str> = row.keys().map(|k| &**k).collect();
             shape(clause, patterns, where_.as_ref(), &bound)
         });
         let Some(shape) = shape.as_ref() else {
@@ -352,7 +352,7 @@ fn build(
             };
             let part: Row = m
                 .iter()
-                .filter(|(v, _)| shape.others.contains(v))
+                .filter(|(v, _)| shape.others.iter().any(|o| o.as_str() == &***v))
                 .map(|(v, x)| (v.clone(), x.clone()))
                 .collect();
             let size = row_size(&part);

@@ -15,6 +15,7 @@ use crate::error::QueryError;
 use crate::eval::{eval, Ctx, Row};
 use crate::pattern;
 use crate::project::{self, Projector};
+use crate::row::Name;
 use plexus_common::Value;
 use plexus_cypher::{Clause, Expr, ExprKind, Projection, SingleQuery};
 use rustc_hash::FxHashMap;
@@ -415,7 +416,7 @@ impl Exec<'_, '_> {
                     let mut n = row.clone();
                     for p in patterns {
                         for v in super::pattern_vars(p) {
-                            n.entry(v).or_insert(Value::Null);
+                            n.insert_absent(v, Value::Null);
                         }
                     }
                     return self.push(stage, i + 1, &n, ctx, sink);
@@ -540,7 +541,7 @@ struct Stage<'a> {
     breaker: Option<&'a Clause>,
     /// Whether a variable is read from clause `i` on: one map per clause,
     /// by name (looked up without building a key for every row).
-    live: RefCell<Vec<FxHashMap<String, bool>>>,
+    live: RefCell<Vec<FxHashMap<Name, bool>>>,
     /// Each MATCH's join of its rows through a table (`join.rs`), by
     /// clause.
     joins: Vec<RefCell<Join>>,
@@ -562,7 +563,7 @@ impl Stage<'_> {
             live.resize_with(i + 1, FxHashMap::default);
         }
         let known = &mut live[i];
-        let mut reads = |k: &String| match known.get(k.as_str()) {
+        let mut reads = |k: &Name| match known.get(&**k) {
             Some(r) => *r,
             None => {
                 let r = super::live::read_by(self.clauses[i..].iter().chain(self.breaker), k);

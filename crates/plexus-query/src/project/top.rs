@@ -117,7 +117,7 @@ mod tests {
             let keys = vec![Value::Int(*v)];
             if t.wants(&keys) {
                 let mut row = Row::new();
-                row.insert("i".into(), Value::Int(i as i64));
+                row.insert("i", Value::Int(i as i64));
                 t.push(keys, row);
             }
         }
