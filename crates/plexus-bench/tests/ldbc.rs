@@ -86,17 +86,12 @@ fn options(work: &std::path::Path) -> ldbc::side::Options {
     }
 }
 
-/// Every read but IC14 (not translated) ran on all three engines and
-/// returned the same rows; most returned some.
+/// Every read ran on all three engines and returned the same rows; most
+/// returned some.
 fn assert_all_agree(report: &ldbc::side::Report) {
     assert_eq!(report.queries.len(), 21);
     for q in &report.queries {
         let ran = q.runs.iter().filter(|(_, r)| r.missing.is_none()).count();
-        if q.name == "IC14" {
-            // Kuzu's Cypher has no pattern comprehension: not translated.
-            assert_eq!(ran, 1, "{q:?}");
-            continue;
-        }
         assert_eq!(ran, 3, "{}: {:?}", q.name, q.runs);
         assert_eq!(q.agree(), Some(true), "{}: {:?}", q.name, q.difference());
     }

@@ -66,8 +66,8 @@ pub fn to_json(v: &Value) -> serde_json::Value {
         Value::Relationship(r) => json!({"id": r.id, "type": r.rel_type, "start": r.start,
             "end": r.end, "properties": props_json(&r.props)}),
         Value::Path(p) => json!({
-            "nodes": p.nodes.iter().map(|n| to_json(&Value::Node(Box::new(n.clone())))).collect::<Vec<_>>(),
-            "relationships": p.rels.iter().map(|r| to_json(&Value::Relationship(Box::new(r.clone())))).collect::<Vec<_>>(),
+            "nodes": p.nodes.iter().map(|n| to_json(&Value::Node(std::sync::Arc::new(n.clone())))).collect::<Vec<_>>(),
+            "relationships": p.rels.iter().map(|r| to_json(&Value::Relationship(std::sync::Arc::new(r.clone())))).collect::<Vec<_>>(),
         }),
     }
 }

@@ -1,6 +1,7 @@
 use crate::temporal::{Date, DateTime, Duration, LocalDateTime, LocalTime, Time};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// A property value: what a node or an edge may hold under a key.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -22,10 +23,12 @@ pub enum Value {
     DateTime(DateTime),
     Duration(Duration),
     /// Graph entities exist only in query rows and results; storage refuses
-    /// them as property values (see [`Value::is_storable`]).
-    Node(Box<NodeValue>),
-    Relationship(Box<RelValue>),
-    Path(Box<PathValue>),
+    /// them as property values (see [`Value::is_storable`]). Shared, so a
+    /// row's copy counts a reference instead of allocating (rows are cloned
+    /// at every match a query buffers, sorts or projects).
+    Node(Arc<NodeValue>),
+    Relationship(Arc<RelValue>),
+    Path(Arc<PathValue>),
 }
 
 /// A node in a query row or result.

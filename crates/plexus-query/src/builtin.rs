@@ -595,7 +595,7 @@ fn add_labels(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, Quer
         for l in &labels {
             t.add_label(id, l)?;
         }
-        out.push(vec![Value::Node(Box::new(node_value(id)))]);
+        out.push(vec![Value::Node(std::sync::Arc::new(node_value(id)))]);
     }
     Ok(out)
 }
@@ -699,15 +699,15 @@ fn merge_relationship(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value
             for (k, v) in on_match {
                 t.set_edge_property(nb.edge, &k, v)?;
             }
-            return Ok(vec![vec![Value::Relationship(Box::new(rel_value(
-                nb.edge, start, end,
-            )))]]);
+            return Ok(vec![vec![Value::Relationship(std::sync::Arc::new(
+                rel_value(nb.edge, start, end),
+            ))]]);
         }
     }
     let mut props = ident;
     props.extend(on_create);
     let edge = t.create_edge(None, start, end, rel_type, &props)?;
-    Ok(vec![vec![Value::Relationship(Box::new(rel_value(
-        edge, start, end,
-    )))]])
+    Ok(vec![vec![Value::Relationship(std::sync::Arc::new(
+        rel_value(edge, start, end),
+    ))]])
 }

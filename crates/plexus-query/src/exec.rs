@@ -1060,7 +1060,9 @@ impl Exec<'_, '_> {
         let out = match f {
             builtin::Filtered::Nodes(f) => {
                 let pass = |n: plexus_storage::NodeId| {
-                    holds(Ok(Value::Node(Box::new(crate::graph::node_value(n)))))
+                    holds(Ok(Value::Node(std::sync::Arc::new(
+                        crate::graph::node_value(n),
+                    ))))
                 };
                 let among = match self.graph() {
                     Some(g) => {

@@ -30,12 +30,12 @@ pub fn rel_value(id: EdgeId, start: NodeId, end: NodeId) -> RelValue {
 
 /// [`node_value`] as a [`Value`].
 pub fn node(id: NodeId) -> Value {
-    Value::Node(Box::new(node_value(id)))
+    Value::Node(std::sync::Arc::new(node_value(id)))
 }
 
 /// [`rel_value`] as a [`Value`].
 pub fn rel(id: EdgeId, start: NodeId, end: NodeId) -> Value {
-    Value::Relationship(Box::new(rel_value(id, start, end)))
+    Value::Relationship(std::sync::Arc::new(rel_value(id, start, end)))
 }
 
 /// `entity.key`, read from the transaction so the query sees its own writes.
@@ -220,13 +220,13 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
         ("nodes", Value::Path(p)) => Value::List(
             p.nodes
                 .iter()
-                .map(|n| Value::Node(Box::new(n.clone())))
+                .map(|n| Value::Node(std::sync::Arc::new(n.clone())))
                 .collect(),
         ),
         ("relationships", Value::Path(p)) => Value::List(
             p.rels
                 .iter()
-                .map(|r| Value::Relationship(Box::new(r.clone())))
+                .map(|r| Value::Relationship(std::sync::Arc::new(r.clone())))
                 .collect(),
         ),
         ("length", Value::Path(p)) => Value::Int(p.rels.len() as i64),
@@ -291,10 +291,12 @@ fn fill_rel(g: &dyn GraphRead, r: &mut RelValue) -> Result<(), QueryError> {
 /// their identity only.
 pub fn hydrate(g: &dyn GraphRead, v: &mut Value) -> Result<(), QueryError> {
     match v {
-        Value::Node(n) => fill_node(g, n),
-        Value::Relationship(r) => fill_rel(g, r),
+        // A result's entity is seldom shared with a row still alive, so
+        // make_mut rarely copies.
+        Value::Node(n) => fill_node(g, std::sync::Arc::make_mut(n)),
+        Value::Relationship(r) => fill_rel(g, std::sync::Arc::make_mut(r)),
         Value::Path(p) => {
-            let PathValue { nodes, rels } = &mut **p;
+            let PathValue { nodes, rels } = std::sync::Arc::make_mut(p);
             nodes.iter_mut().try_for_each(|n| fill_node(g, n))?;
             rels.iter_mut().try_for_each(|r| fill_rel(g, r))
         }

@@ -157,7 +157,10 @@ pub fn create(
             let id = txn.create_edge(None, s, e, &rel_type, &props)?;
             let r = graph::rel_value(id, s, e);
             if let Some(var) = &rp.var {
-                row.insert(var.clone(), Value::Relationship(Box::new(r.clone())));
+                row.insert(
+                    var.clone(),
+                    Value::Relationship(std::sync::Arc::new(r.clone())),
+                );
             }
             rels.push(r);
             nodes.push(to);
@@ -166,7 +169,10 @@ pub fn create(
             let nodes = nodes.into_iter().map(graph::node_value).collect();
             row.insert(
                 var.clone(),
-                Value::Path(Box::new(plexus_common::PathValue { nodes, rels })),
+                Value::Path(std::sync::Arc::new(plexus_common::PathValue {
+                    nodes,
+                    rels,
+                })),
             );
         }
     }

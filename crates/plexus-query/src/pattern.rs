@@ -1372,7 +1372,11 @@ impl Matcher<'_, '_> {
                     if hop.rel.var.is_some() {
                         rv.rel_type = self.g.type_name(n.rel_type)?.to_string();
                     }
-                    let (did_r, ok) = bind(row, &hop.rel.var, Value::Relationship(Box::new(rv)));
+                    let (did_r, ok) = bind(
+                        row,
+                        &hop.rel.var,
+                        Value::Relationship(std::sync::Arc::new(rv)),
+                    );
                     let early = match ok && self.where_ok(&hop.rel.where_, row)? {
                         true => self.early_ok(&hop.rel.var, did_r, row)?,
                         false => None,
@@ -1765,7 +1769,7 @@ fn path_value(t: &Trail, reversed: bool) -> Value {
         nodes.reverse();
         rels.reverse();
     }
-    Value::Path(Box::new(PathValue { nodes, rels }))
+    Value::Path(std::sync::Arc::new(PathValue { nodes, rels }))
 }
 
 /// The pattern's start node and hops in the order they are walked.

@@ -16,6 +16,16 @@ use std::rc::Rc;
 /// A variable's name in a row; cloned by reference count.
 pub type Name = Rc<str>;
 
+/// Names in `str` order. Names mostly differ in their first byte, which is
+/// compared inline before a full comparison (a call to `memcmp`: 8% of
+/// LDBC IC9 in a profile, most of it on names that differ there).
+fn order(k: &str, name: &str) -> std::cmp::Ordering {
+    match (k.as_bytes().first(), name.as_bytes().first()) {
+        (Some(a), Some(b)) if a != b => a.cmp(b),
+        _ => k.cmp(name),
+    }
+}
+
 /// What a row takes as a variable's name: anything that reads as one,
 /// turned into a shared name only when the row keeps it.
 pub trait IntoName {
@@ -91,7 +101,7 @@ impl Row {
         // byte, which is cheaper than a binary search's full comparisons.
         if self.entries.len() <= 8 {
             for (i, (k, _)) in self.entries.iter().enumerate() {
-                match (**k).cmp(name) {
+                match order(k, name) {
                     std::cmp::Ordering::Less => {}
                     std::cmp::Ordering::Equal => return Ok(i),
                     std::cmp::Ordering::Greater => return Err(i),
@@ -99,7 +109,7 @@ impl Row {
             }
             return Err(self.entries.len());
         }
-        self.entries.binary_search_by(|(k, _)| (**k).cmp(name))
+        self.entries.binary_search_by(|(k, _)| order(k, name))
     }
 
     pub fn get(&self, name: &str) -> Option<&Value> {

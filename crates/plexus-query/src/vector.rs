@@ -94,7 +94,7 @@ pub(crate) fn query_nodes(
         .into_iter()
         .map(|h| {
             vec![
-                Value::Node(Box::new(node_value(h.node))),
+                Value::Node(std::sync::Arc::new(node_value(h.node))),
                 Value::Float(h.score),
             ]
         })

@@ -177,7 +177,7 @@ fn encode_path(e: &mut Encoder, nodes: &[plexus::NodeValue], rels: &[plexus::Rel
     e.struct_header(3, tag::PATH);
     e.list_header(uniq_nodes.len());
     for n in uniq_nodes {
-        encode(e, &Value::Node(Box::new(n.clone())));
+        encode(e, &Value::Node(std::sync::Arc::new(n.clone())));
     }
     e.list_header(uniq_rels.len());
     for r in uniq_rels {
@@ -414,7 +414,7 @@ mod tests {
             rels: vec![rel(10, 1, 2), rel(11, 1, 2)],
         };
         let mut e = Encoder::default();
-        encode(&mut e, &Value::Path(Box::new(path)));
+        encode(&mut e, &Value::Path(std::sync::Arc::new(path)));
         let Pack::Struct(b'P', fields) = packstream::decode(&e.out).unwrap() else {
             panic!("not a path")
         };

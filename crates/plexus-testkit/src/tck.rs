@@ -236,13 +236,15 @@ impl Notation<'_> {
 
     fn value(&mut self) -> Option<Value> {
         match self.peek()? {
-            b'(' => self.node().map(|n| Value::Node(Box::new(n))),
+            b'(' => self.node().map(|n| Value::Node(std::sync::Arc::new(n))),
             b'[' => {
                 let save = self.at;
                 self.at += 1;
                 if self.peek() == Some(b':') {
                     self.at = save;
-                    return self.rel().map(|r| Value::Relationship(Box::new(r)));
+                    return self
+                        .rel()
+                        .map(|r| Value::Relationship(std::sync::Arc::new(r)));
                 }
                 let mut items = Vec::new();
                 if self.eat(b']').is_some() {
@@ -380,7 +382,7 @@ impl Notation<'_> {
             p.nodes.push(self.node()?);
         }
         self.eat(b'>')?;
-        Some(Value::Path(Box::new(p)))
+        Some(Value::Path(std::sync::Arc::new(p)))
     }
 }
 

@@ -145,11 +145,11 @@ fn entity_map(v: &Value) -> Value {
             let nodes = p
                 .nodes
                 .iter()
-                .map(|n| entity_map(&Value::Node(Box::new(n.clone()))));
+                .map(|n| entity_map(&Value::Node(std::sync::Arc::new(n.clone()))));
             let rels = p
                 .rels
                 .iter()
-                .map(|r| entity_map(&Value::Relationship(Box::new(r.clone()))));
+                .map(|r| entity_map(&Value::Relationship(std::sync::Arc::new(r.clone()))));
             Value::Map(BTreeMap::from([
                 ("_nodes".to_string(), Value::List(nodes.collect())),
                 ("_relationships".to_string(), Value::List(rels.collect())),
@@ -478,7 +478,7 @@ mod tests {
             labels: vec!["Person".into()],
             props: BTreeMap::from([("age".to_string(), Value::Int(3))]),
         };
-        let (_, a) = one(vec![Value::Node(Box::new(node))]);
+        let (_, a) = one(vec![Value::Node(std::sync::Arc::new(node))]);
         let s = a.as_struct();
         assert_eq!(
             s.column_by_name("_id").unwrap().as_string::<i32>().value(0),

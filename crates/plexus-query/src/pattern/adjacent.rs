@@ -175,7 +175,7 @@ mod tests {
 
     fn row(a: u64, b: u64) -> Row {
         let node = |id| {
-            Value::Node(Box::new(plexus_common::NodeValue {
+            Value::Node(std::sync::Arc::new(plexus_common::NodeValue {
                 id,
                 ..Default::default()
             }))
