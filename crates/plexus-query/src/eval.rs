@@ -607,7 +607,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 let mut inner = row.clone();
                 for it in items {
                     ctx.guard.check()?;
-                    inner.insert(var.clone(), it.clone());
+                    inner.insert(var, it.clone());
                     if let Some(f) = filter {
                         if truth(&eval(f, &inner, ctx)?)? != Some(true) {
                             continue;
@@ -639,7 +639,7 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 let mut inner = row.clone();
                 for it in items {
                     ctx.guard.check()?;
-                    inner.insert(var.clone(), it);
+                    inner.insert(var, it);
                     let r = match filter {
                         Some(p) => truth(&eval(p, &inner, ctx)?)?,
                         None => Some(true),
@@ -679,8 +679,8 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 let mut a = ev(init)?;
                 for it in items {
                     ctx.guard.check()?;
-                    inner.insert(acc.clone(), a);
-                    inner.insert(var.clone(), it);
+                    inner.insert(acc, a);
+                    inner.insert(var, it);
                     a = eval(expr, &inner, ctx)?;
                 }
                 a

@@ -713,14 +713,14 @@ impl Exec<'_, '_> {
                         Value::List(items) => {
                             for it in items {
                                 let mut n = r.clone();
-                                n.insert(alias.clone(), it);
+                                n.insert(alias, it);
                                 ctx.guard.charge(row_size(&n))?;
                                 next.push(n);
                             }
                         }
                         v => {
                             let mut n = r.clone();
-                            n.insert(alias.clone(), v);
+                            n.insert(alias, v);
                             next.push(n);
                         }
                     }
@@ -814,7 +814,7 @@ impl Exec<'_, '_> {
                     };
                     for it in items {
                         let mut inner = r.clone();
-                        inner.insert(var.clone(), it);
+                        inner.insert(var, it);
                         let mut inner_rows = vec![inner];
                         for c in clauses {
                             inner_rows = self
@@ -1004,7 +1004,7 @@ impl Exec<'_, '_> {
             for record in records {
                 let mut n = r.clone();
                 for (i, name) in &bound {
-                    n.insert(name.clone(), record.get(*i).cloned().unwrap_or_default());
+                    n.insert(name, record.get(*i).cloned().unwrap_or_default());
                 }
                 let keep = match yields.and_then(|y| y.where_.as_ref()) {
                     Some(w) => eval(w, &n, &ctx)? == Value::Bool(true),

@@ -207,7 +207,7 @@ fn create_node(
     let props = props_of(txn, env, &np.props, row)?;
     let id = txn.create_node(None, &labels, &props)?;
     if let Some(var) = &np.var {
-        row.insert(var.clone(), graph::node(id));
+        row.insert(var, graph::node(id));
     }
     Ok(id)
 }

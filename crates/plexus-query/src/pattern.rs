@@ -548,7 +548,7 @@ fn bind(row: &mut Row, var: &Option<String>, v: Value) -> (bool, bool) {
         Some(name) => match row.get(name) {
             Some(old) => (false, *old == v),
             None => {
-                row.insert(name.clone(), v);
+                row.insert(name, v);
                 (true, true)
             }
         },

@@ -63,14 +63,15 @@ pub(crate) fn ignores_repeats(p: &Projection) -> bool {
 }
 
 /// The names of a projection's items: the alias, a bare variable's name
-/// (without the backticks that may quote it), else the expression's text.
-pub(crate) fn item_names(p: &Projection) -> Vec<String> {
+/// (without the backticks that may quote it), else the expression's text;
+/// shared, as every projected row binds them.
+pub(crate) fn item_names(p: &Projection) -> Vec<Name> {
     p.items
         .iter()
         .map(|i| match (&i.alias, &i.expr.kind) {
-            (Some(a), _) => a.clone(),
-            (None, plexus_cypher::ExprKind::Var(v)) => v.clone(),
-            (None, _) => i.text.clone(),
+            (Some(a), _) => Name::from(a.as_str()),
+            (None, plexus_cypher::ExprKind::Var(v)) => Name::from(v.as_str()),
+            (None, _) => Name::from(i.text.as_str()),
         })
         .collect()
 }
@@ -79,7 +80,7 @@ pub(crate) fn item_names(p: &Projection) -> Vec<String> {
 /// then the items.
 pub(crate) fn columns(
     p: &Projection,
-    names: &[String],
+    names: &[Name],
     first: Option<&Row>,
 ) -> Result<Vec<String>, QueryError> {
     let mut columns: Vec<String> = Vec::new();
@@ -91,13 +92,13 @@ pub(crate) fn columns(
         columns.extend(vars);
     }
     for n in names {
-        if columns.contains(n) && !p.star {
+        if columns.iter().any(|c| **c == **n) && !p.star {
             return Err(QueryError::Semantic {
                 code: "ColumnNameConflict",
                 message: format!("column `{n}` appears twice"),
             });
         }
-        columns.push(n.clone());
+        columns.push(n.to_string());
     }
     Ok(columns)
 }
@@ -106,7 +107,7 @@ pub(crate) fn columns(
 /// with `*` its variables).
 pub(crate) fn project_row(
     p: &Projection,
-    names: &[String],
+    names: &[Name],
     row: &Row,
     ctx: &Ctx<'_>,
 ) -> Result<Row, QueryError> {
@@ -176,7 +177,7 @@ struct Group<'p> {
 /// DISTINCT, ORDER BY) and produces its output at the end.
 pub(crate) struct Projector<'p> {
     p: &'p Projection,
-    names: Vec<String>,
+    names: Vec<Name>,
     columns: Option<Vec<String>>,
     /// Indexes of the items without aggregates: the grouping key.
     keys: Vec<usize>,

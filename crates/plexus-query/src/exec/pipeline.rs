@@ -136,7 +136,7 @@ fn breaks(c: &Clause) -> bool {
 /// A streamed projection's item names and its SKIP and LIMIT, counted as
 /// rows pass.
 struct Window {
-    names: Vec<String>,
+    names: Vec<Name>,
     skip: usize,
     limit: usize,
     seen: Cell<usize>,
