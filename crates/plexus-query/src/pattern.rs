@@ -545,12 +545,9 @@ fn bound_node(row: &Row, var: &Option<String>) -> Option<Option<NodeId>> {
 fn bind(row: &mut Row, var: &Option<String>, v: Value) -> (bool, bool) {
     match var {
         None => (false, true),
-        Some(name) => match row.get(name) {
-            Some(old) => (false, *old == v),
-            None => {
-                row.insert(name, v);
-                (true, true)
-            }
+        Some(name) => match row.insert_absent(name, v) {
+            Some((old, v)) => (false, *old == v),
+            None => (true, true),
         },
     }
 }

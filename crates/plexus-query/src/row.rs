@@ -142,13 +142,19 @@ impl Row {
         }
     }
 
-    /// Binds `name` to `v` unless the row binds it already.
-    pub fn insert_absent<K>(&mut self, name: K, v: Value)
+    /// Binds `name` to `v` unless the row binds it already; then hands
+    /// back the binding and `v` (one search for the matcher's bind, which
+    /// compares them).
+    pub fn insert_absent<K>(&mut self, name: K, v: Value) -> Option<(&Value, Value)>
     where
         K: IntoName,
     {
-        if let Err(i) = self.find(name.name()) {
-            self.entries.insert(i, (name.into_name(), v));
+        match self.find(name.name()) {
+            Ok(i) => Some((&self.entries[i].1, v)),
+            Err(i) => {
+                self.entries.insert(i, (name.into_name(), v));
+                None
+            }
         }
     }
 
@@ -159,14 +165,6 @@ impl Row {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Names and values, in name order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Name, &Value)> + ExactSizeIterator {
         self.entries.iter().map(|(k, v)| (k, v))
@@ -174,14 +172,6 @@ impl Row {
 
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Name> + ExactSizeIterator {
         self.entries.iter().map(|(k, _)| k)
-    }
-
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator {
-        self.entries.iter().map(|(_, v)| v)
-    }
-
-    pub fn retain(&mut self, mut keep: impl FnMut(&Name, &mut Value) -> bool) {
-        self.entries.retain_mut(|(k, v)| keep(k, v));
     }
 }
 
@@ -274,7 +264,7 @@ mod tests {
                     }
                     Op::Remove(k) => prop_assert_eq!(row.remove(&k), map.remove(&k)),
                 }
-                prop_assert_eq!(row.len(), map.len());
+                prop_assert_eq!(row.iter().len(), map.len());
                 for k in ["a", "b", "ab", "l", "ll", "z", ""] {
                     prop_assert_eq!(row.get(k), map.get(k));
                     prop_assert_eq!(row.contains_key(k), map.contains_key(k));
