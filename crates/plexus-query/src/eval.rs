@@ -1482,12 +1482,18 @@ pub(crate) fn is_constant_leaf(k: &ExprKind) -> bool {
 /// expression this does not look into (subqueries, comprehensions,
 /// patterns), so that a predicate is pushed down only when it is safe.
 pub(crate) fn free_of(e: &Expr, var: &str) -> bool {
-    let f = |x: &Expr| free_of(x, var);
+    reads_only(e, &|v| v != var)
+}
+
+/// Whether every variable `e` may read is one `allowed` admits: false for
+/// any expression this does not look into, as for [`free_of`].
+pub(crate) fn reads_only(e: &Expr, allowed: &dyn Fn(&str) -> bool) -> bool {
+    let f = |x: &Expr| reads_only(x, allowed);
     match &e.kind {
         k if is_constant_leaf(k) => true,
         // `count(*)` counts rows; it reads none of their variables.
         ExprKind::CountStar => true,
-        ExprKind::Var(v) => v != var,
+        ExprKind::Var(v) => allowed(v),
         ExprKind::List(items) => items.iter().all(f),
         ExprKind::Map(entries) => entries.iter().all(|(_, v)| f(v)),
         ExprKind::Property(b, _) | ExprKind::Unary(_, b) | ExprKind::IsNull(b, _) => f(b),
@@ -1519,5 +1525,9 @@ mod tests {
         assert!(!free_of(&e("node.x = 1 AND score > 0.5"), "score"));
         assert!(!free_of(&e("[x IN [1] | x] = [1]"), "score"));
         assert!(free_of(&e("count(*) + 1"), "score"));
+        let outputs = |v: &str| v == "a" || v == "b";
+        assert!(reads_only(&e("a.x > 1 AND b IS NOT NULL"), &outputs));
+        assert!(!reads_only(&e("a.x > c"), &outputs));
+        assert!(!reads_only(&e("any(x IN a WHERE x > 1)"), &outputs));
     }
 }

@@ -10,6 +10,7 @@
 use crate::error::QueryError;
 use crate::eval::{compare, equals, eval, Ctx, Row};
 use crate::graph::{self, labels_match, node_value, rel_value, type_matches, type_names};
+use crate::row::Names;
 use plexus_common::{NodeValue, PathValue, RelValue, Value};
 use plexus_cypher::{
     Expr, ExprKind, LabelExpr, NodePattern, PathKind, PathPattern, PatternElement, RelDirection,
@@ -242,6 +243,7 @@ fn matcher<'a, 'c>(
         only: Vec::new(),
         early: Early::new(patterns, where_),
         meter: None,
+        names: Names::default(),
     }
 }
 
@@ -317,6 +319,8 @@ struct Matcher<'a, 'c> {
     early: Early<'a>,
     /// Counts the search's work; once spent, nothing more is read.
     meter: Option<&'a Meter>,
+    /// The pattern's variable names, shared by every match that binds them.
+    names: Names,
 }
 
 /// WHERE conjuncts checked during the walk. Each is checked once on a
@@ -542,10 +546,17 @@ fn bound_node(row: &Row, var: &Option<String>) -> Option<Option<NodeId>> {
 /// Binds `var` to `v` in `row` unless it is bound already; says whether it
 /// bound (so the caller unbinds on the way back) and whether the existing
 /// binding agrees.
-fn bind(row: &mut Row, var: &Option<String>, v: Value) -> (bool, bool) {
+/// The value is made only for a named variable: an unnamed node or
+/// relationship of a pattern binds nothing, and allocates nothing.
+fn bind(
+    names: &Names,
+    row: &mut Row,
+    var: &Option<String>,
+    v: impl FnOnce() -> Value,
+) -> (bool, bool) {
     match var {
         None => (false, true),
-        Some(name) => match row.insert_absent(name, v) {
+        Some(name) => match row.insert_absent(names.of(name), v()) {
             Some((old, v)) => (false, *old == v),
             None => (true, true),
         },
@@ -760,7 +771,7 @@ impl Matcher<'_, '_> {
                 }
                 self.read_ahead_chain(hops, batch)?;
             }
-            let (did, ok) = bind(row, &start.var, graph::node(id));
+            let (did, ok) = bind(&self.names, row, &start.var, || graph::node(id));
             let early = match ok && self.node_ok_but(start, id, row, seeked)? {
                 true => self.early_ok(&start.var, did, row)?,
                 false => None,
@@ -773,7 +784,7 @@ impl Matcher<'_, '_> {
                 self.early.passed += n;
                 let stop = self.hops(hops, id, row, &mut trail, &mut |m, row, trail| {
                     let (did, ok) = match &p.var {
-                        Some(_) => bind(row, &p.var, path_value(trail, reverse)),
+                        Some(_) => bind(&m.names, row, &p.var, || path_value(trail, reverse)),
                         None => (false, true),
                     };
                     let stop = ok && next(m, row)?;
@@ -1362,18 +1373,18 @@ impl Matcher<'_, '_> {
                     {
                         continue;
                     }
-                    let r = rel_of(at, &n);
-                    let mut rv = graph::rel_value(n.edge, r.0, r.1);
-                    // The adjacency entry names the type: `type(r)` then
-                    // reads no edge record.
-                    if hop.rel.var.is_some() {
-                        rv.rel_type = self.g.type_name(n.rel_type)?.to_string();
-                    }
-                    let (did_r, ok) = bind(
-                        row,
-                        &hop.rel.var,
-                        Value::Relationship(std::sync::Arc::new(rv)),
-                    );
+                    let (did_r, ok) = match &hop.rel.var {
+                        None => (false, true),
+                        Some(_) => {
+                            let r = rel_of(at, &n);
+                            let mut rv = graph::rel_value(n.edge, r.0, r.1);
+                            // The adjacency entry names the type: `type(r)`
+                            // then reads no edge record.
+                            rv.rel_type = self.g.type_name(n.rel_type)?.to_string();
+                            let rv = Value::Relationship(std::sync::Arc::new(rv));
+                            bind(&self.names, row, &hop.rel.var, || rv)
+                        }
+                    };
                     let early = match ok && self.where_ok(&hop.rel.where_, row)? {
                         true => self.early_ok(&hop.rel.var, did_r, row)?,
                         false => None,
@@ -1419,7 +1430,7 @@ impl Matcher<'_, '_> {
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
         let to = edges.last().map_or(from, |n| n.node);
-        let (did, ok) = bind(row, &hop.node.var, graph::node(to));
+        let (did, ok) = bind(&self.names, row, &hop.node.var, || graph::node(to));
         let mut stop = Ok(false);
         let early = match ok && self.node_ok(hop.node, to, row)? {
             true => self.early_ok(&hop.node.var, did, row),
@@ -1483,7 +1494,7 @@ impl Matcher<'_, '_> {
             } else {
                 rels
             });
-            let (did, ok) = bind(row, &hop.rel.var, list);
+            let (did, ok) = bind(&self.names, row, &hop.rel.var, || list);
             let early = match ok {
                 true => self.early_ok(&hop.rel.var, did, row),
                 false => Ok(None),
@@ -1549,19 +1560,20 @@ impl Matcher<'_, '_> {
             reversed: false,
         };
         for a in self.candidates(&el.start, row)? {
-            let (did_a, ok_a) = bind(row, &el.start.var, graph::node(a));
+            let (did_a, ok_a) = bind(&self.names, row, &el.start.var, || graph::node(a));
             if ok_a && self.node_ok(&el.start, a, row)? {
                 for b in self.candidates(end, row)? {
-                    let (did_b, ok_b) = bind(row, &end.var, graph::node(b));
+                    let (did_b, ok_b) = bind(&self.names, row, &end.var, || graph::node(b));
                     let mut stop = false;
                     if ok_b && self.node_ok(end, b, row)? {
                         let all = p.kind == PathKind::AllShortest;
                         for path in self.shortest_paths(&hop, a, b, (min, max), all, row)? {
                             let mut binds = vec![];
                             let rels = path_rels(a, &path);
-                            binds.push(bind(row, &rp.var, Value::List(rels)));
+                            binds.push(bind(&self.names, row, &rp.var, || Value::List(rels)));
                             let trail = trail_of(a, &path);
-                            binds.push(bind(row, &p.var, path_value(&trail, false)));
+                            binds
+                                .push(bind(&self.names, row, &p.var, || path_value(&trail, false)));
                             if binds.iter().all(|b| b.1) {
                                 stop = next(self, row)?;
                             }

@@ -111,9 +111,26 @@ pub(crate) fn project_row(
     row: &Row,
     ctx: &Ctx<'_>,
 ) -> Result<Row, QueryError> {
+    project_row_given(p, names, row, std::iter::empty(), ctx)
+}
+
+/// [`project_row`] with the values of some items (by index, ascending)
+/// given instead of evaluated.
+fn project_row_given(
+    p: &Projection,
+    names: &[Name],
+    row: &Row,
+    given: impl IntoIterator<Item = (usize, Value)>,
+    ctx: &Ctx<'_>,
+) -> Result<Row, QueryError> {
+    let mut given = given.into_iter().peekable();
     let mut o = if p.star { row.clone() } else { Row::new() };
-    for (item, name) in p.items.iter().zip(names) {
-        o.insert(name.clone(), eval(&item.expr, row, ctx)?);
+    for (i, (item, name)) in p.items.iter().zip(names).enumerate() {
+        let v = match given.next_if(|(g, _)| *g == i) {
+            Some((_, v)) => v,
+            None => eval(&item.expr, row, ctx)?,
+        };
+        o.insert(name, v);
     }
     Ok(o)
 }
@@ -129,8 +146,12 @@ pub(crate) fn where_holds(
     let Some(w) = &p.where_ else {
         return Ok(true);
     };
+    // The input row is in scope only for what the output does not bind
+    // (`WITH a WHERE b.x = 1`); a WHERE over the output alone reads it as
+    // it is, without merging the two rows.
+    let outputs = |v: &str| out.contains_key(v);
     let v = match input {
-        Some(r) if !p.distinct => {
+        Some(r) if !p.distinct && !crate::eval::reads_only(w, &outputs) => {
             let mut scope = r.clone();
             scope.extend(out.iter().map(|(k, v)| (k.clone(), v.clone())));
             eval(w, &scope, ctx)?
@@ -325,11 +346,55 @@ impl<'p> Projector<'p> {
     }
 
     /// A row for the top-k: its sort keys from its input row and the items
-    /// ORDER BY names, kept (input only) if it is among the best so far.
+    /// ORDER BY names, kept (input and those items' values) if it is among
+    /// the best so far. Keys are evaluated one at a time: a row whose first
+    /// keys already rank it below the worst kept is dropped without the
+    /// rest (IC9's `message.id` is read only for a tie on the date).
     fn rank(&mut self, row: &Row, ctx: &Ctx<'_>) -> Result<(), QueryError> {
         let p = self.p;
-        // The keys see the variables ORDER BY reads, shadowed by the
-        // aliases of the items it names, as in the full sort.
+        let sees = self.order_scope(row, ctx)?;
+        let Some(top) = self.top.as_ref() else {
+            return Ok(());
+        };
+        let mut keys = Vec::with_capacity(p.order_by.len());
+        for s in &p.order_by {
+            keys.push(eval(&s.expr, &sees, ctx)?);
+            if top.loses(&keys) {
+                return Ok(());
+            }
+        }
+        if !top.wants(&keys) {
+            return Ok(());
+        }
+        // The items ORDER BY read are projected as the keys saw them (a
+        // `rand()` evaluated again would no longer be in order).
+        let items: Vec<Value> = self
+            .order_items
+            .iter()
+            .map(|i| sees.get(&self.names[*i]).cloned().unwrap_or(Value::Null))
+            .collect();
+        drop(sees);
+        let input = self.what_order_reads(row);
+        let Some(top) = self.top.as_mut() else {
+            return Ok(());
+        };
+        let size = |r: &top::Ranked<'_>| {
+            r.keys.iter().chain(&r.items).map(value_size).sum::<usize>() + row_size(&r.input)
+        };
+        let ranked = top.rank(keys, items, input);
+        let bytes = size(&ranked);
+        if let Some(out) = top.push(ranked) {
+            let freed = size(&out);
+            self.charged = self.charged.saturating_sub(freed);
+            ctx.guard.release(freed);
+        }
+        self.charge(bytes, ctx)
+    }
+
+    /// What a top-k's keys see: the variables ORDER BY reads, shadowed by
+    /// the aliases of the items it names, as in the full sort.
+    fn order_scope(&mut self, row: &Row, ctx: &Ctx<'_>) -> Result<Row, QueryError> {
+        let p = self.p;
         let mut sees = Row::new();
         for (k, v) in row {
             let reads = match self.order_reads.get(&**k) {
@@ -341,39 +406,14 @@ impl<'p> Projector<'p> {
                 }
             };
             if reads {
-                sees.insert(k.clone(), v.clone());
+                sees.insert(k, v.clone());
             }
         }
         for i in &self.order_items {
             let v = eval(&p.items[*i].expr, row, ctx)?;
-            sees.insert(self.names[*i].clone(), v);
+            sees.insert(&self.names[*i], v);
         }
-        let keys = p
-            .order_by
-            .iter()
-            .map(|s| eval(&s.expr, &sees, ctx))
-            .collect::<Result<Vec<_>, _>>()?;
-        drop(sees);
-        let Some(top) = self.top.as_mut() else {
-            return Ok(());
-        };
-        if !top.wants(&keys) {
-            return Ok(());
-        }
-        let input = self.what_order_reads(row);
-        let Some(top) = self.top.as_mut() else {
-            return Ok(());
-        };
-        let size = |keys: &[Value], input: &Row| {
-            keys.iter().map(value_size).sum::<usize>() + row_size(input)
-        };
-        let bytes = size(&keys, &input);
-        if let Some(out) = top.push(keys, input) {
-            let freed = size(&out.keys, &out.input);
-            self.charged = self.charged.saturating_sub(freed);
-            ctx.guard.release(freed);
-        }
-        self.charge(bytes, ctx)
+        Ok(sees)
     }
 
     /// The part of an input row that ORDER BY or WHERE may read — and the
@@ -414,7 +454,8 @@ impl<'p> Projector<'p> {
             let mut rows = Vec::new();
             for r in top.into_sorted().into_iter().skip(skip) {
                 ctx.guard.check()?;
-                let o = project_row(p, &self.names, &r.input, ctx)?;
+                let given = self.order_items.iter().copied().zip(r.items);
+                let o = project_row_given(p, &self.names, &r.input, given, ctx)?;
                 if where_holds(p, &o, Some(&r.input), ctx)? {
                     rows.push(o);
                 }
@@ -532,8 +573,8 @@ fn distinct_by<T>(items: Vec<T>, columns: &[String], row: impl Fn(&T) -> &Row) -
 
 /// Two rows' sort keys compared in ORDER BY's directions.
 fn compare_keys(by: &[plexus_cypher::SortItem], a: &[Value], b: &[Value]) -> Ordering {
-    for (i, s) in by.iter().enumerate() {
-        let o = order(&a[i], &b[i]);
+    for ((s, a), b) in by.iter().zip(a).zip(b) {
+        let o = order(a, b);
         let o = if s.descending { o.reverse() } else { o };
         if o != Ordering::Equal {
             return o;

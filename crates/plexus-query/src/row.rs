@@ -78,6 +78,45 @@ impl IntoName for &str {
     }
 }
 
+/// Names shared once for a run of inserts: a matcher binds and unbinds the
+/// same few variables for every match, and each bind of a `&str` would
+/// allocate its name anew.
+#[derive(Default)]
+pub struct Names(std::cell::RefCell<Vec<Name>>);
+
+impl Names {
+    /// `name` as a shared name, made the first time it is asked for.
+    pub fn share(&self, name: &str) -> Name {
+        let mut names = self.0.borrow_mut();
+        if let Some(n) = names.iter().find(|n| &***n == name) {
+            return n.clone();
+        }
+        let n = Name::from(name);
+        names.push(n.clone());
+        n
+    }
+
+    /// `name` as a row takes it: shared from here when the row keeps it.
+    pub fn of<'a>(&'a self, name: &'a str) -> Shared<'a> {
+        Shared { names: self, name }
+    }
+}
+
+/// A name a row shares through [`Names`] if it keeps it.
+pub struct Shared<'a> {
+    names: &'a Names,
+    name: &'a str,
+}
+
+impl IntoName for Shared<'_> {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn into_name(self) -> Name {
+        self.names.share(self.name)
+    }
+}
+
 /// Variables in scope, sorted by name.
 #[derive(Clone, Default, PartialEq)]
 pub struct Row {

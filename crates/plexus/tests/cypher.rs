@@ -660,6 +660,21 @@ fn order_by_limit_keeps_the_full_sorts_first_rows() {
         "MATCH (n:N) WITH n.i AS i ORDER BY i DESC LIMIT 3 WHERE i % 2 = 0 RETURN i",
     );
     assert_eq!(t.rows, vec![vec![Value::Int(298)]]);
+    // An item ORDER BY reads is returned as it was sorted, not evaluated
+    // again: `rand()` drawn twice came back out of order.
+    let t = q(
+        &db,
+        "UNWIND range(1, 200) AS x RETURN x, rand() AS r ORDER BY r DESC LIMIT 8",
+    );
+    let r: Vec<f64> = col(&t, "r")
+        .iter()
+        .map(|v| match v {
+            Value::Float(f) => *f,
+            other => panic!("rand() gave {other:?}"),
+        })
+        .collect();
+    assert_eq!(r.len(), 8);
+    assert!(r.windows(2).all(|w| w[0] >= w[1]), "{r:?}");
     // 20,000 rows of 100 bytes would need megabytes; ten need none.
     let tight = plexus::QueryOptions {
         memory_limit: Some(64 << 10),

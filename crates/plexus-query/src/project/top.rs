@@ -5,7 +5,9 @@
 //! A top-k read such as LDBC's IC2 matches thousands of messages and
 //! returns twenty: projecting every match read six properties of each,
 //! where the sort needs two. Ties keep arrival order, as the full stable
-//! sort does: a row's arrival number is its last key.
+//! sort does: a row's arrival number is its last key. A row's keys are
+//! evaluated one at a time, and the first ones may already rank it below
+//! the worst kept row (IC9 then reads no `message.id` but on a tie).
 
 use super::compare_keys;
 use crate::eval::Row;
@@ -15,11 +17,13 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// A row that may be among the best: its sort keys, its arrival number,
-/// and the part of its input row the projection reads.
+/// the values of the items its keys read, and the part of its input row
+/// the projection reads.
 pub(super) struct Ranked<'p> {
     by: &'p [SortItem],
     pub(super) keys: Vec<Value>,
     seq: u64,
+    pub(super) items: Vec<Value>,
     pub(super) input: Row,
 }
 
@@ -72,16 +76,34 @@ impl<'p> TopN<'p> {
             .is_some_and(|worst| compare_keys(self.by, keys, &worst.keys) == Ordering::Less)
     }
 
-    /// Keeps a row [`wants`](Self::wants) accepted; returns the row it
-    /// pushed out, if any.
-    pub(super) fn push(&mut self, keys: Vec<Value>, input: Row) -> Option<Ranked<'p>> {
+    /// Whether a row whose first keys are `prefix` is certainly not kept:
+    /// they rank it below the worst kept row, whatever its other keys.
+    pub(super) fn loses(&self, prefix: &[Value]) -> bool {
+        if self.heap.len() < self.cap {
+            return false;
+        }
+        self.heap.peek().is_some_and(|worst| {
+            let by = &self.by[..prefix.len().min(self.by.len())];
+            compare_keys(by, prefix, &worst.keys) == Ordering::Greater
+        })
+    }
+
+    /// A row as the heap keeps it, numbered in arrival order.
+    pub(super) fn rank(&mut self, keys: Vec<Value>, items: Vec<Value>, input: Row) -> Ranked<'p> {
         self.seq += 1;
-        self.heap.push(Ranked {
+        Ranked {
             by: self.by,
             keys,
             seq: self.seq,
+            items,
             input,
-        });
+        }
+    }
+
+    /// Keeps a row [`wants`](Self::wants) accepted; returns the row it
+    /// pushed out, if any.
+    pub(super) fn push(&mut self, ranked: Ranked<'p>) -> Option<Ranked<'p>> {
+        self.heap.push(ranked);
         (self.heap.len() > self.cap)
             .then(|| self.heap.pop())
             .flatten()
@@ -115,10 +137,13 @@ mod tests {
         let mut t = TopN::new(&by, cap);
         for (i, v) in values.iter().enumerate() {
             let keys = vec![Value::Int(*v)];
+            // A row the first keys rank below the worst kept is not wanted.
+            assert!(!t.loses(&keys) || !t.wants(&keys));
             if t.wants(&keys) {
                 let mut row = Row::new();
                 row.insert("i", Value::Int(i as i64));
-                t.push(keys, row);
+                let ranked = t.rank(keys, vec![], row);
+                t.push(ranked);
             }
         }
         t.into_sorted()
@@ -128,6 +153,50 @@ mod tests {
                 _ => unreachable!(),
             })
             .collect()
+    }
+
+    proptest::proptest! {
+        /// Two keys, the second looked at only when the first does not
+        /// already lose: the same rows as a stable sort of both keys.
+        #[test]
+        fn a_row_dropped_on_its_first_key_is_one_a_full_sort_drops(
+            rows in proptest::collection::vec((0i64..4, 0i64..4), 0..40),
+            cap in 0usize..8,
+            descending in proptest::bool::ANY,
+        ) {
+            let mut keys_by = by(descending);
+            keys_by.extend(by(false));
+            let mut t = TopN::new(&keys_by, cap);
+            for (i, (a, b)) in rows.iter().enumerate() {
+                let mut keys = vec![Value::Int(*a)];
+                if t.loses(&keys) {
+                    continue;
+                }
+                keys.push(Value::Int(*b));
+                if t.wants(&keys) {
+                    let mut row = Row::new();
+                    row.insert("i", Value::Int(i as i64));
+                    let ranked = t.rank(keys, vec![], row);
+                    t.push(ranked);
+                }
+            }
+            let kept: Vec<i64> = t
+                .into_sorted()
+                .into_iter()
+                .map(|r| match &r.input["i"] {
+                    Value::Int(i) => *i,
+                    _ => unreachable!(),
+                })
+                .collect();
+            let mut all: Vec<(usize, &(i64, i64))> = rows.iter().enumerate().collect();
+            all.sort_by(|x, y| {
+                let first = x.1 .0.cmp(&y.1 .0);
+                let first = if descending { first.reverse() } else { first };
+                first.then(x.1 .1.cmp(&y.1 .1))
+            });
+            let want: Vec<i64> = all.iter().take(cap).map(|(i, _)| *i as i64).collect();
+            proptest::prop_assert_eq!(kept, want);
+        }
     }
 
     #[test]
