@@ -327,7 +327,15 @@ pub fn load(sf: f64, seed: u64) -> Result<(Database, String), Box<dyn std::error
 pub fn load_from(
     g: &dyn crate::gen::Generator,
 ) -> Result<(Database, String), Box<dyn std::error::Error>> {
-    let db = Database::in_memory()?;
+    load_into(Database::in_memory()?, g)
+}
+
+/// Loads `g` into `db` (in memory or on disk), with the indexes of the
+/// reference `indices.cypher`.
+pub fn load_into(
+    db: Database,
+    g: &dyn crate::gen::Generator,
+) -> Result<(Database, String), Box<dyn std::error::Error>> {
     let graph = "snb".to_string();
     engine::load(&db, &graph, g, "id")?;
     let mut t = db.write(&graph)?;

@@ -120,6 +120,12 @@ enum Cmd {
         /// Runs of each read per engine, side by side (the median is reported).
         #[arg(long, default_value_t = 5)]
         reps: usize,
+        /// Side by side: rounds of every engine in turn, each round running
+        /// every read `--reps` times on each engine (the median is over all
+        /// rounds), so that a machine whose load drifts weighs on every
+        /// engine alike.
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
         /// The peers' virtualenv (created on first use).
         #[arg(long)]
         venv: Option<PathBuf>,
@@ -317,6 +323,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
             tiny,
             engines,
             reps,
+            rounds,
             venv,
             work,
             out,
@@ -327,6 +334,7 @@ fn run(cmd: Cmd) -> Result<(), Box<dyn std::error::Error>> {
                     sf: (!tiny).then_some(sf),
                     engines,
                     reps,
+                    rounds,
                     venv,
                     work,
                     out,
@@ -434,6 +442,7 @@ struct LdbcSide {
     sf: Option<f64>,
     engines: Vec<String>,
     reps: usize,
+    rounds: usize,
     venv: Option<PathBuf>,
     work: Option<PathBuf>,
     out: Option<PathBuf>,
@@ -473,6 +482,7 @@ fn ldbc_side(dir: &std::path::Path, a: LdbcSide) -> Result<(), Box<dyn std::erro
     let o = side::Options {
         engines: a.engines.clone(),
         reps: a.reps,
+        rounds: a.rounds,
         venv: a.venv,
         work: work.clone(),
     };
@@ -489,10 +499,11 @@ fn ldbc_side(dir: &std::path::Path, a: LdbcSide) -> Result<(), Box<dyn std::erro
     }
     let report = report?;
     let command = format!(
-        "cargo run --release -p plexus-bench -- ldbc {} --engines {} --reps {}{}",
+        "cargo run --release -p plexus-bench -- ldbc {} --engines {} --reps {} --rounds {}{}",
         a.sf.map_or("--tiny".to_string(), |sf| format!("--sf {sf}")),
         a.engines.join(","),
         a.reps,
+        a.rounds,
         a.out
             .as_ref()
             .map(|o| format!(" --out {}", o.display()))
