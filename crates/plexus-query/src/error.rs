@@ -21,7 +21,7 @@ impl PartialEq for StorageCause {
 /// Why a query failed, in the openCypher error vocabulary.
 #[derive(Debug, Clone, PartialEq)]
 pub enum QueryError {
-    Syntax(ParseError),
+    Syntax(Box<ParseError>),
     /// A semantic error found before running: the TCK files these under
     /// SyntaxError with a detail code (UndefinedVariable, …).
     Compile {
@@ -248,7 +248,7 @@ impl std::error::Error for QueryError {
 
 impl From<ParseError> for QueryError {
     fn from(e: ParseError) -> Self {
-        QueryError::Syntax(e)
+        QueryError::Syntax(Box::new(e))
     }
 }
 
