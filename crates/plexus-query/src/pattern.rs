@@ -45,7 +45,8 @@ pub fn match_all(
     row: &Row,
     sink: &mut Sink<'_>,
 ) -> Res<bool> {
-    matcher(g, ctx, patterns, where_, Mode::All).run(patterns, row, sink)
+    let an = Analysis::new(patterns, where_);
+    matcher(g, ctx, &an, patterns, where_, Mode::All).run(patterns, row, sink)
 }
 
 /// [`match_all`], counting its work on `meter`: a search that spends the
@@ -60,20 +61,21 @@ pub fn match_all(
 /// once, instead of enumerating every trail (see `Matcher::reach`).
 #[expect(
     clippy::too_many_arguments,
-    reason = "match_all's arguments, the consumer's need and the meter"
+    reason = "match_all's arguments, the clause's analysis, the consumer's need and the meter"
 )]
 pub(crate) fn match_metered(
     g: &dyn GraphRead,
     ctx: &Ctx<'_>,
     patterns: &[PathPattern],
     where_: Option<&Expr>,
+    an: &Analysis<'_>,
     row: &Row,
     distinct: bool,
     meter: &Meter,
     sink: &mut Sink<'_>,
 ) -> Res<bool> {
     let mode = if distinct { Mode::Distinct } else { Mode::All };
-    let mut m = matcher(g, ctx, patterns, where_, mode);
+    let mut m = matcher(g, ctx, an, patterns, where_, mode);
     m.meter = Some(meter);
     m.run(patterns, row, sink)
 }
@@ -141,7 +143,8 @@ pub fn count_all(
         return Ok(n);
     }
     let mut n = 0u64;
-    matcher(g, ctx, patterns, where_, Mode::Count).run(patterns, row, &mut |_, times| {
+    let an = Analysis::new(patterns, where_);
+    matcher(g, ctx, &an, patterns, where_, Mode::Count).run(patterns, row, &mut |_, times| {
         n = n.saturating_add(times);
         Ok(false)
     })?;
@@ -200,27 +203,73 @@ fn count_from_counters(
     Ok(Some(n))
 }
 
+/// What a MATCH's patterns and WHERE give every one of its searches: the
+/// seeks the WHERE offers and the conjuncts checked on the way. The same
+/// for every input row, so a MATCH run once per row (IC5's per friend, after
+/// a `WITH DISTINCT`) works it out once (`exec/pipeline.rs` keeps one per
+/// clause) instead of walking its WHERE again for each.
+pub(crate) struct Analysis<'a> {
+    hints: Vec<(&'a str, &'a str, &'a Expr)>,
+    ranges: Vec<RangeHint<'a>>,
+    ids: Vec<(&'a str, &'a Expr)>,
+    elements: Vec<(&'a str, &'a str, &'a Expr)>,
+    any_of: Vec<any_of::AnyOf<'a>>,
+    ors: Vec<any_of::Or<'a>>,
+    /// The conjuncts checked during the walk ([`Early`]).
+    conjuncts: Vec<(&'a Expr, Vec<String>)>,
+    /// Every conjunct reads a variable the MATCH binds.
+    all: bool,
+}
+
+impl<'a> Analysis<'a> {
+    pub(crate) fn new(patterns: &[PathPattern], where_: Option<&'a Expr>) -> Analysis<'a> {
+        let mut an = Analysis {
+            hints: Vec::new(),
+            ranges: Vec::new(),
+            ids: Vec::new(),
+            elements: Vec::new(),
+            any_of: Vec::new(),
+            ors: Vec::new(),
+            conjuncts: Vec::new(),
+            all: where_.is_some(),
+        };
+        let Some(w) = where_ else {
+            return an;
+        };
+        equality_hints(w, &mut an.hints);
+        range_hints(w, &mut an.ranges);
+        element_id_hints(w, &mut an.ids);
+        element_hints(w, &mut an.elements);
+        an.ors = any_of::ors(w);
+        any_of::hints(&an.ors, &mut an.any_of);
+        let vars: Vec<String> = patterns
+            .iter()
+            .flat_map(crate::exec::pattern_vars)
+            .collect();
+        for c in conjuncts(w) {
+            let deps: Vec<String> = vars
+                .iter()
+                .filter(|v| !crate::eval::free_of(c, v))
+                .cloned()
+                .collect();
+            if deps.is_empty() {
+                an.all = false;
+            } else {
+                an.conjuncts.push((c, deps));
+            }
+        }
+        an
+    }
+}
+
 fn matcher<'a, 'c>(
     g: &'a dyn GraphRead,
     ctx: &'a Ctx<'c>,
+    an: &'a Analysis<'a>,
     patterns: &'a [PathPattern],
     where_: Option<&'a Expr>,
     mode: Mode,
 ) -> Matcher<'a, 'c> {
-    let mut hints = Vec::new();
-    let mut ranges = Vec::new();
-    let mut ids = Vec::new();
-    let mut elements = Vec::new();
-    let mut any_of = Vec::new();
-    let mut ors = Vec::new();
-    if let Some(w) = where_ {
-        equality_hints(w, &mut hints);
-        range_hints(w, &mut ranges);
-        element_id_hints(w, &mut ids);
-        element_hints(w, &mut elements);
-        ors = any_of::ors(w);
-        any_of::hints(&ors, &mut any_of);
-    }
     Matcher {
         g,
         ctx,
@@ -229,19 +278,23 @@ fn matcher<'a, 'c>(
         used: Vec::new(),
         weight: 1,
         trail_needed: patterns.iter().any(|p| p.var.is_some()),
-        hints,
-        ranges,
-        ids,
-        elements,
-        any_of,
-        ors,
+        hints: &an.hints,
+        ranges: &an.ranges,
+        ids: &an.ids,
+        elements: &an.elements,
+        any_of: &an.any_of,
+        ors: &an.ors,
         mode,
         all_patterns: patterns,
         patterns_after: 0,
         single: patterns.len() == 1,
         ahead: crate::ahead::ReadAhead::new(g),
         only: Vec::new(),
-        early: Early::new(patterns, where_),
+        early: Early {
+            conjuncts: &an.conjuncts,
+            all: an.all,
+            passed: 0,
+        },
         meter: None,
         names: Names::default(),
     }
@@ -283,22 +336,22 @@ struct Matcher<'a, 'c> {
     /// `var.key = expr` conjuncts of the WHERE clause: index seeks for a
     /// start node, besides its inline properties. The WHERE is still
     /// evaluated on every match; a hint only narrows the candidates.
-    hints: Vec<(&'a str, &'a str, &'a Expr)>,
+    hints: &'a [(&'a str, &'a str, &'a Expr)],
     /// `var.key < expr` (and `<=`, `>`, `>=`) conjuncts: range seeks when
     /// no equality serves; the WHERE is still evaluated on every match.
-    ranges: Vec<RangeHint<'a>>,
+    ranges: &'a [RangeHint<'a>],
     /// `elementId(var) = expr` conjuncts: the node by its user id, one
     /// point lookup; the WHERE is still evaluated on the match.
-    ids: Vec<(&'a str, &'a Expr)>,
+    ids: &'a [(&'a str, &'a Expr)],
     /// `x IN var.key` conjuncts: seeks in a list-element index; the WHERE
     /// is still evaluated on every candidate.
-    elements: Vec<(&'a str, &'a str, &'a Expr)>,
+    elements: &'a [(&'a str, &'a str, &'a Expr)],
     /// `var.key = a OR var.key = b …` conjuncts: one index seek per
     /// alternative (`any_of.rs`); the WHERE is still evaluated.
-    any_of: Vec<any_of::AnyOf<'a>>,
+    any_of: &'a [any_of::AnyOf<'a>],
     /// The WHERE's ORs, each alternative with its equalities: the source
     /// of `any_of`, and of the walks per alternative (`or_expand.rs`).
-    ors: Vec<any_of::Or<'a>>,
+    ors: &'a [any_of::Or<'a>],
     /// What the consumer needs.
     mode: Mode,
     /// The MATCH's patterns, and how many come after the one being
@@ -328,40 +381,14 @@ struct Matcher<'a, 'c> {
 /// whole WHERE is checked again on a complete match unless every conjunct
 /// was checked on the way (`all` and `passed`).
 struct Early<'a> {
-    conjuncts: Vec<(&'a Expr, Vec<String>)>,
+    conjuncts: &'a [(&'a Expr, Vec<String>)],
     /// Every conjunct reads a variable this MATCH binds.
     all: bool,
     /// How many conjuncts the current partial match passed.
     passed: usize,
 }
 
-impl<'a> Early<'a> {
-    fn new(patterns: &[PathPattern], where_: Option<&'a Expr>) -> Early<'a> {
-        let vars: Vec<String> = patterns
-            .iter()
-            .flat_map(crate::exec::pattern_vars)
-            .collect();
-        let mut checked = Vec::new();
-        let mut all = where_.is_some();
-        for c in where_.map(conjuncts).unwrap_or_default() {
-            let deps: Vec<String> = vars
-                .iter()
-                .filter(|v| !crate::eval::free_of(c, v))
-                .cloned()
-                .collect();
-            if deps.is_empty() {
-                all = false;
-            } else {
-                checked.push((c, deps));
-            }
-        }
-        Early {
-            conjuncts: checked,
-            all,
-            passed: 0,
-        }
-    }
-
+impl Early<'_> {
     /// Whether the complete match passed every conjunct on the way.
     fn settled(&self) -> bool {
         self.all && self.passed == self.conjuncts.len()
@@ -1113,7 +1140,7 @@ impl Matcher<'_, '_> {
             return Ok(Some(0));
         }
         let mut n = 0;
-        for (c, deps) in &self.early.conjuncts {
+        for (c, deps) in self.early.conjuncts {
             if deps.iter().any(|d| d == var) && deps.iter().all(|d| row.contains_key(d)) {
                 if self.eval(c, row)? != Value::Bool(true) {
                     return Ok(None);

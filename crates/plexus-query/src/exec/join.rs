@@ -338,11 +338,13 @@ fn build(
     let mut by_key: FxHashMap<NodeId, Vec<(Row, u64)>> = FxHashMap::default();
     let mut bytes = 0usize;
     let patterns = &shape.order;
+    let an = pattern::Analysis::new(patterns, where_);
     pattern::match_metered(
         g,
         ctx,
         patterns,
         where_,
+        &an,
         &seed,
         distinct,
         &meter,

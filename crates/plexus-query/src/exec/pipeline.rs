@@ -172,6 +172,7 @@ impl Exec<'_, '_> {
                         false => RefCell::default(),
                     })
                     .collect(),
+                analyses: (start..end).map(|_| Default::default()).collect(),
             };
             let Some(breaker) = clauses.get(end) else {
                 // No breaker left: the last clause is a streamed RETURN.
@@ -354,11 +355,11 @@ impl Exec<'_, '_> {
     }
 
     /// [`Exec::push`] into `clause`, clause `i` of `stage`.
-    fn push_into(
+    fn push_into<'s>(
         &self,
-        stage: &Stage<'_>,
+        stage: &Stage<'s>,
         i: usize,
-        clause: &Clause,
+        clause: &'s Clause,
         row: &Row,
         ctx: &Ctx<'_>,
         sink: &mut Sink<'_>,
@@ -405,8 +406,10 @@ impl Exec<'_, '_> {
                     (None, Some(g)) => {
                         let meter = pattern::Meter::new(u64::MAX);
                         let w = where_.as_ref();
+                        let an =
+                            stage.analyses[i].get_or_init(|| pattern::Analysis::new(patterns, w));
                         pattern::match_metered(
-                            g, ctx, patterns, w, row, distinct, &meter, &mut each,
+                            g, ctx, patterns, w, an, row, distinct, &meter, &mut each,
                         )?;
                         join.borrow_mut().record(meter.used());
                     }
@@ -545,6 +548,9 @@ struct Stage<'a> {
     /// Each MATCH's join of its rows through a table (`join.rs`), by
     /// clause.
     joins: Vec<RefCell<Join>>,
+    /// Each MATCH's seeks and early conjuncts, worked out at its first row
+    /// (`pattern::Analysis`), by clause.
+    analyses: Vec<std::cell::OnceCell<pattern::Analysis<'a>>>,
 }
 
 impl Stage<'_> {

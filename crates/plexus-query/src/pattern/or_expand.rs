@@ -40,7 +40,9 @@ pub(crate) fn planned(
     where_: Option<&Expr>,
     single: bool,
 ) -> Option<String> {
-    let mut m = super::matcher(g, ctx, std::slice::from_ref(p), where_, super::Mode::All);
+    let one = std::slice::from_ref(p);
+    let an = super::Analysis::new(one, where_);
+    let mut m = super::matcher(g, ctx, &an, one, where_, super::Mode::All);
     m.single = single;
     let row: Row = bound.iter().map(|v| (v.clone(), Value::Null)).collect();
     let branches = m.or_branches(p, &row).ok()??;
@@ -71,7 +73,7 @@ impl<'a> Matcher<'a, '_> {
                 return Ok(None);
             }
         }
-        'or: for or in &self.ors {
+        'or: for or in self.ors {
             let mut branches = Vec::with_capacity(or.alternatives.len());
             for (a, equalities) in &or.alternatives {
                 match self.alternative_seek(&el.start, end, equalities, row)? {

@@ -86,7 +86,9 @@ pub(crate) fn planned(
     bound: &[String],
     where_: Option<&plexus_cypher::Expr>,
 ) -> Option<(String, usize, usize)> {
-    let m = super::matcher(g, ctx, std::slice::from_ref(p), where_, super::Mode::All);
+    let one = std::slice::from_ref(p);
+    let an = super::Analysis::new(one, where_);
+    let m = super::matcher(g, ctx, &an, one, where_, super::Mode::All);
     let row: Row = bound.iter().map(|v| (v.clone(), Value::Null)).collect();
     let seek = m.rel_seek(&p.element, &row).ok()??;
     let hop = if seek.reverse {
