@@ -219,6 +219,8 @@ pub(crate) struct Analysis<'a> {
     conjuncts: Vec<(&'a Expr, Vec<String>)>,
     /// Every conjunct reads a variable the MATCH binds.
     all: bool,
+    /// The variables' names, shared by every row that binds them.
+    names: Names,
 }
 
 impl<'a> Analysis<'a> {
@@ -232,6 +234,7 @@ impl<'a> Analysis<'a> {
             ors: Vec::new(),
             conjuncts: Vec::new(),
             all: where_.is_some(),
+            names: Names::default(),
         };
         let Some(w) = where_ else {
             return an;
@@ -296,7 +299,7 @@ fn matcher<'a, 'c>(
             passed: 0,
         },
         meter: None,
-        names: Names::default(),
+        names: &an.names,
     }
 }
 
@@ -373,7 +376,7 @@ struct Matcher<'a, 'c> {
     /// Counts the search's work; once spent, nothing more is read.
     meter: Option<&'a Meter>,
     /// The pattern's variable names, shared by every match that binds them.
-    names: Names,
+    names: &'a Names,
 }
 
 /// WHERE conjuncts checked during the walk. Each is checked once on a
@@ -798,7 +801,7 @@ impl Matcher<'_, '_> {
                 }
                 self.read_ahead_chain(hops, batch)?;
             }
-            let (did, ok) = bind(&self.names, row, &start.var, || graph::node(id));
+            let (did, ok) = bind(self.names, row, &start.var, || graph::node(id));
             let early = match ok && self.node_ok_but(start, id, row, seeked)? {
                 true => self.early_ok(&start.var, did, row)?,
                 false => None,
@@ -811,7 +814,7 @@ impl Matcher<'_, '_> {
                 self.early.passed += n;
                 let stop = self.hops(hops, id, row, &mut trail, &mut |m, row, trail| {
                     let (did, ok) = match &p.var {
-                        Some(_) => bind(&m.names, row, &p.var, || path_value(trail, reverse)),
+                        Some(_) => bind(m.names, row, &p.var, || path_value(trail, reverse)),
                         None => (false, true),
                     };
                     let stop = ok && next(m, row)?;
@@ -1409,7 +1412,7 @@ impl Matcher<'_, '_> {
                             // then reads no edge record.
                             rv.rel_type = self.g.type_name(n.rel_type)?.to_string();
                             let rv = Value::Relationship(std::sync::Arc::new(rv));
-                            bind(&self.names, row, &hop.rel.var, || rv)
+                            bind(self.names, row, &hop.rel.var, || rv)
                         }
                     };
                     let early = match ok && self.where_ok(&hop.rel.where_, row)? {
@@ -1457,7 +1460,7 @@ impl Matcher<'_, '_> {
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
         let to = edges.last().map_or(from, |n| n.node);
-        let (did, ok) = bind(&self.names, row, &hop.node.var, || graph::node(to));
+        let (did, ok) = bind(self.names, row, &hop.node.var, || graph::node(to));
         let mut stop = Ok(false);
         let early = match ok && self.node_ok(hop.node, to, row)? {
             true => self.early_ok(&hop.node.var, did, row),
@@ -1521,7 +1524,7 @@ impl Matcher<'_, '_> {
             } else {
                 rels
             });
-            let (did, ok) = bind(&self.names, row, &hop.rel.var, || list);
+            let (did, ok) = bind(self.names, row, &hop.rel.var, || list);
             let early = match ok {
                 true => self.early_ok(&hop.rel.var, did, row),
                 false => Ok(None),
@@ -1587,20 +1590,19 @@ impl Matcher<'_, '_> {
             reversed: false,
         };
         for a in self.candidates(&el.start, row)? {
-            let (did_a, ok_a) = bind(&self.names, row, &el.start.var, || graph::node(a));
+            let (did_a, ok_a) = bind(self.names, row, &el.start.var, || graph::node(a));
             if ok_a && self.node_ok(&el.start, a, row)? {
                 for b in self.candidates(end, row)? {
-                    let (did_b, ok_b) = bind(&self.names, row, &end.var, || graph::node(b));
+                    let (did_b, ok_b) = bind(self.names, row, &end.var, || graph::node(b));
                     let mut stop = false;
                     if ok_b && self.node_ok(end, b, row)? {
                         let all = p.kind == PathKind::AllShortest;
                         for path in self.shortest_paths(&hop, a, b, (min, max), all, row)? {
                             let mut binds = vec![];
                             let rels = path_rels(a, &path);
-                            binds.push(bind(&self.names, row, &rp.var, || Value::List(rels)));
+                            binds.push(bind(self.names, row, &rp.var, || Value::List(rels)));
                             let trail = trail_of(a, &path);
-                            binds
-                                .push(bind(&self.names, row, &p.var, || path_value(&trail, false)));
+                            binds.push(bind(self.names, row, &p.var, || path_value(&trail, false)));
                             if binds.iter().all(|b| b.1) {
                                 stop = next(self, row)?;
                             }
