@@ -483,6 +483,7 @@ fn ldbc_side(dir: &std::path::Path, a: LdbcSide) -> Result<(), Box<dyn std::erro
         engines: a.engines.clone(),
         reps: a.reps,
         rounds: a.rounds,
+        peer_threads: 0,
         venv: a.venv,
         work: work.clone(),
     };

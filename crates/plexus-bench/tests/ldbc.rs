@@ -82,6 +82,7 @@ fn options(work: &std::path::Path) -> ldbc::side::Options {
         engines: ["plexus", "kuzu", "ladybug"].map(String::from).to_vec(),
         reps: 1,
         rounds: 1,
+        peer_threads: 1,
         venv: Some(venv),
         work: work.to_path_buf(),
     }

@@ -349,7 +349,9 @@ impl<'p> Projector<'p> {
     /// ORDER BY names, kept (input and those items' values) if it is among
     /// the best so far. Keys are evaluated one at a time: a row whose first
     /// keys already rank it below the worst kept is dropped without the
-    /// rest (IC9's `message.id` is read only for a tie on the date).
+    /// rest (IC9's `message.id` is read only for a tie on the date). A
+    /// later key that would fail on such a row is not evaluated, as no
+    /// order depends on it.
     fn rank(&mut self, row: &Row, ctx: &Ctx<'_>) -> Result<(), QueryError> {
         let p = self.p;
         let sees = self.order_scope(row, ctx)?;

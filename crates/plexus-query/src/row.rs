@@ -85,11 +85,11 @@ impl IntoName for &str {
 /// same few variables for every match, and each bind of a `&str` would
 /// allocate its name anew.
 #[derive(Default)]
-pub struct Names(std::cell::RefCell<Vec<Name>>);
+pub(crate) struct Names(std::cell::RefCell<Vec<Name>>);
 
 impl Names {
     /// `name` as a shared name, made the first time it is asked for.
-    pub fn share(&self, name: &str) -> Name {
+    pub(crate) fn share(&self, name: &str) -> Name {
         let mut names = self.0.borrow_mut();
         if let Some(n) = names.iter().find(|n| &***n == name) {
             return n.clone();
@@ -100,13 +100,13 @@ impl Names {
     }
 
     /// `name` as a row takes it: shared from here when the row keeps it.
-    pub fn of<'a>(&'a self, name: &'a str) -> Shared<'a> {
+    pub(crate) fn of<'a>(&'a self, name: &'a str) -> Shared<'a> {
         Shared { names: self, name }
     }
 }
 
 /// A name a row shares through [`Names`] if it keeps it.
-pub struct Shared<'a> {
+pub(crate) struct Shared<'a> {
     names: &'a Names,
     name: &'a str,
 }
@@ -290,6 +290,25 @@ mod tests {
             (name, any::<i64>()).prop_map(|(k, v)| Op::Insert(k, v)),
             name.prop_map(Op::Remove),
         ]
+    }
+
+    /// A name is made once and shared by every row that keeps it; a row
+    /// that finds the name bound already takes nothing.
+    #[test]
+    fn names_are_made_once() {
+        let names = Names::default();
+        let (a, b) = (names.share("friend"), names.share("forum"));
+        assert!(Rc::ptr_eq(&a, &names.share("friend")));
+        assert!(!Rc::ptr_eq(&a, &b));
+        let mut row = Row::new();
+        assert!(row
+            .insert_absent(names.of("friend"), Value::Int(1))
+            .is_none());
+        assert!(row
+            .insert_absent(names.of("friend"), Value::Int(2))
+            .is_some());
+        let kept = row.keys().next().cloned();
+        assert!(kept.is_some_and(|k| Rc::ptr_eq(&k, &a)));
     }
 
     proptest! {

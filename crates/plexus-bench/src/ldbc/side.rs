@@ -271,6 +271,11 @@ pub struct Options {
     pub reps: usize,
     /// Rounds of every engine in turn (see [`run`]).
     pub rounds: usize,
+    /// The peers' query threads; 0 for their default (every core). Kuzu
+    /// and LadybugDB answered IC14 on one small graph differently from run
+    /// to run with several threads (a path's weight 0.5 or 0), never with
+    /// one: the test that compares rows asks for one.
+    pub peer_threads: usize,
     pub venv: Option<PathBuf>,
     pub work: PathBuf,
 }
@@ -308,7 +313,7 @@ fn peer(
     }
     let job = json!({
         "engine": engine, "dir": files, "tmp": o.work, "schema": schema,
-        "queries": queries, "reps": o.reps.max(1),
+        "queries": queries, "reps": o.reps.max(1), "threads": o.peer_threads,
     });
     let out = crate::run_peer_script(o.venv.as_deref(), &o.work, "ldbc", SCRIPT, &job)
         .map_err(|e| format!("{engine}: {e}"))?;
