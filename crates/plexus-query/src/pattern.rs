@@ -209,11 +209,24 @@ fn count_from_counters(
 /// a `WITH DISTINCT`) works it out once (`exec/pipeline.rs` keeps one per
 /// clause) instead of walking its WHERE again for each.
 pub(crate) struct Analysis<'a> {
+    /// `var.key = expr` conjuncts of the WHERE clause: index seeks for a
+    /// start node, besides its inline properties. The WHERE is still
+    /// evaluated on every match; a hint only narrows the candidates.
     hints: Vec<(&'a str, &'a str, &'a Expr)>,
+    /// `var.key < expr` (and `<=`, `>`, `>=`) conjuncts: range seeks when
+    /// no equality serves; the WHERE is still evaluated on every match.
     ranges: Vec<RangeHint<'a>>,
+    /// `elementId(var) = expr` conjuncts: the node by its user id, one
+    /// point lookup; the WHERE is still evaluated on the match.
     ids: Vec<(&'a str, &'a Expr)>,
+    /// `x IN var.key` conjuncts: seeks in a list-element index; the WHERE
+    /// is still evaluated on every candidate.
     elements: Vec<(&'a str, &'a str, &'a Expr)>,
+    /// `var.key = a OR var.key = b …` conjuncts: one index seek per
+    /// alternative (`any_of.rs`); the WHERE is still evaluated.
     any_of: Vec<any_of::AnyOf<'a>>,
+    /// The WHERE's ORs, each alternative with its equalities: the source
+    /// of `any_of`, and of the walks per alternative (`or_expand.rs`).
     ors: Vec<any_of::Or<'a>>,
     /// The conjuncts checked during the walk ([`Early`]).
     conjuncts: Vec<(&'a Expr, Vec<String>)>,
@@ -281,12 +294,7 @@ fn matcher<'a, 'c>(
         used: Vec::new(),
         weight: 1,
         trail_needed: patterns.iter().any(|p| p.var.is_some()),
-        hints: &an.hints,
-        ranges: &an.ranges,
-        ids: &an.ids,
-        elements: &an.elements,
-        any_of: &an.any_of,
-        ors: &an.ors,
+        an,
         mode,
         all_patterns: patterns,
         patterns_after: 0,
@@ -299,7 +307,6 @@ fn matcher<'a, 'c>(
             passed: 0,
         },
         meter: None,
-        names: &an.names,
     }
 }
 
@@ -336,25 +343,8 @@ struct Matcher<'a, 'c> {
     /// Whether a path variable needs the walked trail; without one, a
     /// final unconstrained hop is counted from the degree counters.
     trail_needed: bool,
-    /// `var.key = expr` conjuncts of the WHERE clause: index seeks for a
-    /// start node, besides its inline properties. The WHERE is still
-    /// evaluated on every match; a hint only narrows the candidates.
-    hints: &'a [(&'a str, &'a str, &'a Expr)],
-    /// `var.key < expr` (and `<=`, `>`, `>=`) conjuncts: range seeks when
-    /// no equality serves; the WHERE is still evaluated on every match.
-    ranges: &'a [RangeHint<'a>],
-    /// `elementId(var) = expr` conjuncts: the node by its user id, one
-    /// point lookup; the WHERE is still evaluated on the match.
-    ids: &'a [(&'a str, &'a Expr)],
-    /// `x IN var.key` conjuncts: seeks in a list-element index; the WHERE
-    /// is still evaluated on every candidate.
-    elements: &'a [(&'a str, &'a str, &'a Expr)],
-    /// `var.key = a OR var.key = b …` conjuncts: one index seek per
-    /// alternative (`any_of.rs`); the WHERE is still evaluated.
-    any_of: &'a [any_of::AnyOf<'a>],
-    /// The WHERE's ORs, each alternative with its equalities: the source
-    /// of `any_of`, and of the walks per alternative (`or_expand.rs`).
-    ors: &'a [any_of::Or<'a>],
+    /// What the WHERE offers every search of this MATCH ([`Analysis`]).
+    an: &'a Analysis<'a>,
     /// What the consumer needs.
     mode: Mode,
     /// The MATCH's patterns, and how many come after the one being
@@ -375,8 +365,6 @@ struct Matcher<'a, 'c> {
     early: Early<'a>,
     /// Counts the search's work; once spent, nothing more is read.
     meter: Option<&'a Meter>,
-    /// The pattern's variable names, shared by every match that binds them.
-    names: &'a Names,
 }
 
 /// WHERE conjuncts checked during the walk. Each is checked once on a
@@ -801,7 +789,7 @@ impl Matcher<'_, '_> {
                 }
                 self.read_ahead_chain(hops, batch)?;
             }
-            let (did, ok) = bind(self.names, row, &start.var, || graph::node(id));
+            let (did, ok) = bind(&self.an.names, row, &start.var, || graph::node(id));
             let early = match ok && self.node_ok_but(start, id, row, seeked)? {
                 true => self.early_ok(&start.var, did, row)?,
                 false => None,
@@ -814,7 +802,7 @@ impl Matcher<'_, '_> {
                 self.early.passed += n;
                 let stop = self.hops(hops, id, row, &mut trail, &mut |m, row, trail| {
                     let (did, ok) = match &p.var {
-                        Some(_) => bind(m.names, row, &p.var, || path_value(trail, reverse)),
+                        Some(_) => bind(&m.an.names, row, &p.var, || path_value(trail, reverse)),
                         None => (false, true),
                     };
                     let stop = ok && next(m, row)?;
@@ -873,6 +861,7 @@ impl Matcher<'_, '_> {
             return Ok((b.into_iter().collect(), None));
         }
         for (_, e) in self
+            .an
             .ids
             .iter()
             .filter(|(v, _)| np.var.as_deref() == Some(*v))
@@ -897,6 +886,7 @@ impl Matcher<'_, '_> {
             .iter()
             .map(|(k, e)| (k.as_str(), e, true));
         let from_where = self
+            .an
             .hints
             .iter()
             .filter(|(v, _, _)| np.var.as_deref() == Some(*v))
@@ -1007,6 +997,7 @@ impl Matcher<'_, '_> {
         row: &Row,
     ) -> Res<Option<Vec<NodeId>>> {
         let hints = self
+            .an
             .elements
             .iter()
             .filter(|(v, _, _)| np.var.as_deref() == Some(*v));
@@ -1033,7 +1024,7 @@ impl Matcher<'_, '_> {
     /// [`Bounds::Empty`] when one is null (no value passes).
     pub(super) fn range_bounds(&self, var: &str, row: &Row) -> Res<Option<Bounds>> {
         use std::ops::Bound;
-        let mine: Vec<&RangeHint<'_>> = self.ranges.iter().filter(|h| h.var == var).collect();
+        let mine: Vec<&RangeHint<'_>> = self.an.ranges.iter().filter(|h| h.var == var).collect();
         let Some(key) = mine.first().map(|h| h.key) else {
             return Ok(None);
         };
@@ -1095,7 +1086,12 @@ impl Matcher<'_, '_> {
         // is nothing but these bounds, the candidates are its answer.
         let mut bounds = Vec::new();
         let mut all_known = true;
-        for h in self.ranges.iter().filter(|h| h.var == var && h.key == key) {
+        for h in self
+            .an
+            .ranges
+            .iter()
+            .filter(|h| h.var == var && h.key == key)
+        {
             match self.eval(h.value, row) {
                 Ok(v) => bounds.push((v, h.lower, h.inclusive)),
                 Err(_) => all_known = false,
@@ -1412,7 +1408,7 @@ impl Matcher<'_, '_> {
                             // then reads no edge record.
                             rv.rel_type = self.g.type_name(n.rel_type)?.to_string();
                             let rv = Value::Relationship(std::sync::Arc::new(rv));
-                            bind(self.names, row, &hop.rel.var, || rv)
+                            bind(&self.an.names, row, &hop.rel.var, || rv)
                         }
                     };
                     let early = match ok && self.where_ok(&hop.rel.where_, row)? {
@@ -1460,7 +1456,7 @@ impl Matcher<'_, '_> {
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
         let to = edges.last().map_or(from, |n| n.node);
-        let (did, ok) = bind(self.names, row, &hop.node.var, || graph::node(to));
+        let (did, ok) = bind(&self.an.names, row, &hop.node.var, || graph::node(to));
         let mut stop = Ok(false);
         let early = match ok && self.node_ok(hop.node, to, row)? {
             true => self.early_ok(&hop.node.var, did, row),
@@ -1524,7 +1520,7 @@ impl Matcher<'_, '_> {
             } else {
                 rels
             });
-            let (did, ok) = bind(self.names, row, &hop.rel.var, || list);
+            let (did, ok) = bind(&self.an.names, row, &hop.rel.var, || list);
             let early = match ok {
                 true => self.early_ok(&hop.rel.var, did, row),
                 false => Ok(None),
@@ -1590,19 +1586,21 @@ impl Matcher<'_, '_> {
             reversed: false,
         };
         for a in self.candidates(&el.start, row)? {
-            let (did_a, ok_a) = bind(self.names, row, &el.start.var, || graph::node(a));
+            let (did_a, ok_a) = bind(&self.an.names, row, &el.start.var, || graph::node(a));
             if ok_a && self.node_ok(&el.start, a, row)? {
                 for b in self.candidates(end, row)? {
-                    let (did_b, ok_b) = bind(self.names, row, &end.var, || graph::node(b));
+                    let (did_b, ok_b) = bind(&self.an.names, row, &end.var, || graph::node(b));
                     let mut stop = false;
                     if ok_b && self.node_ok(end, b, row)? {
                         let all = p.kind == PathKind::AllShortest;
                         for path in self.shortest_paths(&hop, a, b, (min, max), all, row)? {
                             let mut binds = vec![];
                             let rels = path_rels(a, &path);
-                            binds.push(bind(self.names, row, &rp.var, || Value::List(rels)));
+                            binds.push(bind(&self.an.names, row, &rp.var, || Value::List(rels)));
                             let trail = trail_of(a, &path);
-                            binds.push(bind(self.names, row, &p.var, || path_value(&trail, false)));
+                            binds.push(bind(&self.an.names, row, &p.var, || {
+                                path_value(&trail, false)
+                            }));
                             if binds.iter().all(|b| b.1) {
                                 stop = next(self, row)?;
                             }

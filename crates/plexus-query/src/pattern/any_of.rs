@@ -102,6 +102,7 @@ impl Matcher<'_, '_> {
         row: &Row,
     ) -> Res<Option<Vec<NodeId>>> {
         let hints = self
+            .an
             .any_of
             .iter()
             .filter(|h| np.var.as_deref() == Some(h.var));

@@ -65,7 +65,7 @@ impl<'a> Matcher<'a, '_> {
     pub(super) fn or_branches(&self, p: &PathPattern, row: &Row) -> Res<Option<Vec<Branch<'a>>>> {
         let el = &p.element;
         let end = el.chain.last().map_or(&el.start, |(_, n)| n);
-        if self.ors.is_empty() || !self.single || p.kind != PathKind::Normal {
+        if self.an.ors.is_empty() || !self.single || p.kind != PathKind::Normal {
             return Ok(None);
         }
         for np in [&el.start, end] {
@@ -73,7 +73,7 @@ impl<'a> Matcher<'a, '_> {
                 return Ok(None);
             }
         }
-        'or: for or in self.ors {
+        'or: for or in &self.an.ors {
             let mut branches = Vec::with_capacity(or.alternatives.len());
             for (a, equalities) in &or.alternatives {
                 match self.alternative_seek(&el.start, end, equalities, row)? {
@@ -96,7 +96,7 @@ impl<'a> Matcher<'a, '_> {
             || np
                 .var
                 .as_deref()
-                .is_some_and(|v| self.ranges.iter().any(|h| h.var == v))
+                .is_some_and(|v| self.an.ranges.iter().any(|h| h.var == v))
     }
 
     /// The first of an alternative's equalities on `start` or `end` that an

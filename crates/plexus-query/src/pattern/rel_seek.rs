@@ -115,7 +115,7 @@ impl Matcher<'_, '_> {
         let ranged = |np: &NodePattern| {
             np.var
                 .as_deref()
-                .is_some_and(|v| self.ranges.iter().any(|h| h.var == v))
+                .is_some_and(|v| self.an.ranges.iter().any(|h| h.var == v))
         };
         let ranges = !(ranged(&el.start) || ranged(last_node));
         for range in [false, true] {
@@ -172,10 +172,10 @@ impl Matcher<'_, '_> {
             return np.props.is_some();
         };
         np.props.is_some()
-            || self.hints.iter().any(|h| h.0 == v)
-            || self.ids.iter().any(|h| h.0 == v)
-            || self.elements.iter().any(|h| h.0 == v)
-            || self.any_of.iter().any(|h| h.var == v)
+            || self.an.hints.iter().any(|h| h.0 == v)
+            || self.an.ids.iter().any(|h| h.0 == v)
+            || self.an.elements.iter().any(|h| h.0 == v)
+            || self.an.any_of.iter().any(|h| h.var == v)
     }
 
     /// The relationships of `rp`'s types that an index finds for one of its
@@ -190,13 +190,15 @@ impl Matcher<'_, '_> {
             .iter()
             .map(|(k, e)| (false, k.as_str(), e))
             .chain(
-                self.hints
+                self.an
+                    .hints
                     .iter()
                     .filter(|h| var == Some(h.0))
                     .map(|h| (false, h.1, h.2)),
             )
             .chain(
-                self.elements
+                self.an
+                    .elements
                     .iter()
                     .filter(|h| var == Some(h.0))
                     .map(|h| (true, h.1, h.2)),
