@@ -236,8 +236,8 @@ pub fn call(g: &dyn GraphRead, name: &str, args: &[Value]) -> Result<Option<Valu
 
 /// `versionId`, `validFrom`, `validTo` or `systemFrom` of an entity (see
 /// [`GraphRead::valid_version`]): null when the read is not a valid-time
-/// view, `validTo` null for an open interval, `systemFrom` null when the
-/// graph keeps no history.
+/// view, `validTo` null for an open interval, `systemFrom` null for a
+/// version recorded before versions were stamped in a graph without history.
 fn version_field(g: &dyn GraphRead, f: &str, e: Entity) -> R {
     let Some(v) = g.valid_version(e)? else {
         return Ok(Value::Null);

@@ -313,11 +313,16 @@ impl Committer {
         let started = Instant::now();
         // Under the commit lock the latest snapshot is what the batch lands on.
         let history = shared.history_kept.load(Relaxed);
-        if history || needs_settling(&batch) || !merges.is_empty() {
+        if history
+            || needs_settling(&batch)
+            || !merges.is_empty()
+            || crate::history::has_pending_stamps(&batch)
+        {
             let snap = shared.kv.snapshot()?;
             crate::merge::merge(&*snap, &mut batch, merges)?;
+            let stamped = crate::history::stamp(&*snap, &mut batch)?;
             if history {
-                crate::history::record(&*snap, &mut batch)?;
+                crate::history::record(&*snap, &mut batch, stamped)?;
             }
             settle(&*snap, &mut batch)?;
         }
@@ -392,7 +397,8 @@ impl Committer {
             let merges: Vec<&crate::merge::Merge> =
                 kept.iter().flat_map(|(_, r)| &r.merges).collect();
             crate::merge::merge(snap, &mut batch, &merges)?;
-            crate::history::record(snap, &mut batch)?;
+            let stamped = crate::history::stamp(snap, &mut batch)?;
+            crate::history::record(snap, &mut batch, stamped)?;
             settle(snap, &mut batch)?;
             crate::coord::log_commit(&mut batch, seq, &fp);
             Ok(batch)

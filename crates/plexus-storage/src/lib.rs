@@ -49,6 +49,7 @@ pub use bulk::{BulkEdge, BulkNode, BulkOptions, BulkReport, Origin, SpillLimit};
 pub use commit::CommitStats;
 pub use counters::Counters;
 pub use error::{Result, StorageError};
+pub use history::PENDING_STAMP;
 pub use ids::{Direction, EdgeId, GraphId, NodeId, TypeId};
 pub use integrity::IntegrityReport;
 pub use maintain::{Cause, EntryWrite, IndexEntries, IndexMaintainer, MaintainedIndex, Staged};

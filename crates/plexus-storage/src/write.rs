@@ -1442,6 +1442,28 @@ impl WriteTxn {
         key: &[u8],
         value: Option<Vec<u8>>,
     ) -> Result<()> {
+        if value.as_deref() == Some(&crate::history::PENDING_STAMP[..]) {
+            return Err(StorageError::Invalid(
+                "a valid-time value may not be the pending commit stamp".into(),
+            ));
+        }
+        self.valid_time_put(subject, key, value)
+    }
+
+    /// Writes, when this transaction commits, the commit's system time under
+    /// `key` (after the graph's prefix) in the graph's valid-time keyspace:
+    /// eight bytes, big-endian, microseconds since 1970, from the clock that
+    /// stamps history, so that in a graph keeping history it equals the
+    /// stamp of the commit's versions. A version can then tell when it was
+    /// recorded without the graph keeping history. Until the commit, the
+    /// transaction reads [`PENDING_STAMP`](crate::PENDING_STAMP)
+    /// there. Conflicts are decided by `subject`, as for
+    /// [`WriteTxn::valid_time_write`].
+    pub fn valid_time_stamp(&mut self, subject: &[u8], key: &[u8]) -> Result<()> {
+        self.valid_time_put(subject, key, Some(crate::history::PENDING_STAMP.to_vec()))
+    }
+
+    fn valid_time_put(&mut self, subject: &[u8], key: &[u8], value: Option<Vec<u8>>) -> Result<()> {
         self.op(|t| {
             let g = t.g();
             t.fp.writes.insert(Subject::ValidTime(g.0, subject).hash());

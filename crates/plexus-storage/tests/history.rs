@@ -205,3 +205,56 @@ fn graphs_without_history_write_no_versions() {
     // The start of `other`'s history and its empty counters only.
     assert!(history.entries <= 2, "{} entries", history.entries);
 }
+
+/// A key stamped at commit holds the commit's system time: pending inside
+/// the transaction, the clock's stamp after, history or not; in a graph
+/// keeping history, the same stamp as the commit's versions.
+#[test]
+fn keys_stamped_at_commit_hold_the_commits_system_time() {
+    use plexus_storage::PENDING_STAMP;
+    let db = Storage::in_memory().unwrap();
+    let stamped = |db: &Storage, key: &[u8]| -> Option<u64> {
+        let v = db.read("default").unwrap().valid_time_get(key).unwrap()?;
+        Some(u64::from_be_bytes(<[u8; 8]>::try_from(&v[..]).unwrap()))
+    };
+    let refused =
+        db.write("default")
+            .unwrap()
+            .valid_time_write(b"s", b"x", Some(PENDING_STAMP.to_vec()));
+    assert!(refused.is_err(), "the pending stamp is not a value");
+    // Without history.
+    let before = db.system_time().unwrap();
+    let mut t = db.write("default").unwrap();
+    t.valid_time_stamp(b"s", b"Ra").unwrap();
+    t.valid_time_write(b"s", b"Va", Some(b"version a".to_vec()))
+        .unwrap();
+    assert_eq!(t.valid_time_get(b"Ra").unwrap().unwrap(), PENDING_STAMP);
+    t.commit().unwrap();
+    let a = stamped(&db, b"Ra").unwrap();
+    assert!(a > before, "a stamp from the clock, past every earlier one");
+    assert_eq!(a, db.system_time().unwrap());
+    // A transaction rolled back stamps nothing.
+    let mut t = db.write("default").unwrap();
+    t.valid_time_stamp(b"s", b"Rgone").unwrap();
+    t.rollback();
+    assert_eq!(stamped(&db, b"Rgone"), None);
+    // With history: the stamp of the commit's versions.
+    db.keep_history("default").unwrap();
+    let mut t = db.write("default").unwrap();
+    t.valid_time_stamp(b"s", b"Rb").unwrap();
+    t.valid_time_write(b"s", b"Vb", Some(b"version b".to_vec()))
+        .unwrap();
+    t.commit().unwrap();
+    let b = stamped(&db, b"Rb").unwrap();
+    assert!(b > a);
+    let r = db.read("default").unwrap();
+    assert_eq!(r.valid_time_recorded(b"Vb").unwrap(), Some(b));
+    assert_eq!(r.valid_time_recorded(b"Rb").unwrap(), Some(b));
+    assert_eq!(
+        db.read_as_of("default", b - 1)
+            .unwrap()
+            .valid_time_get(b"Rb")
+            .unwrap(),
+        None
+    );
+}

@@ -30,6 +30,8 @@ use std::ops::Bound;
 const TIMELINE: u8 = b'T';
 const VERSION: u8 = b'V';
 const ENTITY_LOG: u8 = b'H';
+/// `R | version id → commit stamp`: when the version was recorded.
+const RECORDED: u8 = b'R';
 
 /// `tag | kind | escaped id | 00 01`.
 fn stem(tag: u8, kind: Kind, id: &str) -> Vec<u8> {
@@ -45,6 +47,24 @@ pub(crate) fn subject(kind: Kind, id: &str) -> Vec<u8> {
     let mut s = vec![kind.byte()];
     s.extend_from_slice(id.as_bytes());
     s
+}
+
+/// The system time the commit that wrote version `id` was stamped with
+/// (`WriteTxn::valid_time_stamp`), once committed; `None` for a version
+/// recorded before versions were stamped, or still being written.
+pub(crate) fn recorded(
+    r: &(impl GraphRead + ?Sized),
+    id: &str,
+) -> plexus_storage::Result<Option<u64>> {
+    Ok(r.valid_time_get(&recorded_key(id))?
+        .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
+        .map(u64::from_be_bytes))
+}
+
+fn recorded_key(id: &str) -> Vec<u8> {
+    let mut k = vec![RECORDED];
+    k.extend_from_slice(id.as_bytes());
+    k
 }
 
 pub(crate) fn version_key(id: &str) -> Vec<u8> {
@@ -193,6 +213,8 @@ pub(crate) fn record(
         return Err(TemporalError::VersionExists(version.to_string()));
     }
     txn.valid_time_write(&vk, &vk, Some(bytes.to_vec()))?;
+    // When it was recorded, for `systemFrom` in a graph keeping no history.
+    txn.valid_time_stamp(&vk, &recorded_key(version))?;
     let log = stem(ENTITY_LOG, kind, id);
     let n = log_len(txn, &log)?;
     let mut k = log;

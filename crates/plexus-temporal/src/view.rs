@@ -787,9 +787,14 @@ impl GraphRead for ValidTimeView<'_> {
             id: v.id.clone(),
             from: v.valid.from,
             to: v.valid.to,
-            system_from: self
-                .inner
-                .valid_time_recorded(&crate::timeline::version_key(&v.id))?,
+            system_from: match crate::timeline::recorded(self.inner, &v.id)? {
+                Some(t) => Some(t),
+                // Recorded before versions were stamped: the history's
+                // first version of its record, when the graph keeps one.
+                None => self
+                    .inner
+                    .valid_time_recorded(&crate::timeline::version_key(&v.id))?,
+            },
         }))
     }
 

@@ -66,6 +66,76 @@ fn traversals_read_the_graph_as_it_was() {
     assert_eq!(q(&db, now, &Params::new()), [[Value::Int(2)]]);
 }
 
+/// A read as of an instant seeks the property indexes the graph had then:
+/// one there when history started (its entries are in the first versions),
+/// one created later (scanned for before it existed), one dropped since
+/// (still sought then); each answer is the graph's at that instant.
+#[test]
+fn reads_as_of_an_instant_seek_the_indexes_it_had() {
+    let db = Database::in_memory().unwrap();
+    let none = Params::new();
+    q(
+        &db,
+        "CREATE INDEX person_name FOR (p:Person) ON (p.name)",
+        &none,
+    );
+    q(
+        &db,
+        "UNWIND range(1, 50) AS i CREATE (:Person {name: 'p' + i, age: i})",
+        &none,
+    );
+    let start = db.keep_history("default").unwrap();
+    q(
+        &db,
+        "MATCH (p:Person {name: 'p7'}) SET p.name = 'seven'",
+        &none,
+    );
+    q(
+        &db,
+        "CREATE INDEX person_age FOR (p:Person) ON (p.age)",
+        &none,
+    );
+    let indexed = db.system_time().unwrap();
+    q(&db, "DROP INDEX person_name", &none);
+    q(&db, "MATCH (p:Person {age: 9}) SET p.age = 90", &none);
+    let now = db.system_time().unwrap();
+    let params = |t: u64, key: &str, v: Value| {
+        Params::from([
+            ("t".to_string(), Value::Int(t as i64)),
+            (key.to_string(), v),
+        ])
+    };
+    let by_name = "MATCH (p:Person {name: $name}) FOR SYSTEM_TIME AS OF $t RETURN p.age AS a";
+    let by_age = "MATCH (p:Person) FOR SYSTEM_TIME AS OF $t WHERE p.age = $age RETURN p.name AS a";
+    let first_operator = |text: &str, p: &Params| {
+        let plan = db.query("default", &format!("EXPLAIN {text}"), p).unwrap();
+        let i = plan.columns.iter().position(|c| c == "operator").unwrap();
+        plan.rows[0][i].clone()
+    };
+    let name = |t, n: &str| params(t, "name", Value::from(n));
+    let age = |t, a: i64| params(t, "age", Value::Int(a));
+    let seek = Value::from("NodeIndexSeek");
+    let scan = Value::from("NodeByLabelScan");
+    // At the start: the name index of the first versions; no age index yet.
+    assert_eq!(first_operator(by_name, &name(start, "p7")), seek);
+    assert_eq!(q(&db, by_name, &name(start, "p7")), [[Value::Int(7)]]);
+    assert!(q(&db, by_name, &name(start, "seven")).is_empty());
+    assert_eq!(first_operator(by_age, &age(start, 9)), scan);
+    assert_eq!(q(&db, by_age, &age(start, 9)), [[Value::from("p9")]]);
+    // Once the age index exists, both are sought, with the renamed entry.
+    assert_eq!(first_operator(by_name, &name(indexed, "seven")), seek);
+    assert_eq!(q(&db, by_name, &name(indexed, "seven")), [[Value::Int(7)]]);
+    assert!(q(&db, by_name, &name(indexed, "p7")).is_empty());
+    assert_eq!(first_operator(by_age, &age(indexed, 9)), seek);
+    assert_eq!(q(&db, by_age, &age(indexed, 9)), [[Value::from("p9")]]);
+    // Now: the name index is gone, the age entry changed.
+    assert_eq!(first_operator(by_name, &name(now, "seven")), scan);
+    assert_eq!(q(&db, by_name, &name(now, "seven")), [[Value::Int(7)]]);
+    assert!(q(&db, by_age, &age(now, 9)).is_empty());
+    assert_eq!(q(&db, by_age, &age(now, 90)), [[Value::from("p9")]]);
+    assert_eq!(q(&db, by_age, &age(indexed, 90)), Vec::<Vec<Value>>::new());
+}
+
 #[test]
 fn the_instant_may_be_a_datetime_or_an_iso_string_and_streams_alike() {
     let (db, [first, second, _]) = history();

@@ -85,8 +85,10 @@ impl crate::Storage {
 
     /// A read-only transaction that sees `graph` as it was at system time
     /// `at` (µs since the epoch): the state the last commit at or before
-    /// `at` left. Every read works on it as on a current snapshot, except
-    /// that it uses no index (its plans scan labels instead). Fails with
+    /// `at` left. Every read works on it as on a current snapshot, with the
+    /// property indexes the graph had at `at` (those whose definitions the
+    /// history holds: created or rebuilt while it was kept, or there when
+    /// it started); vector indexes are not versioned. Fails with
     /// [`StorageError::NoHistory`] when the history does not reach back to
     /// `at`.
     pub fn read_as_of(&self, graph: &str, at: u64) -> Result<crate::ReadTxn> {
@@ -108,7 +110,11 @@ impl crate::Storage {
             g: core.g,
             t: at,
         });
-        core.schema = Default::default();
+        // The indexes as of `at`, read from the history like their entries.
+        // Vector indexes keep their data apart (`index_data`), which is not
+        // versioned: they are left out, so nothing plans a search on them.
+        core.schema = crate::storage::load_schema(&*core.snap, core.g)?;
+        core.schema.indexes.retain(|d| !d.kind.is_maintained());
         core.as_of = Some(at);
         Ok(crate::ReadTxn { core })
     }

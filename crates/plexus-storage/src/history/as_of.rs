@@ -5,14 +5,15 @@ use super::{
     decode_version, ks_byte, split_version, stem, version_key, versions_prefix, VERSIONED,
 };
 use crate::ids::GraphId;
-use crate::keys::{HISTORY, INDEX_DATA, PROP_INDEX};
+use crate::keys::{HISTORY, INDEX_DATA};
 use crate::packed::kv_err;
 use plexus_kv::{KeyRange, Ks, KvIter, KvPair, ScanOptions, Snapshot};
 use std::ops::Bound;
 
 /// A snapshot that reads graph `g` as it was at system time `t`: the
-/// versioned keyspaces from the history, indexes empty, the rest (names,
-/// manifest) as `inner` holds them.
+/// versioned keyspaces (property indexes among them) from the history, the
+/// vector indexes' data empty, the rest (names, manifest) as `inner` holds
+/// them.
 pub(crate) struct AsOf {
     pub inner: Box<dyn Snapshot>,
     pub g: GraphId,
@@ -214,7 +215,7 @@ impl Iterator for LatestBackwards<'_> {
 
 impl Snapshot for AsOf {
     fn get(&self, ks: Ks, key: &[u8]) -> plexus_kv::Result<Option<Vec<u8>>> {
-        if ks == PROP_INDEX || ks == INDEX_DATA {
+        if ks == INDEX_DATA {
             return Ok(None);
         }
         if !VERSIONED.contains(&ks) {
@@ -238,7 +239,7 @@ impl Snapshot for AsOf {
     }
 
     fn scan(&self, ks: Ks, range: &KeyRange, opts: ScanOptions) -> KvIter<'_> {
-        if ks == PROP_INDEX || ks == INDEX_DATA {
+        if ks == INDEX_DATA {
             return Box::new(std::iter::empty());
         }
         if !VERSIONED.contains(&ks) {

@@ -14,7 +14,8 @@
 //! **Layout.** `g | ks | escaped(key after g) | 00 01 | !t → tag | value`
 //! for the node and edge records, the id maps, label members, relationship
 //! adjacency (one entry per edge and direction, in the adjacency's delta
-//! form) and the counters. The escaping (`plexus_common::push_escaped`:
+//! form), the counters, the valid-time entries, and the index and
+//! constraint definitions with the property and list-element index entries. The escaping (`plexus_common::push_escaped`:
 //! `00` → `00 FF`, then the `00 01` terminator) keeps the versions of one key together and in key order,
 //! whatever the key's length; `!t` (the stamp inverted) puts the newest
 //! version first. The tag is [`ABSENT`] or [`PRESENT`] followed by the
@@ -29,14 +30,16 @@
 //! first version at or before `t` (O(log n), whatever the history's length
 //! and the commits' sizes); a scan walks the versions in the range and
 //! keeps the first at or before `t` of each key. Every reader of storage
-//! (and so the algorithms and Cypher) works unchanged on it. Indexes are
-//! not versioned: an as-of view has none, and its plans scan labels.
+//! (and so the algorithms and Cypher) works unchanged on it. An as-of view
+//! has the indexes its graph had at `t` and seeks them; a history older
+//! than their versioning has no version of their definitions, so it has
+//! none and scans. Vector indexes (`index_data`) are not versioned.
 
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId};
 use crate::keys::{
     edge_key, ADJ, DIR_IN, DIR_OUT, EDGES, EDGE_KEYS, HISTORY, LABELS, META, META_SYSTEM_CLOCK,
-    NODES, NODE_KEYS, STATS, VALID,
+    NODES, NODE_KEYS, PROP_INDEX, SCHEMA, STATS, VALID,
 };
 use crate::record::EdgeRecord;
 use plexus_common::{read_escaped, read_u64, KEY_PART_END};
@@ -44,9 +47,11 @@ use plexus_kv::{decode_counter, KeyRange, Ks, Op, ScanOptions, Snapshot, WriteBa
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The keyspaces whose writes are versioned.
-pub(crate) const VERSIONED: [Ks; 8] = [
-    NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, STATS, VALID,
+/// The keyspaces whose writes are versioned: the graph, its counters, its
+/// valid-time entries, and its index definitions with their entries (so a
+/// read as of an instant seeks the indexes that existed then).
+pub(crate) const VERSIONED: [Ks; 10] = [
+    NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, STATS, VALID, SCHEMA, PROP_INDEX,
 ];
 
 /// The tag of a version that says the key held nothing.
@@ -69,6 +74,38 @@ fn tick(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<u64> {
     let t = wall_micros().max(clock(snap)?.saturating_add(1));
     batch.put(META, META_SYSTEM_CLOCK, t.to_le_bytes().to_vec());
     Ok(t)
+}
+
+/// What a valid-time key holds from [`crate::WriteTxn::valid_time_stamp`]
+/// until its commit replaces it with the commit's stamp ([`stamp`]). Nine
+/// bytes, so it never reads as a stamp; `valid_time_write` refuses it.
+pub const PENDING_STAMP: [u8; 9] = *b"\xFF\x00pending";
+
+/// Whether `batch` holds a valid-time key waiting for its commit's stamp.
+pub(crate) fn has_pending_stamps(batch: &WriteBatch) -> bool {
+    batch.ops.iter().any(is_pending)
+}
+
+fn is_pending(op: &Op) -> bool {
+    matches!(op, Op::Put { ks, value, .. } if *ks == VALID && value[..] == PENDING_STAMP)
+}
+
+/// Gives the keys of `batch` waiting for their commit's stamp a new system
+/// time, and returns it (`None` when none waits). `snap` is the state the
+/// batch lands on, under the commit lock.
+pub(crate) fn stamp(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<Option<u64>> {
+    if !has_pending_stamps(batch) {
+        return Ok(None);
+    }
+    let t = tick(snap, batch)?;
+    for op in &mut batch.ops {
+        if is_pending(op) {
+            if let Op::Put { value, .. } = op {
+                *value = t.to_be_bytes().to_vec();
+            }
+        }
+    }
+    Ok(Some(t))
 }
 
 /// The last system time given, or 0.
@@ -183,8 +220,13 @@ fn graphs_written(batch: &WriteBatch) -> BTreeSet<u32> {
 /// Adds to `batch` the versions of what it writes in graphs with history
 /// on, stamped with a new system time. `snap` is the state the batch lands
 /// on (under the commit lock); the batch holds logical writes, one key per
-/// entry (before `settle`).
-pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> {
+/// entry (before `settle`). `stamped` is the system time [`stamp`] gave
+/// the batch, which its versions then share.
+pub(crate) fn record(
+    snap: &dyn Snapshot,
+    batch: &mut WriteBatch,
+    stamped: Option<u64>,
+) -> Result<()> {
     let mut on = BTreeSet::new();
     for g in graphs_written(batch) {
         if started(snap, GraphId(g))?.is_some() {
@@ -194,7 +236,10 @@ pub(crate) fn record(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<()> 
     if on.is_empty() {
         return Ok(());
     }
-    let t = tick(snap, batch)?;
+    let t = match stamped {
+        Some(t) => t,
+        None => tick(snap, batch)?,
+    };
     let changes = changes(snap, batch, &on)?;
     let mut log = WriteBatch::new();
     prune::log_commit(
@@ -401,7 +446,9 @@ fn record_all(
 ) -> Result<()> {
     let prefix = g.0.to_be_bytes();
     let range = KeyRange::prefix(&prefix);
-    for ks in [NODES, NODE_KEYS, EDGE_KEYS, LABELS, STATS, VALID] {
+    for ks in [
+        NODES, NODE_KEYS, EDGE_KEYS, LABELS, STATS, VALID, SCHEMA, PROP_INDEX,
+    ] {
         let mut failed = Ok(());
         crate::packed::visit_entries(snap, ks, &range, &mut |k, v| {
             batch.put(HISTORY, version_key(ks, k, t), version_value(Some(v)));
