@@ -161,7 +161,7 @@ pub(crate) fn each(
     block: &[u8],
     f: &mut dyn FnMut(&[u8], u64) -> Result<bool>,
 ) -> Result<()> {
-    walk(kind, key, block, &mut |e| f(e.key, e.id))
+    walk(kind, key, block, None, &mut |e| f(e.key, e.id))
 }
 
 /// A reader past a block's mark and first id (a set's is 0).
@@ -193,8 +193,16 @@ struct Entry<'a> {
 /// What [`walk`] calls per entry.
 type EntryVisitor<'a> = dyn FnMut(Entry<'_>) -> Result<bool> + 'a;
 
-/// [`each`], handing `f` each entry's [`Entry`].
-fn walk(kind: Kind, key: &[u8], block: &[u8], f: &mut EntryVisitor<'_>) -> Result<()> {
+/// [`each`], handing `f` each entry's [`Entry`]; with `from`, only the
+/// entries from the first at or above it (the first handed out then has
+/// `shared` 0).
+fn walk(
+    kind: Kind,
+    key: &[u8],
+    block: &[u8],
+    from: Option<&[u8]>,
+    f: &mut EntryVisitor<'_>,
+) -> Result<()> {
     let bad = |_| corrupt("entry");
     if key.len() < G {
         return Err(corrupt("key"));
@@ -202,6 +210,11 @@ fn walk(kind: Kind, key: &[u8], block: &[u8], f: &mut EntryVisitor<'_>) -> Resul
     // The full key: the prefix code works on what follows the graph.
     let mut full = key.to_vec();
     let (mut r, mut id) = open(kind, block)?;
+    if let Some(want) = from.filter(|s| s.get(..G) == key.get(..G)) {
+        if !seek(kind, &mut full, &mut r, &mut id, &want[G..])? {
+            return Ok(());
+        }
+    }
     let first = Entry {
         key: &full,
         id,
@@ -227,6 +240,58 @@ fn walk(kind: Kind, key: &[u8], block: &[u8], f: &mut EntryVisitor<'_>) -> Resul
         }
     }
     Ok(())
+}
+
+/// Passes over the entries of a block below `want` (a key after its graph)
+/// as [`find`] does, without rebuilding their keys: a seek's block is
+/// mostly entries below it (half of 64 on average), and rebuilding and
+/// comparing each was most of an index seek. `full` (the block's first
+/// key) becomes the first entry at or above `want`, `id` its id, and `r`
+/// is left after it. Returns false when every entry is below `want`.
+fn seek(
+    kind: Kind,
+    full: &mut Vec<u8>,
+    r: &mut Reader<'_>,
+    id: &mut u64,
+    want: &[u8],
+) -> Result<bool> {
+    let bad = |_| corrupt("entry");
+    let below = |at: Option<u8>, w: Option<&u8>| match (at, w) {
+        (None, Some(_)) => true,
+        (Some(a), Some(w)) => a < *w,
+        _ => false,
+    };
+    let first = full.get(G..).unwrap_or_default();
+    let mut same = common(first, want);
+    let mut at_same = first.get(same).copied();
+    let mut len = first.len();
+    while below(at_same, want.get(same)) {
+        if r.is_empty() {
+            return Ok(false);
+        }
+        let (shared, suffix) = crate::prefix::read(r).map_err(bad)?;
+        if kind == Kind::Ids {
+            *id = id.wrapping_add(unzigzag(r.varint().map_err(bad)?));
+        }
+        if shared > len {
+            return Err(corrupt("entry"));
+        }
+        // Sharing more than `same` with the key before, the key keeps its
+        // byte at `same`, below `want`'s; else it is `want[..shared]` and
+        // `suffix` (the key before matched `want` that far).
+        if shared <= same {
+            let c = common(suffix, want.get(shared..).unwrap_or_default());
+            same = shared + c;
+            at_same = suffix.get(c).copied();
+            if !below(at_same, want.get(same)) {
+                full.truncate(G);
+                full.extend_from_slice(&want[..shared]);
+                full.extend_from_slice(suffix);
+            }
+        }
+        len = shared + suffix.len();
+    }
+    Ok(true)
 }
 
 /// The committed entry under `key` in the packed keyspace `ks`: the last
@@ -468,8 +533,12 @@ fn visit_packed(
     let mut inner: Result<()> = Ok(());
     let mut more = true;
     let mut value = Vec::new();
+    let from = match &range.start {
+        Bound::Included(s) | Bound::Excluded(s) => Some(&s[..]),
+        Bound::Unbounded => None,
+    };
     let mut block = |k: &[u8], v: &[u8]| -> bool {
-        inner = walk(kind, k, v, &mut |e| {
+        inner = walk(kind, k, v, from, &mut |e| {
             match window.step(&e) {
                 Step::Skip => {}
                 Step::Stop => more = false,
@@ -684,7 +753,7 @@ impl Iterator for Expand<'_> {
             if *started {
                 window.start = None;
             }
-            let walked = walk(kind, &k, &v, &mut |e| {
+            let walked = walk(kind, &k, &v, None, &mut |e| {
                 match window.step(&e) {
                     Step::Skip => {}
                     Step::Stop => *done = true,
@@ -921,7 +990,7 @@ fn entries(kind: Kind, key: &[u8], block: &[u8]) -> Result<Entries> {
 fn appended(kind: Kind, key: &[u8], block: &[u8], add: &[u8], id: u64) -> Result<Option<Vec<u8>>> {
     let mut last: Option<(Vec<u8>, u64)> = None;
     let mut count = 0;
-    walk(kind, key, block, &mut |e| {
+    walk(kind, key, block, None, &mut |e| {
         count += 1;
         if e.left == 0 {
             last = Some((e.key[G..].to_vec(), e.id));

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 /// The cached schemas, and the epoch they are valid for.
 pub(crate) struct SchemaCache {
     epoch: Arc<AtomicU64>,
-    by_graph: Mutex<HashMap<u32, (u64, Schema)>>,
+    by_graph: Mutex<HashMap<u32, (u64, Arc<Schema>)>>,
     enabled: bool,
 }
 
@@ -51,8 +51,9 @@ impl SchemaCache {
     }
 
     /// Graph `g`'s schema in `snap`, taken after [`SchemaCache::epoch`]
-    /// returned `before`.
-    pub fn schema(&self, snap: &dyn Snapshot, g: GraphId, before: u64) -> Result<Schema> {
+    /// returned `before`. Shared: every read transaction of a graph holds
+    /// the same definitions (a clone of them was 4% of a point query).
+    pub fn schema(&self, snap: &dyn Snapshot, g: GraphId, before: u64) -> Result<Arc<Schema>> {
         let stable = self.enabled && before.is_multiple_of(2) && self.epoch() == before;
         let mut map = self.by_graph.lock().unwrap_or_else(|p| p.into_inner());
         if stable {
@@ -63,7 +64,7 @@ impl SchemaCache {
             }
         }
         drop(map);
-        let s = crate::storage::load_schema(snap, g)?;
+        let s = Arc::new(crate::storage::load_schema(snap, g)?);
         if stable {
             map = self.by_graph.lock().unwrap_or_else(|p| p.into_inner());
             map.insert(g.0, (before, s.clone()));
@@ -246,7 +247,7 @@ mod tests {
             while !done.load(SeqCst) {
                 let core = db.core("default", false, false).unwrap();
                 let stored = crate::storage::load_schema(&*core.snap, core.g).unwrap();
-                assert_eq!(core.schema, stored);
+                assert_eq!(*core.schema, stored);
                 seen.insert(stored.indexes.len());
                 if seen.len() > 1 {
                     varied.store(true, SeqCst);

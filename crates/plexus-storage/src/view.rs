@@ -202,7 +202,7 @@ pub struct TxnCore {
     pub(crate) overlay: Option<Overlay>,
     pub(crate) g: GraphId,
     pub(crate) graph_name: String,
-    pub(crate) schema: Schema,
+    pub(crate) schema: std::sync::Arc<Schema>,
     /// Conflict keys read, recorded only for serializable transactions.
     pub(crate) reads: Option<RefCell<rustc_hash::FxHashSet<u64>>>,
     /// The commit sequence number current when the snapshot was taken.

@@ -105,6 +105,12 @@ impl WriteTxn {
         self.core.g
     }
 
+    /// The transaction's own copy of its schema, to change (the cached one
+    /// stays as other transactions share it).
+    fn schema_mut(&mut self) -> &mut crate::schema::Schema {
+        std::sync::Arc::make_mut(&mut self.core.schema)
+    }
+
     fn ov(&mut self) -> &mut Overlay {
         self.core
             .overlay
@@ -130,7 +136,7 @@ impl WriteTxn {
                     &KeyRange::prefix(&graph_prefix(g)),
                     ScanOptions::default(),
                 );
-                self.core.schema = parse_schema(scan)?;
+                self.core.schema = std::sync::Arc::new(parse_schema(scan)?);
             }
         }
         r
@@ -786,7 +792,7 @@ impl WriteTxn {
         }
         let g = self.g();
         if !def.unique && self.mode != IndexMode::Maintain {
-            self.core.schema.indexes[i].stale = true;
+            self.schema_mut().indexes[i].stale = true;
             let enc = self.core.schema.indexes[i].encode();
             let id = self.core.schema.indexes[i].id;
             self.ov().put(SCHEMA, schema_key(g, SCHEMA_INDEX, id), enc);
@@ -1047,7 +1053,7 @@ impl WriteTxn {
                     schema_key(g, SCHEMA_CONSTRAINT, def.id),
                     def.encode(),
                 );
-                t.core.schema.not_null.push(def);
+                t.schema_mut().not_null.push(def);
                 Ok(name)
             }
         }
@@ -1122,7 +1128,7 @@ impl WriteTxn {
         self.ov()
             .put(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id), def.encode());
         let name = def.name.clone();
-        self.core.schema.indexes.push(def);
+        self.schema_mut().indexes.push(def);
         Ok(name)
     }
 
@@ -1263,7 +1269,7 @@ impl WriteTxn {
     }
 
     fn remove_index(&mut self, i: usize) -> Result<()> {
-        let def = self.core.schema.indexes.remove(i);
+        let def = self.schema_mut().indexes.remove(i);
         let g = self.g();
         self.fp.writes.insert(Subject::Schema(g.0).hash());
         self.clear_index(&def)?;
@@ -1292,7 +1298,7 @@ impl WriteTxn {
                 .iter()
                 .position(|d| d.name == name)
                 .ok_or_else(|| StorageError::NoIndex(format!("or constraint named '{name}'")))?;
-            let def = t.core.schema.not_null.remove(i);
+            let def = t.schema_mut().not_null.remove(i);
             let g = t.g();
             t.fp.writes.insert(Subject::Schema(g.0).hash());
             t.ov()
@@ -1329,7 +1335,7 @@ impl WriteTxn {
                 t.ov()
                     .put(SCHEMA, schema_key(g, SCHEMA_INDEX, def.id), def.encode());
                 names.push(def.name.clone());
-                t.core.schema.indexes[i] = def;
+                t.schema_mut().indexes[i] = def;
             }
             Ok(names)
         })

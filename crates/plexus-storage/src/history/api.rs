@@ -113,8 +113,9 @@ impl crate::Storage {
         // The indexes as of `at`, read from the history like their entries.
         // Vector indexes keep their data apart (`index_data`), which is not
         // versioned: they are left out, so nothing plans a search on them.
-        core.schema = crate::storage::load_schema(&*core.snap, core.g)?;
-        core.schema.indexes.retain(|d| !d.kind.is_maintained());
+        let mut schema = crate::storage::load_schema(&*core.snap, core.g)?;
+        schema.indexes.retain(|d| !d.kind.is_maintained());
+        core.schema = std::sync::Arc::new(schema);
         core.as_of = Some(at);
         Ok(crate::ReadTxn { core })
     }
