@@ -908,21 +908,17 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     if let (BinOp::In, ExprKind::List(items)) = (op, &b.kind) {
         return in_literal(a, items, row, ctx);
     }
+    if let Some(v) = lent_comparison(op, a, b, row, ctx)? {
+        return Ok(v);
+    }
     // Variables and parameters are compared where they are, not cloned:
     // a node in a row is boxed, and a list may be long.
     let (x, y) = (operand(a, row, ctx)?, operand(b, row, ctx)?);
     let (x, y) = (x.as_ref(), y.as_ref());
+    if let Some(v) = comparison(op, x, y) {
+        return Ok(v);
+    }
     Ok(match op {
-        BinOp::Eq => tri(equals(x, y)),
-        BinOp::Neq => tri(equals(x, y).map(|b| !b)),
-        // NaN is not less, greater or equal to any number: false, not null.
-        BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge if nan_against_number(x, y) => {
-            Value::Bool(false)
-        }
-        BinOp::Lt => tri(compare(x, y).map(|o| o == Ordering::Less)),
-        BinOp::Gt => tri(compare(x, y).map(|o| o == Ordering::Greater)),
-        BinOp::Le => tri(compare(x, y).map(|o| o != Ordering::Greater)),
-        BinOp::Ge => tri(compare(x, y).map(|o| o != Ordering::Less)),
         BinOp::In => match y {
             Value::Null => Value::Null,
             Value::List(items) => member(x, items.iter()),
@@ -949,6 +945,70 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
         },
         _ => arith(x.clone(), y.clone(), op)?,
     })
+}
+
+/// `x op y` for the comparison operators; `None` for the others.
+fn comparison(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
+    Some(match op {
+        BinOp::Eq => tri(equals(x, y)),
+        BinOp::Neq => tri(equals(x, y).map(|b| !b)),
+        // NaN is not less, greater or equal to any number: false, not null.
+        BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge if nan_against_number(x, y) => {
+            Value::Bool(false)
+        }
+        BinOp::Lt => tri(compare(x, y).map(|o| o == Ordering::Less)),
+        BinOp::Gt => tri(compare(x, y).map(|o| o == Ordering::Greater)),
+        BinOp::Le => tri(compare(x, y).map(|o| o != Ordering::Greater)),
+        BinOp::Ge => tri(compare(x, y).map(|o| o != Ordering::Less)),
+        _ => return None,
+    })
+}
+
+/// A comparison of a node's property (`b.id <> $id`) with a variable,
+/// parameter or literal, made on the value where the store holds it
+/// (`GraphRead::with_node_property`) rather than on a clone of it. `None`
+/// when that does not apply or the node has no such property: the general
+/// path then answers (null, or that the query deleted the node). The other
+/// side, a name or a constant, is evaluated first: only a missing parameter
+/// can fail there, and the general path would fail on it too.
+fn lent_comparison(
+    op: BinOp,
+    a: &Expr,
+    b: &Expr,
+    row: &Row,
+    ctx: &Ctx<'_>,
+) -> Result<Option<Value>, QueryError> {
+    use BinOp::{Eq, Ge, Gt, Le, Lt, Neq};
+    let simple = |e: &Expr| {
+        matches!(
+            e.kind,
+            ExprKind::Var(_)
+                | ExprKind::Param(_)
+                | ExprKind::Null
+                | ExprKind::Bool(_)
+                | ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::String(_)
+        )
+    };
+    if !matches!(op, Eq | Neq | Lt | Gt | Le | Ge) || !simple(b) {
+        return Ok(None);
+    }
+    let (ExprKind::Property(base, key), Some(g)) = (&a.kind, ctx.graph) else {
+        return Ok(None);
+    };
+    let ExprKind::Var(v) = &base.kind else {
+        return Ok(None);
+    };
+    let Some(Value::Node(n)) = row.get(v) else {
+        return Ok(None);
+    };
+    let y = operand(b, row, ctx)?;
+    let mut out = None;
+    g.with_node_property(NodeId(n.id), key, &mut |x| {
+        out = x.and_then(|x| comparison(op, x, y.as_ref()));
+    })?;
+    Ok(out)
 }
 
 /// Refuses a `range()` whose list would not fit the query's memory budget

@@ -162,14 +162,40 @@ pub(crate) fn has_label(c: &TxnCore, n: NodeId, l: u32) -> Result<Option<bool>> 
 /// or worth building now (`columns.rs`); `None` when the caller should
 /// read the record.
 pub(crate) fn node_property(c: &TxnCore, n: NodeId, key: u32) -> Result<Option<Option<Value>>> {
-    let policy = Policy {
+    Ok(
+        served(c, |u| &mut u.props, key, &property_policy(key))?
+            .map(|col| col.value_of(n).cloned()),
+    )
+}
+
+/// How a property's column is held and built.
+fn property_policy(key: u32) -> Policy<Column> {
+    Policy {
         of: Of::Property(key),
         count: |c, _| stat_key(c.g, STAT_NODES, &[]),
         per_search: RECORDS_PER_SEARCH,
         cached: |c, k, v| c.shared.columns.get(c.g.0, k, v),
         build: |c, k, _| crate::columns::column(c, k),
-    };
-    Ok(served(c, |u| &mut u.props, key, &policy)?.map(|col| col.value_of(n).cloned()))
+    }
+}
+
+/// [`node_property`], lending the value to `f`; false (and `f` not
+/// called) when the caller should read the record.
+pub(crate) fn with_node_property(
+    c: &TxnCore,
+    n: NodeId,
+    key: u32,
+    f: &mut dyn FnMut(Option<&Value>),
+) -> Result<bool> {
+    Ok(
+        match served(c, |u| &mut u.props, key, &property_policy(key))? {
+            Some(col) => {
+                f(col.value_of(n));
+                true
+            }
+            None => false,
+        },
+    )
 }
 
 /// The entry `key` of the kind `policy` describes, when held or worth

@@ -533,6 +533,33 @@ pub trait GraphRead {
         Ok(found.flatten())
     }
 
+    /// `f` of one property of a node, lent from the property's column when
+    /// one is held (a comparison then copies nothing: the clone of a string
+    /// was a sixth of a Cypher reach that compares each end's id), else
+    /// read as [`GraphRead::node_property`] reads it. A view that overrides
+    /// `node_property` overrides this too.
+    fn with_node_property(
+        &self,
+        node: NodeId,
+        key: &str,
+        f: &mut dyn FnMut(Option<&Value>),
+    ) -> Result<()> {
+        let c = self.core();
+        let Some(k) = c.lookup(Token::PropKey, key) else {
+            f(None);
+            return Ok(());
+        };
+        c.read(Subject::Node(c.g.0, node.0));
+        if crate::members::with_node_property(c, node, k, f)? {
+            return Ok(());
+        }
+        let found = c.with_value(NODES, &node_key(c.g, node), |b| {
+            crate::record::node_prop(b, k)
+        })?;
+        f(found.flatten().as_ref());
+        Ok(())
+    }
+
     /// Whether the node has the label, without decoding its properties' names.
     fn node_has_label(&self, node: NodeId, label: &str) -> Result<bool> {
         let c = self.core();

@@ -609,6 +609,16 @@ impl GraphRead for ValidTimeView<'_> {
         Ok(self.node_version(node)?.map(|_| name.to_string()))
     }
 
+    fn with_node_property(
+        &self,
+        node: NodeId,
+        key: &str,
+        f: &mut dyn FnMut(Option<&Value>),
+    ) -> Result<()> {
+        f(self.node_property(node, key)?.as_ref());
+        Ok(())
+    }
+
     fn node_property(&self, node: NodeId, key: &str) -> Result<Option<Value>> {
         Ok(self
             .with_node(node, |n| n.props.get(key).cloned())?

@@ -1046,6 +1046,68 @@ fn unindexed_range_filters_agree_with_filtering_every_node() {
     });
 }
 
+/// A node's property compared with a parameter, a variable or a literal
+/// is compared where the store holds it (`GraphRead::with_node_property`,
+/// from the property's column once one is built): every comparison
+/// operator over values of mixed types (numbers, strings, null, lists,
+/// NaN, booleans) answers as the same comparison of the value after a WITH,
+/// in rounds that let the column be built, and after a write.
+#[test]
+fn property_comparisons_agree_with_comparing_a_copy() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "CREATE (h:H) WITH h UNWIND range(0, 239) AS i \
+         CREATE (h)-[:T]->(:N {v: CASE i % 8 WHEN 0 THEN i WHEN 1 THEN toFloat(i) / 3 \
+         WHEN 2 THEN toString(i) WHEN 3 THEN null WHEN 4 THEN [i % 3, 1] \
+         WHEN 5 THEN 0.0 / 0.0 WHEN 6 THEN i % 3 = 0 ELSE 9007199254740993 + i % 2 END})",
+    );
+    let probes = [
+        Value::Int(30),
+        Value::Float(30.0),
+        Value::from("150"),
+        Value::Null,
+        Value::List(vec![Value::Int(1), Value::Int(1)]),
+        Value::Float(f64::NAN),
+        Value::Bool(true),
+        Value::Int(9_007_199_254_740_993),
+    ];
+    let run = |text: &str, x: &Value| -> Vec<Vec<Value>> {
+        let p = Params::from([("x".to_string(), x.clone())]);
+        db.query("default", text, &p).unwrap().rows
+    };
+    let check = |round: &str| {
+        for op in ["=", "<>", "<", ">", "<=", ">="] {
+            for x in &probes {
+                let slow = format!(
+                    "MATCH (:H)-->(n) WITH n, n.v AS v WHERE v {op} $x \
+                     RETURN count(n) AS c, sum(id(n)) AS s"
+                );
+                let want = run(&slow, x);
+                for fast in [
+                    format!("MATCH (:H)-->(n) WHERE n.v {op} $x RETURN count(n) AS c, sum(id(n)) AS s"),
+                    format!("WITH $x AS k MATCH (:H)-->(n) WHERE n.v {op} k RETURN count(n) AS c, sum(id(n)) AS s"),
+                ] {
+                    assert_eq!(run(&fast, x), want, "{round}: {fast} with {x:?}");
+                }
+            }
+            let literal = format!("MATCH (:H)-->(n) WHERE n.v {op} 60 RETURN count(n) AS c");
+            let copied =
+                format!("MATCH (:H)-->(n) WITH n.v AS v WHERE v {op} 60 RETURN count(*) AS c");
+            assert_eq!(
+                run(&literal, &Value::Null),
+                run(&copied, &Value::Null),
+                "{round}: {literal}"
+            );
+        }
+    };
+    for round in ["first", "second", "third"] {
+        check(round);
+    }
+    q(&db, "MATCH (n:N) WHERE n.v = 40 SET n.v = 'forty'");
+    check("after a write");
+}
+
 /// `MATCH ()-[:T]->() RETURN count(*)` is read from the type counters, and
 /// answers as the walk does: after deletes, for several types, inside a
 /// transaction that has its own writes, and not for what counters cannot
