@@ -243,11 +243,11 @@ fn walk(
 }
 
 /// Passes over the entries of a block below `want` (a key after its graph)
-/// as [`find`] does, without rebuilding their keys: a seek's block is
-/// mostly entries below it (half of 64 on average), and rebuilding and
-/// comparing each was most of an index seek. `full` (the block's first
-/// key) becomes the first entry at or above `want`, `id` its id, and `r`
-/// is left after it. Returns false when every entry is below `want`.
+/// without rebuilding their keys ([`Toward`]): a seek's block is mostly
+/// entries below it (half of 64 on average), and rebuilding and comparing
+/// each was most of an index seek. `full` (the block's first key) becomes
+/// the first entry at or above `want`, `id` its id, and `r` is left after
+/// it. Returns false when every entry is below `want`.
 fn seek(
     kind: Kind,
     full: &mut Vec<u8>,
@@ -255,43 +255,91 @@ fn seek(
     id: &mut u64,
     want: &[u8],
 ) -> Result<bool> {
-    let bad = |_| corrupt("entry");
-    let below = |at: Option<u8>, w: Option<&u8>| match (at, w) {
-        (None, Some(_)) => true,
-        (Some(a), Some(w)) => a < *w,
-        _ => false,
-    };
-    let first = full.get(G..).unwrap_or_default();
-    let mut same = common(first, want);
-    let mut at_same = first.get(same).copied();
-    let mut len = first.len();
-    while below(at_same, want.get(same)) {
+    let mut at = Toward::new(full.get(G..).unwrap_or_default(), want);
+    let mut last = None;
+    while at.below() {
         if r.is_empty() {
             return Ok(false);
         }
-        let (shared, suffix) = crate::prefix::read(r).map_err(bad)?;
-        if kind == Kind::Ids {
-            *id = id.wrapping_add(unzigzag(r.varint().map_err(bad)?));
-        }
-        if shared > len {
-            return Err(corrupt("entry"));
-        }
-        // Sharing more than `same` with the key before, the key keeps its
-        // byte at `same`, below `want`'s; else it is `want[..shared]` and
-        // `suffix` (the key before matched `want` that far).
-        if shared <= same {
-            let c = common(suffix, want.get(shared..).unwrap_or_default());
-            same = shared + c;
-            at_same = suffix.get(c).copied();
-            if !below(at_same, want.get(same)) {
-                full.truncate(G);
-                full.extend_from_slice(&want[..shared]);
-                full.extend_from_slice(suffix);
-            }
-        }
-        len = shared + suffix.len();
+        let (shared, suffix) = next_entry(kind, r, id)?;
+        at.step(shared, suffix)?;
+        last = Some((shared, suffix));
+    }
+    // The entry that reached `want` shared no more than `same` with the
+    // one before (else it would keep that one's lower byte): it is
+    // `want[..shared]` and its suffix.
+    if let Some((shared, suffix)) = last {
+        full.truncate(G);
+        full.extend_from_slice(&want[..shared]);
+        full.extend_from_slice(suffix);
     }
     Ok(true)
+}
+
+/// The next entry of a block: the bytes it shares with the one before and
+/// the rest of its key; an id map's id is added to `id`.
+fn next_entry<'a>(kind: Kind, r: &mut Reader<'a>, id: &mut u64) -> Result<(usize, &'a [u8])> {
+    let bad = |_| corrupt("entry");
+    let (shared, suffix) = crate::prefix::read(r).map_err(bad)?;
+    if kind == Kind::Ids {
+        *id = id.wrapping_add(unzigzag(r.varint().map_err(bad)?));
+    }
+    Ok((shared, suffix))
+}
+
+/// Where the keys of a sorted, prefix-coded block, met in order, stand to
+/// a wanted key, without rebuilding them: how many leading bytes the
+/// current key shares with it (`same`), the current key's byte there and
+/// its length tell below, equal or past.
+struct Toward<'w> {
+    want: &'w [u8],
+    same: usize,
+    at_same: Option<u8>,
+    len: usize,
+}
+
+impl<'w> Toward<'w> {
+    fn new(first: &[u8], want: &'w [u8]) -> Toward<'w> {
+        let same = common(first, want);
+        Toward {
+            want,
+            same,
+            at_same: first.get(same).copied(),
+            len: first.len(),
+        }
+    }
+
+    /// Whether the current key is below `want`: a proper prefix of it, or
+    /// lower at `same`.
+    fn below(&self) -> bool {
+        match (self.at_same, self.want.get(self.same)) {
+            (None, Some(_)) => true,
+            (Some(a), Some(w)) => a < *w,
+            _ => false,
+        }
+    }
+
+    fn equal(&self) -> bool {
+        self.at_same.is_none() && self.same == self.want.len()
+    }
+
+    /// Moves to the next key: `shared` bytes of the current one, then
+    /// `suffix`.
+    fn step(&mut self, shared: usize, suffix: &[u8]) -> Result<()> {
+        if shared > self.len {
+            return Err(corrupt("entry"));
+        }
+        // Sharing more than `same`, the key keeps the current one's byte
+        // at `same`; else it is `want[..shared]` and `suffix` (the current
+        // key matched `want` that far).
+        if shared <= self.same {
+            let c = common(suffix, self.want.get(shared..).unwrap_or_default());
+            self.same = shared + c;
+            self.at_same = suffix.get(c).copied();
+        }
+        self.len = shared + suffix.len();
+        Ok(())
+    }
 }
 
 /// The committed entry under `key` in the packed keyspace `ks`: the last
@@ -308,53 +356,20 @@ pub(crate) fn lookup(snap: &dyn Snapshot, ks: Ks, kind: Kind, key: &[u8]) -> Res
     found
 }
 
-/// The id of `want` (a key without its graph) in the block under `key`.
-/// The walk never rebuilds the keys it passes: it keeps how many leading
-/// bytes the current key shares with `want` (`same`), the current key's
-/// length and its byte at `same`, which is all a sorted, prefix-coded
-/// block needs to tell below, equal or past.
+/// The id of `want` (a key without its graph) in the block under `key`,
+/// walked as [`Toward`] walks, never rebuilding the keys it passes.
 fn find(kind: Kind, key: &[u8], block: &[u8], want: &[u8]) -> Result<Option<u64>> {
-    let bad = |_| corrupt("entry");
     let first = key.get(G..).ok_or_else(|| corrupt("key"))?;
     let (mut r, mut id) = open(kind, block)?;
-    let mut same = common(first, want);
-    let mut len = first.len();
-    let mut at_same = first.get(same).copied();
-    loop {
-        match (at_same, want.get(same)) {
-            (None, None) => return Ok(Some(id)),
-            // The current key is a proper prefix of `want`, or below it
-            // at `same`: on.
-            (None, Some(_)) => {}
-            (Some(a), Some(w)) if a < *w => {}
-            // `want` is a proper prefix of the current key, or below it.
-            _ => return Ok(None),
-        }
+    let mut at = Toward::new(first, want);
+    while at.below() {
         if r.is_empty() {
             return Ok(None);
         }
-        let (shared, suffix) = crate::prefix::read(&mut r).map_err(bad)?;
-        if kind == Kind::Ids {
-            id = id.wrapping_add(unzigzag(r.varint().map_err(bad)?));
-        }
-        if shared > len {
-            return Err(corrupt("entry"));
-        }
-        if shared < same {
-            // Parts from the current key where it still matched `want`,
-            // upwards (sorted): past `want`.
-            return Ok(None);
-        }
-        if shared == same {
-            // The key is `want[..same]` and `suffix`.
-            let c = common(suffix, &want[same..]);
-            same += c;
-            at_same = suffix.get(c).copied();
-        }
-        // With `shared > same` the key keeps the current key's byte at
-        // `same`, still below `want`'s.
-        len = shared + suffix.len();
+        let (shared, suffix) = next_entry(kind, &mut r, &mut id)?;
+        at.step(shared, suffix)?;
     }
+    Ok(at.equal().then_some(id))
 }
 
 /// How many leading bytes `a` and `b` share.

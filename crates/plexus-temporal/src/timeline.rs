@@ -11,6 +11,9 @@
 //! * `V | version id` → the version (for lookups by id and lineage).
 //! * `H | kind | id | 00 01 | n` → version id: the entity's versions in
 //!   the order they were written.
+//! * `R | version id` → the system time of the commit that wrote the
+//!   version, 8 bytes big-endian (`WriteTxn::valid_time_stamp`: the commit
+//!   fills it in), for `systemFrom` whether or not history is kept.
 //!
 //! Ids are escaped (`plexus_common::push_escaped`); instants are 8 bytes
 //! that sort as the instants (`time.rs`); `n` is big-endian. Every write

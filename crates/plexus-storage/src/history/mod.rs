@@ -15,9 +15,10 @@
 //! for the node and edge records, the id maps, label members, relationship
 //! adjacency (one entry per edge and direction, in the adjacency's delta
 //! form), the counters, the valid-time entries, and the index and
-//! constraint definitions with the property and list-element index entries. The escaping (`plexus_common::push_escaped`:
-//! `00` → `00 FF`, then the `00 01` terminator) keeps the versions of one key together and in key order,
-//! whatever the key's length; `!t` (the stamp inverted) puts the newest
+//! constraint definitions with the property and list-element index
+//! entries. The escaping (`plexus_common::push_escaped`: `00` → `00 FF`,
+//! then the `00 01` terminator) keeps the versions of one key together and
+//! in key order, whatever the key's length; `!t` (the stamp inverted) puts the newest
 //! version first. The tag is [`ABSENT`] or [`PRESENT`] followed by the
 //! value. `g | 00` holds the instant history starts, `g | 01` its
 //! retention policy (`retention.rs`), `g | 02` the stamp of a bulk load
