@@ -792,6 +792,12 @@ pub trait GraphRead {
     }
 
     /// A maintained index (a vector index) as this transaction sees it.
+    /// The system time the transaction reads the graph as of
+    /// (`Storage::read_as_of`); `None` for the graph as it is.
+    fn system_time(&self) -> Option<u64> {
+        self.core().as_of
+    }
+
     fn maintained_index(&self, name: &str) -> Result<MaintainedView> {
         let c = self.core();
         let def = c
@@ -808,6 +814,13 @@ pub trait GraphRead {
         }
         if def.stale {
             return Err(StorageError::IndexStale(name.into()));
+        }
+        if c.as_of.is_some() {
+            // Its data (`index_data`) is the index's as it is now.
+            return Err(StorageError::Unsupported(format!(
+                "index '{name}' keeps no history: read as of a system time, it cannot be searched \
+                 (a vector search as of a system time scans the nodes instead)"
+            )));
         }
         Ok(MaintainedView {
             info: def.info(&c.shared.catalog)?,

@@ -4,7 +4,10 @@
 //! graph from `plexus-vector`, with the sequence numbers that make each
 //! transaction see exactly its snapshot), and its entries in the key-value
 //! store. The facade registers [`VectorMaintainer`] when it opens a
-//! database; the query engine searches through [`search`].
+//! database; the query engine searches through [`search`]. Read as of a
+//! system time (`Storage::read_as_of`), a search ranks the vectors the
+//! graph held then, exactly (`past.rs`): the index's own data keeps no
+//! history.
 //!
 //! ```
 //! use plexus_storage::{GraphRead, IndexKind, IndexSpec, Props, Storage};
@@ -31,6 +34,7 @@ mod error;
 mod index;
 mod layout;
 mod node_slots;
+mod past;
 
 pub use config::{vector_of, Config, MAX_DIMENSIONS};
 pub use error::VectorIndexError;
@@ -153,6 +157,11 @@ pub fn search_among(
     nodes: &[NodeId],
     filter: Option<&dyn Fn(NodeId) -> bool>,
 ) -> Result<Vec<Hit>, VectorIndexError> {
+    if let Some(info) = past::index_then(txn, index, false)? {
+        let accept = |n: u64| filter.is_none_or(|f| f(NodeId(n)));
+        let (found, metric) = past::search(txn, &info, query, k, Some(nodes), &accept)?;
+        return Ok(hits(found, metric));
+    }
     let (view, metric) = view(txn, index, false)?;
     let state = state_of(&view, index)?;
     let slots = state.slot_count();
@@ -217,6 +226,10 @@ fn search_ids(
     filter: Option<&dyn Fn(u64) -> bool>,
     edges: bool,
 ) -> Result<(Vec<(u64, f32)>, Metric), VectorIndexError> {
+    if let Some(info) = past::index_then(txn, index, edges)? {
+        let accept = |id: u64| filter.is_none_or(|f| f(id));
+        return past::search(txn, &info, query, k, None, &accept);
+    }
     let (view, metric) = view(txn, index, edges)?;
     let found = state_of(&view, index)?.search(
         view.seq,

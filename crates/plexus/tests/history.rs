@@ -436,3 +436,215 @@ fn valid_time_traversals_from_cypher() {
         .unwrap_err();
     assert!(e.to_string().contains("sideways"), "{e}");
 }
+
+/// The names and scores a vector search returns, through Cypher.
+fn nearest(db: &Database, text: &str, angle: f64, t: Option<u64>) -> Vec<(String, f64)> {
+    let mut p = Params::from([(
+        "q".to_string(),
+        Value::List(vec![
+            Value::Float(angle.to_radians().cos()),
+            Value::Float(angle.to_radians().sin()),
+        ]),
+    )]);
+    if let Some(t) = t {
+        p.insert("t".into(), Value::Int(t as i64));
+    }
+    q(db, text, &p)
+        .into_iter()
+        .map(|r| match (&r[0], &r[1]) {
+            (Value::String(n), Value::Float(s)) => (n.clone(), *s),
+            other => panic!("unexpected row {other:?}"),
+        })
+        .collect()
+}
+
+/// The `k` of `docs` (name, angle in degrees, even) nearest `angle` by
+/// cosine, the even ones only when `even`, with Neo4j's scores: what an
+/// exact search returns.
+fn ranked(docs: &[(String, f64, bool)], angle: f64, k: usize, even: bool) -> Vec<(String, f64)> {
+    let mut all: Vec<(String, f64)> = docs
+        .iter()
+        .filter(|d| d.2 || !even)
+        .map(|(n, a, _)| (n.clone(), (1.0 + (a - angle).to_radians().cos()) / 2.0))
+        .collect();
+    all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    all.truncate(k);
+    all
+}
+
+/// The error of a node search of `index` as of `t`.
+fn node_search_refused(db: &Database, index: &str, t: u64) -> String {
+    let text = format!(
+        "CALL db.index.vector.queryNodes('{index}', 1, [1.0, 0.0]) FOR SYSTEM_TIME AS OF $t \
+         YIELD node RETURN node"
+    );
+    db.query("default", &text, &at(t)).unwrap_err().to_string()
+}
+
+/// `got` names what `want` names, in order, with scores within `within`.
+fn same_ranking(got: &[(String, f64)], want: &[(String, f64)], within: f64, what: &str) {
+    let names = |r: &[(String, f64)]| r.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(got), names(want), "{what}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g.1 - w.1).abs() < within,
+            "{what}: score {} against {}",
+            g.1,
+            w.1
+        );
+    }
+}
+
+#[test]
+fn vector_search_as_of_a_system_time_ranks_the_vectors_held_then() {
+    let db = Database::in_memory().unwrap();
+    db.keep_history("default").unwrap();
+    let none = Params::new();
+    q(
+        &db,
+        "CREATE VECTOR INDEX emb FOR (n:Doc) ON n.v \
+         OPTIONS {indexConfig: {`vector.dimensions`: 2, `vector.similarity_function`: 'cosine'}}",
+        &none,
+    );
+    let create = "UNWIND $docs AS d CREATE (:Doc {name: d[0], v: [cos(radians(d[1])), \
+                  sin(radians(d[1]))], even: d[2]})";
+    let rows = |docs: &[(String, f64, bool)]| {
+        let list = docs
+            .iter()
+            .map(|(n, a, e)| {
+                Value::List(vec![
+                    Value::from(n.as_str()),
+                    Value::Float(*a),
+                    Value::Bool(*e),
+                ])
+            })
+            .collect();
+        Params::from([("docs".to_string(), Value::List(list))])
+    };
+    // Doc i points at 10·i degrees; every other one is "even".
+    let then: Vec<(String, f64, bool)> = (0..36)
+        .map(|i| (format!("d{i}"), 10.0 * i as f64, i % 2 == 0))
+        .collect();
+    q(&db, create, &rows(&then));
+    let first = db.system_time().unwrap();
+    // Later: a third of the docs turn by 95 degrees, a sixth are deleted,
+    // and new ones arrive, so the answers before and after differ.
+    q(
+        &db,
+        "MATCH (d:Doc) WHERE toInteger(substring(d.name, 1)) % 3 = 0 \
+         SET d.v = [cos(radians(toInteger(substring(d.name, 1)) * 10 + 95)), \
+                    sin(radians(toInteger(substring(d.name, 1)) * 10 + 95))]",
+        &none,
+    );
+    q(
+        &db,
+        "MATCH (d:Doc) WHERE toInteger(substring(d.name, 1)) % 6 = 1 DETACH DELETE d",
+        &none,
+    );
+    let late: Vec<(String, f64, bool)> = (0..12)
+        .map(|i| (format!("n{i}"), 30.0 * i as f64 + 5.0, true))
+        .collect();
+    q(&db, create, &rows(&late));
+    let now: Vec<(String, f64, bool)> = then
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 6 != 1)
+        .map(|(i, (n, a, e))| (n.clone(), if i % 3 == 0 { a + 95.0 } else { *a }, *e))
+        .chain(late)
+        .collect();
+    let past = "CALL db.index.vector.queryNodes('emb', 4, $q) FOR SYSTEM_TIME AS OF $t \
+                YIELD node, score RETURN node.name AS name, score";
+    let current = "CALL db.index.vector.queryNodes('emb', 4, $q) YIELD node, score \
+                   RETURN node.name AS name, score";
+    let past_even = "CALL db.index.vector.queryNodes('emb', 3, $q) FOR SYSTEM_TIME AS OF $t \
+                     YIELD node, score WHERE node.even RETURN node.name AS name, score";
+    for angle in [0.0, 47.0, 133.0, 181.0, 299.0] {
+        same_ranking(
+            &nearest(&db, past, angle, Some(first)),
+            &ranked(&then, angle, 4, false),
+            1e-5,
+            &format!("as of the first commit, at {angle} degrees"),
+        );
+        same_ranking(
+            &nearest(&db, current, angle, None),
+            &ranked(&now, angle, 4, false),
+            // The live index holds f16 codes (quantization is on by default).
+            1e-3,
+            &format!("now, at {angle} degrees"),
+        );
+        same_ranking(
+            &nearest(&db, past_even, angle, Some(first)),
+            &ranked(&then, angle, 3, true),
+            1e-5,
+            &format!("the even ones as of the first commit, at {angle} degrees"),
+        );
+    }
+    // What held then and now differ, so the two answers cannot agree by
+    // chance.
+    assert_ne!(ranked(&then, 0.0, 4, false), ranked(&now, 0.0, 4, false));
+    // An index created later is not there as of the first commit.
+    q(
+        &db,
+        "CREATE VECTOR INDEX later FOR (n:Doc) ON n.w \
+         OPTIONS {indexConfig: {`vector.dimensions`: 2}}",
+        &none,
+    );
+    let e = node_search_refused(&db, "later", first);
+    assert!(e.contains("later"), "{e}");
+}
+
+/// A relationship vector index as of a system time: the relationships of
+/// its type as they were, ranked exactly.
+#[test]
+fn relationship_vector_search_as_of_a_system_time() {
+    let db = Database::in_memory().unwrap();
+    db.keep_history("default").unwrap();
+    let none = Params::new();
+    q(
+        &db,
+        "CREATE VECTOR INDEX cites FOR ()-[r:CITES]-() ON (r.e) \
+         OPTIONS {indexConfig: {`vector.dimensions`: 2, `vector.similarity_function`: 'euclidean'}}",
+        &none,
+    );
+    // r_i points at (i, 0) and CITES; a LINKS beside each holds a vector
+    // too, which the index does not cover.
+    q(
+        &db,
+        "UNWIND range(0, 9) AS i CREATE (a:Doc {name: 'a' + i})-[:CITES {name: 'r' + i, \
+         e: [toFloat(i), 0.0]}]->(:Doc)<-[:LINKS {name: 'l' + i, e: [toFloat(i), 0.0]}]-(a)",
+        &none,
+    );
+    let first = db.system_time().unwrap();
+    q(
+        &db,
+        "MATCH ()-[r:CITES]->() WHERE r.name IN ['r2', 'r3'] SET r.e = [50.0, 0.0]",
+        &none,
+    );
+    q(&db, "MATCH ()-[r:CITES {name: 'r4'}]->() DELETE r", &none);
+    let near = |t: Option<u64>| -> Vec<Value> {
+        let mut p = Params::from([(
+            "q".to_string(),
+            Value::List(vec![Value::Float(3.2), Value::Float(0.0)]),
+        )]);
+        let clause = match t {
+            Some(t) => {
+                p.insert("t".into(), Value::Int(t as i64));
+                "FOR SYSTEM_TIME AS OF $t"
+            }
+            None => "",
+        };
+        let text = format!(
+            "CALL db.index.vector.queryRelationships('cites', 3, $q) {clause} \
+             YIELD relationship RETURN relationship.name"
+        );
+        q(&db, &text, &p)
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect()
+    };
+    assert_eq!(near(Some(first)), ["r3", "r4", "r2"].map(Value::from));
+    assert_eq!(near(None), ["r5", "r1", "r6"].map(Value::from));
+    // A node search of a relationship index is refused as of then too.
+    let e = node_search_refused(&db, "cites", first);
+    assert!(e.contains("relationships"), "{e}");
+}

@@ -112,9 +112,9 @@ impl crate::Storage {
         });
         // The indexes as of `at`, read from the history like their entries.
         // Vector indexes keep their data apart (`index_data`), which is not
-        // versioned: they are left out, so nothing plans a search on them.
-        let mut schema = crate::storage::load_schema(&*core.snap, core.g)?;
-        schema.indexes.retain(|d| !d.kind.is_maintained());
+        // versioned: their definitions stay, but `maintained_index` refuses
+        // them, and a search as of `at` scans (`GraphRead::system_time`).
+        let schema = crate::storage::load_schema(&*core.snap, core.g)?;
         core.schema = std::sync::Arc::new(schema);
         core.as_of = Some(at);
         Ok(crate::ReadTxn { core })
