@@ -199,7 +199,7 @@ const BUILTINS: &[Builtin] = &[
         body: merge_relationship,
         filtered: None,
     },
-    list_update_builtin("plexus.list.add", LIST_VALUE, list_add),
+    list_update_builtin("plexus.list.add", LIST_ADD, list_add),
     list_update_builtin("plexus.list.remove", LIST_VALUE, list_remove),
     list_update_builtin("plexus.list.union", LIST_VALUES, list_union),
     Builtin {
@@ -462,6 +462,15 @@ const LIST_VALUE: &[(&str, ArgType)] = &[
     ("value", ArgType::Any),
 ];
 
+/// The arguments of `plexus.list.add`: those of `plexus.list.remove`, and
+/// optionally what to add as well when the value is added.
+const LIST_ADD: &[(&str, ArgType)] = &[
+    ("entity", ArgType::Any),
+    ("key", ArgType::String),
+    ("value", ArgType::Any),
+    ("then", ArgType::Any),
+];
+
 /// The arguments of `plexus.list.union`.
 const LIST_VALUES: &[(&str, ArgType)] = &[
     ("entity", ArgType::Any),
@@ -600,10 +609,12 @@ fn add_labels(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, Quer
     Ok(out)
 }
 
-/// `plexus.list.add(entity, key, value) YIELD changed`: adds `value` to
-/// the list `key` of a node or relationship unless it holds it. Writers
-/// doing so to one entity at the same time do not conflict
-/// (`WriteTxn::list_add`).
+/// `plexus.list.add(entity, key, value [, then]) YIELD changed`: adds
+/// `value` to the list `key` of a node or relationship unless it holds it.
+/// Writers doing so to one entity at the same time do not conflict
+/// (`WriteTxn::list_add`). `then`, a map from list names to lists, is
+/// added too (each element unless there) only when `value` is
+/// (`WriteTxn::list_add_then`).
 fn list_add(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
     list_update(g, args, "plexus.list.add")
 }
@@ -643,9 +654,22 @@ fn list_update(
         )));
     };
     let value = args[2].clone();
+    let then = match args.get(3) {
+        None | Some(Value::Null) => None,
+        Some(Value::Map(m)) => Some(then_elements(m, name)?),
+        Some(other) => {
+            return Err(QueryError::type_error(format!(
+                "argument `then` of {name} must be a map from list names to lists, not {}",
+                other.value_type()
+            )))
+        }
+    };
     let t = txn(g, name)?;
     let changed = match name {
-        "plexus.list.add" => t.list_add(of, key, value)?,
+        "plexus.list.add" => match then {
+            Some(then) => t.list_add_then(of, key, value, then)?,
+            None => t.list_add(of, key, value)?,
+        },
         "plexus.list.remove" => t.list_remove(of, key, value)?,
         _ => match value {
             Value::List(values) => t.list_union(of, key, values)?,
@@ -660,6 +684,28 @@ fn list_update(
         },
     };
     Ok(vec![vec![Value::Bool(changed)]])
+}
+
+/// The (list, element) pairs of `plexus.list.add`'s `then` map, in its
+/// key order; a null list adds nothing.
+fn then_elements(
+    m: &std::collections::BTreeMap<String, Value>,
+    name: &str,
+) -> Result<Vec<(String, Value)>, QueryError> {
+    let mut out = Vec::new();
+    for (list, values) in m {
+        match values {
+            Value::List(items) => out.extend(items.iter().map(|v| (list.clone(), v.clone()))),
+            Value::Null => {}
+            other => {
+                return Err(QueryError::type_error(format!(
+                    "argument `then` of {name} maps '{list}' to {}, not a list",
+                    other.value_type()
+                )))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `apoc.merge.relationship(start, type, identProps, onCreateProps, end

@@ -37,6 +37,30 @@ pub(crate) enum ListOp {
     Add(Value),
     /// Remove every occurrence of the element.
     Remove(Value),
+    /// [`ListOp::Add`], and only when it appended the element, an add of
+    /// each (list, element) of the rest: decided at commit against the
+    /// entity as it is then, so of two writers attaching one element, only
+    /// the first to commit adds what goes with it (cognee records which
+    /// pipeline run first attached a source this way).
+    AddThen(Value, Vec<(u32, Value)>),
+}
+
+impl ListOp {
+    /// The elements the update writes.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &Value> {
+        let (first, rest) = match self {
+            ListOp::Add(v) | ListOp::Remove(v) => (v, &[][..]),
+            ListOp::AddThen(v, then) => (v, &then[..]),
+        };
+        std::iter::once(first).chain(rest.iter().map(|(_, v)| v))
+    }
+
+    /// Whether the update, applied to the list `own`, may change the list
+    /// `key`.
+    pub(crate) fn touches(&self, own: u32, key: u32) -> bool {
+        own == key
+            || matches!(self, ListOp::AddThen(_, then) if then.iter().any(|(k, _)| *k == key))
+    }
 }
 
 /// A record whose list properties merges update: a node's or a
@@ -123,20 +147,37 @@ pub(crate) fn list_of<R: Listed>(rec: &R, key: u32) -> Result<Vec<Value>> {
     }
 }
 
-/// Applies `op` to the list `key` of `rec`; false when nothing changed.
+/// Applies `op` to the list `key` of `rec`; false when nothing changed
+/// (an [`ListOp::AddThen`]: when its own element was there).
 pub(crate) fn apply(rec: &mut impl Listed, key: u32, op: &ListOp) -> Result<bool> {
+    match op {
+        ListOp::Add(v) => apply_one(rec, key, v, true),
+        ListOp::Remove(v) => apply_one(rec, key, v, false),
+        ListOp::AddThen(v, then) => {
+            let added = apply_one(rec, key, v, true)?;
+            if added {
+                for (k, v) in then {
+                    apply_one(rec, *k, v, true)?;
+                }
+            }
+            Ok(added)
+        }
+    }
+}
+
+/// Adds `v` to the list `key` of `rec` unless there (`add`), or removes
+/// every copy of it; whether the list changed.
+fn apply_one(rec: &mut impl Listed, key: u32, v: &Value, add: bool) -> Result<bool> {
     let mut list = list_of(rec, key)?;
-    let changed = match op {
-        ListOp::Add(v) if list.contains(v) => false,
-        ListOp::Add(v) => {
+    let changed = if add {
+        !list.contains(v) && {
             list.push(v.clone());
             true
         }
-        ListOp::Remove(v) => {
-            let before = list.len();
-            list.retain(|x| x != v);
-            list.len() != before
-        }
+    } else {
+        let before = list.len();
+        list.retain(|x| x != v);
+        list.len() != before
     };
     if changed {
         crate::record::set_prop(rec.props_mut(), key, Value::List(list));
@@ -318,5 +359,25 @@ mod tests {
             apply(&mut r, 3, &ListOp::Add(Value::Int(2))).is_err(),
             "not a list"
         );
+    }
+
+    #[test]
+    fn an_add_then_adds_the_rest_only_when_its_own_element_was_new() {
+        let attach = |run: &str| {
+            ListOp::AddThen(
+                Value::from("k"),
+                vec![(4, Value::from(run)), (5, Value::from("d"))],
+            )
+        };
+        let mut r = rec(None);
+        assert!(apply(&mut r, 3, &attach("r1")).unwrap_or(false));
+        assert!(!apply(&mut r, 3, &attach("r2")).unwrap_or(true));
+        assert_eq!(list_of(&r, 3).unwrap_or_default(), vec![Value::from("k")]);
+        assert_eq!(list_of(&r, 4).unwrap_or_default(), vec![Value::from("r1")]);
+        assert_eq!(list_of(&r, 5).unwrap_or_default(), vec![Value::from("d")]);
+        let op = attach("r1");
+        assert!(op.touches(3, 4) && op.touches(3, 3) && !op.touches(3, 6));
+        assert!(!ListOp::Add(Value::Null).touches(3, 4));
+        assert_eq!(op.values().count(), 3);
     }
 }

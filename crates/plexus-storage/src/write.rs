@@ -13,6 +13,7 @@ use crate::counters::Counters;
 use crate::error::{Result, StorageError};
 use crate::ids::{Direction, EdgeId, GraphId, NodeId};
 use crate::keys::*;
+use crate::merge::ListOp;
 use crate::occ::{Footprint, Subject};
 use crate::read::{edge_record, node_exists, node_record, Entity, GraphRead, Props};
 use crate::record::{set_prop, EdgeRecord, NodeRecord};
@@ -284,14 +285,38 @@ impl WriteTxn {
     /// update is applied again at commit to the entity as it is then
     /// (`merge.rs`).
     pub fn list_add(&mut self, of: impl Into<Entity>, key: &str, value: Value) -> Result<bool> {
-        self.list_update(of.into(), key, vec![crate::merge::ListOp::Add(value)])
+        self.list_update(of.into(), key, &[], |_| vec![ListOp::Add(value)])
+    }
+
+    /// [`WriteTxn::list_add`], and only when it adds `value`, an add of
+    /// each element of `then` (a list name and an element) to its list
+    /// unless there; whether `value` was added. It commutes as `list_add`
+    /// does, and the condition is decided again at commit against the
+    /// entity as it is then: of two transactions adding one element at
+    /// once, only the first to commit adds the rest (cognee records the
+    /// pipeline run that first attached a source this way).
+    pub fn list_add_then(
+        &mut self,
+        of: impl Into<Entity>,
+        key: &str,
+        value: Value,
+        then: Vec<(String, Value)>,
+    ) -> Result<bool> {
+        let names: Vec<&str> = then.iter().map(|(k, _)| k.as_str()).collect();
+        let values: Vec<Value> = then.iter().map(|(_, v)| v.clone()).collect();
+        self.list_update(of.into(), key, &names, |keys| {
+            vec![ListOp::AddThen(
+                value,
+                keys.iter().copied().zip(values).collect(),
+            )]
+        })
     }
 
     /// Removes every occurrence of `value` from the list property `key` of
     /// a node or relationship; whether it changed. Commutes as
     /// [`WriteTxn::list_add`] does.
     pub fn list_remove(&mut self, of: impl Into<Entity>, key: &str, value: Value) -> Result<bool> {
-        self.list_update(of.into(), key, vec![crate::merge::ListOp::Remove(value)])
+        self.list_update(of.into(), key, &[], |_| vec![ListOp::Remove(value)])
     }
 
     /// Adds each of `values` that the list property `key` of a node or
@@ -304,30 +329,37 @@ impl WriteTxn {
         key: &str,
         values: Vec<Value>,
     ) -> Result<bool> {
-        let ops = values.into_iter().map(crate::merge::ListOp::Add).collect();
-        self.list_update(of.into(), key, ops)
+        self.list_update(of.into(), key, &[], |_| {
+            values.into_iter().map(ListOp::Add).collect()
+        })
     }
 
+    /// The list updates `build` makes (given the ids of the names in
+    /// `then`) to the list `key` of `of`, merged at commit where that keeps
+    /// every index right.
     fn list_update(
         &mut self,
         of: Entity,
         key: &str,
-        ops: Vec<crate::merge::ListOp>,
+        then: &[&str],
+        build: impl FnOnce(&[u32]) -> Vec<ListOp>,
     ) -> Result<bool> {
-        for op in &ops {
-            let (crate::merge::ListOp::Add(v) | crate::merge::ListOp::Remove(v)) = op;
-            storable(&[(0, v.clone())])?;
-        }
         self.op(|t| {
-            let k = t.core.shared.catalog.intern(Token::PropKey, key)?;
+            let catalog = &t.core.shared.catalog;
+            let k = catalog.intern(Token::PropKey, key)?;
+            let then = then
+                .iter()
+                .map(|name| catalog.intern(Token::PropKey, name))
+                .collect::<Result<Vec<u32>>>()?;
+            let ops = build(&then);
+            for v in ops.iter().flat_map(ListOp::values) {
+                storable(&[(0, v.clone())])?;
+            }
             // Merged only where a merge keeps every index right.
             let mergeable = t.mode == IndexMode::Maintain
-                && !t
-                    .core
-                    .schema
-                    .indexes
-                    .iter()
-                    .any(|d| d.key == k && (d.unique || d.kind.is_maintained()));
+                && !t.core.schema.indexes.iter().any(|d| {
+                    (d.key == k || then.contains(&d.key)) && (d.unique || d.kind.is_maintained())
+                });
             t.listing = mergeable;
             let changed = match of {
                 Entity::Node(n) => t.list_write(
@@ -361,7 +393,7 @@ impl WriteTxn {
     fn list_write<R: crate::merge::Listed>(
         &mut self,
         k: u32,
-        ops: &[crate::merge::ListOp],
+        ops: &[ListOp],
         read: impl FnOnce(&Self) -> Result<R>,
         write: impl FnOnce(&mut Self, &R, &R) -> Result<()>,
     ) -> Result<bool> {
@@ -1410,7 +1442,7 @@ impl WriteTxn {
             let indexes = indexes
                 .iter()
                 .filter(|d| d.kind.on_relationships() == edge)
-                .filter(|d| ops.iter().any(|(k, _)| *k == d.key))
+                .filter(|d| ops.iter().any(|(k, op)| op.touches(*k, d.key)))
                 .cloned()
                 .collect();
             out.push(crate::merge::Merge {

@@ -573,3 +573,68 @@ mod model {
         }
     }
 }
+
+/// `list_add_then`: two transactions open at once attach the source `k`
+/// to one node, each with its own pipeline run. Both commit, without a
+/// conflict; the run of the first to commit goes with `k`, the other's
+/// not, as if they had run one after the other (cognee's rule: a run is
+/// recorded only where it first attached the source). The list-element
+/// index on the runs holds exactly that. Then the same through Cypher's
+/// `plexus.list.add(…, then)`.
+#[test]
+fn an_add_then_adds_the_rest_only_for_the_first_to_commit() {
+    let (db, n) = with_doc(Some("CREATE INDEX FOR (n:Doc) ON EACH (n.runs)"), None);
+    let attach = |t: &mut plexus::WriteTxn, run: &str| {
+        let then = vec![
+            ("runs".to_string(), Value::from(run)),
+            ("datasets".to_string(), Value::from("d1")),
+        ];
+        t.list_add_then(n, "refs", Value::from("k"), then).unwrap()
+    };
+    let mut first = db.write("default").unwrap();
+    let mut second = db.write("default").unwrap();
+    // Each adds `k` as far as its snapshot shows.
+    assert!(attach(&mut second, "r2"));
+    assert!(attach(&mut first, "r1"));
+    first.commit().unwrap();
+    second.commit().unwrap();
+    let r = db.read("default").unwrap();
+    let list = |key: &str| r.node_property(n, key).unwrap().unwrap_or(Value::Null);
+    assert_eq!(list("refs"), strings(&["k"]));
+    assert_eq!(list("runs"), strings(&["r1"]));
+    assert_eq!(list("datasets"), strings(&["d1"]));
+    let runs_of = |run: &str| {
+        r.find_nodes_with_element(Some("Doc"), "runs", &Value::from(run))
+            .unwrap()
+            .len()
+    };
+    assert_eq!((runs_of("r1"), runs_of("r2")), (1, 0));
+    // A new element brings its runs; the old one brings none again.
+    let cypher = "MATCH (n:Doc) CALL plexus.list.add(n, 'refs', $k, {runs: [$run], datasets: \
+                  null}) YIELD changed RETURN changed";
+    let call = |k: &str, run: &str| {
+        let p = Params::from([
+            ("k".to_string(), Value::from(k)),
+            ("run".to_string(), Value::from(run)),
+        ]);
+        db.query("default", cypher, &p).unwrap().rows
+    };
+    assert_eq!(call("k", "r3"), [[Value::Bool(false)]]);
+    assert_eq!(call("k2", "r3"), [[Value::Bool(true)]]);
+    assert_eq!(refs(&db, n), strings(&["k", "k2"]));
+    let r = db.read("default").unwrap();
+    assert_eq!(
+        r.node_property(n, "runs").unwrap(),
+        Some(strings(&["r1", "r3"]))
+    );
+    let e = db
+        .query(
+            "default",
+            "MATCH (n:Doc) CALL plexus.list.add(n, 'refs', 'x', {runs: 'r'}) YIELD changed \
+             RETURN changed",
+            &Params::new(),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BadInput, "{e}");
+    assert!(e.to_string().contains("'runs'"), "{e}");
+}
