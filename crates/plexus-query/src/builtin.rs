@@ -469,6 +469,7 @@ const LIST_ADD: &[(&str, ArgType)] = &[
     ("key", ArgType::String),
     ("value", ArgType::Any),
     ("then", ArgType::Any),
+    ("sorted", ArgType::Any),
 ];
 
 /// The arguments of `plexus.list.union`.
@@ -609,12 +610,13 @@ fn add_labels(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, Quer
     Ok(out)
 }
 
-/// `plexus.list.add(entity, key, value [, then]) YIELD changed`: adds
-/// `value` to the list `key` of a node or relationship unless it holds it.
-/// Writers doing so to one entity at the same time do not conflict
-/// (`WriteTxn::list_add`). `then`, a map from list names to lists, is
-/// added too (each element unless there) only when `value` is
-/// (`WriteTxn::list_add_then`).
+/// `plexus.list.add(entity, key, value [, then [, sorted]]) YIELD
+/// changed`: adds `value` to the list `key` of a node or relationship
+/// unless it holds it. Writers doing so to one entity at the same time do
+/// not conflict (`WriteTxn::list_add`). `then`, a map from list names to
+/// lists, is added too (each element unless there) only when `value` is;
+/// the lists `sorted` names get their elements inserted in order instead
+/// of appended (`WriteTxn::list_add_then`).
 fn list_add(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
     list_update(g, args, "plexus.list.add")
 }
@@ -664,12 +666,17 @@ fn list_update(
             )))
         }
     };
+    let sorted = match args.get(4) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(v) => list_names(v, name)?,
+    };
     let t = txn(g, name)?;
     let changed = match name {
-        "plexus.list.add" => match then {
-            Some(then) => t.list_add_then(of, key, value, then)?,
-            None => t.list_add(of, key, value)?,
-        },
+        "plexus.list.add" if then.is_some() || !sorted.is_empty() => {
+            let sorted: Vec<&str> = sorted.iter().map(String::as_str).collect();
+            t.list_add_then(of, key, value, then.unwrap_or_default(), &sorted)?
+        }
+        "plexus.list.add" => t.list_add(of, key, value)?,
         "plexus.list.remove" => t.list_remove(of, key, value)?,
         _ => match value {
             Value::List(values) => t.list_union(of, key, values)?,
@@ -684,6 +691,26 @@ fn list_update(
         },
     };
     Ok(vec![vec![Value::Bool(changed)]])
+}
+
+/// The list names of `plexus.list.add`'s `sorted`.
+fn list_names(v: &Value, name: &str) -> Result<Vec<String>, QueryError> {
+    let bad = || {
+        QueryError::type_error(format!(
+            "argument `sorted` of {name} must be a list of list names, not {}",
+            v.value_type()
+        ))
+    };
+    let Value::List(items) = v else {
+        return Err(bad());
+    };
+    items
+        .iter()
+        .map(|i| match i {
+            Value::String(s) => Ok(s.clone()),
+            _ => Err(bad()),
+        })
+        .collect()
 }
 
 /// The (list, element) pairs of `plexus.list.add`'s `then` map, in its

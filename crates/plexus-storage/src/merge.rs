@@ -37,22 +37,30 @@ pub(crate) enum ListOp {
     Add(Value),
     /// Remove every occurrence of the element.
     Remove(Value),
-    /// [`ListOp::Add`], and only when it appended the element, an add of
-    /// each (list, element) of the rest: decided at commit against the
-    /// entity as it is then, so of two writers attaching one element, only
-    /// the first to commit adds what goes with it (cognee records which
+    /// Insert the element unless the list holds it, before the first
+    /// element that sorts after it (`plexus_common::encode_key_value`
+    /// order): a list only ever changed so stays sorted, in whatever order
+    /// the inserts come, as a set kept in order.
+    Insert(Value),
+    /// The first update (an add or an insert), and only when it changed
+    /// the list, each (list, update) of the rest: decided at commit against
+    /// the entity as it is then, so of two writers attaching one element,
+    /// only the first to commit makes the rest (cognee records which
     /// pipeline run first attached a source this way).
-    AddThen(Value, Vec<(u32, Value)>),
+    AddThen(Box<ListOp>, Vec<(u32, ListOp)>),
 }
 
 impl ListOp {
     /// The elements the update writes.
-    pub(crate) fn values(&self) -> impl Iterator<Item = &Value> {
-        let (first, rest) = match self {
-            ListOp::Add(v) | ListOp::Remove(v) => (v, &[][..]),
-            ListOp::AddThen(v, then) => (v, &then[..]),
-        };
-        std::iter::once(first).chain(rest.iter().map(|(_, v)| v))
+    pub(crate) fn values(&self) -> Vec<&Value> {
+        match self {
+            ListOp::Add(v) | ListOp::Insert(v) | ListOp::Remove(v) => vec![v],
+            ListOp::AddThen(first, then) => first
+                .values()
+                .into_iter()
+                .chain(then.iter().flat_map(|(_, op)| op.values()))
+                .collect(),
+        }
     }
 
     /// Whether the update, applied to the list `own`, may change the list
@@ -150,39 +158,53 @@ pub(crate) fn list_of<R: Listed>(rec: &R, key: u32) -> Result<Vec<Value>> {
 /// Applies `op` to the list `key` of `rec`; false when nothing changed
 /// (an [`ListOp::AddThen`]: when its own element was there).
 pub(crate) fn apply(rec: &mut impl Listed, key: u32, op: &ListOp) -> Result<bool> {
-    match op {
-        ListOp::Add(v) => apply_one(rec, key, v, true),
-        ListOp::Remove(v) => apply_one(rec, key, v, false),
-        ListOp::AddThen(v, then) => {
-            let added = apply_one(rec, key, v, true)?;
-            if added {
-                for (k, v) in then {
-                    apply_one(rec, *k, v, true)?;
-                }
+    if let ListOp::AddThen(first, then) = op {
+        let added = apply(rec, key, first)?;
+        if added {
+            for (k, op) in then {
+                apply(rec, *k, op)?;
             }
-            Ok(added)
         }
+        return Ok(added);
     }
-}
-
-/// Adds `v` to the list `key` of `rec` unless there (`add`), or removes
-/// every copy of it; whether the list changed.
-fn apply_one(rec: &mut impl Listed, key: u32, v: &Value, add: bool) -> Result<bool> {
     let mut list = list_of(rec, key)?;
-    let changed = if add {
-        !list.contains(v) && {
+    let changed = match op {
+        ListOp::Add(v) | ListOp::Insert(v) if list.contains(v) => false,
+        ListOp::Add(v) => {
             list.push(v.clone());
             true
         }
-    } else {
-        let before = list.len();
-        list.retain(|x| x != v);
-        list.len() != before
+        ListOp::Insert(v) => {
+            let at = list
+                .iter()
+                .position(|x| sorts_after(x, v))
+                .unwrap_or(list.len());
+            list.insert(at, v.clone());
+            true
+        }
+        ListOp::Remove(v) => {
+            let before = list.len();
+            list.retain(|x| x != v);
+            list.len() != before
+        }
+        // Handled above.
+        ListOp::AddThen(..) => false,
     };
     if changed {
         crate::record::set_prop(rec.props_mut(), key, Value::List(list));
     }
     Ok(changed)
+}
+
+/// Whether `a` sorts after `b` in the order of their key encodings (the
+/// property indexes' order: strings by their bytes, numbers as numbers).
+fn sorts_after(a: &Value, b: &Value) -> bool {
+    let key = |v: &Value| {
+        let mut k = Vec::new();
+        plexus_common::encode_key_value(v, &mut k);
+        k
+    };
+    key(a) > key(b)
 }
 
 /// The list updates one transaction made to one entity, to apply again
@@ -362,11 +384,30 @@ mod tests {
     }
 
     #[test]
+    fn inserts_keep_a_list_sorted_whatever_their_order() {
+        let mut a = rec(None);
+        let mut b = rec(None);
+        for x in ["m", "c", "x", "c", "a"] {
+            apply(&mut a, 3, &ListOp::Insert(Value::from(x))).unwrap_or(false);
+        }
+        for x in ["a", "x", "m", "c"] {
+            apply(&mut b, 3, &ListOp::Insert(Value::from(x))).unwrap_or(false);
+        }
+        let sorted: Vec<Value> = ["a", "c", "m", "x"].map(Value::from).to_vec();
+        assert_eq!(list_of(&a, 3).unwrap_or_default(), sorted);
+        assert_eq!(list_of(&b, 3).unwrap_or_default(), sorted);
+        assert!(!apply(&mut a, 3, &ListOp::Insert(Value::from("m"))).unwrap_or(true));
+    }
+
+    #[test]
     fn an_add_then_adds_the_rest_only_when_its_own_element_was_new() {
         let attach = |run: &str| {
             ListOp::AddThen(
-                Value::from("k"),
-                vec![(4, Value::from(run)), (5, Value::from("d"))],
+                Box::new(ListOp::Add(Value::from("k"))),
+                vec![
+                    (4, ListOp::Add(Value::from(run))),
+                    (5, ListOp::Insert(Value::from("d"))),
+                ],
             )
         };
         let mut r = rec(None);
@@ -378,6 +419,6 @@ mod tests {
         let op = attach("r1");
         assert!(op.touches(3, 4) && op.touches(3, 3) && !op.touches(3, 6));
         assert!(!ListOp::Add(Value::Null).touches(3, 4));
-        assert_eq!(op.values().count(), 3);
+        assert_eq!(op.values().len(), 3);
     }
 }

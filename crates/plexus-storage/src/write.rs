@@ -290,25 +290,35 @@ impl WriteTxn {
 
     /// [`WriteTxn::list_add`], and only when it adds `value`, an add of
     /// each element of `then` (a list name and an element) to its list
-    /// unless there; whether `value` was added. It commutes as `list_add`
-    /// does, and the condition is decided again at commit against the
-    /// entity as it is then: of two transactions adding one element at
-    /// once, only the first to commit adds the rest (cognee records the
-    /// pipeline run that first attached a source this way).
+    /// unless there; whether `value` was added. The lists `sorted` names
+    /// (`key`'s or those of `then`) get their element inserted in order
+    /// instead of appended (before the first element that sorts after it:
+    /// a list only changed so stays sorted, as a set). It commutes as
+    /// `list_add` does, and the condition is decided again at commit
+    /// against the entity as it is then: of two transactions adding one
+    /// element at once, only the first to commit adds the rest (cognee
+    /// records the pipeline run that first attached a source this way).
     pub fn list_add_then(
         &mut self,
         of: impl Into<Entity>,
         key: &str,
         value: Value,
         then: Vec<(String, Value)>,
+        sorted: &[&str],
     ) -> Result<bool> {
+        let update = |list: &str, v: Value| match sorted.contains(&list) {
+            true => ListOp::Insert(v),
+            false => ListOp::Add(v),
+        };
+        let first = update(key, value);
         let names: Vec<&str> = then.iter().map(|(k, _)| k.as_str()).collect();
-        let values: Vec<Value> = then.iter().map(|(_, v)| v.clone()).collect();
+        let rest: Vec<ListOp> = then.iter().map(|(k, v)| update(k, v.clone())).collect();
         self.list_update(of.into(), key, &names, |keys| {
-            vec![ListOp::AddThen(
-                value,
-                keys.iter().copied().zip(values).collect(),
-            )]
+            let rest = keys.iter().copied().zip(rest).collect::<Vec<_>>();
+            match rest.is_empty() {
+                true => vec![first],
+                false => vec![ListOp::AddThen(Box::new(first), rest)],
+            }
         })
     }
 

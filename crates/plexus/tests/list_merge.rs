@@ -589,7 +589,8 @@ fn an_add_then_adds_the_rest_only_for_the_first_to_commit() {
             ("runs".to_string(), Value::from(run)),
             ("datasets".to_string(), Value::from("d1")),
         ];
-        t.list_add_then(n, "refs", Value::from("k"), then).unwrap()
+        t.list_add_then(n, "refs", Value::from("k"), then, &["datasets"])
+            .unwrap()
     };
     let mut first = db.write("default").unwrap();
     let mut second = db.write("default").unwrap();
@@ -626,6 +627,32 @@ fn an_add_then_adds_the_rest_only_for_the_first_to_commit() {
     assert_eq!(
         r.node_property(n, "runs").unwrap(),
         Some(strings(&["r1", "r3"]))
+    );
+    // Sorted lists: inserts in order, from transactions committed in any
+    // order.
+    let mut writers: Vec<plexus::WriteTxn> = ["m", "c", "x", "c"]
+        .iter()
+        .map(|x| {
+            let mut t = db.write("default").unwrap();
+            t.list_add_then(n, "sets", Value::from(*x), vec![], &["sets"])
+                .unwrap();
+            t
+        })
+        .collect();
+    while let Some(t) = writers.pop() {
+        t.commit().unwrap();
+    }
+    let sorted_add = "MATCH (n:Doc) CALL plexus.list.add(n, 'sets', $k, null, ['sets']) \
+                      YIELD changed RETURN changed";
+    let p = Params::from([("k".to_string(), Value::from("d"))]);
+    assert_eq!(
+        db.query("default", sorted_add, &p).unwrap().rows,
+        [[Value::Bool(true)]]
+    );
+    let r = db.read("default").unwrap();
+    assert_eq!(
+        r.node_property(n, "sets").unwrap(),
+        Some(strings(&["c", "d", "m", "x"]))
     );
     let e = db
         .query(

@@ -8,9 +8,14 @@ native: the four lists (``source_ref_keys``, ``source_dataset_ids``,
 list-element indexes on nodes and on relationships of every type, so every
 "who carries this key, dataset or run" question is an index seek, and an
 ``edge_text`` index answers "does any relationship still carry this text".
-The list transitions are cognee's own (`source_ref_state`), applied inside
-one Plexus transaction per call: a concurrent writer's change is never lost
-(the loser of a conflict runs again on the winner's result).
+Attaching a source is a list update that commutes (`plexus.list.add`: the
+dataset inserted in order, the key appended, and only where the key is new
+the run's ref appended and its id inserted in order — cognee's rule and its
+sorted lists, decided at commit): writers attaching sources to shared nodes
+and relationships do not conflict. Folds in writes and removals use
+cognee's own transitions (`source_ref_state`) inside one Plexus transaction
+per call: a concurrent writer's change is never lost (the loser of a
+conflict runs again on the winner's result).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from cognee.infrastructure.databases.provenance import (
 from cognee.infrastructure.databases.provenance.source_ref_state import (
     provenance_after_attach,
     provenance_after_remove,
+    provenance_attach_inputs,
 )
 
 from .store import autocommit, forget_database, in_transaction, open_database, quote, run, storable_props
@@ -134,6 +140,40 @@ WHERE type(r) = row.e[2]
 SET r.source_ref_keys = row.c[0], r.source_dataset_ids = row.c[1],
     r.source_run_ids = row.c[2], r.source_run_refs = row.c[3]
 """
+
+
+# Attaching one source key to each target, as cognee's `provenance_after_attach`
+# would leave the lists: the key's dataset inserted in the sorted dataset
+# list; the key appended unless there, and only then its run's ref appended
+# and the run's id inserted in the sorted run list. Each is a list update that
+# commutes, so concurrent attachers do not conflict.
+ATTACH = """
+CALL plexus.list.add({x}, 'source_dataset_ids', row.dataset, null, ['source_dataset_ids'])
+YIELD changed
+WITH {x}, row
+CALL plexus.list.add({x}, 'source_ref_keys', row.key, row.then, ['source_run_ids']) YIELD changed
+RETURN count(*) AS attached
+"""
+
+ATTACH_NODES = f"UNWIND $rows AS row MATCH (n:{LABEL} {{id: row.id}})" + ATTACH.format(x="n")
+
+ATTACH_EDGES = (
+    f"UNWIND $rows AS row MATCH (a:{LABEL} {{id: row.e[0]}})-[r]->(b:{LABEL} {{id: row.e[1]}}) "
+    "WHERE type(r) = row.e[2]" + ATTACH.format(x="r")
+)
+
+
+def _attach_rows(what: str, targets: list, keys: Sequence[str], run_id: Optional[str]) -> list:
+    """One row per key and target, in key order: the key, its dataset, and
+    the run's ref and id that go with it where it is new (cognee's
+    `provenance_attach_inputs`)."""
+    rows = []
+    for key in dict.fromkeys(keys):
+        inputs = provenance_attach_inputs(key, run_id)
+        then = {"source_run_refs": list(inputs.add_run_refs), "source_run_ids": list(inputs.add_run_ids)}
+        for target in targets:
+            rows.append({what: target, "key": key, "dataset": inputs.add_dataset_ids[0], "then": then})
+    return rows
 
 
 def _fold(tx: plexus.Transaction, read: str, write: str, what: str, targets: list, change) -> None:
@@ -334,10 +374,15 @@ class PlexusGraphAdapter(GraphDBInterface):
         in_transaction(self.db, lambda tx: _fold(tx, READ_EDGE_PROVENANCE, WRITE_EDGE_PROVENANCE, "edges", wanted, change))
 
     async def attach_node_source_refs(self, node_ids, source_ref_keys, pipeline_run_id=None) -> None:
-        await run(self._change_nodes, node_ids, _attach(source_ref_keys, _str(pipeline_run_id)))
+        ids = [str(i) for i in node_ids]
+        rows = _attach_rows("id", ids, source_ref_keys, _str(pipeline_run_id))
+        if rows:
+            await self._write(ATTACH_NODES, {"rows": rows})
 
     async def attach_edge_source_refs(self, edges, source_ref_keys, pipeline_run_id=None) -> None:
-        await run(self._change_edges, edges, _attach(source_ref_keys, _str(pipeline_run_id)))
+        rows = _attach_rows("e", _triples(edges), source_ref_keys, _str(pipeline_run_id))
+        if rows:
+            await self._write(ATTACH_EDGES, {"rows": rows})
 
     async def remove_node_source_refs(self, node_ids, source_ref_keys) -> None:
         await run(self._change_nodes, node_ids, _remove(source_ref_keys))
