@@ -61,6 +61,10 @@ pub struct Prepared {
     /// (part, clause) of each top-level `UNWIND list AS x` after which
     /// nothing reads `list`: found once here, not at every run.
     movable: Vec<(usize, usize)>,
+    /// Per top-level part that is a plain `MATCH … RETURN count(*)`, its
+    /// patterns with the names of the last hops dropped when nothing reads
+    /// them ([`anonymise_ends`]): copied once here, not at every run.
+    counted: Vec<Option<Vec<PathPattern>>>,
 }
 
 /// How a query runs: for its rows, for its plan, or both.
@@ -117,12 +121,26 @@ impl Prepared {
             }
             _ => false,
         };
+        let counted = match &statement {
+            Statement::Query(q) | Statement::Profile(q) => q
+                .parts()
+                .map(|part| match count_shape(part) {
+                    Some((patterns, None, _)) => match anonymise_ends(patterns, &[Row::new()]) {
+                        Cow::Owned(p) => Some(p),
+                        Cow::Borrowed(_) => None,
+                    },
+                    _ => None,
+                })
+                .collect(),
+            _ => vec![],
+        };
         Ok(Prepared {
             statement,
             text: text.into(),
             writes,
             batched,
             movable,
+            counted,
         })
     }
 
@@ -175,6 +193,7 @@ impl Prepared {
             guard,
             procs,
             movable: &self.movable,
+            counted: &self.counted,
         }
     }
 
@@ -284,6 +303,7 @@ struct RunEnv<'a> {
     guard: &'a Guard,
     procs: Option<&'a Procedures>,
     movable: &'a [(usize, usize)],
+    counted: &'a [Option<Vec<PathPattern>>],
 }
 
 fn writes(c: &Clause) -> bool {
@@ -359,6 +379,7 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
     } else {
         env.movable
     };
+    ex.counted = env.counted;
     if mode == Mode::Explain {
         return Ok(plan_table(
             &crate::plan::explain(q, ex.graph(), &ex.ctx()),
@@ -416,6 +437,7 @@ fn run_into(
     procedure::check(q, procs)?;
     let mut ex = Exec::new(access, env.params, env.guard, procs, 0);
     ex.movable = env.movable;
+    ex.counted = env.counted;
     let mut table = ex.single_into(&q.first, vec![Row::new()], Some(&mut *sink))?;
     if ex.streamed.get() {
         return Ok(());
@@ -523,6 +545,8 @@ struct Exec<'t, 'p> {
     nesting: usize,
     /// Top-level UNWINDs whose list may be moved (see [`Prepared`]).
     movable: &'p [(usize, usize)],
+    /// Top-level counts' patterns, prepared (see [`Prepared`]).
+    counted: &'p [Option<Vec<PathPattern>>],
     /// Set when the result rows went to a [`RowSink`] as they came.
     streamed: std::cell::Cell<bool>,
     /// One-hop pattern predicates' neighbour sets (`pattern/adjacent.rs`).
@@ -547,6 +571,7 @@ impl<'t, 'p> Exec<'t, 'p> {
             part: 0,
             nesting,
             movable: &[],
+            counted: &[],
             streamed: std::cell::Cell::new(false),
             adjacent: Default::default(),
         }
@@ -866,36 +891,28 @@ impl Exec<'_, '_> {
     /// `MATCH ... RETURN count(*)` as a whole query part: matches are
     /// counted as they are found, never built into rows.
     fn count_only(&self, q: &SingleQuery, rows: &[Row]) -> Result<Option<Table>, QueryError> {
-        let [Clause::Match {
-            optional: false,
-            patterns,
-            where_,
-            ..
-        }, Clause::Return(p)] = q.clauses.as_slice()
-        else {
+        let Some((patterns, where_, item)) = count_shape(q) else {
             return Ok(None);
         };
-        let [item] = p.items.as_slice() else {
-            return Ok(None);
-        };
-        let plain = !p.distinct
-            && !p.star
-            && p.order_by.is_empty()
-            && p.skip.is_none()
-            && p.limit.is_none()
-            && p.where_.is_none()
-            && matches!(item.expr.kind, ExprKind::CountStar);
         let ctx = self.ctx();
-        let (true, Some(g)) = (plain, ctx.graph) else {
+        let Some(g) = ctx.graph else {
             return Ok(None);
         };
         let patterns = match where_ {
+            // A top-level part starts from one empty row: its patterns
+            // were prepared once (`Prepared::counted`).
+            None if self.nesting == 0 => Cow::Borrowed(
+                self.counted
+                    .get(self.part)
+                    .and_then(Option::as_deref)
+                    .unwrap_or(patterns),
+            ),
             None => anonymise_ends(patterns, rows),
-            Some(_) => Cow::Borrowed(patterns.as_slice()),
+            Some(_) => Cow::Borrowed(patterns),
         };
         let mut n = 0i64;
         for r in rows {
-            let found = pattern::count_all(g, &ctx, &patterns, where_.as_ref(), r)?;
+            let found = pattern::count_all(g, &ctx, &patterns, where_, r)?;
             n = n.saturating_add(i64::try_from(found).unwrap_or(i64::MAX));
         }
         let name = item.alias.clone().unwrap_or_else(|| item.text.clone());
@@ -1271,6 +1288,38 @@ fn limit_after(q: &SingleQuery, ci: usize, ctx: &Ctx<'_>) -> Option<usize> {
     Some(n(&p.skip)?.saturating_add(n(&p.limit)?))
 }
 
+/// `MATCH … RETURN count(*)` as a whole query part, plainly (no
+/// DISTINCT, ORDER BY, SKIP, LIMIT or WHERE after it): its patterns, its
+/// WHERE and the count's item.
+fn count_shape(
+    q: &SingleQuery,
+) -> Option<(
+    &[PathPattern],
+    Option<&Expr>,
+    &plexus_cypher::ProjectionItem,
+)> {
+    let [Clause::Match {
+        optional: false,
+        patterns,
+        where_,
+        ..
+    }, Clause::Return(p)] = q.clauses.as_slice()
+    else {
+        return None;
+    };
+    let [item] = p.items.as_slice() else {
+        return None;
+    };
+    let plain = !p.distinct
+        && !p.star
+        && p.order_by.is_empty()
+        && p.skip.is_none()
+        && p.limit.is_none()
+        && p.where_.is_none()
+        && matches!(item.expr.kind, ExprKind::CountStar);
+    plain.then_some((patterns.as_slice(), where_.as_ref(), item))
+}
+
 /// For counting: drops the names of each pattern's last relationship and
 /// node when nothing else can refer to them (named once, not bound in the
 /// incoming rows, no inline expression reads a variable), so the matcher
@@ -1354,4 +1403,53 @@ fn index_label(g: &dyn GraphRead, name: Option<&Value>) -> Result<Option<String>
         .into_iter()
         .find(|i| i.name == *name)
         .and_then(|i| i.label))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names of the last node of each prepared count's pattern, per
+    /// part (`None`: the part keeps its own patterns).
+    fn last_nodes(text: &str) -> Vec<Option<Vec<Option<String>>>> {
+        let prepared = Prepared::new(text).expect("a valid query");
+        prepared
+            .counted
+            .iter()
+            .map(|c| {
+                c.as_ref().map(|patterns| {
+                    patterns
+                        .iter()
+                        .map(|p| p.element.chain.last().and_then(|(_, n)| n.var.clone()))
+                        .collect()
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn counts_drop_the_names_nothing_reads_once_when_prepared() {
+        // `b` is named once: dropped, so the matcher may count the hop.
+        assert_eq!(
+            last_nodes("MATCH (a {id: 1})-->(b) RETURN count(*)"),
+            [Some(vec![None])]
+        );
+        // Named twice, or read by a WHERE: kept (no copy).
+        assert_eq!(
+            last_nodes("MATCH (a)-->(b), (b)-->(c) RETURN count(*)"),
+            [Some(vec![Some("b".into()), None])]
+        );
+        assert_eq!(
+            last_nodes("MATCH (a)-->(b) WHERE b.x = 1 RETURN count(*)"),
+            [None]
+        );
+        // Not a plain count, or a single node: nothing prepared.
+        assert_eq!(last_nodes("MATCH (a)-->(b) RETURN count(b)"), [None]);
+        assert_eq!(last_nodes("MATCH (a) RETURN count(*)"), [None]);
+        // Each UNION part on its own.
+        assert_eq!(
+            last_nodes("MATCH (a) RETURN count(*) AS n UNION MATCH (a)-->(b) RETURN count(*) AS n"),
+            [None, Some(vec![None])]
+        );
+    }
 }
