@@ -101,6 +101,22 @@ pub struct MaintainedView {
 /// A lazy sequence of ids.
 pub type IdIter<'a, T> = Box<dyn Iterator<Item = Result<T>> + 'a>;
 
+/// The id of the property key `key`, recording the read of `node` (for
+/// serializable transactions); `None` when no property has that name.
+fn property_read(c: &TxnCore, node: NodeId, key: &str) -> Option<u32> {
+    let k = c.lookup(Token::PropKey, key)?;
+    c.read(Subject::Node(c.g.0, node.0));
+    Some(k)
+}
+
+/// Property `k` of `node`, decoded from its record.
+fn record_property(c: &TxnCore, node: NodeId, k: u32) -> Result<Option<Value>> {
+    let found = c.with_value(NODES, &node_key(c.g, node), |b| {
+        crate::record::node_prop(b, k)
+    })?;
+    Ok(found.flatten())
+}
+
 /// The internal id the id map `ks` holds for the user id `key`.
 fn mapped_id(c: &TxnCore, ks: plexus_kv::Ks, key: &str) -> Result<Option<u64>> {
     match c.get(ks, &user_id_key(c.g, key))? {
@@ -520,17 +536,13 @@ pub trait GraphRead {
     /// One property of a node, without decoding names or other properties.
     fn node_property(&self, node: NodeId, key: &str) -> Result<Option<Value>> {
         let c = self.core();
-        let Some(k) = c.lookup(Token::PropKey, key) else {
+        let Some(k) = property_read(c, node, key) else {
             return Ok(None);
         };
-        c.read(Subject::Node(c.g.0, node.0));
-        if let Some(v) = crate::members::node_property(c, node, k)? {
-            return Ok(v);
+        match crate::members::node_property(c, node, k)? {
+            Some(v) => Ok(v),
+            None => record_property(c, node, k),
         }
-        let found = c.with_value(NODES, &node_key(c.g, node), |b| {
-            crate::record::node_prop(b, k)
-        })?;
-        Ok(found.flatten())
     }
 
     /// `f` of one property of a node, lent from the property's column when
@@ -545,18 +557,13 @@ pub trait GraphRead {
         f: &mut dyn FnMut(Option<&Value>),
     ) -> Result<()> {
         let c = self.core();
-        let Some(k) = c.lookup(Token::PropKey, key) else {
+        let Some(k) = property_read(c, node, key) else {
             f(None);
             return Ok(());
         };
-        c.read(Subject::Node(c.g.0, node.0));
-        if crate::members::with_node_property(c, node, k, f)? {
-            return Ok(());
+        if !crate::members::with_node_property(c, node, k, f)? {
+            f(record_property(c, node, k)?.as_ref());
         }
-        let found = c.with_value(NODES, &node_key(c.g, node), |b| {
-            crate::record::node_prop(b, k)
-        })?;
-        f(found.flatten().as_ref());
         Ok(())
     }
 
@@ -791,13 +798,13 @@ pub trait GraphRead {
         Ok(out)
     }
 
-    /// A maintained index (a vector index) as this transaction sees it.
     /// The system time the transaction reads the graph as of
     /// (`Storage::read_as_of`); `None` for the graph as it is.
     fn system_time(&self) -> Option<u64> {
         self.core().as_of
     }
 
+    /// A maintained index (a vector index) as this transaction sees it.
     fn maintained_index(&self, name: &str) -> Result<MaintainedView> {
         let c = self.core();
         let def = c

@@ -11,7 +11,7 @@
 use crate::config::{vector_of, Config};
 use crate::error::VectorIndexError;
 use plexus_storage::{EdgeId, GraphRead, IndexInfo, NodeId};
-use plexus_vector::{kernels, prepare, Metric};
+use plexus_vector::{prepare, Metric};
 use std::collections::BinaryHeap;
 
 /// The definition of `index` when `txn` reads as of a system time and the
@@ -54,16 +54,6 @@ impl PartialOrd for Ranked {
 impl Ord for Ranked {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
-    }
-}
-
-/// The distance `metric` gives a prepared query and a stored vector (the
-/// index's own distances, in full precision).
-fn distance(metric: Metric, q: &[f32], v: &[f32]) -> f32 {
-    match metric {
-        Metric::Euclidean => kernels::l2sq(q, v),
-        Metric::Cosine => 1.0 - kernels::dot(q, v),
-        Metric::Dot => -kernels::dot(q, v),
     }
 }
 
@@ -114,7 +104,7 @@ pub(crate) fn search(
         let Ok(v) = vector_of(&v).and_then(|v| Ok(prepare(config.metric, config.dim, &v)?)) else {
             continue;
         };
-        best.push(Ranked(distance(config.metric, &q, &v), id));
+        best.push(Ranked(config.metric.distance(&q, &v), id));
         if best.len() > k {
             best.pop();
         }

@@ -20,6 +20,26 @@ pub enum Metric {
 }
 
 impl Metric {
+    /// The distance of a prepared query ([`prepare`]) from a stored f32
+    /// vector of the same length.
+    #[inline]
+    pub fn distance(self, query: &[f32], v: &[f32]) -> f32 {
+        match self {
+            Metric::Euclidean => kernels::l2sq(query, v),
+            _ => self.of_dot(kernels::dot(query, v)),
+        }
+    }
+
+    /// The distance the dot product of a prepared query and a stored vector
+    /// gives (not for Euclidean, whose distance is not a dot product).
+    #[inline]
+    fn of_dot(self, dot: f32) -> f32 {
+        match self {
+            Metric::Cosine => 1.0 - dot,
+            _ => -dot,
+        }
+    }
+
     /// The score of a distance this metric gave.
     pub fn score(self, distance: f32) -> f32 {
         match self {
@@ -431,17 +451,10 @@ impl Codes {
     /// The distance from a prepared query to the vector in `slot`.
     pub fn distance(&self, query: &[f32], slot: u32) -> f32 {
         let range = slot as usize * self.dim..(slot as usize + 1) * self.dim;
-        let dot = match (self.precision, self.metric) {
-            (Precision::F32, Metric::Euclidean) => return kernels::l2sq(query, &self.f32s[range]),
-            (Precision::F16, Metric::Euclidean) => {
-                return kernels::l2sq_f16(query, &self.f16s[range])
-            }
-            (Precision::F32, _) => kernels::dot(query, &self.f32s[range]),
-            (Precision::F16, _) => kernels::dot_f16(query, &self.f16s[range]),
-        };
-        match self.metric {
-            Metric::Cosine => 1.0 - dot,
-            _ => -dot,
+        match (self.precision, self.metric) {
+            (Precision::F32, m) => m.distance(query, &self.f32s[range]),
+            (Precision::F16, Metric::Euclidean) => kernels::l2sq_f16(query, &self.f16s[range]),
+            (Precision::F16, m) => m.of_dot(kernels::dot_f16(query, &self.f16s[range])),
         }
     }
 }

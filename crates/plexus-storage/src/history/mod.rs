@@ -95,11 +95,12 @@ fn is_pending(op: &Op) -> bool {
 /// time, and returns it (`None` when none waits). `snap` is the state the
 /// batch lands on, under the commit lock.
 pub(crate) fn stamp(snap: &dyn Snapshot, batch: &mut WriteBatch) -> Result<Option<u64>> {
-    if !has_pending_stamps(batch) {
+    // One pass: the ops before the first pending one hold none.
+    let Some(first) = batch.ops.iter().position(is_pending) else {
         return Ok(None);
-    }
+    };
     let t = tick(snap, batch)?;
-    for op in &mut batch.ops {
+    for op in &mut batch.ops[first..] {
         if is_pending(op) {
             if let Op::Put { value, .. } = op {
                 *value = t.to_be_bytes().to_vec();
