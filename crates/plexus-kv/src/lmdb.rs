@@ -22,6 +22,8 @@ use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, MdbError, PutFlags, RoTxn, WithoutTls};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -73,43 +75,62 @@ struct Generation {
 
 #[derive(Default)]
 struct Gate {
-    state: Mutex<GateState>,
+    /// Snapshots open now, and snapshots about to check `resizing`.
+    readers: AtomicUsize,
+    resizing: AtomicBool,
+    /// Held to wait on `changed`, and to change `resizing` or wake a
+    /// waiter, so no wake-up is lost between a check and a wait.
+    state: Mutex<()>,
     changed: Condvar,
-}
-
-#[derive(Default)]
-struct GateState {
-    readers: usize,
-    resizing: bool,
 }
 
 struct GateGuard(Arc<Gate>);
 
+// Every snapshot passes the gate twice, so its way through is two atomic
+// updates, not a lock (two locks were a tenth of opening a read
+// transaction). A reader counts itself, then looks at `resizing`; a resize
+// sets `resizing`, then looks at the count: with sequentially consistent
+// order one of them sees the other, so a resize never runs beside a
+// snapshot.
 impl Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Snapshots open now.
     fn readers(&self) -> usize {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).readers
+        self.readers.load(SeqCst)
     }
 
     fn enter(self: &Arc<Self>) -> GateGuard {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        while s.resizing {
-            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        loop {
+            self.readers.fetch_add(1, SeqCst);
+            if !self.resizing.load(SeqCst) {
+                return GateGuard(self.clone());
+            }
+            // A resize is waiting for the readers to leave: step back out
+            // and wait for it to end.
+            self.leave();
+            let mut s = self.lock();
+            while self.resizing.load(SeqCst) {
+                s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+            }
         }
-        s.readers += 1;
-        GateGuard(self.clone())
+    }
+
+    fn leave(&self) {
+        // Only a resize waits for readers, and only for the last one: a
+        // wake-up costs a system call, which every snapshot would pay.
+        if self.readers.fetch_sub(1, SeqCst) == 1 && self.resizing.load(SeqCst) {
+            let _s = self.lock();
+            self.changed.notify_all();
+        }
     }
 }
 
 impl Drop for GateGuard {
     fn drop(&mut self) {
-        let mut s = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.readers -= 1;
-        // Only a resize waits for readers, and only for the last one: a
-        // wake-up costs a system call, which every snapshot would pay.
-        if s.resizing && s.readers == 0 {
-            self.0.changed.notify_all();
-        }
+        self.0.leave();
     }
 }
 
@@ -345,23 +366,23 @@ impl Generation {
     /// Sets the map size (0: the size the file records) once no snapshot of
     /// this process is open; `current` names the size in errors.
     fn resize(&self, new_size: usize, current: usize) -> Result<()> {
-        let mut s = self.gate.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.resizing = true;
+        let gate = &self.gate;
+        let mut s = gate.lock();
+        gate.resizing.store(true, SeqCst);
         let deadline = Instant::now() + RESIZE_WAIT;
-        while s.readers > 0 {
+        while gate.readers() > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                s.resizing = false;
-                self.gate.changed.notify_all();
+                gate.resizing.store(false, SeqCst);
+                gate.changed.notify_all();
                 return Err(KvError::Full(format!(
                     "the LMDB map ({} MiB) must grow, but {} read snapshots stayed open for {}s",
                     current >> 20,
-                    s.readers,
+                    gate.readers(),
                     RESIZE_WAIT.as_secs()
                 )));
             }
-            s = self
-                .gate
+            s = gate
                 .changed
                 .wait_timeout(s, left)
                 .unwrap_or_else(|p| p.into_inner())
@@ -370,8 +391,9 @@ impl Generation {
         // SAFETY: no transaction of this process is open: writers are
         // excluded by the write lock we hold, readers by the closed gate.
         let r = unsafe { self.env.resize(new_size) };
-        s.resizing = false;
-        self.gate.changed.notify_all();
+        gate.resizing.store(false, SeqCst);
+        gate.changed.notify_all();
+        drop(s);
         r.map_err(backend_err)
     }
 

@@ -474,29 +474,39 @@ suite!(fjall, plexus_kv::Backend::Fjall, survives_reopen);
 #[cfg(feature = "postgres")]
 suite!(postgres, plexus_kv::Backend::Postgres, survives_reopen);
 
-#[test]
-fn lmdb_map_grows_by_itself() {
-    let dir = tempfile::tempdir().unwrap();
+/// An LMDB store whose map starts at a megabyte, so writes soon grow it.
+fn small_map(dir: &tempfile::TempDir) -> Arc<dyn KvStore> {
     let opts = KvOptions {
         durable: false,
         lmdb_initial_map_size: 1 << 20,
         ..KvOptions::default()
     };
-    let s = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
+    open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap()
+}
+
+/// A hundred values of a kilobyte under keys `chunk | i`.
+fn kilobytes(chunk: u32) -> WriteBatch {
+    let mut b = WriteBatch::new();
+    for i in 0..100u32 {
+        b.put(
+            A,
+            [chunk.to_be_bytes(), i.to_be_bytes()].concat(),
+            vec![7u8; 1000],
+        );
+    }
+    b
+}
+
+#[test]
+fn lmdb_map_grows_by_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = small_map(&dir);
     let reader = s.snapshot().unwrap();
     let s2 = s.clone();
     // A snapshot is open while the map fills: the resize waits for it.
     let writer = std::thread::spawn(move || {
         for chunk in 0..40u32 {
-            let mut b = WriteBatch::new();
-            for i in 0..100u32 {
-                b.put(
-                    A,
-                    [chunk.to_be_bytes(), i.to_be_bytes()].concat(),
-                    vec![7u8; 1000],
-                );
-            }
-            s2.write(b).unwrap();
+            s2.write(kilobytes(chunk)).unwrap();
         }
     });
     std::thread::sleep(std::time::Duration::from_millis(200));
@@ -508,6 +518,49 @@ fn lmdb_map_grows_by_itself() {
         snap.scan(A, &KeyRange::all(), ScanOptions::default())
             .count(),
         4000
+    );
+}
+
+/// Readers that keep opening snapshots while writes grow the map again and
+/// again: each snapshot is taken either before a resize closes the gate or
+/// after it opens again (the gate's slow path), and reads what was
+/// committed when it was taken.
+#[test]
+fn lmdb_map_grows_beside_readers_opening_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = small_map(&dir);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (s, done) = (s.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut seen = 0;
+                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                    let snap = s.snapshot().unwrap();
+                    let n = snap
+                        .scan(A, &KeyRange::all(), ScanOptions::default())
+                        .count();
+                    // Chunks commit whole, and never go away.
+                    assert_eq!(n % 100, 0);
+                    assert!(n >= seen);
+                    seen = n;
+                }
+                seen
+            })
+        })
+        .collect();
+    for chunk in 0..60u32 {
+        s.write(kilobytes(chunk)).unwrap();
+    }
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    for r in readers {
+        assert!(r.join().unwrap() <= 6000);
+    }
+    let snap = s.snapshot().unwrap();
+    assert_eq!(
+        snap.scan(A, &KeyRange::all(), ScanOptions::default())
+            .count(),
+        6000
     );
 }
 
@@ -526,12 +579,7 @@ fn lmdb_rejects_oversized_keys_cleanly() {
 #[test]
 fn lmdb_sorted_runs_survive_map_growth() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = KvOptions {
-        durable: false,
-        lmdb_initial_map_size: 1 << 20,
-        ..KvOptions::default()
-    };
-    let s = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
+    let s = small_map(&dir);
     let run = |n: u32| -> Run {
         (0..n)
             .map(|i| (i.to_be_bytes().to_vec(), vec![9u8; 500]))

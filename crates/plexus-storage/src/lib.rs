@@ -73,7 +73,10 @@ pub const KEYSPACE_NAMES: &[&str] = keys::KEYSPACES;
 /// A read-only transaction: a consistent snapshot of one graph. Readers
 /// never block writers and are never blocked by them.
 pub struct ReadTxn {
-    pub(crate) core: view::TxnCore,
+    /// Boxed: a transaction's state is most of a kilobyte, and moving it
+    /// by value from where it is built to the caller's hands was a sixth
+    /// of opening one.
+    pub(crate) core: Box<view::TxnCore>,
 }
 
 impl ReadTxn {

@@ -21,6 +21,7 @@
 use crate::error::{Result, StorageError};
 use rustc_hash::FxHashSet;
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The sets hash with Fx, not SipHash: their keys are hashes already, and
@@ -175,6 +176,10 @@ struct Inner {
 #[derive(Default)]
 pub(crate) struct Occ {
     inner: Mutex<Inner>,
+    /// `Inner::seq`, stored after it moves: every read transaction asks
+    /// for it, and taking the lock writers take for it was a tenth of
+    /// opening one.
+    published: AtomicU64,
 }
 
 impl Occ {
@@ -200,7 +205,7 @@ impl Occ {
 
     /// The sequence number of the latest published commit.
     pub fn current(&self) -> u64 {
-        self.lock().seq
+        self.published.load(Ordering::Acquire)
     }
 
     /// Forgets a transaction that ends (committed or not).
@@ -244,6 +249,7 @@ impl Occ {
         let mut i = self.lock();
         i.seq += 1;
         let s = i.seq;
+        self.published.store(s, Ordering::Release);
         if !i.active.is_empty() {
             i.log.push_back((s, Arc::new(fp)));
         }

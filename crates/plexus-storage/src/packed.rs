@@ -5,8 +5,8 @@
 //! One LMDB entry per key cost the key and about ten bytes of header for a
 //! value of three bytes or none: 25 bytes an edge for an id map over ids
 //! `e0`…`e4999999`, 26 a node for a label, 37 for an index entry. Sorted
-//! neighbours share almost all of their key, so a block of up to 64 stores
-//! each in two to five bytes.
+//! neighbours share almost all of their key, so a block of up to 64 (16
+//! where reads are point seeks) stores each in two to five bytes.
 //!
 //! A block's key is its first entry's key (the shape a single entry had;
 //! a block never spans two graphs), its value [`MARK`], for an id map the
@@ -42,13 +42,16 @@ use std::ops::Bound;
 /// the first below 0x80) and single set entries (empty) never do, so a
 /// half-done conversion is readable.
 pub(crate) const MARK: [u8; 2] = [0xFF, 0x00];
-/// Entries a packed block is cut at: a set's entries are walked without
-/// decoding anything but their keys; an id map's point reads also decode
-/// every id before the one wanted, so its blocks are shorter (a walk of
-/// eight entries on average, for about 1.3 more bytes an entry).
+/// Entries a packed block is cut at: a label's members are walked whole,
+/// without decoding anything but their keys, so its blocks are long; an
+/// id map's point reads also decode every id before the one wanted, and
+/// most index reads are point seeks (an equality starts most queries)
+/// that walk their block up to the entry, so theirs are shorter. A walk
+/// of eight entries on average, for about 1.3 more bytes an entry: an
+/// index equality seek at 64 took 0.46 µs against 0.38 µs at 16.
 fn target(kind: Kind) -> usize {
     match kind {
-        Kind::Ids => 16,
+        Kind::Ids | Kind::Index => 16,
         Kind::Set => 64,
     }
 }
@@ -66,15 +69,19 @@ pub(crate) const PACKED: [Ks; 4] = [NODE_KEYS, EDGE_KEYS, LABELS, PROP_INDEX];
 pub(crate) enum Kind {
     /// An internal id (the id maps).
     Ids,
-    /// Nothing: the key is the entry (label members, index entries).
+    /// Nothing: the key is the entry (label members).
     Set,
+    /// Nothing, as [`Kind::Set`], in blocks cut shorter for point seeks
+    /// (property index entries).
+    Index,
 }
 
 /// How `ks` is packed, if it is.
 pub(crate) fn kind(ks: Ks) -> Option<Kind> {
     match ks {
         NODE_KEYS | EDGE_KEYS => Some(Kind::Ids),
-        LABELS | PROP_INDEX => Some(Kind::Set),
+        LABELS => Some(Kind::Set),
+        PROP_INDEX => Some(Kind::Index),
         _ => None,
     }
 }
@@ -93,8 +100,8 @@ pub(crate) fn is_block(v: &[u8]) -> bool {
 fn single(kind: Kind, v: &[u8]) -> Result<u64> {
     match kind {
         Kind::Ids => read_id_value(v).ok_or_else(|| corrupt("id value")),
-        Kind::Set if v.is_empty() => Ok(0),
-        Kind::Set => Err(corrupt("set value")),
+        Kind::Set | Kind::Index if v.is_empty() => Ok(0),
+        Kind::Set | Kind::Index => Err(corrupt("set value")),
     }
 }
 
@@ -102,7 +109,7 @@ fn single(kind: Kind, v: &[u8]) -> Result<u64> {
 fn value_of(kind: Kind, id: u64) -> Vec<u8> {
     match kind {
         Kind::Ids => id_value(id),
-        Kind::Set => Vec::new(),
+        Kind::Set | Kind::Index => Vec::new(),
     }
 }
 
@@ -173,7 +180,7 @@ fn open(kind: Kind, block: &[u8]) -> Result<(Reader<'_>, u64)> {
     }
     let id = match kind {
         Kind::Ids => r.varint().map_err(bad)?,
-        Kind::Set => 0,
+        Kind::Set | Kind::Index => 0,
     };
     Ok((r, id))
 }
@@ -573,8 +580,12 @@ fn visit_packed(
     let mut on = true;
     if let Bound::Included(s) | Bound::Excluded(s) = &range.start {
         snap.floor(ks, &[], s, &mut |k, v| {
-            rest = Bound::Excluded(k.to_vec());
             on = block(k, v);
+            // Copied only when the range goes on past this block: an
+            // equality seek mostly ends inside it.
+            if on {
+                rest = Bound::Excluded(k.to_vec());
+            }
             Ok(false)
         })?;
     }
@@ -1255,7 +1266,7 @@ mod tests {
 
     #[test]
     fn damaged_blocks_are_errors_not_panics() {
-        for kind in [Kind::Ids, Kind::Set] {
+        for kind in [Kind::Ids, Kind::Set, Kind::Index] {
             let mut p = Packer::new(kind);
             let mut blocks = Vec::new();
             for i in 0..40u64 {
@@ -1313,14 +1324,14 @@ mod tests {
         /// any range, forwards, backwards and limited, list the model's.
         #[test]
         fn settled_blocks_read_as_a_model(
-            set in any::<bool>(),
+            which in 0usize..3,
             commits in proptest::collection::vec(
                 proptest::collection::vec((0u32..2, 0u16..3000, proptest::option::of(0u64..100_000)), 1..120),
                 1..8),
             ranges in proptest::collection::vec((bound(), bound(), any::<bool>(), 0usize..50), 6),
         ) {
             let kv = store();
-            let (ks, kind) = if set { (LABELS, Kind::Set) } else { (NODE_KEYS, Kind::Ids) };
+            let (ks, kind) = [(LABELS, Kind::Set), (PROP_INDEX, Kind::Index), (NODE_KEYS, Kind::Ids)][which];
             let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
             for commit in commits {
                 let mut batch = WriteBatch::default();

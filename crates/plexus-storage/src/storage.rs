@@ -354,7 +354,12 @@ impl Storage {
             .ok_or_else(|| StorageError::UnknownGraph(name.into()))
     }
 
-    pub(crate) fn core(&self, graph: &str, overlay: bool, serializable: bool) -> Result<TxnCore> {
+    pub(crate) fn core(
+        &self,
+        graph: &str,
+        overlay: bool,
+        serializable: bool,
+    ) -> Result<Box<TxnCore>> {
         let g = self.graph_id(graph)?;
         // Read before the snapshot: the snapshot then reflects at least this version.
         let version = self.shared.occ.current();
@@ -376,7 +381,7 @@ impl Storage {
         } else {
             0
         };
-        Ok(TxnCore {
+        Ok(Box::new(TxnCore {
             remote_start,
             shared: self.shared.clone(),
             snap,
@@ -395,7 +400,7 @@ impl Storage {
             missing: Default::default(),
             known: Default::default(),
             as_of: None,
-        })
+        }))
     }
 
     /// A read-only transaction on a consistent snapshot of `graph`.

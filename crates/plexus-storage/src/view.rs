@@ -14,7 +14,7 @@ use crate::storage::Shared;
 use plexus_kv::{decode_counter, KeyRange, Ks, KvIter, KvPair, ScanOptions, Snapshot, WriteBatch};
 use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::iter::Peekable;
 use std::sync::Arc;
 
@@ -214,7 +214,7 @@ pub struct TxnCore {
     pub(crate) effects: crate::maintain::Effects,
     /// Node records read ahead from a remote store
     /// (`GraphRead::prefetch_nodes`), by key; `None` for a node not there.
-    pub(crate) fetched: RefCell<std::collections::HashMap<Vec<u8>, Option<Vec<u8>>>>,
+    pub(crate) fetched: RefCell<rustc_hash::FxHashMap<Vec<u8>, Option<Vec<u8>>>>,
     /// The committed edge block read last (`edge_blocks::BlockCache`).
     pub(crate) edge_block: RefCell<crate::edge_blocks::BlockCache>,
     /// The committed node records read last ([`NodeCache`]).
@@ -227,8 +227,9 @@ pub struct TxnCore {
     pub(crate) uses: RefCell<crate::members::Uses>,
     /// Names a read transaction on a store other processes write looked up
     /// and found missing (`TxnCore::lookup`).
-    /// One set per kind of name (`Token as usize`).
-    pub(crate) missing: RefCell<[HashSet<String>; 3]>,
+    /// One set per kind of name (`Token as usize`). Fx sets: a std set
+    /// seeds its hasher when made, and every transaction makes three.
+    pub(crate) missing: RefCell<[rustc_hash::FxHashSet<String>; 3]>,
     /// Names this transaction looked up and found ([`KnownNames`]).
     pub(crate) known: RefCell<KnownNames>,
     /// The system time a read as of an earlier instant sees

@@ -42,7 +42,8 @@ pub enum DeleteMode {
 /// [`WriteTxn::commit`]; dropping the transaction rolls it back. No lock is
 /// held while it is open.
 pub struct WriteTxn {
-    core: TxnCore,
+    /// Boxed, as `ReadTxn`'s.
+    core: Box<TxnCore>,
     start: u64,
     isolation: Isolation,
     fp: Footprint,
@@ -84,7 +85,7 @@ fn user_id(what: &'static str, key: Option<&str>) -> Result<String> {
 }
 
 impl WriteTxn {
-    pub(crate) fn new(core: TxnCore, start: u64, isolation: Isolation) -> Self {
+    pub(crate) fn new(core: Box<TxnCore>, start: u64, isolation: Isolation) -> Self {
         let mut fp = Footprint::default();
         // Every write relies on the graph's schema (and existence) staying
         // as it was: schema changes and graph drops write this key.
