@@ -182,7 +182,7 @@ pub fn define_rule(
     then: Atom,
     version_id: Option<&str>,
 ) -> Result<Rule> {
-    let vid = version_id.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
+    let vid = version_id.map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_string);
     let rule = Rule::new(id, &vid, when, then)?;
     let vk = version_key(&vid);
     if txn.valid_time_get(&vk)?.is_some() {

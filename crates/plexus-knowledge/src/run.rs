@@ -255,7 +255,7 @@ pub fn run_rules_in(txn: &mut WriteTxn, opts: &RunOptions) -> Result<RunReport> 
     for key in fp.outputs.keys() {
         let id = match input.stored.get(key) {
             Some((_, v)) => v.id.clone(),
-            None => uuid::Uuid::new_v4().to_string(),
+            None => uuid::Uuid::now_v7().to_string(),
         };
         ids.insert(key.clone(), id);
     }
@@ -510,7 +510,7 @@ impl Settled<'_> {
         for key in self.outputs.keys() {
             let id = match self.stored.get(key) {
                 Some((_, v)) if !self.changed.contains(key) => v.id.clone(),
-                _ => uuid::Uuid::new_v4().to_string(),
+                _ => uuid::Uuid::now_v7().to_string(),
             };
             ids.insert(key.clone(), id);
         }

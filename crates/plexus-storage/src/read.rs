@@ -1259,17 +1259,19 @@ fn choose_index<'a>(
     Ok((def, filter))
 }
 
-/// A value and, for numbers, its equal of the other numeric type.
-fn numeric_twins(v: &Value) -> Vec<Value> {
-    match v {
+/// A value and, for numbers, its equal of the other numeric type; the
+/// value is lent, not copied (most seeks are of one string).
+fn numeric_twins(v: &Value) -> impl Iterator<Item = std::borrow::Cow<'_, Value>> {
+    let twin = match v {
         Value::Int(i) if (*i as f64) as i64 == *i && (*i as f64).is_finite() => {
-            vec![v.clone(), Value::Float(*i as f64)]
+            Some(Value::Float(*i as f64))
         }
         Value::Float(f) if f.fract() == 0.0 && *f >= -9.2e18 && *f <= 9.2e18 => {
-            vec![v.clone(), Value::Int(*f as i64)]
+            Some(Value::Int(*f as i64))
         }
-        _ => vec![v.clone()],
-    }
+        _ => None,
+    };
+    std::iter::once(std::borrow::Cow::Borrowed(v)).chain(twin.map(std::borrow::Cow::Owned))
 }
 
 fn index_prefix(c: &TxnCore, def: &IndexDef) -> Vec<u8> {

@@ -72,7 +72,9 @@ impl Drop for WriteTxn {
 fn user_id(what: &'static str, key: Option<&str>) -> Result<String> {
     let key = match key {
         Some(k) => k.to_string(),
-        None => uuid::Uuid::new_v4().to_string(),
+        // Time-ordered (UUID version 7): a new id goes after those before
+        // it in the id map, so its packed block grows at its end.
+        None => uuid::Uuid::now_v7().to_string(),
     };
     if key.is_empty() || key.len() > MAX_ID_LEN {
         return Err(StorageError::InvalidName {

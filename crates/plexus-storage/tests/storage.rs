@@ -64,6 +64,30 @@ fn sample(db: &Storage) -> (NodeId, NodeId) {
     (a, b)
 }
 
+/// Nodes created without an id get generated ones that sort in creation
+/// order, within a transaction and across transactions, so each goes at
+/// the end of the id map.
+#[test]
+fn generated_node_ids_sort_as_created() {
+    let db = mem();
+    let mut ids = Vec::new();
+    for per in [3, 1, 2] {
+        let mut t = db.write("default").unwrap();
+        let made: Vec<NodeId> = (0..per)
+            .map(|_| t.create_node(None, &[], &Props::new()).unwrap())
+            .collect();
+        t.commit().unwrap();
+        let r = db.read("default").unwrap();
+        for n in made {
+            ids.push(r.node_user_id(n).unwrap().unwrap());
+        }
+    }
+    let mut sorted = ids.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(ids, sorted);
+}
+
 #[test]
 fn upserts_replace_or_merge_as_documented() {
     let db = mem();
