@@ -240,6 +240,33 @@ pub(crate) fn rebuild_in_batches(db: &Storage, graph: &str, per: usize) -> Resul
 mod tests {
     use super::*;
 
+    /// A version id given twice is refused, whether the first is committed
+    /// or in the same batch, and the refused batch leaves nothing.
+    #[test]
+    fn a_given_version_id_in_use_is_refused() {
+        let db = Storage::in_memory().expect("store");
+        let write = |entity: &str, id: &str| {
+            VersionWrite::assert_node(entity, NodeState::default(), Interval::from(0)).id(id)
+        };
+        commit_versions(&db, "default", &[write("a", "v1")]).expect("first");
+        let batches = [
+            (vec![write("b", "v1")], "v1"),
+            (vec![write("c", "v2"), write("d", "v2")], "v2"),
+        ];
+        for (batch, id) in batches {
+            let e = commit_versions(&db, "default", &batch).expect_err("in use");
+            assert!(
+                matches!(e, TemporalError::VersionExists(ref v) if v == id),
+                "{e}"
+            );
+        }
+        let r = db.read("default").expect("read");
+        assert!(timeline::known(&r, Kind::Node, "a").expect("log"));
+        for entity in ["b", "c", "d"] {
+            assert!(!timeline::known(&r, Kind::Node, entity).expect("log"));
+        }
+    }
+
     /// Generated version ids sort in the order the versions were written,
     /// within a commit and across commits: their keys land after the ones
     /// before (see `write_version`).
