@@ -219,6 +219,9 @@ pub(crate) struct Analysis<'a> {
     /// `elementId(var) = expr` conjuncts: the node by its user id, one
     /// point lookup; the WHERE is still evaluated on the match.
     ids: Vec<(&'a str, &'a Expr)>,
+    /// `id(var) = expr` conjuncts: the node by its internal id, one record
+    /// read; the WHERE is still evaluated on the match.
+    internal_ids: Vec<(&'a str, &'a Expr)>,
     /// `x IN var.key` conjuncts: seeks in a list-element index; the WHERE
     /// is still evaluated on every candidate.
     elements: Vec<(&'a str, &'a str, &'a Expr)>,
@@ -242,6 +245,7 @@ impl<'a> Analysis<'a> {
             hints: Vec::new(),
             ranges: Vec::new(),
             ids: Vec::new(),
+            internal_ids: Vec::new(),
             elements: Vec::new(),
             any_of: Vec::new(),
             ors: Vec::new(),
@@ -254,7 +258,8 @@ impl<'a> Analysis<'a> {
         };
         equality_hints(w, &mut an.hints);
         range_hints(w, &mut an.ranges);
-        element_id_hints(w, &mut an.ids);
+        id_hints(w, "elementid", &mut an.ids);
+        id_hints(w, "id", &mut an.internal_ids);
         element_hints(w, &mut an.elements);
         an.ors = any_of::ors(w);
         any_of::hints(&an.ors, &mut an.any_of);
@@ -436,11 +441,12 @@ pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
     }
 }
 
-/// `elementId(var) = expr` (either way round) among the conjuncts of `e`.
-pub(crate) fn element_id_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e Expr)>) {
+/// `function(var) = expr` (either way round) among the conjuncts of `e`,
+/// for `function` `elementid` or `id` (lower case).
+pub(crate) fn id_hints<'e>(e: &'e Expr, function: &str, out: &mut Vec<(&'e str, &'e Expr)>) {
     for (call, v) in equalities(e) {
         if let ExprKind::Call { name, args, .. } = &call.kind {
-            if let ([arg], true) = (args.as_slice(), name.eq_ignore_ascii_case("elementid")) {
+            if let ([arg], true) = (args.as_slice(), name.eq_ignore_ascii_case(function)) {
                 if let ExprKind::Var(var) = &arg.kind {
                     out.push((var, v));
                 }
@@ -849,6 +855,37 @@ impl Matcher<'_, '_> {
             && (self.where_.is_none() || self.where_answered.get())
     }
 
+    /// The node an `id(var) = expr` conjunct names, when the graph has it;
+    /// `None` when no conjunct names one or the graph does not know it then
+    /// (a valid-time view numbers its entities as it meets them, so an id
+    /// it has not met yet is left to the other starts).
+    fn by_internal_id(&self, np: &NodePattern, row: &Row) -> Res<Option<Vec<NodeId>>> {
+        for (_, e) in self
+            .an
+            .internal_ids
+            .iter()
+            .filter(|(v, _)| np.var.as_deref() == Some(*v))
+        {
+            // As for element ids: a value reading a later variable is skipped.
+            let id = match self.eval(e, row) {
+                Ok(Value::Int(i)) => u64::try_from(i).ok(),
+                Ok(Value::Float(f)) if f.fract() == 0.0 && (0.0..1.8e19).contains(&f) => {
+                    Some(f as u64)
+                }
+                // No node's id equals anything else.
+                Ok(_) => return Ok(Some(vec![])),
+                Err(_) => continue,
+            };
+            let Some(id) = id.map(NodeId) else {
+                return Ok(Some(vec![]));
+            };
+            if self.g.node_user_id(id)?.is_some() {
+                return Ok(Some(vec![id]));
+            }
+        }
+        Ok(None)
+    }
+
     /// The nodes a walk may start from.
     fn candidates(&self, np: &NodePattern, row: &Row) -> Res<Vec<NodeId>> {
         Ok(self.seek(np, row)?.0)
@@ -874,6 +911,9 @@ impl Matcher<'_, '_> {
                 Ok(_) => return Ok((vec![], None)),
                 Err(_) => {}
             }
+        }
+        if let Some(found) = self.by_internal_id(np, row)? {
+            return Ok((found, None));
         }
         let labels = np.labels.as_ref().map(required_labels).unwrap_or_default();
         // An index seek on an inline property equality or a WHERE equality

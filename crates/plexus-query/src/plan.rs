@@ -81,14 +81,16 @@ fn start(
         );
     }
     if let (Some(w), Some(v)) = (where_, &np.var) {
-        let mut ids = Vec::new();
-        crate::pattern::element_id_hints(w, &mut ids);
-        if ids.iter().any(|(x, _)| x == v) {
-            return (
-                "NodeByElementIdSeek".into(),
-                format!("({}) by its user id", var(np)),
-                Some(1.0),
-            );
+        for (function, op, which) in [
+            ("elementid", "NodeByElementIdSeek", "user"),
+            ("id", "NodeByIdSeek", "internal"),
+        ] {
+            let mut ids = Vec::new();
+            crate::pattern::id_hints(w, function, &mut ids);
+            if ids.iter().any(|(x, _)| x == v) {
+                let what = format!("({}) by its {which} id", var(np));
+                return (op.into(), what, Some(1.0));
+            }
         }
     }
     let label = label_of(np);

@@ -376,6 +376,59 @@ fn element_id_is_the_user_id_and_a_point_lookup() {
     }
 }
 
+/// `WHERE id(n) = x` reads the one node with that internal id: a WHERE
+/// that fails on every other node (a division by its zero) runs only on it.
+#[test]
+fn internal_id_is_a_point_lookup() {
+    for (_d, db) in databases() {
+        let mut t = db.write("default").unwrap();
+        for i in 0..500 {
+            let props = plexus::Props::from([
+                ("i".into(), Value::Int(i)),
+                ("d".into(), Value::Int(i64::from(i == 417))),
+            ]);
+            t.create_node(Some(&format!("user-{i}")), &["U"], &props)
+                .unwrap();
+        }
+        t.commit().unwrap();
+        let by_user = Params::from([("id".into(), Value::from("user-417"))]);
+        let q = "MATCH (n) WHERE elementId(n) = $id RETURN id(n)";
+        let id = db.query("default", q, &by_user).unwrap().rows[0][0].clone();
+        let Value::Int(n) = id else { panic!("{id:?}") };
+        for at in [Value::Int(n), Value::Float(n as f64)] {
+            let params = Params::from([("i".into(), at)]);
+            for q in [
+                "MATCH (n) WHERE 10 / n.d > 0 AND id(n) = $i RETURN n.i",
+                "MATCH (n:U) WHERE $i = id(n) AND 10 / n.d > 0 RETURN n.i",
+                "MATCH (n)-[*0..0]-(m) WHERE id(n) = $i AND 10 / n.d > 0 RETURN m.i",
+            ] {
+                let t = db.query("default", q, &params).unwrap();
+                assert_eq!(t.rows, vec![vec![Value::Int(417)]], "{q}");
+            }
+        }
+        // The rest of the WHERE still applies to the node found.
+        let params = Params::from([("i".into(), Value::Int(n))]);
+        let q = "MATCH (n) WHERE id(n) = $i AND n.i > 500 RETURN n";
+        assert!(db.query("default", q, &params).unwrap().rows.is_empty());
+        // No node has this id, or an id of another type: nothing, as a scan.
+        for none in [
+            Value::Int(1 << 40),
+            Value::Int(-1),
+            Value::from("7"),
+            Value::Null,
+        ] {
+            let params = Params::from([("i".into(), none)]);
+            let q = "MATCH (n) WHERE id(n) = $i RETURN n";
+            assert!(db.query("default", q, &params).unwrap().rows.is_empty());
+        }
+        let plan = db
+            .query("default", &format!("EXPLAIN {q}"), &params)
+            .unwrap();
+        let ops: Vec<String> = plan.rows.iter().map(|r| r[1].to_string()).collect();
+        assert!(ops.iter().any(|o| o.contains("NodeByIdSeek")), "{ops:?}");
+    }
+}
+
 #[test]
 fn a_streaming_cursor_holds_a_few_batches_not_the_result() {
     for (_d, db) in databases() {

@@ -280,7 +280,8 @@ fn anchored(np: &NodePattern, where_: Option<&Expr>, key: &str) -> bool {
     let mut eq = Vec::new();
     pattern::equality_hints(w, &mut eq);
     let mut ids = Vec::new();
-    pattern::element_id_hints(w, &mut ids);
+    pattern::id_hints(w, "elementid", &mut ids);
+    pattern::id_hints(w, "id", &mut ids);
     eq.iter().any(|(x, _, _)| *x == v) || ids.iter().any(|(x, _)| *x == v)
 }
 

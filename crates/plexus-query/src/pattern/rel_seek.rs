@@ -174,6 +174,7 @@ impl Matcher<'_, '_> {
         np.props.is_some()
             || self.an.hints.iter().any(|h| h.0 == v)
             || self.an.ids.iter().any(|h| h.0 == v)
+            || self.an.internal_ids.iter().any(|h| h.0 == v)
             || self.an.elements.iter().any(|h| h.0 == v)
             || self.an.any_of.iter().any(|h| h.var == v)
     }
