@@ -134,9 +134,17 @@ pub(crate) struct ColumnBuilder {
     /// The last label section seen and its code: neighbours in id order
     /// mostly share their labels, so most records skip the hash.
     last_set: Option<u32>,
-    value_codes: FxHashMap<Box<[u8]>, u32>,
-    raw_values: Vec<Box<[u8]>>,
-    raw_bytes: usize,
+    /// The distinct values' encodings, end to end in one buffer (value
+    /// `c` is `raw[ends[c - 1]..ends[c]]`), found by their hash: a column of
+    /// a property every node holds a value of its own (a user id) has as
+    /// many values as nodes, and a map of boxed encodings plus a list of
+    /// them made two allocations a node and half the column's build.
+    raw: Vec<u8>,
+    ends: Vec<usize>,
+    /// The first code of each hash; `same_hash[c]` the next code after `c`
+    /// with `c`'s hash (`u32::MAX`: none).
+    by_hash: FxHashMap<u64, u32>,
+    same_hash: Vec<u32>,
 }
 
 impl ColumnBuilder {
@@ -149,9 +157,10 @@ impl ColumnBuilder {
             set_codes: FxHashMap::default(),
             label_sets: Vec::new(),
             last_set: None,
-            value_codes: FxHashMap::default(),
-            raw_values: Vec::new(),
-            raw_bytes: 0,
+            raw: Vec::new(),
+            ends: Vec::new(),
+            by_hash: FxHashMap::default(),
+            same_hash: Vec::new(),
         }
     }
 
@@ -178,31 +187,50 @@ impl ColumnBuilder {
                 code
             }
         };
-        let code = match self.value_codes.get(raw) {
-            Some(c) => *c,
-            None => {
-                let c = self.raw_values.len() as u32;
-                self.raw_values.push(raw.into());
-                self.value_codes.insert(raw.into(), c);
-                self.raw_bytes += raw.len();
-                c
-            }
-        };
+        let code = self.value_code(raw);
         self.nodes.push(id);
         self.sets.push(set);
         self.codes.push(code);
     }
 
+    /// The code of the value encoded as `raw`, new when no node had it.
+    fn value_code(&mut self, raw: &[u8]) -> u32 {
+        let hash = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = rustc_hash::FxBuildHasher.build_hasher();
+            h.write(raw);
+            h.finish()
+        };
+        let mut at = self.by_hash.get(&hash).copied();
+        while let Some(c) = at.filter(|c| *c != u32::MAX) {
+            if self.value(c) == raw {
+                return c;
+            }
+            at = self.same_hash.get(c as usize).copied();
+        }
+        let c = self.ends.len() as u32;
+        self.raw.extend_from_slice(raw);
+        self.ends.push(self.raw.len());
+        let next = self.by_hash.insert(hash, c).unwrap_or(u32::MAX);
+        self.same_hash.push(next);
+        c
+    }
+
+    /// The encoding of value `c`.
+    fn value(&self, c: u32) -> &[u8] {
+        let c = c as usize;
+        let start = c.checked_sub(1).map_or(0, |p| self.ends[p]);
+        &self.raw[start..self.ends[c]]
+    }
+
     /// The heap bytes the column will hold, before it is finished.
     pub fn bytes(&self) -> usize {
-        self.nodes.len() * 16 + self.raw_bytes * 2 + self.raw_values.len() * 48
+        self.nodes.len() * 16 + self.raw.len() * 2 + self.ends.len() * 48
     }
 
     pub fn finish(self) -> Result<Column> {
-        let values = self
-            .raw_values
-            .iter()
-            .map(|raw| decode_value(&mut Reader::new(raw)).map_err(StorageError::from))
+        let values = (0..self.ends.len() as u32)
+            .map(|c| decode_value(&mut Reader::new(self.value(c))).map_err(StorageError::from))
             .collect::<Result<Vec<Value>>>()?;
         let label_sets = self
             .label_sets
@@ -497,6 +525,30 @@ mod tests {
         );
         assert_eq!(c.select(Some(9), |_| true), vec![]);
         assert_eq!(c.select(None, |v| *v == Value::Int(3)), vec![NodeId(8)]);
+    }
+
+    /// Many values, each held by several nodes: each distinct encoding gets
+    /// one code (the select calls its predicate once per value) and every
+    /// node reads back its own. `1` and `1.0` are two values.
+    #[test]
+    fn each_distinct_value_is_held_once() {
+        let value = |i: u64| match i % 3 {
+            0 => Value::from(format!("v{}", i % 3000)),
+            1 => Value::Int((i % 3000) as i64),
+            _ => Value::Float((i % 3000) as f64),
+        };
+        let rows: Vec<(u64, &[u32], Value)> = (0..30_000).map(|i| (i, &[][..], value(i))).collect();
+        let c = column(&rows);
+        for (id, _, v) in &rows {
+            assert_eq!(c.value_of(NodeId(*id)), Some(v));
+        }
+        let mut calls = 0;
+        let ones = c.select(None, |v| {
+            calls += 1;
+            *v == Value::Int(1)
+        });
+        assert_eq!(calls, 3000);
+        assert_eq!(ones.len(), 10);
     }
 
     #[test]
