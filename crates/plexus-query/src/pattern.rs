@@ -855,31 +855,38 @@ impl Matcher<'_, '_> {
             && (self.where_.is_none() || self.where_answered.get())
     }
 
-    /// The node an `id(var) = expr` conjunct names, when the graph has it;
-    /// `None` when no conjunct names one or the graph does not know it then
-    /// (a valid-time view numbers its entities as it meets them, so an id
-    /// it has not met yet is left to the other starts).
+    /// The node an `id(var) = expr` conjunct names ([`Matcher::internal_id`]).
     fn by_internal_id(&self, np: &NodePattern, row: &Row) -> Res<Option<Vec<NodeId>>> {
-        for (_, e) in self
-            .an
-            .internal_ids
-            .iter()
-            .filter(|(v, _)| np.var.as_deref() == Some(*v))
-        {
+        let held = |id: u64| Ok(self.g.node_user_id(NodeId(id))?.is_some());
+        let found = self.internal_id(np.var.as_deref(), row, &held)?;
+        Ok(found.map(|ids| ids.into_iter().map(NodeId).collect()))
+    }
+
+    /// The entity an `id(var) = expr` conjunct names, when `held` says the
+    /// graph has it; none when the value is no id (no entity's id equals
+    /// it); `None` when no conjunct names one or the graph does not know it
+    /// then (a valid-time view numbers its entities as it meets them, so an
+    /// id it has not met yet is left to the other starts).
+    pub(super) fn internal_id(
+        &self,
+        var: Option<&str>,
+        row: &Row,
+        held: &dyn Fn(u64) -> Res<bool>,
+    ) -> Res<Option<Vec<u64>>> {
+        for (_, e) in self.an.internal_ids.iter().filter(|(v, _)| var == Some(*v)) {
             // As for element ids: a value reading a later variable is skipped.
             let id = match self.eval(e, row) {
                 Ok(Value::Int(i)) => u64::try_from(i).ok(),
                 Ok(Value::Float(f)) if f.fract() == 0.0 && (0.0..1.8e19).contains(&f) => {
                     Some(f as u64)
                 }
-                // No node's id equals anything else.
                 Ok(_) => return Ok(Some(vec![])),
                 Err(_) => continue,
             };
-            let Some(id) = id.map(NodeId) else {
+            let Some(id) = id else {
                 return Ok(Some(vec![]));
             };
-            if self.g.node_user_id(id)?.is_some() {
+            if held(id)? {
                 return Ok(Some(vec![id]));
             }
         }

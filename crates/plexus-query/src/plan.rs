@@ -237,9 +237,9 @@ fn pattern_steps(
             out.push(("NodeIndexSeek".into(), described, None));
             None
         }
-        (Some((described, _, found)), None) => {
+        (Some((op, described, _, found)), None) => {
             let rows = Some(*found as f64);
-            out.push(("RelationshipIndexSeek".into(), described.clone(), rows));
+            out.push(((*op).into(), described.clone(), rows));
             rows
         }
         (None, None) => None,
@@ -263,7 +263,7 @@ fn pattern_steps(
     };
     let mut walked = vec![first];
     for (i, (r, n, reversed)) in hops.into_iter().enumerate() {
-        if seek.as_ref().is_some_and(|(_, hop, _)| *hop == i) {
+        if seek.as_ref().is_some_and(|(_, _, hop, _)| *hop == i) {
             continue;
         }
         let per = match r.types.as_ref().and_then(crate::graph::type_names) {

@@ -429,6 +429,54 @@ fn internal_id_is_a_point_lookup() {
     }
 }
 
+/// `WHERE id(r) = x` starts from the one relationship with that internal
+/// id; its type and direction are still checked.
+#[test]
+fn internal_relationship_id_is_a_point_lookup() {
+    for (_d, db) in databases() {
+        let setup = "UNWIND range(0, 299) AS i CREATE (:V {i: i})-[:T {d: CASE i WHEN 123 THEN 1 ELSE 0 END}]->(:V {i: i + 1000})";
+        db.query("default", setup, &Params::new()).unwrap();
+        let q = "MATCH ()-[r:T]->() WHERE r.d = 1 RETURN id(r)";
+        let id = db.query("default", q, &Params::new()).unwrap().rows[0][0].clone();
+        let params = Params::from([("i".into(), id)]);
+        let cases = [
+            (
+                "MATCH (a)-[r]->(b) WHERE 10 / r.d > 0 AND id(r) = $i RETURN a.i, b.i",
+                Some([123, 1123]),
+            ),
+            (
+                "MATCH (a)<-[r:T]-(b) WHERE id(r) = $i AND 10 / r.d > 0 RETURN a.i, b.i",
+                Some([1123, 123]),
+            ),
+            (
+                "MATCH (a)-[r:OTHER]->(b) WHERE id(r) = $i RETURN a.i, b.i",
+                None,
+            ),
+            (
+                "MATCH (a)<-[r:T]-(b) WHERE id(r) = $i AND a.i < 1000 RETURN a.i, b.i",
+                None,
+            ),
+        ];
+        for (q, want) in cases {
+            let t = db.query("default", q, &params).unwrap();
+            let want: Vec<Vec<Value>> = want
+                .into_iter()
+                .map(|w| w.iter().map(|x| Value::Int(*x)).collect())
+                .collect();
+            assert_eq!(t.rows, want, "{q}");
+        }
+        let q = "MATCH (a)-[r]->(b) WHERE id(r) = $i RETURN b";
+        let plan = db
+            .query("default", &format!("EXPLAIN {q}"), &params)
+            .unwrap();
+        let ops: Vec<String> = plan.rows.iter().map(|r| r[1].to_string()).collect();
+        assert!(
+            ops.iter().any(|o| o.contains("RelationshipByIdSeek")),
+            "{ops:?}"
+        );
+    }
+}
+
 #[test]
 fn a_streaming_cursor_holds_a_few_batches_not_the_result() {
     for (_d, db) in databases() {

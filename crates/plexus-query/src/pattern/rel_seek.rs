@@ -28,6 +28,8 @@ pub(super) struct RelSeek {
     pub edges: Vec<EdgeId>,
     /// What the seek used, for `EXPLAIN`: the type(s) and the key.
     pub described: String,
+    /// The operator `EXPLAIN` names.
+    pub op: &'static str,
 }
 
 /// The relationships one hop of the walk may follow, keyed by the hop's
@@ -77,15 +79,16 @@ fn described(var: &str, types: &[Option<&str>], key: &str, how: &str) -> String 
 }
 
 /// For `EXPLAIN`: the relationship seek a MATCH of `p` would start with,
-/// given the variables bound before it, as (what it uses, which hop of the
-/// written pattern it consumes, the relationships it finds).
+/// given the variables bound before it, as (its operator, what it uses,
+/// which hop of the written pattern it consumes, the relationships it
+/// finds).
 pub(crate) fn planned(
     g: &dyn plexus_storage::GraphRead,
     ctx: &crate::eval::Ctx<'_>,
     p: &plexus_cypher::PathPattern,
     bound: &[String],
     where_: Option<&plexus_cypher::Expr>,
-) -> Option<(String, usize, usize)> {
+) -> Option<(&'static str, String, usize, usize)> {
     let one = std::slice::from_ref(p);
     let an = super::Analysis::new(one, where_);
     let m = super::matcher(g, ctx, &an, one, where_, super::Mode::All);
@@ -96,7 +99,7 @@ pub(crate) fn planned(
     } else {
         0
     };
-    Some((seek.described, hop, seek.edges.len()))
+    Some((seek.op, seek.described, hop, seek.edges.len()))
 }
 
 impl Matcher<'_, '_> {
@@ -111,6 +114,16 @@ impl Matcher<'_, '_> {
             }
         }
         let hops = [(&el.chain[0].0, false), (last_rel, true)];
+        for (rp, reverse) in hops {
+            if let Some(edges) = self.rel_by_internal_id(rp, row)? {
+                return Ok(Some(RelSeek {
+                    reverse,
+                    edges,
+                    described: format!("{} by its internal id", rp.var.as_deref().unwrap_or("")),
+                    op: "RelationshipByIdSeek",
+                }));
+            }
+        }
         // A range on a relationship, when no end node has one to seek.
         let ranged = |np: &NodePattern| {
             np.var
@@ -130,11 +143,24 @@ impl Matcher<'_, '_> {
                         reverse,
                         edges,
                         described,
+                        op: "RelationshipIndexSeek",
                     }));
                 }
             }
         }
         Ok(None)
+    }
+
+    /// The relationship an `id(r) = expr` conjunct names, for a hop of one
+    /// relationship ([`Matcher::internal_id`]); the walk still checks its
+    /// type and direction.
+    fn rel_by_internal_id(&self, rp: &RelPattern, row: &Row) -> Res<Option<Vec<EdgeId>>> {
+        if seek_types(rp).is_none() {
+            return Ok(None);
+        }
+        let held = |id: u64| Ok(self.g.edge_key_and_type(EdgeId(id))?.is_some());
+        let found = self.internal_id(rp.var.as_deref(), row, &held)?;
+        Ok(found.map(|ids| ids.into_iter().map(EdgeId).collect()))
     }
 
     /// The relationships of `rp`'s types whose property lies within the
