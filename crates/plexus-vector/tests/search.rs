@@ -168,11 +168,13 @@ proptest! {
 /// Points on a line keep two links each (the heuristic prunes the rest),
 /// so a link lost between threads linking at once cuts the line. A
 /// parallel build once lost them (a slot storing its own links over those
-/// another thread had just added to it); every point must stay reachable.
+/// another thread had just added to it; later, a slot that began just
+/// after its neighbour ended, while the line was cut at itself, and never
+/// met it); every point must link both its neighbours and stay reachable.
 #[test]
 fn a_parallel_build_keeps_every_link_back() {
     let rows: Vec<f32> = (0..2000).flat_map(|i| [i as f32, 0.0]).collect();
-    for _ in 0..3 {
+    for _ in 0..12 {
         let h = Hnsw::build(
             Metric::Euclidean,
             2,
@@ -182,6 +184,12 @@ fn a_parallel_build_keeps_every_link_back() {
             4,
         )
         .unwrap();
+        for i in 0..2000u32 {
+            let links = &h.links_of(i)[0];
+            for n in [i.checked_sub(1), Some(i + 1).filter(|n| *n < 2000)] {
+                assert!(n.is_none_or(|n| links.contains(&n)), "{i} links {links:?}");
+            }
+        }
         let mut s = Scratch::default();
         for i in (0..2000).step_by(37) {
             let q = [i as f32 + 0.3, 0.0];
