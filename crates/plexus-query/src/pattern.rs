@@ -864,9 +864,10 @@ impl Matcher<'_, '_> {
 
     /// The entity an `id(var) = expr` conjunct names, when `held` says the
     /// graph has it; none when the value is no id (no entity's id equals
-    /// it); `None` when no conjunct names one or the graph does not know it
-    /// then (a valid-time view numbers its entities as it meets them, so an
-    /// id it has not met yet is left to the other starts).
+    /// it) or no entity has it; `None` when no conjunct names one, or the
+    /// graph does not know the id then but may later (a valid-time view
+    /// numbers its entities as it meets them, so an id it has not met yet
+    /// is left to the other starts).
     pub(super) fn internal_id(
         &self,
         var: Option<&str>,
@@ -888,6 +889,9 @@ impl Matcher<'_, '_> {
             };
             if held(id)? {
                 return Ok(Some(vec![id]));
+            }
+            if self.g.stable_ids() {
+                return Ok(Some(vec![]));
             }
         }
         Ok(None)

@@ -319,6 +319,13 @@ pub trait GraphRead {
         Ok(())
     }
 
+    /// Whether an internal id names one entity for the whole read, so an
+    /// id not found now is no entity's: true of the store's own ids; a
+    /// view that numbers its entities as it meets them says false.
+    fn stable_ids(&self) -> bool {
+        true
+    }
+
     /// Whether the store is remote (each read a round trip): then reading
     /// many nodes at once ([`GraphRead::neighbors_many`]) pays.
     fn remote(&self) -> bool {

@@ -522,6 +522,11 @@ impl GraphRead for ValidTimeView<'_> {
         false
     }
 
+    /// Entities get their numbers as the view meets them.
+    fn stable_ids(&self) -> bool {
+        false
+    }
+
     fn prefetch_nodes(&self, _nodes: &[NodeId]) -> Result<()> {
         Ok(())
     }

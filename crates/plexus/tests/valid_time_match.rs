@@ -485,3 +485,33 @@ fn valid_and_system_time_together_are_bitemporal() {
         [[stamp(corrected)]]
     );
 }
+
+/// `WHERE id(n) = x` in a valid-time view: the view numbers its nodes as it
+/// meets them, so an id it has not met yet is no proof that no node has it
+/// (`GraphRead::stable_ids`); the query finds the node a scan numbers so.
+#[test]
+fn an_internal_id_in_a_valid_time_view_is_found_by_the_walk() {
+    let db = Database::in_memory().unwrap();
+    let writes: Vec<VersionWrite> = (0..4)
+        .map(|i| {
+            let state = NodeState {
+                labels: vec![],
+                props: Props::from([("x".to_string(), Value::Int(i))]),
+            };
+            VersionWrite::assert_node(&format!("n{i}"), state, Interval::from(0))
+        })
+        .collect();
+    commit_versions(db.storage(), "default", &writes).unwrap();
+    let all = "MATCH (n) FOR VALID_TIME AS OF 5 RETURN id(n) AS i ORDER BY i";
+    let ids = db.query("default", all, &Params::new()).unwrap().rows;
+    assert_eq!(ids.len(), 4);
+    let q = "MATCH (n) FOR VALID_TIME AS OF 5 WHERE id(n) = $i RETURN n.x AS x";
+    for row in ids {
+        let params = Params::from([("i".to_string(), row[0].clone())]);
+        assert_eq!(
+            db.query("default", q, &params).unwrap().rows.len(),
+            1,
+            "{row:?}"
+        );
+    }
+}
