@@ -195,12 +195,7 @@ impl ColumnBuilder {
 
     /// The code of the value encoded as `raw`, new when no node had it.
     fn value_code(&mut self, raw: &[u8]) -> u32 {
-        let hash = {
-            use std::hash::{BuildHasher, Hasher};
-            let mut h = rustc_hash::FxBuildHasher.build_hasher();
-            h.write(raw);
-            h.finish()
-        };
+        let hash = std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, raw);
         let mut at = self.by_hash.get(&hash).copied();
         while let Some(c) = at.filter(|c| *c != u32::MAX) {
             if self.value(c) == raw {

@@ -175,9 +175,10 @@ pub(crate) fn apply(rec: &mut impl Listed, key: u32, op: &ListOp) -> Result<bool
             true
         }
         ListOp::Insert(v) => {
+            let v_key = sort_key(v);
             let at = list
                 .iter()
-                .position(|x| sorts_after(x, v))
+                .position(|x| sort_key(x) > v_key)
                 .unwrap_or(list.len());
             list.insert(at, v.clone());
             true
@@ -196,15 +197,12 @@ pub(crate) fn apply(rec: &mut impl Listed, key: u32, op: &ListOp) -> Result<bool
     Ok(changed)
 }
 
-/// Whether `a` sorts after `b` in the order of their key encodings (the
-/// property indexes' order: strings by their bytes, numbers as numbers).
-fn sorts_after(a: &Value, b: &Value) -> bool {
-    let key = |v: &Value| {
-        let mut k = Vec::new();
-        plexus_common::encode_key_value(v, &mut k);
-        k
-    };
-    key(a) > key(b)
+/// The key encoding a list kept in order sorts by (the property indexes'
+/// order: strings by their bytes, numbers as numbers).
+fn sort_key(v: &Value) -> Vec<u8> {
+    let mut k = Vec::new();
+    plexus_common::encode_key_value(v, &mut k);
+    k
 }
 
 /// The list updates one transaction made to one entity, to apply again
