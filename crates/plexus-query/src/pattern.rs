@@ -26,6 +26,9 @@ pub(crate) mod any_of;
 pub(crate) mod or_expand;
 mod reach;
 pub(crate) mod rel_seek;
+pub(crate) mod start;
+
+use start::Start;
 
 type Res<T> = Result<T, QueryError>;
 
@@ -312,6 +315,7 @@ fn matcher<'a, 'c>(
             passed: 0,
         },
         meter: None,
+        dry: None,
     }
 }
 
@@ -370,6 +374,9 @@ struct Matcher<'a, 'c> {
     early: Early<'a>,
     /// Counts the search's work; once spent, nothing more is read.
     meter: Option<&'a Meter>,
+    /// A dry seek for EXPLAIN (`start.rs`), with the variables bound
+    /// before the MATCH: scans are named, not read.
+    dry: Option<&'a [String]>,
 }
 
 /// WHERE conjuncts checked during the walk. Each is checked once on a
@@ -402,11 +409,11 @@ pub(crate) struct RangeHint<'e> {
 }
 
 /// The bounds on one property that a WHERE's comparisons give.
-pub(super) enum Bounds {
+pub(super) enum Bounds<'k> {
     /// A bound is null: nothing passes.
     Empty,
     Range {
-        key: String,
+        key: &'k str,
         lo: std::ops::Bound<Value>,
         hi: std::ops::Bound<Value>,
     },
@@ -503,15 +510,15 @@ fn equalities(e: &Expr) -> impl Iterator<Item = (&Expr, &Expr)> {
     })
 }
 
-/// What `find` answers for the first of `labels` (then no label) that has
-/// an index it can use; `None` when none has.
-fn first_index<T>(
-    labels: &[&str],
+/// The first of `labels` (then no label) that has an index `find` can
+/// use, and what it answers; `None` when none has.
+fn first_index<'l, T>(
+    labels: &[&'l str],
     mut find: impl FnMut(Option<&str>) -> Result<T, StorageError>,
-) -> Res<Option<T>> {
+) -> Res<Option<(Option<&'l str>, T)>> {
     for l in labels.iter().map(|l| Some(*l)).chain([None]) {
         match find(l) {
-            Ok(found) => return Ok(Some(found)),
+            Ok(found) => return Ok(Some((l, found))),
             Err(StorageError::NoIndex(_)) => {}
             Err(e) => return Err(e.into()),
         }
@@ -548,6 +555,25 @@ impl Used {
             start,
             end,
             rel_type: n.rel_type,
+        }
+    }
+}
+
+/// The nodes a walk starts from, and how they were found.
+struct Seek<'p> {
+    ids: Vec<NodeId>,
+    /// The inline property an index seek answered exactly: its check need
+    /// not read the node again.
+    answered: Option<String>,
+    start: Start<'p>,
+}
+
+impl<'p> Seek<'p> {
+    fn of(start: Start<'p>, ids: Vec<NodeId>) -> Seek<'p> {
+        Seek {
+            ids,
+            answered: None,
+            start,
         }
     }
 }
@@ -682,7 +708,10 @@ impl Matcher<'_, '_> {
         let (start, hops) = walk_order(el, reverse);
         let (ids, seeked) = match (&via_edges, hops.first()) {
             (Some(s), Some(first)) => (self.rel_seek_starts(first, &s.edges)?, None),
-            _ => self.seek(start, row)?,
+            _ => {
+                let s = self.seek(start, row)?;
+                (s.ids, s.answered)
+            }
         };
         let stop = self.walk(p, start, &hops, reverse, &ids, seeked.as_deref(), row, next);
         if let (Some(_), Some(first)) = (&via_edges, hops.first()) {
@@ -876,7 +905,7 @@ impl Matcher<'_, '_> {
     ) -> Res<Option<Vec<u64>>> {
         for (_, e) in self.an.internal_ids.iter().filter(|(v, _)| var == Some(*v)) {
             // As for element ids: a value reading a later variable is skipped.
-            let id = match self.eval(e, row) {
+            let id = match start::hint_value(self, e, row, || Value::Int(0)) {
                 Ok(Value::Int(i)) => u64::try_from(i).ok(),
                 Ok(Value::Float(f)) if f.fract() == 0.0 && (0.0..1.8e19).contains(&f) => {
                     Some(f as u64)
@@ -899,15 +928,16 @@ impl Matcher<'_, '_> {
 
     /// The nodes a walk may start from.
     fn candidates(&self, np: &NodePattern, row: &Row) -> Res<Vec<NodeId>> {
-        Ok(self.seek(np, row)?.0)
+        Ok(self.seek(np, row)?.ids)
     }
 
-    /// The candidates, and the inline property an index seek answered
-    /// exactly (its check need not read the node again).
-    fn seek(&self, np: &NodePattern, row: &Row) -> Res<(Vec<NodeId>, Option<String>)> {
+    /// Where a walk from `np` starts ([`Start`]) and its first nodes; a dry
+    /// seek (EXPLAIN, `start.rs`) names a scan without reading it.
+    fn seek<'p>(&'p self, np: &'p NodePattern, row: &Row) -> Res<Seek<'p>> {
         if let Some(b) = bound_node(row, &np.var) {
-            return Ok((b.into_iter().collect(), None));
+            return Ok(Seek::of(Start::Bound, b.into_iter().collect()));
         }
+        let string = || Value::String(String::new());
         for (_, e) in self
             .an
             .ids
@@ -915,84 +945,31 @@ impl Matcher<'_, '_> {
             .filter(|(v, _)| np.var.as_deref() == Some(*v))
         {
             // The value may read a variable bound only later: skip it then.
-            match self.eval(e, row) {
+            match start::hint_value(self, e, row, string) {
                 Ok(Value::String(key)) => {
-                    return Ok((self.g.node_id(&key)?.into_iter().collect(), None))
+                    let ids = self.g.node_id(&key)?.into_iter().collect();
+                    return Ok(Seek::of(Start::ElementId, ids));
                 }
-                Ok(_) => return Ok((vec![], None)),
+                Ok(_) => return Ok(Seek::of(Start::Nothing, vec![])),
                 Err(_) => {}
             }
         }
         if let Some(found) = self.by_internal_id(np, row)? {
-            return Ok((found, None));
+            return Ok(Seek::of(Start::InternalId, found));
         }
         let labels = np.labels.as_ref().map(required_labels).unwrap_or_default();
-        // An index seek on an inline property equality or a WHERE equality
-        // on this variable, when an index serves.
-        let inline = np
-            .props
-            .as_deref()
-            .map(map_entries)
-            .unwrap_or_default()
-            .iter()
-            .map(|(k, e)| (k.as_str(), e, true));
-        let from_where = self
-            .an
-            .hints
-            .iter()
-            .filter(|(v, _, _)| np.var.as_deref() == Some(*v))
-            .map(|(_, k, e)| (*k, *e, false));
-        // An equality no index serves: a filter for one pass over the
-        // records when no better start is found.
-        let mut unindexed: Option<(&str, Value, bool)> = None;
-        for (key, e, is_inline) in inline.chain(from_where) {
-            {
-                // A hint may name variables bound only later: skip it then.
-                let v = match self.eval(e, row) {
-                    Ok(v) => v,
-                    Err(_) if !is_inline => continue,
-                    Err(err) => return Err(err),
-                };
-                if v.is_null() {
-                    return Ok((vec![], None));
-                }
-                if !v.is_storable() {
-                    continue;
-                }
-                // The index's equality is Cypher's for these types (floats
-                // differ on NaN; lists and maps are rechecked).
-                let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
-                // Scalars only: the pass compares stored encodings, which
-                // for lists and maps would miss `[1] = [1.0]`.
-                let scalar = matches!(
-                    v,
-                    Value::Int(_) | Value::Float(_) | Value::String(_) | Value::Bool(_)
-                );
-                if unindexed.is_none() && scalar {
-                    unindexed = Some((key, v.clone(), is_inline));
-                }
-                for l in labels.iter().map(|l| Some(*l)).chain([None]) {
-                    match self.g.find_nodes(l, key, &v) {
-                        Ok(ids) => {
-                            if exact && !is_inline && self.answers_where(np, key) {
-                                self.where_answered.set(true);
-                            }
-                            return Ok((ids, (exact && is_inline).then(|| key.to_string())));
-                        }
-                        Err(StorageError::NoIndex(_)) => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-            }
+        let (found, unindexed) = self.equality_seek(np, &labels, row)?;
+        if let Some(found) = found {
+            return Ok(found);
         }
-        if let Some(ids) = self.any_of_seek(np, &labels, row)? {
-            return Ok((ids, None));
+        if let Some(found) = self.any_of_seek(np, &labels, row)? {
+            return Ok(found);
         }
-        if let Some(ids) = self.element_seek(np, &labels, row)? {
-            return Ok((ids, None));
+        if let Some(found) = self.element_seek(np, &labels, row)? {
+            return Ok(found);
         }
-        if let Some(ids) = self.range_seek(np, &labels, row)? {
-            return Ok((ids, None));
+        if let Some(found) = self.range_seek(np, &labels, row)? {
+            return Ok(found);
         }
         let mut best: Option<(&str, u64)> = None;
         for l in &labels {
@@ -1010,21 +987,114 @@ impl Matcher<'_, '_> {
                 Some((_, n)) => n.saturating_mul(8) >= self.g.node_count()?,
             };
             if scan {
-                let ids = self.g.nodes_equal(best.map(|(l, _)| l), key, &v)?;
+                let label = best.map(|(l, _)| l);
+                let start = Start::PropertyScan { label, key };
+                if self.dry.is_some() {
+                    return Ok(Seek::of(start, vec![]));
+                }
+                let ids = self.g.nodes_equal(label, key, &v)?;
                 // The pass applies Cypher's equality, as an index seek does:
                 // what it answers exactly need not be checked again.
                 let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
                 if exact && !is_inline && self.answers_where(np, key) {
                     self.where_answered.set(true);
                 }
-                return Ok((ids, (exact && is_inline).then(|| key.to_string())));
+                let answered = (exact && is_inline).then(|| key.to_string());
+                return Ok(Seek {
+                    ids,
+                    answered,
+                    start,
+                });
             }
+        }
+        let start = match best {
+            Some((l, _)) => Start::Label(l),
+            None => Start::All,
+        };
+        if self.dry.is_some() {
+            return Ok(Seek::of(start, vec![]));
         }
         let ids = match best {
             Some((l, _)) => self.g.nodes_with_label(l),
             None => self.g.nodes(),
         };
-        Ok((ids.collect::<Result<Vec<_>, _>>()?, None))
+        Ok(Seek::of(start, ids.collect::<Result<Vec<_>, _>>()?))
+    }
+
+    /// An index seek on an inline property equality or a WHERE equality on
+    /// `np`'s variable, when an index serves (or a null value, which no
+    /// node holds); else the first scalar equality, for one pass over the
+    /// records when no better start is found.
+    #[expect(
+        clippy::type_complexity,
+        reason = "a seek, or the pass's key, value and whether inline"
+    )]
+    fn equality_seek<'p>(
+        &'p self,
+        np: &'p NodePattern,
+        labels: &[&'p str],
+        row: &Row,
+    ) -> Res<(Option<Seek<'p>>, Option<(&'p str, Value, bool)>)> {
+        let inline = np
+            .props
+            .as_deref()
+            .map(map_entries)
+            .unwrap_or_default()
+            .iter()
+            .map(|(k, e)| (k.as_str(), e, true));
+        let from_where = self
+            .an
+            .hints
+            .iter()
+            .filter(|(v, _, _)| np.var.as_deref() == Some(*v))
+            .map(|(_, k, e)| (*k, *e, false));
+        let mut unindexed: Option<(&str, Value, bool)> = None;
+        for (key, e, is_inline) in inline.chain(from_where) {
+            // A hint may name variables bound only later: skip it then.
+            let v = match start::hint_value(self, e, row, || Value::Int(0)) {
+                Ok(v) => v,
+                Err(_) if !is_inline => continue,
+                Err(err) => return Err(err),
+            };
+            if v.is_null() {
+                return Ok((Some(Seek::of(Start::Nothing, vec![])), None));
+            }
+            if !v.is_storable() {
+                continue;
+            }
+            // The index's equality is Cypher's for these types (floats
+            // differ on NaN; lists and maps are rechecked).
+            let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
+            // Scalars only: the pass compares stored encodings, which
+            // for lists and maps would miss `[1] = [1.0]`.
+            let scalar = matches!(
+                v,
+                Value::Int(_) | Value::Float(_) | Value::String(_) | Value::Bool(_)
+            );
+            if let Some((label, ids)) = first_index(labels, |l| self.g.find_nodes(l, key, &v))? {
+                if exact && !is_inline && self.answers_where(np, key) {
+                    self.where_answered.set(true);
+                }
+                let start = Start::Index {
+                    label,
+                    key,
+                    any_of: None,
+                };
+                let answered = (exact && is_inline).then(|| key.to_string());
+                return Ok((
+                    Some(Seek {
+                        ids,
+                        answered,
+                        start,
+                    }),
+                    None,
+                ));
+            }
+            if unindexed.is_none() && scalar {
+                unindexed = Some((key, v, is_inline));
+            }
+        }
+        Ok((None, unindexed))
     }
 
     /// Whether the WHERE is nothing but `var.key = value` for this node's
@@ -1041,12 +1111,12 @@ impl Matcher<'_, '_> {
 
     /// The nodes whose list `key` holds `x`, for a WHERE conjunct
     /// `x IN var.key`, when a list-element index serves; `None` otherwise.
-    fn element_seek(
-        &self,
+    fn element_seek<'p>(
+        &'p self,
         np: &NodePattern,
-        labels: &[&str],
+        labels: &[&'p str],
         row: &Row,
-    ) -> Res<Option<Vec<NodeId>>> {
+    ) -> Res<Option<Seek<'p>>> {
         let hints = self
             .an
             .elements
@@ -1054,17 +1124,19 @@ impl Matcher<'_, '_> {
             .filter(|(v, _, _)| np.var.as_deref() == Some(*v));
         for (_, key, e) in hints {
             // The element may read a variable bound only later: skip it then.
-            let Ok(x) = self.eval(e, row) else { continue };
+            let Ok(x) = start::hint_value(self, e, row, || Value::Int(0)) else {
+                continue;
+            };
             if x.is_null() {
                 // `null IN list` is never true.
-                return Ok(Some(vec![]));
+                return Ok(Some(Seek::of(Start::Nothing, vec![])));
             }
             if !x.is_storable() {
                 continue;
             }
-            if let Some(ids) = first_index(labels, |l| self.g.find_nodes_with_element(l, key, &x))?
-            {
-                return Ok(Some(ids));
+            let found = first_index(labels, |l| self.g.find_nodes_with_element(l, key, &x))?;
+            if let Some((label, ids)) = found {
+                return Ok(Some(Seek::of(Start::ListElement { label, key }, ids)));
             }
         }
         Ok(None)
@@ -1073,7 +1145,7 @@ impl Matcher<'_, '_> {
     /// The bounds the WHERE puts on the first property of `var` that it
     /// compares: `Ok(None)` when it puts none that can be evaluated here,
     /// [`Bounds::Empty`] when one is null (no value passes).
-    pub(super) fn range_bounds(&self, var: &str, row: &Row) -> Res<Option<Bounds>> {
+    pub(super) fn range_bounds<'p>(&'p self, var: &str, row: &Row) -> Res<Option<Bounds<'p>>> {
         use std::ops::Bound;
         let mine: Vec<&RangeHint<'_>> = self.an.ranges.iter().filter(|h| h.var == var).collect();
         let Some(key) = mine.first().map(|h| h.key) else {
@@ -1083,7 +1155,7 @@ impl Matcher<'_, '_> {
         type Side = Option<(Value, bool)>;
         let (mut lo, mut hi): (Side, Side) = (None, None);
         for h in mine.iter().filter(|h| h.key == key) {
-            let v = match self.eval(h.value, row) {
+            let v = match start::hint_value(self, h.value, row, || Value::Int(0)) {
                 Ok(v) if v.is_storable() && !v.is_null() => v,
                 Ok(Value::Null) => return Ok(Some(Bounds::Empty)),
                 _ => continue,
@@ -1104,7 +1176,7 @@ impl Matcher<'_, '_> {
             }
         };
         Ok(Some(Bounds::Range {
-            key: key.to_string(),
+            key,
             lo: bound(lo),
             hi: bound(hi),
         }))
@@ -1113,24 +1185,35 @@ impl Matcher<'_, '_> {
     /// A range seek for the node's variable from WHERE comparisons on one
     /// key, when an index or the property's column serves; `None`
     /// otherwise. The WHERE still checks every candidate.
-    fn range_seek(&self, np: &NodePattern, labels: &[&str], row: &Row) -> Res<Option<Vec<NodeId>>> {
+    fn range_seek<'p>(
+        &'p self,
+        np: &NodePattern,
+        labels: &[&'p str],
+        row: &Row,
+    ) -> Res<Option<Seek<'p>>> {
         let Some(var) = np.var.as_deref() else {
             return Ok(None);
         };
         let (key, lo, hi) = match self.range_bounds(var, row)? {
             None => return Ok(None),
-            Some(Bounds::Empty) => return Ok(Some(vec![])),
+            Some(Bounds::Empty) => return Ok(Some(Seek::of(Start::Nothing, vec![]))),
             Some(Bounds::Range { key, lo, hi }) => (key, lo, hi),
         };
-        let key = key.as_str();
         for l in labels.iter().map(|l| Some(*l)).chain([None]) {
             match self.g.find_nodes_in_range(l, key, lo.as_ref(), hi.as_ref()) {
-                Ok(ids) => return Ok(Some(ids)),
+                Ok(ids) => return Ok(Some(Seek::of(Start::Range { label: l, key }, ids))),
                 Err(StorageError::NoIndex(_)) => {}
                 // Bounds of types an index cannot range over.
                 Err(StorageError::Invalid(_) | StorageError::Unsupported(_)) => break,
                 Err(e) => return Err(e.into()),
             }
+        }
+        let label = labels.first().copied();
+        let start = Start::RangeColumn { label, key };
+        if self.dry.is_some() {
+            // Named, not read: a column is built when first read. (A
+            // transaction that wrote nodes itself reads the nodes instead.)
+            return Ok(Some(Seek::of(start, vec![])));
         }
         // No index: the property's column, every bound on the key compared
         // once per distinct value, with Cypher's comparison. When the WHERE
@@ -1158,13 +1241,11 @@ impl Matcher<'_, '_> {
                 compare(v, b).is_some_and(|o| o == want || (*inclusive && o.is_eq()))
             })
         };
-        let ids = self
-            .g
-            .nodes_where(labels.first().copied(), key, &mut |v| holds(v))?;
+        let ids = self.g.nodes_where(label, key, &mut |v| holds(v))?;
         if ids.is_some() && all_known && self.where_is_ranges_on(var, key) {
             self.where_answered.set(true);
         }
-        Ok(ids)
+        Ok(ids.map(|ids| Seek::of(start, ids)))
     }
 
     /// Whether the WHERE is nothing but comparisons of `var.key` with

@@ -3,12 +3,9 @@
 //! matcher chooses it and an estimate of the rows from the statistics.
 //! PROFILE adds the rows each clause actually produced.
 
-use crate::eval::{eval, Ctx, Row};
-use plexus_common::Value;
-use plexus_cypher::{
-    Clause, Expr, ExprKind, NodePattern, PathKind, PathPattern, Query, RelDirection,
-};
-use plexus_storage::{GraphRead, StorageError};
+use crate::eval::Ctx;
+use plexus_cypher::{Clause, Expr, NodePattern, PathKind, PathPattern, Query, RelDirection};
+use plexus_storage::GraphRead;
 
 /// One step of a plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,173 +20,8 @@ pub struct Step {
     pub estimate: Option<f64>,
 }
 
-fn label_of(np: &NodePattern) -> Option<&str> {
-    match &np.labels {
-        Some(plexus_cypher::LabelExpr::Name(l)) => Some(l),
-        Some(plexus_cypher::LabelExpr::And(parts)) => parts.iter().find_map(|p| match p {
-            plexus_cypher::LabelExpr::Name(l) => Some(l.as_str()),
-            _ => None,
-        }),
-        _ => None,
-    }
-}
-
 fn var(np: &NodePattern) -> &str {
     np.var.as_deref().unwrap_or("_")
-}
-
-fn has_index(
-    g: &dyn GraphRead,
-    label: Option<&str>,
-    key: &str,
-    params: &Ctx<'_>,
-    e: &Expr,
-) -> bool {
-    // Probe with the value when it is known before running (a literal or a
-    // parameter); an index serves when the lookup is not refused.
-    let v = eval(e, &Row::new(), params).unwrap_or(Value::Int(0));
-    let v = if v.is_null() || !v.is_storable() {
-        Value::Int(0)
-    } else {
-        v
-    };
-    !matches!(g.find_nodes(label, key, &v), Err(StorageError::NoIndex(_)))
-}
-
-/// `(n:Label)` as a seek names its node and the index's label.
-fn seek_node(np: &NodePattern, label: Option<&str>) -> String {
-    format!(
-        "({}{})",
-        var(np),
-        label.map(|l| format!(":{l}")).unwrap_or_default()
-    )
-}
-
-/// How a path pattern starts, and the estimated number of start nodes.
-fn start(
-    g: &dyn GraphRead,
-    ctx: &Ctx<'_>,
-    np: &NodePattern,
-    bound: &[String],
-    where_: Option<&Expr>,
-) -> (String, String, Option<f64>) {
-    if np.var.as_ref().is_some_and(|v| bound.contains(v)) {
-        return (
-            "Argument".into(),
-            format!("({}) bound earlier", var(np)),
-            Some(1.0),
-        );
-    }
-    if let (Some(w), Some(v)) = (where_, &np.var) {
-        for (function, op, which) in [
-            ("elementid", "NodeByElementIdSeek", "user"),
-            ("id", "NodeByIdSeek", "internal"),
-        ] {
-            let mut ids = Vec::new();
-            crate::pattern::id_hints(w, function, &mut ids);
-            if ids.iter().any(|(x, _)| x == v) {
-                let what = format!("({}) by its {which} id", var(np));
-                return (op.into(), what, Some(1.0));
-            }
-        }
-    }
-    let label = label_of(np);
-    let mut keys: Vec<(&str, &Expr)> = Vec::new();
-    if let Some(ExprKind::Map(entries)) = np.props.as_deref().map(|e| &e.kind) {
-        keys.extend(entries.iter().map(|(k, e)| (k.as_str(), e)));
-    }
-    if let (Some(w), Some(v)) = (where_, &np.var) {
-        let mut hints = Vec::new();
-        crate::pattern::equality_hints(w, &mut hints);
-        keys.extend(
-            hints
-                .into_iter()
-                .filter(|(x, _, _)| x == v)
-                .map(|(_, k, e)| (k, e)),
-        );
-    }
-    for (k, e) in keys {
-        for l in [label, None] {
-            if has_index(g, l, k, ctx, e) {
-                return (
-                    "NodeIndexSeek".into(),
-                    format!("{} on .{k}", seek_node(np, l)),
-                    Some(1.0),
-                );
-            }
-        }
-    }
-    if let (Some(w), Some(v)) = (where_, &np.var) {
-        let mut any_of = Vec::new();
-        crate::pattern::any_of::hints(&crate::pattern::any_of::ors(w), &mut any_of);
-        for h in any_of.iter().filter(|h| h.var == v) {
-            for l in [label, None] {
-                if h.values.iter().all(|e| has_index(g, l, h.key, ctx, e)) {
-                    return (
-                        "NodeIndexSeek".into(),
-                        format!(
-                            "{} on .{}, one seek per alternative of an OR",
-                            seek_node(np, l),
-                            h.key
-                        ),
-                        Some(h.values.len() as f64),
-                    );
-                }
-            }
-        }
-    }
-    if let (Some(w), Some(v)) = (where_, &np.var) {
-        let mut elements = Vec::new();
-        crate::pattern::element_hints(w, &mut elements);
-        for (_, k, e) in elements.into_iter().filter(|(x, _, _)| x == v) {
-            let x = eval(e, &Row::new(), ctx).unwrap_or(Value::Int(0));
-            let x = if x.is_storable() { x } else { Value::Int(0) };
-            for l in [label, None] {
-                if g.find_nodes_with_element(l, k, &x).is_ok() {
-                    return (
-                        "NodeListElementSeek".into(),
-                        format!("{} on each of .{k}", seek_node(np, l)),
-                        None,
-                    );
-                }
-            }
-        }
-    }
-    if let (Some(w), Some(v)) = (where_, &np.var) {
-        let mut ranges = Vec::new();
-        crate::pattern::range_hints(w, &mut ranges);
-        for h in ranges.iter().filter(|h| h.var == v) {
-            // Probe with an empty range: whether an index serves, cheaply.
-            let x = eval(h.value, &Row::new(), ctx).unwrap_or(Value::Int(0));
-            let x = if x.is_null() || !x.is_storable() {
-                Value::Int(0)
-            } else {
-                x
-            };
-            let empty = std::ops::Bound::Excluded(&x);
-            for l in [label, None] {
-                if g.find_nodes_in_range(l, h.key, empty, empty).is_ok() {
-                    return (
-                        "NodeIndexSeekByRange".into(),
-                        format!("{} on .{}", seek_node(np, l), h.key),
-                        None,
-                    );
-                }
-            }
-        }
-    }
-    match label {
-        Some(l) => (
-            "NodeByLabelScan".into(),
-            format!("({}:{l})", var(np)),
-            g.label_count(l).ok().map(|n| n as f64),
-        ),
-        None => (
-            "AllNodesScan".into(),
-            format!("({})", var(np)),
-            g.node_count().ok().map(|n| n as f64),
-        ),
-    }
 }
 
 fn arrow(d: RelDirection) -> (&'static str, &'static str) {
@@ -251,8 +83,8 @@ fn pattern_steps(
         own_start && !bound_before(&el.start) && crate::pattern::from_end(el, bound_before);
     let (first, hops) = crate::pattern::walked(el, reverse);
     if own_start {
-        let (op, details, estimate) = start(g, ctx, first, bound, where_);
-        out.push((op, details, estimate));
+        let (op, details, estimate) = crate::pattern::start::planned(g, ctx, first, bound, where_);
+        out.push((op.into(), details, estimate));
         rows = estimate;
     }
     let nodes = g.node_count().unwrap_or(1).max(1) as f64;

@@ -6,7 +6,7 @@
 //! their union (each node once, in id order) instead of from every node
 //! of the label. The WHERE is still evaluated on every match.
 
-use super::{conjuncts, equality_hints, first_index, Matcher, Res};
+use super::{conjuncts, equality_hints, first_index, Matcher, Res, Seek, Start};
 use crate::eval::Row;
 use plexus_common::Value;
 use plexus_cypher::{BinOp, Expr, ExprKind, NodePattern};
@@ -95,12 +95,12 @@ impl Matcher<'_, '_> {
     /// The union of the index seeks of one [`AnyOf`] on the node's
     /// variable, when an index serves its key and every value can be
     /// evaluated here; `None` otherwise.
-    pub(super) fn any_of_seek(
-        &self,
+    pub(super) fn any_of_seek<'p>(
+        &'p self,
         np: &NodePattern,
-        labels: &[&str],
+        labels: &[&'p str],
         row: &Row,
-    ) -> Res<Option<Vec<NodeId>>> {
+    ) -> Res<Option<Seek<'p>>> {
         let hints = self
             .an
             .any_of
@@ -110,7 +110,7 @@ impl Matcher<'_, '_> {
             let mut values = Vec::with_capacity(h.values.len());
             for e in &h.values {
                 // A value may read a variable bound only later: skip it then.
-                let Ok(v) = self.eval(e, row) else {
+                let Ok(v) = super::start::hint_value(self, e, row, || Value::Int(0)) else {
                     continue 'hint;
                 };
                 match v {
@@ -120,8 +120,14 @@ impl Matcher<'_, '_> {
                     _ => continue 'hint,
                 }
             }
-            if let Some(ids) = first_index(labels, |l| self.union_of(l, h.key, &values))? {
-                return Ok(Some(ids));
+            let found = first_index(labels, |l| self.union_of(l, h.key, &values))?;
+            if let Some((label, ids)) = found {
+                let start = Start::Index {
+                    label,
+                    key: h.key,
+                    any_of: Some(h.values.len()),
+                };
+                return Ok(Some(Seek::of(start, ids)));
             }
         }
         Ok(None)

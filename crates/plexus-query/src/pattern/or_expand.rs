@@ -135,7 +135,7 @@ impl<'a> Matcher<'a, '_> {
             let found = first_index(&labels, |l| {
                 Ok((self.g.find_nodes(l, key, &v)?, l.map(str::to_string)))
             })?;
-            if let Some((ids, l)) = found {
+            if let Some((_, (ids, l))) = found {
                 return Ok(Some((reverse, ids, described(l.as_deref()))));
             }
         }

@@ -174,10 +174,7 @@ impl Matcher<'_, '_> {
             return Ok(None);
         };
         let found = each_type(&types, |t| {
-            match self
-                .g
-                .find_edges_in_range(t, &key, lo.as_ref(), hi.as_ref())
-            {
+            match self.g.find_edges_in_range(t, key, lo.as_ref(), hi.as_ref()) {
                 // Bounds of types an index cannot range over: no seek.
                 Err(StorageError::Invalid(m) | StorageError::Unsupported(m)) => {
                     Err(StorageError::NoIndex(m))
@@ -185,7 +182,7 @@ impl Matcher<'_, '_> {
                 other => other,
             }
         })?;
-        Ok(found.map(|edges| (edges, described(var, &types, &key, "range of "))))
+        Ok(found.map(|edges| (edges, described(var, &types, key, "range of "))))
     }
 
     /// Whether a node pattern names something a node seek may start from:

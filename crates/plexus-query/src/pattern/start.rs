@@ -1,0 +1,301 @@
+//! Where a walk starts: the one choice of a path pattern's first nodes,
+//! made by [`Matcher::seek`] for the run and for EXPLAIN alike.
+//!
+//! EXPLAIN used to re-derive the start in `plan.rs` with rules of its own,
+//! and the two had drifted (an equality no index serves is one pass over
+//! the records, which EXPLAIN called a label scan; a range no index serves
+//! reads the property's column). Now EXPLAIN runs the matcher's own seek
+//! *dry* ([`planned`]): the same order of choices on the same hints, index
+//! seeks done (they are point reads, and give the real number of starts),
+//! scans named but not read. A value the seek needs from a variable bound
+//! before the MATCH is not known until it runs: a dry seek takes a stand-in
+//! of the right kind, so an index is still probed for it.
+
+use super::{bound_node, Analysis, Matcher, Mode};
+use crate::eval::{Ctx, Row};
+use plexus_common::Value;
+use plexus_cypher::{Expr, NodePattern};
+use plexus_storage::GraphRead;
+
+/// The access path of a walk's first node.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Start<'p> {
+    /// Bound by the row (an earlier clause or pattern).
+    Bound,
+    /// `WHERE elementId(n) = x`: the id map.
+    ElementId,
+    /// `WHERE id(n) = x`: one record.
+    InternalId,
+    /// A property index, for an equality; `any_of` alternatives of an OR.
+    Index {
+        label: Option<&'p str>,
+        key: &'p str,
+        any_of: Option<usize>,
+    },
+    /// A list-element index, for `x IN n.key`.
+    ListElement {
+        label: Option<&'p str>,
+        key: &'p str,
+    },
+    /// A property index, for comparisons on one key.
+    Range {
+        label: Option<&'p str>,
+        key: &'p str,
+    },
+    /// The property's column, for comparisons no index serves.
+    RangeColumn {
+        label: Option<&'p str>,
+        key: &'p str,
+    },
+    /// One pass over the records (or the column) for an equality no index
+    /// serves.
+    PropertyScan {
+        label: Option<&'p str>,
+        key: &'p str,
+    },
+    /// Every node with the label (the smallest of those required).
+    Label(&'p str),
+    /// Every node.
+    All,
+    /// A value the start needs is null, or of a kind no node holds: no
+    /// node matches.
+    Nothing,
+}
+
+impl Start<'_> {
+    /// The operator's name, as Neo4j's plans call it where it has one.
+    pub(crate) fn operator(&self) -> &'static str {
+        match self {
+            Start::Bound => "Argument",
+            Start::ElementId => "NodeByElementIdSeek",
+            Start::InternalId => "NodeByIdSeek",
+            Start::Index { .. } => "NodeIndexSeek",
+            Start::ListElement { .. } => "NodeListElementSeek",
+            Start::Range { .. } => "NodeIndexSeekByRange",
+            Start::RangeColumn { .. } => "NodePropertyRangeScan",
+            Start::PropertyScan { .. } => "NodeByPropertyScan",
+            Start::Label(_) => "NodeByLabelScan",
+            Start::All => "AllNodesScan",
+            Start::Nothing => "EmptyResult",
+        }
+    }
+
+    /// What the operator reads, for the node `np`.
+    pub(crate) fn details(&self, np: &NodePattern) -> String {
+        let var = np.var.as_deref().unwrap_or("_");
+        let node = |label: &Option<&str>| match label {
+            Some(l) => format!("({var}:{l})"),
+            None => format!("({var})"),
+        };
+        match self {
+            Start::Bound => format!("({var}) bound earlier"),
+            Start::ElementId => format!("({var}) by its user id"),
+            Start::InternalId => format!("({var}) by its internal id"),
+            Start::Index {
+                label,
+                key,
+                any_of: None,
+            } => format!("{} on .{key}", node(label)),
+            Start::Index {
+                label,
+                key,
+                any_of: Some(_),
+            } => format!(
+                "{} on .{key}, one seek per alternative of an OR",
+                node(label)
+            ),
+            Start::ListElement { label, key } => format!("{} on each of .{key}", node(label)),
+            Start::Range { label, key } => format!("{} on .{key}", node(label)),
+            Start::RangeColumn { label, key } => {
+                format!("{} by the column of .{key}", node(label))
+            }
+            Start::PropertyScan { label, key } => format!("{} where .{key} equals", node(label)),
+            Start::Label(l) => format!("({var}:{l})"),
+            Start::All => format!("({var})"),
+            Start::Nothing => format!("({var}): a value it needs is null"),
+        }
+    }
+}
+
+/// The value of a hint `e` the start needs: evaluated on the row, or in a
+/// dry seek, when only the run knows it — `e` reads a variable bound
+/// before the MATCH, or a parameter EXPLAIN was not given — `stand_in`.
+pub(super) fn hint_value(
+    m: &Matcher<'_, '_>,
+    e: &Expr,
+    row: &Row,
+    stand_in: fn() -> Value,
+) -> Result<Value, crate::error::QueryError> {
+    let Some(before) = m.dry else {
+        return m.eval(e, row);
+    };
+    if before.iter().any(|v| !crate::eval::free_of(e, v)) {
+        return Ok(stand_in());
+    }
+    match m.eval(e, row) {
+        Err(crate::error::QueryError::ParameterMissing(_)) => Ok(stand_in()),
+        other => other,
+    }
+}
+
+/// How a walk from `np` starts, as the matcher would choose it for a row
+/// binding `bound`: the operator, what it reads, and how many nodes it
+/// starts from when a seek found them (a scan's count is the label's or
+/// the graph's).
+pub(crate) fn planned(
+    g: &dyn GraphRead,
+    ctx: &Ctx<'_>,
+    np: &NodePattern,
+    bound: &[String],
+    where_: Option<&Expr>,
+) -> (&'static str, String, Option<f64>) {
+    let an = Analysis::new(&[], where_);
+    let mut m = super::matcher(g, ctx, &an, &[], where_, Mode::All);
+    m.dry = Some(bound);
+    let row: Row = bound.iter().map(|v| (v.clone(), Value::Null)).collect();
+    let (start, found) = match m.seek(np, &row) {
+        Ok(s) => (s.start, Some(s.ids.len() as f64)),
+        // A value that cannot be evaluated before the run (a type error in
+        // it, say): the run reports it; the plan names the scan.
+        Err(_) => (Start::All, None),
+    };
+    let estimate = match start {
+        Start::Bound => Some(1.0),
+        Start::Label(l) => g.label_count(l).ok().map(|n| n as f64),
+        Start::All => g.node_count().ok().map(|n| n as f64),
+        Start::PropertyScan { .. } | Start::RangeColumn { .. } => None,
+        _ => found,
+    };
+    debug_assert!(bound_node(&row, &np.var).is_none() || start == Start::Bound);
+    (start.operator(), start.details(np), estimate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Guard;
+    use plexus_storage::{IndexSpec, Props, Storage, DEFAULT_GRAPH};
+    use std::collections::BTreeMap;
+
+    /// 200 `P` nodes (`k` indexed, `j` and `name` not, `tags` in a
+    /// list-element index) and 20 `Q` nodes.
+    fn graph() -> Storage {
+        let db = Storage::in_memory().expect("a store");
+        let mut t = db.write(DEFAULT_GRAPH).expect("a writer");
+        t.create_index(IndexSpec::property("P", "k"))
+            .expect("index");
+        t.create_index(IndexSpec::list("P", "tags")).expect("index");
+        for i in 0..220i64 {
+            let label = if i < 200 { "P" } else { "Q" };
+            let props = Props::from([
+                ("k".to_string(), Value::Int(i % 50)),
+                ("j".to_string(), Value::Int(i % 7)),
+                ("name".to_string(), Value::from(format!("n{i}"))),
+                (
+                    "tags".to_string(),
+                    Value::List(vec![Value::from(format!("t{}", i % 3))]),
+                ),
+            ]);
+            t.create_node(Some(&format!("u{i}")), &[label], &props)
+                .expect("a node");
+        }
+        t.commit().expect("commit");
+        db
+    }
+
+    /// The first node pattern of the last MATCH of `q` and its WHERE.
+    fn last_match(q: &plexus_cypher::Query) -> (&NodePattern, Option<&Expr>) {
+        let part = q.parts().next().expect("a part");
+        part.clauses
+            .iter()
+            .rev()
+            .find_map(|c| match c {
+                plexus_cypher::Clause::Match {
+                    patterns, where_, ..
+                } => Some((&patterns[0].element.start, where_.as_ref())),
+                _ => None,
+            })
+            .expect("a MATCH")
+    }
+
+    /// EXPLAIN's start (a dry seek, with `m` bound before the MATCH) and
+    /// the start the run takes with `m` bound to node `u3`, for the last
+    /// MATCH of `text`.
+    fn both(db: &Storage, text: &str) -> (&'static str, &'static str) {
+        let q = plexus_cypher::parse(text).expect("parses");
+        let (np, where_) = last_match(&q);
+        let r = db.read(DEFAULT_GRAPH).expect("a reader");
+        // The run is given `$w`; EXPLAIN is not.
+        let params = BTreeMap::from([("v".to_string(), Value::Int(4))]);
+        let mut all = params.clone();
+        all.insert("w".to_string(), Value::Int(2));
+        let guard = Guard::unlimited();
+        let ctx = Ctx::with_graph(&params, &r, &guard);
+        let bound = ["m".to_string()];
+        let (planned, _, _) = planned(&r, &ctx, np, &bound, where_);
+        let an = Analysis::new(&[], where_);
+        let ctx = Ctx::with_graph(&all, &r, &guard);
+        let m = super::super::matcher(&r, &ctx, &an, &[], where_, Mode::All);
+        let u3 = r.node_id("u3").expect("read").expect("u3");
+        let mut row = Row::new();
+        row.insert("m", crate::graph::node(u3));
+        let ran = m.seek(np, &row).expect("a seek").start.operator();
+        (planned, ran)
+    }
+
+    #[test]
+    fn explain_names_the_start_the_run_takes() {
+        let db = graph();
+        let cases = [
+            ("MATCH (n:P {k: 3}) RETURN n", "NodeIndexSeek"),
+            ("MATCH (n:P) WHERE n.k = $v RETURN n", "NodeIndexSeek"),
+            // A value only the run knows: the index is still the start.
+            (
+                "MATCH (m) MATCH (n:P) WHERE n.k = m.k RETURN n",
+                "NodeIndexSeek",
+            ),
+            (
+                "MATCH (n:P) WHERE n.k = 1 OR n.k = 2 RETURN n",
+                "NodeIndexSeek",
+            ),
+            // A parameter EXPLAIN is not given.
+            (
+                "MATCH (n:P) WHERE n.k = 1 OR n.k = $w RETURN n",
+                "NodeIndexSeek",
+            ),
+            (
+                "MATCH (n:P) WHERE n.k > 45 RETURN n",
+                "NodeIndexSeekByRange",
+            ),
+            (
+                "MATCH (n:P) WHERE 't1' IN n.tags RETURN n",
+                "NodeListElementSeek",
+            ),
+            (
+                "MATCH (n) WHERE elementId(n) = 'u9' RETURN n",
+                "NodeByElementIdSeek",
+            ),
+            (
+                "MATCH (n) WHERE elementId(n) = m.name RETURN n",
+                "NodeByElementIdSeek",
+            ),
+            ("MATCH (n) WHERE id(n) = 5 RETURN n", "NodeByIdSeek"),
+            // No index on `j`: one pass over the records, not a label scan.
+            ("MATCH (n:P) WHERE n.j = 2 RETURN n", "NodeByPropertyScan"),
+            ("MATCH (n:P {j: $v}) RETURN n", "NodeByPropertyScan"),
+            (
+                "MATCH (n:P) WHERE n.j > 2 RETURN n",
+                "NodePropertyRangeScan",
+            ),
+            // A small label is read member by member.
+            ("MATCH (n:Q) WHERE n.j = 2 RETURN n", "NodeByLabelScan"),
+            ("MATCH (n:P) RETURN n", "NodeByLabelScan"),
+            ("MATCH (n) RETURN n", "AllNodesScan"),
+            ("MATCH (n:P {k: null}) RETURN n", "EmptyResult"),
+            ("MATCH (m) RETURN m", "Argument"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(both(&db, text), (want, want), "{text}");
+        }
+    }
+}
