@@ -24,6 +24,7 @@ use plexus_common::Value;
 use plexus_cypher::{Clause, Expr, ExprKind, PathPattern, Query, SingleQuery, Statement};
 use plexus_storage::{GraphRead, WriteTxn};
 use std::borrow::Cow;
+use std::time::Instant;
 
 /// Where a streamed result goes: the columns once, before the first row,
 /// then each row (entities filled in) as it is produced. An error from the
@@ -382,7 +383,7 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
     ex.counted = env.counted;
     if mode == Mode::Explain {
         return Ok(plan_table(
-            &crate::plan::explain(q, ex.graph(), &ex.ctx()),
+            &crate::plan::explain(q, ex.graph(), &ex.ctx(), false),
             None,
         ));
     }
@@ -406,7 +407,7 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
     }
     if let Some(actual) = ex.profile.take() {
         return Ok(plan_table(
-            &crate::plan::explain(q, ex.graph(), &ex.ctx()),
+            &crate::plan::explain(q, ex.graph(), &ex.ctx(), true),
             Some(&actual),
         ));
     }
@@ -493,12 +494,24 @@ pub(crate) fn subquery_rows(
 
 /// A plan as a table; with PROFILE's counts, the rows each clause produced
 /// (on the clause's last step).
-fn plan_table(steps: &[crate::plan::Step], actual: Option<&[(usize, usize, usize)]>) -> Table {
+/// What one clause of a profiled run did.
+struct Ran {
+    part: usize,
+    clause: usize,
+    /// The rows it left.
+    rows: usize,
+    /// From its start to its last row (the clauses run one after another
+    /// under PROFILE, each over the rows of the one before).
+    time: std::time::Duration,
+}
+
+fn plan_table(steps: &[crate::plan::Step], actual: Option<&[Ran]>) -> Table {
     let mut columns: Vec<String> = ["step", "operator", "details", "estimated_rows"]
         .map(String::from)
         .to_vec();
     if actual.is_some() {
         columns.push("rows".into());
+        columns.push("time_ms".into());
     }
     let rows = steps
         .iter()
@@ -517,12 +530,10 @@ fn plan_table(steps: &[crate::plan::Step], actual: Option<&[(usize, usize, usize
                     .is_none_or(|n| (n.part, n.clause) != (s.part, s.clause));
                 let got = a
                     .iter()
-                    .find(|(p, c, _)| (*p, *c) == (s.part, s.clause))
-                    .map(|(_, _, n)| *n);
-                r.push(match (last_of_clause, got) {
-                    (true, Some(n)) => Value::Int(n as i64),
-                    _ => Value::Null,
-                });
+                    .find(|r| (r.part, r.clause) == (s.part, s.clause))
+                    .filter(|_| last_of_clause);
+                r.push(got.map_or(Value::Null, |g| Value::Int(g.rows as i64)));
+                r.push(got.map_or(Value::Null, |g| Value::Float(g.time.as_secs_f64() * 1e3)));
             }
             r
         })
@@ -537,8 +548,8 @@ struct Exec<'t, 'p> {
     procs: &'p Procedures,
     /// The columns the last CALL yielded: a standalone CALL's result.
     call_columns: Vec<String>,
-    /// Under PROFILE: (part, clause, rows after it) of the top-level parts.
-    profile: Option<Vec<(usize, usize, usize)>>,
+    /// Under PROFILE: what each clause of the top-level parts did.
+    profile: Option<Vec<Ran>>,
     /// The UNION part running.
     part: usize,
     /// Depth of subqueries: only the top level is profiled.
@@ -579,11 +590,18 @@ impl<'t, 'p> Exec<'t, 'p> {
 }
 
 impl Exec<'_, '_> {
-    fn record(&mut self, clause: usize, rows: usize) {
+    /// Under PROFILE, that `clause` left `rows` rows after running since
+    /// `began`.
+    fn record(&mut self, clause: usize, rows: usize, began: Instant) {
         if self.nesting == 0 {
             let part = self.part;
             if let Some(p) = self.profile.as_mut() {
-                p.push((part, clause, rows));
+                p.push(Ran {
+                    part,
+                    clause,
+                    rows,
+                    time: began.elapsed(),
+                });
             }
         }
     }
@@ -643,6 +661,7 @@ impl Exec<'_, '_> {
         let mut charged = 0;
         for (ci, clause) in q.clauses.iter().enumerate() {
             let before = self.guard.held();
+            let began = Instant::now();
             if let Clause::Return(p) = clause {
                 let (columns, projected) = project(&rows, p, &self.ctx())?;
                 let rows = projected
@@ -654,7 +673,7 @@ impl Exec<'_, '_> {
                             .collect()
                     })
                     .collect::<Vec<Vec<Value>>>();
-                self.record(ci, rows.len());
+                self.record(ci, rows.len(), began);
                 return Ok(Table { columns, rows });
             }
             if let (
@@ -672,7 +691,7 @@ impl Exec<'_, '_> {
             {
                 if self.movable.contains(&(self.part, ci)) {
                     rows = unwind_moving(rows, list, alias)?;
-                    self.record(ci, rows.len());
+                    self.record(ci, rows.len(), began);
                     continue;
                 }
             }
@@ -694,7 +713,7 @@ impl Exec<'_, '_> {
             let held = self.guard.held();
             self.guard.release(charged);
             charged = held.saturating_sub(before);
-            self.record(ci, rows.len());
+            self.record(ci, rows.len(), began);
         }
         self.guard.release(charged);
         if let Some(Clause::Call { .. }) = q.clauses.last() {
@@ -1291,7 +1310,7 @@ fn limit_after(q: &SingleQuery, ci: usize, ctx: &Ctx<'_>) -> Option<usize> {
 /// `MATCH … RETURN count(*)` as a whole query part, plainly (no
 /// DISTINCT, ORDER BY, SKIP, LIMIT or WHERE after it): its patterns, its
 /// WHERE and the count's item.
-fn count_shape(
+pub(crate) fn count_shape(
     q: &SingleQuery,
 ) -> Option<(
     &[PathPattern],
@@ -1325,7 +1344,10 @@ fn count_shape(
 /// incoming rows, no inline expression reads a variable), so the matcher
 /// may count that hop from the degree counters. Copies the patterns only
 /// when it drops a name (a per-query cost on the shortest counts).
-fn anonymise_ends<'p>(patterns: &'p [PathPattern], rows: &[Row]) -> Cow<'p, [PathPattern]> {
+pub(crate) fn anonymise_ends<'p>(
+    patterns: &'p [PathPattern],
+    rows: &[Row],
+) -> Cow<'p, [PathPattern]> {
     // A pattern of one node has no hop to count from the counters.
     if patterns.iter().all(|p| p.element.chain.is_empty()) {
         return Cow::Borrowed(patterns);

@@ -635,6 +635,31 @@ fn unconstrained(hop: &Hop<'_>) -> bool {
         && n.where_.is_none()
 }
 
+/// Whether the matcher counts a last hop `-[r]->(n)` of a walk that needs
+/// no trail from the degree counters instead of walking it
+/// ([`Matcher::hops`]; EXPLAIN's `ExpandByDegree`).
+pub(crate) fn counted_by_degree(r: &RelPattern, n: &NodePattern) -> bool {
+    let hop = Hop {
+        rel: r,
+        node: n,
+        reversed: false,
+    };
+    r.length.is_none() && unconstrained(&hop)
+}
+
+/// The count of a top-level `MATCH … RETURN count(*)` when the type
+/// counters answer it ([`count_from_counters`]; EXPLAIN's
+/// `RelationshipCountFromCountStore`).
+pub(crate) fn counted_from_counters(
+    g: &dyn GraphRead,
+    patterns: &[PathPattern],
+    where_: Option<&Expr>,
+) -> Option<u64> {
+    count_from_counters(g, patterns, where_, &Row::new())
+        .ok()
+        .flatten()
+}
+
 /// The labels a label expression requires (`:A:B` → A and B).
 fn required_labels(e: &LabelExpr) -> Vec<&str> {
     match e {
@@ -1494,7 +1519,10 @@ impl Matcher<'_, '_> {
             return done(self, row, trail);
         };
         match hop.rel.length {
-            None if rest.is_empty() && !self.trail_needed && unconstrained(hop) => {
+            None if rest.is_empty()
+                && !self.trail_needed
+                && counted_by_degree(hop.rel, hop.node) =>
+            {
                 // The last hop to an unconstrained, unnamed node: how many
                 // relationships there are is all a match can tell, and the
                 // degree counters know it without reading the adjacency.

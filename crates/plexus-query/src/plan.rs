@@ -1,10 +1,12 @@
 //! EXPLAIN and PROFILE: the steps a query runs, one per clause (and per
 //! path pattern of a MATCH), with the start each pattern takes as the
 //! matcher chooses it and an estimate of the rows from the statistics.
-//! PROFILE adds the rows each clause actually produced.
+//! PROFILE adds the rows each clause actually produced and its time.
 
 use crate::eval::Ctx;
-use plexus_cypher::{Clause, Expr, NodePattern, PathKind, PathPattern, Query, RelDirection};
+use plexus_cypher::{
+    Clause, Expr, NodePattern, PathKind, PathPattern, Query, RelDirection, SingleQuery,
+};
 use plexus_storage::GraphRead;
 
 /// One step of a plan.
@@ -40,9 +42,10 @@ fn pattern_steps(
     p: &PathPattern,
     bound: &[String],
     where_: Option<&Expr>,
-    single: bool,
-    out: &mut Vec<(String, String, Option<f64>)>,
+    shape: Shape,
+    out: &mut Vec<Planned>,
 ) {
+    let Shape { single, trail } = shape;
     let el = &p.element;
     if p.kind != PathKind::Normal {
         let what = if p.kind == PathKind::Shortest {
@@ -94,40 +97,12 @@ fn pattern_steps(
             .is_some_and(|v| bound.contains(v) || walked.iter().any(|w| w.var.as_ref() == Some(v)))
     };
     let mut walked = vec![first];
+    let last = hops.len().saturating_sub(1);
     for (i, (r, n, reversed)) in hops.into_iter().enumerate() {
         if seek.as_ref().is_some_and(|(_, _, hop, _)| *hop == i) {
             continue;
         }
-        let per = match r.types.as_ref().and_then(crate::graph::type_names) {
-            Some(ts) => ts
-                .iter()
-                .map(|t| g.type_count(t).unwrap_or(0) as f64)
-                .sum::<f64>(),
-            None => g.edge_count().unwrap_or(0) as f64,
-        } / nodes;
-        let per = if r.direction == RelDirection::Either {
-            2.0 * per
-        } else {
-            per
-        };
-        let (a, b) = arrow(match (r.direction, reversed) {
-            (RelDirection::Right, true) => RelDirection::Left,
-            (RelDirection::Left, true) => RelDirection::Right,
-            (d, _) => d,
-        });
-        let types = match &r.types {
-            Some(plexus_cypher::LabelExpr::Name(t)) => format!(":{t}"),
-            Some(_) => ":…".into(),
-            None => String::new(),
-        };
-        let len = match r.length {
-            Some((lo, hi)) => format!(
-                "*{}..{}",
-                lo.map(|x| x.to_string()).unwrap_or_default(),
-                hi.map(|x| x.to_string()).unwrap_or_default()
-            ),
-            None => String::new(),
-        };
+        let per = fan_out(g, r, nodes);
         // A hop into a node bound already keeps only the relationships
         // that reach it (`Matcher::hops`); a one-hop path between two bound
         // nodes is walked from the end with fewer relationships.
@@ -137,19 +112,22 @@ fn pattern_steps(
         // reaches that node.
         rows = rows.map(|x| x * if into { (per / nodes).min(1.0) } else { per });
         walked.push(n);
+        let by_degree = i == last && !trail && crate::pattern::counted_by_degree(r, n);
         out.push((
-            match (r.length.is_some(), into) {
-                (true, _) => "VarLengthExpand",
-                (false, true) => "ExpandInto",
-                (false, false) => "Expand",
+            match (r.length.is_some(), into, by_degree) {
+                (true, ..) => "VarLengthExpand",
+                (false, true, _) => "ExpandInto",
+                (false, false, true) => "ExpandByDegree",
+                (false, false, false) => "Expand",
             }
             .into(),
             format!(
-                "{a}[{}{types}{len}]{b}({}){}",
-                r.var.as_deref().unwrap_or(""),
-                var(n),
+                "{}{}",
+                hop_text(r, n, reversed),
                 if from_either {
                     ", from the end with fewer relationships"
+                } else if by_degree {
+                    ", counted from the degree counters, not walked"
                 } else {
                     ""
                 }
@@ -159,116 +137,268 @@ fn pattern_steps(
     }
 }
 
-/// The plan of a query, clause by clause.
-pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>) -> Vec<Step> {
+/// The relationships a hop of `r`'s types and direction offers a node, on
+/// average over the graph's `nodes`.
+fn fan_out(g: &dyn GraphRead, r: &plexus_cypher::RelPattern, nodes: f64) -> f64 {
+    let per = match r.types.as_ref().and_then(crate::graph::type_names) {
+        Some(ts) => ts
+            .iter()
+            .map(|t| g.type_count(t).unwrap_or(0) as f64)
+            .sum::<f64>(),
+        None => g.edge_count().unwrap_or(0) as f64,
+    } / nodes;
+    if r.direction == RelDirection::Either {
+        2.0 * per
+    } else {
+        per
+    }
+}
+
+/// A hop as walked: `-[r:T*1..2]->(n)`, the arrow turned when walked
+/// against its written direction.
+fn hop_text(r: &plexus_cypher::RelPattern, n: &NodePattern, reversed: bool) -> String {
+    let (a, b) = arrow(match (r.direction, reversed) {
+        (RelDirection::Right, true) => RelDirection::Left,
+        (RelDirection::Left, true) => RelDirection::Right,
+        (d, _) => d,
+    });
+    let types = match &r.types {
+        Some(plexus_cypher::LabelExpr::Name(t)) => format!(":{t}"),
+        Some(_) => ":…".into(),
+        None => String::new(),
+    };
+    let len = match r.length {
+        Some((lo, hi)) => format!(
+            "*{}..{}",
+            lo.map(|x| x.to_string()).unwrap_or_default(),
+            hi.map(|x| x.to_string()).unwrap_or_default()
+        ),
+        None => String::new(),
+    };
+    format!(
+        "{a}[{}{types}{len}]{b}({})",
+        r.var.as_deref().unwrap_or(""),
+        var(n)
+    )
+}
+
+/// What a MATCH's patterns share that shapes each one's steps.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// The MATCH has one pattern.
+    single: bool,
+    /// A path variable needs the walked trail: no hop is counted from the
+    /// degree counters.
+    trail: bool,
+}
+
+/// A step before it is placed in its part and clause: operator, details,
+/// estimated rows.
+type Planned = (String, String, Option<f64>);
+
+/// How a part that is `MATCH … RETURN count(*)` runs (`exec::count_only`):
+/// its matches counted as they are found, with the names nothing reads
+/// dropped, or the type counters' sum.
+struct Counted<'q> {
+    patterns: std::borrow::Cow<'q, [PathPattern]>,
+    from_counters: Option<u64>,
+}
+
+impl<'q> Counted<'q> {
+    fn of(part: &'q SingleQuery, g: Option<&dyn GraphRead>) -> Option<Counted<'q>> {
+        let (patterns, where_, _) = crate::exec::count_shape(part)?;
+        Some(Counted {
+            patterns: match where_ {
+                None => crate::exec::anonymise_ends(patterns, &[crate::eval::Row::new()]),
+                Some(_) => std::borrow::Cow::Borrowed(patterns),
+            },
+            from_counters: g
+                .and_then(|g| crate::pattern::counted_from_counters(g, patterns, where_)),
+        })
+    }
+}
+
+/// The plan of a query, clause by clause; `profiled` for PROFILE, which
+/// runs a count's matches as rows so as to count each clause's.
+pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>, profiled: bool) -> Vec<Step> {
     let mut steps = Vec::new();
     for (pi, part) in q.parts().enumerate() {
         let mut bound: Vec<String> = Vec::new();
+        let counted = Counted::of(part, g).filter(|_| !profiled);
         for (ci, c) in part.clauses.iter().enumerate() {
-            let mut push = |operator: &str, details: String, estimate: Option<f64>| {
-                steps.push(Step {
-                    part: pi,
-                    clause: ci,
-                    operator: operator.into(),
-                    details,
-                    estimate,
-                })
+            let mut out = Vec::new();
+            let at = Clauses {
+                g,
+                ctx,
+                part,
+                counted: counted.as_ref(),
             };
-            match c {
-                Clause::Match {
-                    optional,
-                    patterns,
-                    where_,
-                    ..
-                } => {
-                    let before = bound.clone();
-                    for p in patterns {
-                        let mut ps = Vec::new();
-                        if let Some(g) = g {
-                            let single = patterns.len() == 1;
-                            pattern_steps(g, ctx, p, &bound, where_.as_ref(), single, &mut ps);
-                        }
-                        for (op, d, e) in ps {
-                            let op = if *optional {
-                                format!("Optional{op}")
-                            } else {
-                                op
-                            };
-                            push(&op, d, e);
-                        }
-                        bound.extend(crate::exec::pattern_vars(p));
-                    }
-                    if where_.is_some() {
-                        push("Filter", "WHERE".into(), None);
-                    }
-                    let joins = crate::exec::streamable(part)
-                        .then(|| crate::exec::join_planned(c, &before))
-                        .flatten();
-                    if let Some(details) = joins {
-                        push("AdaptiveHashJoin", details, None);
-                    }
-                }
-                Clause::Unwind { alias, .. } => {
-                    push("Unwind", format!("AS {alias}"), None);
-                    bound.push(alias.clone());
-                }
-                Clause::With(p) | Clause::Return(p) => {
-                    let agg = p.items.iter().any(|i| {
-                        let mut f = false;
-                        crate::eval::visit_aggregates(&i.expr, &mut |_| f = true);
-                        f
-                    });
-                    let names: Vec<String> = p
-                        .items
-                        .iter()
-                        .map(|i| i.alias.clone().unwrap_or_else(|| i.text.clone()))
-                        .collect();
-                    let op = match (agg, p.distinct) {
-                        (true, _) => "Aggregation",
-                        (false, true) => "Distinct",
-                        _ => "Projection",
-                    };
-                    push(op, names.join(", "), None);
-                    if !p.order_by.is_empty() {
-                        push("Sort", format!("{} key(s)", p.order_by.len()), None);
-                    }
-                    if p.skip.is_some() {
-                        push("Skip", String::new(), None);
-                    }
-                    if p.limit.is_some() {
-                        push("Limit", String::new(), None);
-                    }
-                    if p.where_.is_some() {
-                        push("Filter", "WHERE".into(), None);
-                    }
-                    if matches!(c, Clause::With(_)) {
-                        bound = names;
-                    }
-                }
-                Clause::Create { patterns, .. } => {
-                    push("Create", format!("{} pattern(s)", patterns.len()), None);
-                    bound.extend(patterns.iter().flat_map(crate::exec::pattern_vars));
-                }
-                Clause::Merge { pattern, .. } => {
-                    push("Merge", "match, else create".into(), None);
-                    bound.extend(crate::exec::pattern_vars(pattern));
-                }
-                Clause::Set { items, .. } => {
-                    push("SetProperties", format!("{} item(s)", items.len()), None)
-                }
-                Clause::Remove { items, .. } => {
-                    push("Remove", format!("{} item(s)", items.len()), None)
-                }
-                Clause::Delete { detach, .. } => push(
-                    if *detach { "DetachDelete" } else { "Delete" },
-                    String::new(),
-                    None,
-                ),
-                Clause::Foreach { var, .. } => push("Foreach", var.clone(), None),
-                Clause::Call { procedure, .. } => push("ProcedureCall", procedure.clone(), None),
-                Clause::Subquery { .. } => push("SubqueryApply", String::new(), None),
-            }
+            clause_steps(at, c, &mut bound, &mut out);
+            steps.extend(out.into_iter().map(|(operator, details, estimate)| Step {
+                part: pi,
+                clause: ci,
+                operator,
+                details,
+                estimate,
+            }));
         }
     }
     steps
+}
+
+/// What the steps of a clause are planned on: the graph, the parameters,
+/// the part the clause is in, and how that part counts.
+#[derive(Clone, Copy)]
+struct Clauses<'a, 'q> {
+    g: Option<&'a dyn GraphRead>,
+    ctx: &'a Ctx<'a>,
+    part: &'q SingleQuery,
+    counted: Option<&'a Counted<'q>>,
+}
+
+/// The steps of clause `c`, after which `bound` holds the names bound.
+fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &mut Vec<Planned>) {
+    let mut push = |operator: &str, details: String, estimate: Option<f64>| {
+        out.push((operator.into(), details, estimate))
+    };
+    match c {
+        Clause::Match { patterns, .. } if at.counted.is_some_and(|k| k.from_counters.is_some()) => {
+            let what = patterns
+                .first()
+                .and_then(|p| p.element.chain.first())
+                .and_then(|(r, _)| r.types.as_ref())
+                .and_then(crate::graph::type_names)
+                .map_or("every relationship".to_string(), |ts| {
+                    format!("relationships of type {}", ts.join(", "))
+                });
+            push(
+                "RelationshipCountFromCountStore",
+                format!("{what}, counted by the type counters"),
+                at.counted.and_then(|k| k.from_counters).map(|n| n as f64),
+            );
+        }
+        Clause::Match { .. } => match_steps(at, c, bound, out),
+        Clause::Unwind { alias, .. } => {
+            push("Unwind", format!("AS {alias}"), None);
+            bound.push(alias.clone());
+        }
+        Clause::Return(p) if at.counted.is_some() => {
+            let name = p
+                .items
+                .first()
+                .map(|i| i.alias.clone().unwrap_or_else(|| i.text.clone()))
+                .unwrap_or_default();
+            push(
+                "CountMatches",
+                format!("{name}: the matches counted as they are found, no rows built"),
+                Some(1.0),
+            );
+        }
+        Clause::With(p) | Clause::Return(p) => {
+            let names = projection_steps(p, out);
+            if matches!(c, Clause::With(_)) {
+                *bound = names;
+            }
+        }
+        Clause::Create { patterns, .. } => {
+            push("Create", format!("{} pattern(s)", patterns.len()), None);
+            bound.extend(patterns.iter().flat_map(crate::exec::pattern_vars));
+        }
+        Clause::Merge { pattern, .. } => {
+            push("Merge", "match, else create".into(), None);
+            bound.extend(crate::exec::pattern_vars(pattern));
+        }
+        Clause::Set { items, .. } => {
+            push("SetProperties", format!("{} item(s)", items.len()), None)
+        }
+        Clause::Remove { items, .. } => push("Remove", format!("{} item(s)", items.len()), None),
+        Clause::Delete { detach, .. } => push(
+            if *detach { "DetachDelete" } else { "Delete" },
+            String::new(),
+            None,
+        ),
+        Clause::Foreach { var, .. } => push("Foreach", var.clone(), None),
+        Clause::Call { procedure, .. } => push("ProcedureCall", procedure.clone(), None),
+        Clause::Subquery { .. } => push("SubqueryApply", String::new(), None),
+    }
+}
+
+/// The steps of a MATCH: each pattern's, then its WHERE and a join.
+fn match_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &mut Vec<Planned>) {
+    let Clause::Match {
+        optional,
+        patterns,
+        where_,
+        ..
+    } = c
+    else {
+        return;
+    };
+    let before = bound.clone();
+    let patterns: &[PathPattern] = match at.counted {
+        Some(counted) => &counted.patterns,
+        None => patterns,
+    };
+    let shape = Shape {
+        single: patterns.len() == 1,
+        trail: patterns.iter().any(|p| p.var.is_some()),
+    };
+    for p in patterns {
+        let mut ps = Vec::new();
+        if let Some(g) = at.g {
+            pattern_steps(g, at.ctx, p, bound, where_.as_ref(), shape, &mut ps);
+        }
+        for (op, d, e) in ps {
+            let op = if *optional {
+                format!("Optional{op}")
+            } else {
+                op
+            };
+            out.push((op, d, e));
+        }
+        bound.extend(crate::exec::pattern_vars(p));
+    }
+    if where_.is_some() {
+        out.push(("Filter".into(), "WHERE".into(), None));
+    }
+    let joins = crate::exec::streamable(at.part)
+        .then(|| crate::exec::join_planned(c, &before))
+        .flatten();
+    if let Some(details) = joins {
+        out.push(("AdaptiveHashJoin".into(), details, None));
+    }
+}
+
+/// The steps of a WITH or RETURN; the names it projects.
+fn projection_steps(p: &plexus_cypher::Projection, out: &mut Vec<Planned>) -> Vec<String> {
+    let agg = p.items.iter().any(|i| {
+        let mut f = false;
+        crate::eval::visit_aggregates(&i.expr, &mut |_| f = true);
+        f
+    });
+    let names: Vec<String> = p
+        .items
+        .iter()
+        .map(|i| i.alias.clone().unwrap_or_else(|| i.text.clone()))
+        .collect();
+    let op = match (agg, p.distinct) {
+        (true, _) => "Aggregation",
+        (false, true) => "Distinct",
+        _ => "Projection",
+    };
+    let mut push = |op: &str, details: String| out.push((op.into(), details, None));
+    push(op, names.join(", "));
+    if !p.order_by.is_empty() {
+        push("Sort", format!("{} key(s)", p.order_by.len()));
+    }
+    if p.skip.is_some() {
+        push("Skip", String::new());
+    }
+    if p.limit.is_some() {
+        push("Limit", String::new());
+    }
+    if p.where_.is_some() {
+        push("Filter", "WHERE".into());
+    }
+    names
 }

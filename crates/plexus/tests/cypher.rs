@@ -99,6 +99,60 @@ fn schema_commands_create_use_and_drop_indexes() {
         .is_err());
 }
 
+/// EXPLAIN shows how a count runs: from the type counters, or its last hop
+/// from the degree counters, the matches counted without rows; PROFILE,
+/// which runs the matches as rows to count each clause's, shows those.
+#[test]
+fn explain_shows_how_a_count_runs() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "UNWIND range(1, 10) AS i CREATE (:N {i: i})-[:T]->(:M {i: i})",
+    );
+    let ops = |text: &str| -> Vec<String> {
+        let t = q(&db, text);
+        col(&t, "operator")
+            .iter()
+            .map(|v| v.to_string().trim_matches('\'').to_string())
+            .collect()
+    };
+    let t = q(&db, "EXPLAIN MATCH ()-[:T]->() RETURN count(*) AS c");
+    assert_eq!(
+        col(&t, "operator"),
+        [
+            Value::from("RelationshipCountFromCountStore"),
+            Value::from("CountMatches")
+        ]
+    );
+    assert_eq!(col(&t, "estimated_rows")[0], Value::Int(10), "{t:?}");
+    assert_eq!(
+        ops("EXPLAIN MATCH (a:N {i: 1})-[:T]->(b) RETURN count(*)"),
+        ["NodeByPropertyScan", "ExpandByDegree", "CountMatches"]
+    );
+    // A name read after the MATCH, or a path, needs the hop walked.
+    assert_eq!(
+        ops("EXPLAIN MATCH (a:N {i: 1})-[:T]->(b) RETURN b.i"),
+        ["NodeByPropertyScan", "Expand", "Projection"]
+    );
+    assert_eq!(
+        ops("EXPLAIN MATCH p = (a:N)-[:T]->() RETURN count(*)"),
+        ["NodeByLabelScan", "Expand", "CountMatches"]
+    );
+    assert_eq!(
+        ops("EXPLAIN MATCH (a:N)-[:T]->() RETURN a.i"),
+        ["NodeByLabelScan", "ExpandByDegree", "Projection"]
+    );
+    assert_eq!(
+        ops("PROFILE MATCH ()-[:T]->() RETURN count(*) AS c"),
+        ["AllNodesScan", "ExpandByDegree", "Aggregation"]
+    );
+    assert_eq!(
+        q(&db, "MATCH (a:N)-[:T]->() RETURN a.i").rows.len(),
+        10,
+        "a row per relationship counted from the degree"
+    );
+}
+
 #[test]
 fn profile_counts_the_rows_of_each_clause() {
     let db = Database::in_memory().unwrap();
@@ -115,6 +169,24 @@ fn profile_counts_the_rows_of_each_clause() {
     let at = |op: &str| ops.iter().position(|o| *o == Value::from(op)).unwrap();
     assert_eq!(rows[at("Filter")], Value::Int(7), "{t:?}");
     assert_eq!(rows[at("Aggregation")], Value::Int(1));
+    // Each clause's time, in milliseconds, on the step that shows its rows:
+    // together no more than the whole query took.
+    let text = "PROFILE UNWIND range(1, 20000) AS i WITH i WHERE i % 3 = 0 RETURN count(*) AS c";
+    let began = std::time::Instant::now();
+    let t = q(&db, text);
+    let wall_ms = began.elapsed().as_secs_f64() * 1e3;
+    let mut total = 0.0;
+    for (r, ms) in col(&t, "rows").iter().zip(col(&t, "time_ms")) {
+        match (r, ms) {
+            (Value::Int(_), Value::Float(ms)) if ms >= 0.0 => total += ms,
+            (Value::Null, Value::Null) => {}
+            other => panic!("rows and time_ms of one step: {other:?} in {t:?}"),
+        }
+    }
+    assert!(
+        total > 0.0 && total <= wall_ms,
+        "{total} ms of {wall_ms}: {t:?}"
+    );
     // PROFILE of a write runs it; EXPLAIN of a write does not.
     q(&db, "EXPLAIN CREATE (:X)");
     assert_eq!(
