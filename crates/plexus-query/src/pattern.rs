@@ -1236,9 +1236,8 @@ impl Matcher<'_, '_> {
         let label = labels.first().copied();
         let start = Start::RangeColumn { label, key };
         if self.dry.is_some() {
-            // Named, not read: a column is built when first read. (A
-            // transaction that wrote nodes itself reads the nodes instead.)
-            return Ok(Some(Seek::of(start, vec![])));
+            // Named, not read: a column is built when first read.
+            return Ok(self.g.columns_serve().then(|| Seek::of(start, vec![])));
         }
         // No index: the property's column, every bound on the key compared
         // once per distinct value, with Cypher's comparison. When the WHERE

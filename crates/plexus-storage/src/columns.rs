@@ -421,10 +421,15 @@ impl ColumnCache {
 /// or built now by one pass over the node records and kept. `None` when the
 /// transaction changed nodes itself (no column holds its own writes) or the
 /// column would not fit the budget: the caller reads the records then.
+/// Whether a column may serve `c`: columns hold the current records, so a
+/// read as of an earlier instant reads the versions, and a transaction
+/// that changed nodes reads its own.
+pub(crate) fn may_serve(c: &TxnCore) -> bool {
+    c.as_of.is_none() && !c.overlay.as_ref().is_some_and(|o| o.has_writes(NODES))
+}
+
 pub(crate) fn column(c: &TxnCore, key: u32) -> Result<Option<Arc<Column>>> {
-    // Columns hold the current records; a read as of an earlier instant
-    // reads the versions.
-    if c.as_of.is_some() || c.overlay.as_ref().is_some_and(|o| o.has_writes(NODES)) {
+    if !may_serve(c) {
         return Ok(None);
     }
     let version = c.counter(STATS, &node_version_key(c.g))?;

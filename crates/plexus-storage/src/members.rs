@@ -28,7 +28,7 @@ use crate::columns::{Column, Demand, Of};
 use crate::error::Result;
 use crate::ids::NodeId;
 use crate::keys::{
-    node_version_key, stat_key, token_prefix, LABELS, NODES, STATS, STAT_LABEL, STAT_NODES,
+    node_version_key, stat_key, token_prefix, LABELS, STATS, STAT_LABEL, STAT_NODES,
 };
 use crate::view::TxnCore;
 use plexus_common::{read_u64, Value};
@@ -206,7 +206,7 @@ fn served<T>(
     key: u32,
     policy: &Policy<T>,
 ) -> Result<Option<Arc<T>>> {
-    if c.as_of.is_some() || c.overlay.as_ref().is_some_and(|o| o.has_writes(NODES)) {
+    if !crate::columns::may_serve(c) {
         return Ok(None);
     }
     // On a server each counter read is a round trip and a walk reads its

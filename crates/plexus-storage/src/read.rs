@@ -326,6 +326,15 @@ pub trait GraphRead {
         true
     }
 
+    /// Whether [`GraphRead::nodes_where`] may answer from a property's
+    /// column in this read, without building one: not as of an earlier
+    /// instant, nor in a transaction that changed nodes itself (a column
+    /// past its memory budget is found refused only when built). EXPLAIN
+    /// asks, to name the start a range no index serves takes.
+    fn columns_serve(&self) -> bool {
+        crate::columns::may_serve(self.core())
+    }
+
     /// Whether the store is remote (each read a round trip): then reading
     /// many nodes at once ([`GraphRead::neighbors_many`]) pays.
     fn remote(&self) -> bool {

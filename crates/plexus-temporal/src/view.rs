@@ -527,6 +527,11 @@ impl GraphRead for ValidTimeView<'_> {
         false
     }
 
+    /// A range no index serves is one pass over the versions (`nodes_where`).
+    fn columns_serve(&self) -> bool {
+        true
+    }
+
     fn prefetch_nodes(&self, _nodes: &[NodeId]) -> Result<()> {
         Ok(())
     }
