@@ -533,7 +533,9 @@ fn plan_table(steps: &[crate::plan::Step], actual: Option<&[Ran]>) -> Table {
                     .find(|r| (r.part, r.clause) == (s.part, s.clause))
                     .filter(|_| last_of_clause);
                 r.push(got.map_or(Value::Null, |g| Value::Int(g.rows as i64)));
-                r.push(got.map_or(Value::Null, |g| Value::Float(g.time.as_secs_f64() * 1e3)));
+                // Milliseconds, to the microsecond.
+                let ms = |g: &Ran| Value::Float(g.time.as_micros() as f64 / 1e3);
+                r.push(got.map_or(Value::Null, ms));
             }
             r
         })

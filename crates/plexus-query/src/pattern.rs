@@ -316,6 +316,7 @@ fn matcher<'a, 'c>(
         },
         meter: None,
         dry: None,
+        stood_in: std::cell::Cell::new(false),
     }
 }
 
@@ -377,6 +378,9 @@ struct Matcher<'a, 'c> {
     /// A dry seek for EXPLAIN (`start.rs`), with the variables bound
     /// before the MATCH: scans are named, not read.
     dry: Option<&'a [String]>,
+    /// Set when a dry seek took a stand-in for a value only the run knows:
+    /// what it found then says nothing of the run's count.
+    stood_in: std::cell::Cell<bool>,
 }
 
 /// WHERE conjuncts checked during the walk. Each is checked once on a

@@ -129,11 +129,16 @@ pub(super) fn hint_value(
     let Some(before) = m.dry else {
         return m.eval(e, row);
     };
-    if before.iter().any(|v| !crate::eval::free_of(e, v)) {
-        return Ok(stand_in());
-    }
-    match m.eval(e, row) {
-        Err(crate::error::QueryError::ParameterMissing(_)) => Ok(stand_in()),
+    let value = if before.iter().any(|v| !crate::eval::free_of(e, v)) {
+        Err(crate::error::QueryError::ParameterMissing(String::new()))
+    } else {
+        m.eval(e, row)
+    };
+    match value {
+        Err(crate::error::QueryError::ParameterMissing(_)) => {
+            m.stood_in.set(true);
+            Ok(stand_in())
+        }
         other => other,
     }
 }
@@ -154,6 +159,12 @@ pub(crate) fn planned(
     m.dry = Some(bound);
     let row: Row = bound.iter().map(|v| (v.clone(), Value::Null)).collect();
     let (start, found) = match m.seek(np, &row) {
+        // A seek for a stand-in found the stand-in's nodes: an equality
+        // finds about one, other seeks an unknown number.
+        Ok(s) if m.stood_in.get() => {
+            let one = matches!(s.start, Start::Index { any_of: None, .. });
+            (s.start, one.then_some(1.0))
+        }
         Ok(s) => (s.start, Some(s.ids.len() as f64)),
         // A value that cannot be evaluated before the run (a type error in
         // it, say): the run reports it; the plan names the scan.
@@ -299,6 +310,20 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(both(&db, text), (want, want), "{text}");
         }
+        // The estimate: what a seek found, or about one for an equality
+        // on a value only the run knows (not what its stand-in found).
+        let estimate = |text: &str| {
+            let q = plexus_cypher::parse(text).expect("parses");
+            let (np, where_) = last_match(&q);
+            let r = db.read(DEFAULT_GRAPH).expect("a reader");
+            let (params, guard) = (BTreeMap::new(), Guard::unlimited());
+            let ctx = Ctx::with_graph(&params, &r, &guard);
+            planned(&r, &ctx, np, &["m".to_string()], where_).2
+        };
+        assert_eq!(estimate("MATCH (n:P {k: 3}) RETURN n"), Some(4.0));
+        assert_eq!(estimate("MATCH (n:P) WHERE n.k = $k RETURN n"), Some(1.0));
+        assert_eq!(estimate("MATCH (n:P) WHERE n.k > $k RETURN n"), None);
+        assert_eq!(estimate("MATCH (n:Q) RETURN n"), Some(20.0));
         // A transaction that changed nodes reads them, not a column.
         let mut t = db.write(DEFAULT_GRAPH).expect("a writer");
         t.create_node(None, &["P"], &Props::new()).expect("a node");
