@@ -126,6 +126,7 @@ fn evaluate(e: &Expr, params: &Params, guard: &Guard) -> Result<Value, QueryErro
         aggregates: None,
         guard,
         adjacent: None,
+        starts: None,
     };
     crate::eval::eval(e, &Default::default(), &ctx)
 }

@@ -27,6 +27,8 @@ pub struct Ctx<'a> {
     /// One-hop pattern predicates' neighbour sets (`pattern/adjacent.rs`),
     /// in a query that only reads.
     pub(crate) adjacent: Option<&'a std::cell::RefCell<crate::pattern::adjacent::Adjacent>>,
+    /// Under PROFILE: where each pattern's walks started (`pattern/start.rs`).
+    pub(crate) starts: Option<&'a std::cell::RefCell<crate::pattern::start::Taken>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -42,6 +44,7 @@ impl<'a> Ctx<'a> {
             aggregates: None,
             guard,
             adjacent: None,
+            starts: None,
         }
     }
 }

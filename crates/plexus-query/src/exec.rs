@@ -406,10 +406,24 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
         dedupe(&mut table.rows);
     }
     if let Some(actual) = ex.profile.take() {
-        return Ok(plan_table(
-            &crate::plan::explain(q, ex.graph(), &ex.ctx(), true),
-            Some(&actual),
-        ));
+        let mut steps = crate::plan::explain(q, ex.graph(), &ex.ctx(), true);
+        // The starts the run took, where EXPLAIN only foresaw them.
+        let taken = ex.starts.borrow();
+        for s in &mut steps {
+            if let Some((operator, details)) = s.node.and_then(|at| taken.of(at)) {
+                let prefix = if s.operator.starts_with("Optional") {
+                    "Optional"
+                } else {
+                    ""
+                };
+                let ops: Vec<String> = operator
+                    .split(" / ")
+                    .map(|o| format!("{prefix}{o}"))
+                    .collect();
+                (s.operator, s.details) = (ops.join(" / "), details);
+            }
+        }
+        return Ok(plan_table(&steps, Some(&actual)));
     }
     if let Some(g) = ex.graph() {
         for v in table.rows.iter_mut().flatten() {
@@ -564,6 +578,8 @@ struct Exec<'t, 'p> {
     streamed: std::cell::Cell<bool>,
     /// One-hop pattern predicates' neighbour sets (`pattern/adjacent.rs`).
     adjacent: std::cell::RefCell<crate::pattern::adjacent::Adjacent>,
+    /// Under PROFILE: where each pattern's walks started.
+    starts: std::cell::RefCell<crate::pattern::start::Taken>,
 }
 
 impl<'t, 'p> Exec<'t, 'p> {
@@ -587,6 +603,7 @@ impl<'t, 'p> Exec<'t, 'p> {
             counted: &[],
             streamed: std::cell::Cell::new(false),
             adjacent: Default::default(),
+            starts: Default::default(),
         }
     }
 }
@@ -624,6 +641,7 @@ impl Exec<'_, '_> {
             guard: self.guard,
             // Sets of neighbours stay right only while nothing writes.
             adjacent: matches!(self.access, Access::Read(_)).then_some(&self.adjacent),
+            starts: self.profile.is_some().then_some(&self.starts),
         }
     }
 

@@ -961,8 +961,17 @@ impl Matcher<'_, '_> {
     }
 
     /// Where a walk from `np` starts ([`Start`]) and its first nodes; a dry
-    /// seek (EXPLAIN, `start.rs`) names a scan without reading it.
+    /// seek (EXPLAIN, `start.rs`) names a scan without reading it. Under
+    /// PROFILE the start taken is noted.
     fn seek<'p>(&'p self, np: &'p NodePattern, row: &Row) -> Res<Seek<'p>> {
+        let found = self.seek_here(np, row)?;
+        if let (Some(taken), None) = (self.ctx.starts, self.dry) {
+            taken.borrow_mut().note(np, &found.start);
+        }
+        Ok(found)
+    }
+
+    fn seek_here<'p>(&'p self, np: &'p NodePattern, row: &Row) -> Res<Seek<'p>> {
         if let Some(b) = bound_node(row, &np.var) {
             return Ok(Seek::of(Start::Bound, b.into_iter().collect()));
         }

@@ -20,6 +20,9 @@ pub struct Step {
     pub details: String,
     /// Rows estimated from the label, type and node counts.
     pub estimate: Option<f64>,
+    /// For the start of a walk from a node: its node pattern's address,
+    /// which the run's notes of the starts it took name too.
+    pub node: Option<usize>,
 }
 
 fn var(np: &NodePattern) -> &str {
@@ -57,6 +60,7 @@ fn pattern_steps(
             what.into(),
             "bidirectional breadth-first search".into(),
             None,
+            None,
         ));
         return;
     }
@@ -69,12 +73,12 @@ fn pattern_steps(
     let mut rows = match (&seek, split) {
         // Each walk takes the pattern's hops, forward or back.
         (_, Some(described)) => {
-            out.push(("NodeIndexSeek".into(), described, None));
+            out.push(("NodeIndexSeek".into(), described, None, None));
             None
         }
         (Some((op, described, _, found)), None) => {
             let rows = Some(*found as f64);
-            out.push(((*op).into(), described.clone(), rows));
+            out.push(((*op).into(), described.clone(), rows, None));
             rows
         }
         (None, None) => None,
@@ -87,7 +91,9 @@ fn pattern_steps(
     let (first, hops) = crate::pattern::walked(el, reverse);
     if own_start {
         let (op, details, estimate) = crate::pattern::start::planned(g, ctx, first, bound, where_);
-        out.push((op.into(), details, estimate));
+        // Named by its node pattern, for PROFILE to show the starts taken.
+        let node = first as *const NodePattern as usize;
+        out.push((op.into(), details, estimate, Some(node)));
         rows = estimate;
     }
     let nodes = g.node_count().unwrap_or(1).max(1) as f64;
@@ -133,6 +139,7 @@ fn pattern_steps(
                 }
             ),
             rows,
+            None,
         ));
     }
 }
@@ -193,8 +200,8 @@ struct Shape {
 }
 
 /// A step before it is placed in its part and clause: operator, details,
-/// estimated rows.
-type Planned = (String, String, Option<f64>);
+/// estimated rows, and for a node start the address of its node pattern.
+type Planned = (String, String, Option<f64>, Option<usize>);
 
 /// How a part that is `MATCH … RETURN count(*)` runs (`exec::count_only`):
 /// its matches counted as they are found, with the names nothing reads
@@ -234,13 +241,17 @@ pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>, profiled: bo
                 counted: counted.as_ref(),
             };
             clause_steps(at, c, &mut bound, &mut out);
-            steps.extend(out.into_iter().map(|(operator, details, estimate)| Step {
-                part: pi,
-                clause: ci,
-                operator,
-                details,
-                estimate,
-            }));
+            steps.extend(
+                out.into_iter()
+                    .map(|(operator, details, estimate, node)| Step {
+                        part: pi,
+                        clause: ci,
+                        operator,
+                        details,
+                        estimate,
+                        node,
+                    }),
+            );
         }
     }
     steps
@@ -259,7 +270,7 @@ struct Clauses<'a, 'q> {
 /// The steps of clause `c`, after which `bound` holds the names bound.
 fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &mut Vec<Planned>) {
     let mut push = |operator: &str, details: String, estimate: Option<f64>| {
-        out.push((operator.into(), details, estimate))
+        out.push((operator.into(), details, estimate, None))
     };
     match c {
         Clause::Match { patterns, .. } if at.counted.is_some_and(|k| k.from_counters.is_some()) => {
@@ -348,24 +359,24 @@ fn match_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &m
         if let Some(g) = at.g {
             pattern_steps(g, at.ctx, p, bound, where_.as_ref(), shape, &mut ps);
         }
-        for (op, d, e) in ps {
+        for (op, d, e, n) in ps {
             let op = if *optional {
                 format!("Optional{op}")
             } else {
                 op
             };
-            out.push((op, d, e));
+            out.push((op, d, e, n));
         }
         bound.extend(crate::exec::pattern_vars(p));
     }
     if where_.is_some() {
-        out.push(("Filter".into(), "WHERE".into(), None));
+        out.push(("Filter".into(), "WHERE".into(), None, None));
     }
     let joins = crate::exec::streamable(at.part)
         .then(|| crate::exec::join_planned(c, &before))
         .flatten();
     if let Some(details) = joins {
-        out.push(("AdaptiveHashJoin".into(), details, None));
+        out.push(("AdaptiveHashJoin".into(), details, None, None));
     }
 }
 
@@ -386,7 +397,7 @@ fn projection_steps(p: &plexus_cypher::Projection, out: &mut Vec<Planned>) -> Ve
         (false, true) => "Distinct",
         _ => "Projection",
     };
-    let mut push = |op: &str, details: String| out.push((op.into(), details, None));
+    let mut push = |op: &str, details: String| out.push((op.into(), details, None, None));
     push(op, names.join(", "));
     if !p.order_by.is_empty() {
         push("Sort", format!("{} key(s)", p.order_by.len()));

@@ -523,6 +523,7 @@ impl<'p> Projector<'p> {
             aggregates: Some(&aggs),
             guard: ctx.guard,
             adjacent: ctx.adjacent,
+            starts: ctx.starts,
         };
         let mut o = Row::new();
         let mut key = g.key.into_iter();
@@ -921,6 +922,7 @@ mod tests {
             aggregates: None,
             guard,
             adjacent: None,
+            starts: None,
         };
         let mut pr = Projector::new(p);
         for x in xs {

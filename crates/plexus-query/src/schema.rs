@@ -44,6 +44,7 @@ fn index_options(
         aggregates: None,
         guard,
         adjacent: None,
+        starts: None,
     };
     let Value::Map(m) = crate::eval::eval(e, &Default::default(), &ctx)? else {
         return Err(bad_option("OPTIONS takes a map".into()));

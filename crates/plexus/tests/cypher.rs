@@ -153,6 +153,42 @@ fn explain_shows_how_a_count_runs() {
     );
 }
 
+/// PROFILE shows where each pattern's walks started as the run took them:
+/// all of them when rows started differently (a null value matches no node,
+/// without a seek).
+#[test]
+fn profile_shows_the_starts_the_run_took() {
+    let db = Database::in_memory().unwrap();
+    q(&db, "CREATE INDEX FOR (p:P) ON (p.k)");
+    q(&db, "UNWIND range(1, 20) AS i CREATE (:P {k: i % 5})");
+    let first = |text: &str| -> (Value, Value) {
+        let t = q(&db, text);
+        let (ops, details) = (col(&t, "operator"), col(&t, "details"));
+        let at = ops
+            .iter()
+            .position(|o| o.to_string().contains("Seek") || o.to_string().contains("Empty"))
+            .unwrap_or_else(|| panic!("a start in {t:?}"));
+        (ops[at].clone(), details[at].clone())
+    };
+    let text = "UNWIND [1, null, 2] AS x MATCH (n:P {k: x}) RETURN n.k";
+    assert_eq!(
+        first(&format!("EXPLAIN {text}")).0,
+        Value::from("NodeIndexSeek")
+    );
+    assert_eq!(
+        first(&format!("PROFILE {text}")),
+        (
+            Value::from("NodeIndexSeek / EmptyResult"),
+            Value::from("(n:P) on .k / (n): a value it needs is null")
+        )
+    );
+    let optional = "UNWIND [1] AS x OPTIONAL MATCH (n:P {k: x}) RETURN n.k";
+    assert_eq!(
+        first(&format!("PROFILE {optional}")).0,
+        Value::from("OptionalNodeIndexSeek")
+    );
+}
+
 #[test]
 fn profile_counts_the_rows_of_each_clause() {
     let db = Database::in_memory().unwrap();

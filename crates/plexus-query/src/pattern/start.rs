@@ -117,6 +117,42 @@ impl Start<'_> {
     }
 }
 
+/// The starts a profiled run took, by node pattern (its address in the
+/// query, which EXPLAIN's start step names too): PROFILE shows them in
+/// place of what EXPLAIN foresaw, all of them when rows started
+/// differently.
+#[derive(Default)]
+pub(crate) struct Taken(Vec<(usize, &'static str, String)>);
+
+impl Taken {
+    /// Notes that a walk from `np` started at `start`.
+    pub(crate) fn note(&mut self, np: &NodePattern, start: &Start<'_>) {
+        let at = np as *const NodePattern as usize;
+        let op = start.operator();
+        if !self.0.iter().any(|(a, o, _)| *a == at && *o == op) {
+            self.0.push((at, op, start.details(np)));
+        }
+    }
+
+    /// The starts taken from the node pattern at `at`, in the order first
+    /// taken: operators and details, each joined by " / ".
+    pub(crate) fn of(&self, at: usize) -> Option<(String, String)> {
+        let mine: Vec<&(usize, &'static str, String)> =
+            self.0.iter().filter(|(a, _, _)| *a == at).collect();
+        if mine.is_empty() {
+            return None;
+        }
+        let ops: Vec<&str> = mine.iter().map(|(_, o, _)| *o).collect();
+        let mut details: Vec<&str> = Vec::new();
+        for (_, _, d) in &mine {
+            if !details.contains(&d.as_str()) {
+                details.push(d);
+            }
+        }
+        Some((ops.join(" / "), details.join(" / ")))
+    }
+}
+
 /// The value of a hint `e` the start needs: evaluated on the row, or in a
 /// dry seek, when only the run knows it — `e` reads a variable bound
 /// before the MATCH, or a parameter EXPLAIN was not given — `stand_in`.
