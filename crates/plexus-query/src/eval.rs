@@ -1542,6 +1542,46 @@ pub fn shallow(v: Value) -> Result<Value, QueryError> {
     Ok(v)
 }
 
+/// Whether `e` gives the same value each time for the same row: built
+/// only of variables, parameters, literals, properties, label tests,
+/// operators, slices, CASE, maps, lists and calls of functions other than
+/// `rand()` and `randomUUID()`. Anything else (a comprehension, a pattern, a subquery)
+/// is taken not to, to be safe.
+pub(crate) fn repeatable(e: &Expr) -> bool {
+    match &e.kind {
+        k if is_constant_leaf(k) => true,
+        ExprKind::Var(_) | ExprKind::Param(_) => true,
+        ExprKind::CountStar => true,
+        ExprKind::Property(x, _)
+        | ExprKind::Unary(_, x)
+        | ExprKind::IsNull(x, _)
+        | ExprKind::HasLabels(x, _) => repeatable(x),
+        ExprKind::Slice(x, a, b) => {
+            repeatable(x)
+                && a.as_deref().is_none_or(repeatable)
+                && b.as_deref().is_none_or(repeatable)
+        }
+        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => repeatable(a) && repeatable(b),
+        ExprKind::List(items) => items.iter().all(repeatable),
+        ExprKind::Map(entries) => entries.iter().all(|(_, v)| repeatable(v)),
+        ExprKind::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            operand.as_deref().is_none_or(repeatable)
+                && whens.iter().all(|(a, b)| repeatable(a) && repeatable(b))
+                && else_.as_deref().is_none_or(repeatable)
+        }
+        ExprKind::Call { name, args, .. } => {
+            !name.eq_ignore_ascii_case("rand")
+                && !name.eq_ignore_ascii_case("randomuuid")
+                && args.iter().all(repeatable)
+        }
+        _ => false,
+    }
+}
+
 /// A literal scalar or a parameter: reads no variable.
 pub(crate) fn is_constant_leaf(k: &ExprKind) -> bool {
     matches!(

@@ -8,7 +8,7 @@ mod live;
 mod pipeline;
 
 pub(crate) use join::planned as join_planned;
-pub(crate) use pipeline::streamable;
+pub(crate) use pipeline::{distinct_clauses, streamable};
 mod row_set;
 
 use row_set::dedupe;

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 pub(crate) mod adjacent;
 pub(crate) mod any_of;
 pub(crate) mod or_expand;
-mod reach;
+pub(crate) mod reach;
 pub(crate) mod rel_seek;
 pub(crate) mod start;
 

@@ -45,10 +45,10 @@ fn pattern_steps(
     p: &PathPattern,
     bound: &[String],
     where_: Option<&Expr>,
-    shape: Shape,
+    shape: Shape<'_>,
     out: &mut Vec<Planned>,
 ) {
-    let Shape { single, trail } = shape;
+    let Shape { single, trail, .. } = shape;
     let el = &p.element;
     if p.kind != PathKind::Normal {
         let what = if p.kind == PathKind::Shortest {
@@ -104,6 +104,7 @@ fn pattern_steps(
     };
     let mut walked = vec![first];
     let last = hops.len().saturating_sub(1);
+    let in_order = hops.clone();
     for (i, (r, n, reversed)) in hops.into_iter().enumerate() {
         if seek.as_ref().is_some_and(|(_, _, hop, _)| *hop == i) {
             continue;
@@ -119,6 +120,14 @@ fn pattern_steps(
         rows = rows.map(|x| x * if into { (per / nodes).min(1.0) } else { per });
         walked.push(n);
         let by_degree = i == last && !trail && crate::pattern::counted_by_degree(r, n);
+        let Shape {
+            distinct,
+            first: no_rels_before,
+            later,
+            ..
+        } = shape;
+        let breadth_first = own_start
+            && crate::pattern::reach::planned(&in_order, i, distinct, no_rels_before, trail, later);
         out.push((
             match (r.length.is_some(), into, by_degree) {
                 (true, ..) => "VarLengthExpand",
@@ -134,6 +143,8 @@ fn pattern_steps(
                     ", from the end with fewer relationships"
                 } else if by_degree {
                     ", counted from the degree counters, not walked"
+                } else if breadth_first {
+                    ", breadth-first: each end once"
                 } else {
                     ""
                 }
@@ -189,14 +200,20 @@ fn hop_text(r: &plexus_cypher::RelPattern, n: &NodePattern, reversed: bool) -> S
     )
 }
 
-/// What a MATCH's patterns share that shapes each one's steps.
+/// What shapes the steps of one pattern of a MATCH.
 #[derive(Clone, Copy)]
-struct Shape {
+struct Shape<'p> {
     /// The MATCH has one pattern.
     single: bool,
     /// A path variable needs the walked trail: no hop is counted from the
     /// degree counters.
     trail: bool,
+    /// The pipeline asks the MATCH for each distinct row once.
+    distinct: bool,
+    /// No pattern before this one has a relationship.
+    first: bool,
+    /// The MATCH's patterns after this one.
+    later: &'p [PathPattern],
 }
 
 /// A step before it is placed in its part and clause: operator, details,
@@ -232,6 +249,12 @@ pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>, profiled: bo
     for (pi, part) in q.parts().enumerate() {
         let mut bound: Vec<String> = Vec::new();
         let counted = Counted::of(part, g).filter(|_| !profiled);
+        // PROFILE runs each clause over all its rows, never asking a MATCH
+        // for distinct rows.
+        let distinct = match profiled {
+            true => vec![false; part.clauses.len()],
+            false => crate::exec::distinct_clauses(part),
+        };
         for (ci, c) in part.clauses.iter().enumerate() {
             let mut out = Vec::new();
             let at = Clauses {
@@ -239,6 +262,7 @@ pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>, profiled: bo
                 ctx,
                 part,
                 counted: counted.as_ref(),
+                distinct: distinct.get(ci).copied().unwrap_or(false),
             };
             clause_steps(at, c, &mut bound, &mut out);
             steps.extend(
@@ -265,6 +289,8 @@ struct Clauses<'a, 'q> {
     ctx: &'a Ctx<'a>,
     part: &'q SingleQuery,
     counted: Option<&'a Counted<'q>>,
+    /// The pipeline asks this clause for each distinct row once.
+    distinct: bool,
 }
 
 /// The steps of clause `c`, after which `bound` holds the names bound.
@@ -350,11 +376,15 @@ fn match_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &m
         Some(counted) => &counted.patterns,
         None => patterns,
     };
-    let shape = Shape {
-        single: patterns.len() == 1,
-        trail: patterns.iter().any(|p| p.var.is_some()),
-    };
-    for p in patterns {
+    let trail = patterns.iter().any(|p| p.var.is_some());
+    for (k, p) in patterns.iter().enumerate() {
+        let shape = Shape {
+            single: patterns.len() == 1,
+            trail,
+            distinct: at.distinct,
+            first: patterns[..k].iter().all(|p| p.element.chain.is_empty()),
+            later: &patterns[k + 1..],
+        };
         let mut ps = Vec::new();
         if let Some(g) = at.g {
             pattern_steps(g, at.ctx, p, bound, where_.as_ref(), shape, &mut ps);

@@ -59,7 +59,17 @@ pub(crate) fn ignores_repeats(p: &Projection) -> bool {
     {
         visit_aggregates(e, &mut check);
     }
-    insensitive && (aggregates > 0 || p.distinct)
+    // A repeated row projects to the same row only when every expression
+    // gives the same value each time: `RETURN DISTINCT b, rand()` keeps a
+    // row per match.
+    let repeatable = p
+        .items
+        .iter()
+        .map(|i| &i.expr)
+        .chain(p.order_by.iter().map(|o| &o.expr))
+        .chain(p.where_.as_ref())
+        .all(crate::eval::repeatable);
+    insensitive && repeatable && (aggregates > 0 || p.distinct)
 }
 
 /// The names of a projection's items: the alias, a bare variable's name

@@ -46,23 +46,27 @@ pub(crate) fn streamable(q: &SingleQuery) -> bool {
 /// repeats) turns each copy of a row into the same rows, so that copies
 /// coming in only make copies going out: UNWIND, MATCH and a WITH without
 /// SKIP or LIMIT (which count rows), each with expressions that give the
-/// same value every time (`plain`: no `rand()`). LDBC IC10's
+/// same value every time (`eval::repeatable`: no `rand()`). LDBC IC10's
 /// `-[:KNOWS*2..2]-(friend)` passes through such a WITH to a `WITH
 /// DISTINCT friend, …`: its 7,918 trails end at 1,932 nodes.
 fn repeats_pass_through(c: &Clause) -> bool {
     match c {
-        Clause::Unwind { expr, .. } => plain(expr),
+        Clause::Unwind { expr, .. } => crate::eval::repeatable(expr),
         Clause::Match {
             patterns, where_, ..
         } => {
-            where_.as_ref().is_none_or(plain)
+            where_.as_ref().is_none_or(crate::eval::repeatable)
                 && patterns.iter().all(|p| {
                     let el = &p.element;
                     std::iter::once(&el.start)
                         .chain(el.chain.iter().map(|(_, n)| n))
-                        .all(|n| n.props.as_deref().is_none_or(plain) && n.where_.is_none())
+                        .all(|n| {
+                            n.props.as_deref().is_none_or(crate::eval::repeatable)
+                                && n.where_.is_none()
+                        })
                         && el.chain.iter().all(|(r, _)| {
-                            r.props.as_deref().is_none_or(plain) && r.where_.is_none()
+                            r.props.as_deref().is_none_or(crate::eval::repeatable)
+                                && r.where_.is_none()
                         })
                 })
         }
@@ -70,39 +74,8 @@ fn repeats_pass_through(c: &Clause) -> bool {
             p.skip.is_none()
                 && p.limit.is_none()
                 && p.order_by.is_empty()
-                && p.items.iter().all(|i| plain(&i.expr))
-                && p.where_.as_ref().is_none_or(plain)
-        }
-        _ => false,
-    }
-}
-
-/// Whether `e` gives the same value each time for the same row: built
-/// only of variables, parameters, literals, properties, operators, CASE,
-/// maps, lists and calls of functions other than `rand()` and
-/// `randomUUID()`. Anything else (a comprehension, a pattern, a subquery)
-/// is taken not to, to be safe.
-fn plain(e: &Expr) -> bool {
-    match &e.kind {
-        k if crate::eval::is_constant_leaf(k) => true,
-        ExprKind::Var(_) | ExprKind::Param(_) => true,
-        ExprKind::Property(x, _) | ExprKind::Unary(_, x) | ExprKind::IsNull(x, _) => plain(x),
-        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => plain(a) && plain(b),
-        ExprKind::List(items) => items.iter().all(plain),
-        ExprKind::Map(entries) => entries.iter().all(|(_, v)| plain(v)),
-        ExprKind::Case {
-            operand,
-            whens,
-            else_,
-        } => {
-            operand.as_deref().is_none_or(plain)
-                && whens.iter().all(|(a, b)| plain(a) && plain(b))
-                && else_.as_deref().is_none_or(plain)
-        }
-        ExprKind::Call { name, args, .. } => {
-            !name.eq_ignore_ascii_case("rand")
-                && !name.eq_ignore_ascii_case("randomuuid")
-                && args.iter().all(plain)
+                && p.items.iter().all(|i| crate::eval::repeatable(&i.expr))
+                && p.where_.as_ref().is_none_or(crate::eval::repeatable)
         }
         _ => false,
     }
@@ -121,6 +94,29 @@ fn distinct_from(clauses: &[Clause], breaker: Option<&Clause>) -> Vec<bool> {
     for (i, c) in clauses.iter().enumerate().rev() {
         out[i] = holds;
         holds &= repeats_pass_through(c);
+    }
+    out
+}
+
+/// For each clause of `part`, whether the pipeline asks it for each
+/// distinct row once ([`distinct_from`], stage by stage, each ending at a
+/// projection that [`breaks`] the pipeline): what [`Exec::stream_part`]
+/// runs by, and EXPLAIN shows (a variable-length hop walked breadth-first).
+/// None for a part that does not stream.
+pub(crate) fn distinct_clauses(part: &SingleQuery) -> Vec<bool> {
+    let clauses = &part.clauses;
+    let mut out = vec![false; clauses.len()];
+    if !streamable(part) {
+        return out;
+    }
+    let mut start = 0;
+    while start < clauses.len() {
+        let end = (start..clauses.len())
+            .find(|i| breaks(&clauses[*i]))
+            .unwrap_or(clauses.len());
+        let stage = distinct_from(&clauses[start..end], clauses.get(end));
+        out[start..end].copy_from_slice(&stage);
+        start = end + 1;
     }
     out
 }
@@ -155,6 +151,7 @@ impl Exec<'_, '_> {
         let ctx = self.ctx();
         let mut rows = input;
         let mut start = 0;
+        let distinct = distinct_clauses(q);
         loop {
             let end = (start..clauses.len())
                 .find(|i| breaks(&clauses[*i]))
@@ -163,7 +160,7 @@ impl Exec<'_, '_> {
             let stage = Stage {
                 clauses: &clauses[start..end],
                 windows: &windows,
-                distinct: distinct_from(&clauses[start..end], clauses.get(end)),
+                distinct: distinct[start..end].to_vec(),
                 breaker: clauses.get(end),
                 live: RefCell::default(),
                 joins: (start..end)

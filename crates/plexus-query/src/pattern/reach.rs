@@ -15,7 +15,7 @@
 use super::{Hop, Matcher, Mode, Res, Trail};
 use crate::eval::Row;
 use crate::graph::type_names;
-use plexus_cypher::PathKind;
+use plexus_cypher::{NodePattern, PathKind, PathPattern, RelPattern};
 use plexus_storage::{Direction, EdgeId, Neighbor, NodeId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -81,47 +81,104 @@ fn types_apart(hop: &Hop<'_>, rest: &[Hop<'_>]) -> bool {
         .all(|h| names(h).is_some_and(|t| t.iter().all(|t| !own.contains(t))))
 }
 
-impl Matcher<'_, '_> {
-    /// Whether a variable-length hop may be walked by [`Matcher::reach`]:
-    /// the consumer needs distinct rows, the hop is in the MATCH's last
-    /// pattern and its first relationship (`used` is empty: no other
-    /// relationship of the match to keep distinct from), nothing reads its
-    /// relationships (no relationship, path or inline WHERE), and it may
-    /// start at one hop or none. Hops may follow it when no relationship
-    /// they can take is one it can: both name their types, and none in
-    /// common (`-[:KNOWS*1..2]-(friend)-[:IS_LOCATED_IN]->(city)`). Then
-    /// no trail to an end excludes a relationship the rest takes, and each
-    /// end once gives every distinct row.
-    pub(super) fn reaches(&self, hop: &Hop<'_>, rest: &[Hop<'_>], min: usize, max: usize) -> bool {
-        self.mode == Mode::Distinct
-            && (self.patterns_after == 0 || self.later_patterns_apart(hop))
-            && (rest.is_empty() || types_apart(hop, rest))
-            && self.used.is_empty()
-            && !self.trail_needed
-            && hop.rel.var.is_none()
-            && hop.rel.where_.is_none()
-            && (min <= 1 || (min == 2 && max == 2))
-    }
+/// Whether a variable-length `hop`, with `rest` after it in its pattern,
+/// is walked by [`Matcher::reach`]: the consumer needs distinct rows
+/// (`distinct`), no relationship of the match comes before it (`first`:
+/// none to keep distinct from), no path variable needs the trail
+/// (`trail`), nothing reads its relationships (no relationship variable or
+/// inline WHERE), and it may start at one hop or none. Hops may follow it
+/// when no relationship they can take is one it can: both name their
+/// types, and none in common (`-[:KNOWS*1..2]-(friend)-[:IS_LOCATED_IN]->
+/// (city)`); so may the MATCH's `later` patterns ([`later_apart`]). Then no
+/// trail to an end excludes a relationship the rest takes, and each end
+/// once gives every distinct row.
+#[allow(clippy::too_many_arguments)]
+fn applies(
+    distinct: bool,
+    first: bool,
+    trail: bool,
+    later: &[PathPattern],
+    hop: &Hop<'_>,
+    rest: &[Hop<'_>],
+    min: usize,
+    max: usize,
+) -> bool {
+    distinct
+        && (later.is_empty() || later_apart(hop, later))
+        && (rest.is_empty() || types_apart(hop, rest))
+        && first
+        && !trail
+        && hop.rel.var.is_none()
+        && hop.rel.where_.is_none()
+        && (min <= 1 || (min == 2 && max == 2))
+}
 
-    /// Whether every relationship the MATCH's later patterns may take has a
-    /// type `hop` does not (both name their types): then they cannot share a
-    /// relationship with a trail of `hop`, and its distinct ends give every
-    /// distinct row of theirs too (IC10's `-[:KNOWS*2..2]-(friend),
-    /// (friend)-[:IS_LOCATED_IN]->(city)`).
-    fn later_patterns_apart(&self, hop: &Hop<'_>) -> bool {
-        let Some(own) = hop.rel.types.as_ref().and_then(type_names) else {
-            return false;
-        };
-        let later = self.all_patterns.len().saturating_sub(self.patterns_after);
-        self.all_patterns[later..].iter().all(|p| {
-            p.kind == PathKind::Normal
-                && p.element.chain.iter().all(|(r, _)| {
-                    r.types
-                        .as_ref()
-                        .and_then(type_names)
-                        .is_some_and(|t| t.iter().all(|t| !own.contains(t)))
-                })
+/// Whether every relationship the MATCH's `later` patterns may take has a
+/// type `hop` does not (both name their types): then they cannot share a
+/// relationship with a trail of `hop`, and its distinct ends give every
+/// distinct row of theirs too (IC10's `-[:KNOWS*2..2]-(friend),
+/// (friend)-[:IS_LOCATED_IN]->(city)`).
+fn later_apart(hop: &Hop<'_>, later: &[PathPattern]) -> bool {
+    let Some(own) = hop.rel.types.as_ref().and_then(type_names) else {
+        return false;
+    };
+    later.iter().all(|p| {
+        p.kind == PathKind::Normal
+            && p.element.chain.iter().all(|(r, _)| {
+                r.types
+                    .as_ref()
+                    .and_then(type_names)
+                    .is_some_and(|t| t.iter().all(|t| !own.contains(t)))
+            })
+    })
+}
+
+/// For EXPLAIN: whether the walk takes the variable-length hop `i` of
+/// `walked` (a pattern's hops in walking order) breadth-first, each end
+/// once. `first`: no pattern before this one in the MATCH has a
+/// relationship; the rest as [`applies`] has them.
+pub(crate) fn planned(
+    walked: &[(&RelPattern, &NodePattern, bool)],
+    i: usize,
+    distinct: bool,
+    first: bool,
+    trail: bool,
+    later: &[PathPattern],
+) -> bool {
+    let hops: Vec<Hop<'_>> = walked
+        .iter()
+        .map(|&(rel, node, reversed)| Hop {
+            rel,
+            node,
+            reversed,
         })
+        .collect();
+    let (Some(hop), Some(rest)) = (hops.get(i), hops.get(i + 1..)) else {
+        return false;
+    };
+    let Some((min, max)) = hop.rel.length else {
+        return false;
+    };
+    let min = min.unwrap_or(1) as usize;
+    let max = max.map_or(usize::MAX, |m| m as usize);
+    applies(distinct, first && i == 0, trail, later, hop, rest, min, max)
+}
+
+impl Matcher<'_, '_> {
+    /// Whether a variable-length hop is walked by [`Matcher::reach`]
+    /// ([`applies`]), as this walk stands.
+    pub(super) fn reaches(&self, hop: &Hop<'_>, rest: &[Hop<'_>], min: usize, max: usize) -> bool {
+        let later = self.all_patterns.len().saturating_sub(self.patterns_after);
+        applies(
+            self.mode == Mode::Distinct,
+            self.used.is_empty(),
+            self.trail_needed,
+            &self.all_patterns[later..],
+            hop,
+            rest,
+            min,
+            max,
+        )
     }
 
     /// The distinct ends of a variable-length hop from `start` (see the
