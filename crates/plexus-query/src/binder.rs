@@ -127,6 +127,7 @@ const FUNCTIONS: &[&str] = &[
     "properties",
     "radians",
     "rand",
+    "randomuuid",
     "range",
     "relationships",
     "replace",

@@ -1451,6 +1451,11 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
         }
         "pi" => Value::Float(std::f64::consts::PI),
         "rand" => Value::Float(random_unit()),
+        // Neo4j's: a random (version 4) UUID, a new one at every call.
+        "randomuuid" => {
+            arity(0)?;
+            Value::String(uuid::Uuid::new_v4().to_string())
+        }
         "e" => Value::Float(std::f64::consts::E),
         "toupper" | "tolower" | "trim" | "ltrim" | "rtrim" => {
             arity(1)?;

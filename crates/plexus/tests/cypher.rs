@@ -153,6 +153,36 @@ fn explain_shows_how_a_count_runs() {
     );
 }
 
+/// `randomUUID()`, as in Neo4j: a new version-4 UUID at every call.
+#[test]
+fn random_uuids_are_new_at_every_call() {
+    let db = Database::in_memory().unwrap();
+    let t = q(
+        &db,
+        "UNWIND range(1, 200) AS i WITH randomUUID() AS u \
+         RETURN count(DISTINCT u) AS n, min(size(u)) AS short, max(size(u)) AS long, \
+         collect(DISTINCT substring(u, 14, 1)) AS version",
+    );
+    assert_eq!(
+        t.rows,
+        [[
+            Value::Int(200),
+            Value::Int(36),
+            Value::Int(36),
+            Value::List(vec![Value::from("4")])
+        ]]
+    );
+    q(
+        &db,
+        "CREATE (:Doc {id: randomUUID()}), (:Doc {id: randomUUID()})",
+    );
+    let t = q(&db, "MATCH (d:Doc) RETURN count(DISTINCT d.id) AS n");
+    assert_eq!(t.rows, [[Value::Int(2)]]);
+    assert!(db
+        .query("default", "RETURN randomUUID(1)", &Params::new())
+        .is_err());
+}
+
 /// EXPLAIN says when a variable-length hop is walked breadth-first, each
 /// end once (only distinct ends are needed and nothing reads the trails),
 /// and when its trails are enumerated; both give the same distinct ends.
