@@ -87,6 +87,8 @@ pub enum Statement {
         /// Vector indexes only (`SHOW VECTOR INDEXES`).
         vector: bool,
     },
+    /// `SHOW [ALL | BUILT IN] FUNCTIONS`.
+    ShowFunctions,
 }
 
 #[derive(Debug, Clone, PartialEq)]

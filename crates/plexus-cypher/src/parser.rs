@@ -340,6 +340,12 @@ impl<'a> Parser<'a> {
     /// The schema commands.
     fn schema(&mut self) -> R<Statement> {
         if self.eat_kw("SHOW") {
+            if !self.eat_kw("ALL") && self.eat_kw("BUILT") {
+                self.expect_kw("IN")?;
+            }
+            if self.eat_kw("FUNCTIONS") || self.eat_kw("FUNCTION") {
+                return Ok(Statement::ShowFunctions);
+            }
             let vector = self.eat_kw("VECTOR");
             let constraints =
                 if !vector && (self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT")) {
@@ -347,7 +353,7 @@ impl<'a> Parser<'a> {
                 } else if self.eat_kw("INDEXES") || self.eat_kw("INDEX") {
                     false
                 } else {
-                    return Err(self.unexpected("INDEXES or CONSTRAINTS"));
+                    return Err(self.unexpected("INDEXES, CONSTRAINTS or FUNCTIONS"));
                 };
             return Ok(Statement::Show {
                 constraints,

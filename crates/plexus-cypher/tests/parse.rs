@@ -235,3 +235,30 @@ fn relationship_vector_indexes() {
     let e = parse_statement("CREATE VECTOR INDEX FOR ()-[r:CITES]-() ON (x.v)").unwrap_err();
     assert!(e.to_string().contains("not the pattern's variable"), "{e}");
 }
+
+#[test]
+fn show_functions_in_neo4j_forms() {
+    for text in [
+        "SHOW FUNCTIONS",
+        "SHOW ALL FUNCTIONS",
+        "show built in functions",
+        "SHOW FUNCTION",
+    ] {
+        assert_eq!(
+            parse_statement(text).unwrap(),
+            Statement::ShowFunctions,
+            "{text}"
+        );
+    }
+    assert!(matches!(
+        parse_statement("SHOW ALL INDEXES").unwrap(),
+        Statement::Show {
+            constraints: false,
+            vector: false
+        }
+    ));
+    let e = parse_statement("SHOW BUILT FUNCTIONS").unwrap_err();
+    assert!(e.to_string().contains("IN"), "{e}");
+    let e = parse_statement("SHOW PROCEDURES").unwrap_err();
+    assert!(e.to_string().contains("FUNCTIONS"), "{e}");
+}

@@ -51,24 +51,11 @@ impl<'a> Ctx<'a> {
 
 type R = Result<Value, QueryError>;
 
-const AGGREGATES: [&str; 10] = [
-    "count",
-    "sum",
-    "avg",
-    "min",
-    "max",
-    "collect",
-    "stdev",
-    "stdevp",
-    "percentilecont",
-    "percentiledisc",
-];
-
 /// Whether a call is an aggregate (by name, case-insensitively).
 pub fn is_aggregate(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::CountStar => true,
-        ExprKind::Call { name, .. } => AGGREGATES.contains(&name.to_ascii_lowercase().as_str()),
+        ExprKind::Call { name, .. } => crate::functions::aggregating(name),
         _ => false,
     }
 }
@@ -1433,8 +1420,8 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
         }
         // The graph functions, reached here when their argument is not an
         // entity (the graph answered otherwise).
-        "type" | "labels" | "startnode" | "endnode" | "nodes" | "relationships" | "id"
-        | "elementid" | "versionid" | "validfrom" | "validto" | "systemfrom" => {
+        "type" | "labels" | "startnode" | "endnode" | "nodes" | "relationships" | "length"
+        | "id" | "elementid" | "versionid" | "validfrom" | "validto" | "systemfrom" => {
             arity(1)?;
             match a0 {
                 Value::Null => Value::Null,
@@ -1524,8 +1511,18 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
             Value::String(s[from..to].iter().collect())
         }
         _ => {
-            return crate::temporal::call(&lname, &args)
-                .unwrap_or_else(|| Err(QueryError::Unsupported(format!("function {name}()"))))
+            return crate::temporal::call(&lname, &args).unwrap_or_else(|| {
+                // Every function of the registry runs with its arguments
+                // (`functions_are_listed_and_run`): a known one that falls
+                // through here was given the wrong number of them.
+                Err(match crate::functions::known(name) {
+                    true => QueryError::Semantic {
+                        code: "InvalidNumberOfArguments",
+                        message: format!("{name}() does not take {} argument(s)", args.len()),
+                    },
+                    false => QueryError::Unsupported(format!("function {name}()")),
+                })
+            });
         }
     })
 }

@@ -97,7 +97,7 @@ impl Prepared {
                 crate::as_of::check(q, q.parts().any(|p| p.clauses.iter().any(writes)))?;
                 false
             }
-            Statement::Show { .. } => false,
+            Statement::Show { .. } | Statement::ShowFunctions => false,
             Statement::CreateIndex { .. }
             | Statement::CreateConstraint { .. }
             | Statement::Drop { .. } => true,
@@ -201,6 +201,9 @@ impl Prepared {
     /// Runs the query with no graph: MATCH finds nothing, OPTIONAL MATCH
     /// binds nulls, clauses that write are refused.
     pub fn run_standalone(&self, params: &Params, guard: &Guard) -> Result<Table, QueryError> {
+        if let Statement::ShowFunctions = self.statement {
+            return Ok(crate::functions::show());
+        }
         let (q, mode) = self.query()?;
         run(q, mode, Access::None, &self.env(params, guard, None)).map_err(|e| self.located(e))
     }
@@ -217,12 +220,13 @@ impl Prepared {
         params: &Params,
         guard: &Guard,
     ) -> Result<Table, QueryError> {
-        if let Statement::Show {
-            constraints,
-            vector,
-        } = &self.statement
-        {
-            return crate::schema::show(g, *constraints, *vector);
+        match &self.statement {
+            Statement::Show {
+                constraints,
+                vector,
+            } => return crate::schema::show(g, *constraints, *vector),
+            Statement::ShowFunctions => return Ok(crate::functions::show()),
+            _ => {}
         }
         let (q, mode) = self.query()?;
         let env = self.env(params, guard, None);
@@ -239,12 +243,13 @@ impl Prepared {
         guard: &Guard,
         sink: &mut dyn RowSink,
     ) -> Result<(), QueryError> {
-        if let Statement::Show {
-            constraints,
-            vector,
-        } = &self.statement
-        {
-            return feed(crate::schema::show(g, *constraints, *vector)?, sink);
+        match &self.statement {
+            Statement::Show {
+                constraints,
+                vector,
+            } => return feed(crate::schema::show(g, *constraints, *vector)?, sink),
+            Statement::ShowFunctions => return feed(crate::functions::show(), sink),
+            _ => {}
         }
         let (q, mode) = self.query()?;
         let env = self.env(params, guard, None);
@@ -275,6 +280,7 @@ impl Prepared {
                 constraints,
                 vector,
             } => crate::schema::show(&*txn, *constraints, *vector),
+            Statement::ShowFunctions => Ok(crate::functions::show()),
             other => crate::schema::apply(txn, other, params, guard),
         }
     }

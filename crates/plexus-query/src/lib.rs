@@ -17,6 +17,7 @@ mod builtin;
 mod error;
 mod eval;
 mod exec;
+mod functions;
 mod graph;
 mod knowledge;
 mod limits;

@@ -153,6 +153,69 @@ fn explain_shows_how_a_count_runs() {
     );
 }
 
+/// `SHOW FUNCTIONS` lists the registry the binder and the evaluator read:
+/// every function listed is one a query may call (a call with the wrong
+/// arguments is an argument error, never an unknown or unsupported
+/// function), and a name not listed is unknown.
+#[test]
+fn functions_are_listed_and_run() {
+    let db = Database::in_memory().unwrap();
+    let t = q(&db, "SHOW FUNCTIONS");
+    assert_eq!(t.columns, ["name", "aggregating"]);
+    let names: Vec<String> = col(&t, "name")
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => panic!("a name: {other:?}"),
+        })
+        .collect();
+    assert!(names.len() > 80, "{names:?}");
+    for (name, aggregating) in [("toUpper", false), ("count", true), ("randomUUID", false)] {
+        let at = names.iter().position(|n| n == name).expect(name);
+        assert_eq!(
+            col(&t, "aggregating")[at],
+            Value::Bool(aggregating),
+            "{name}"
+        );
+    }
+    assert_eq!(q(&db, "SHOW BUILT IN FUNCTIONS").rows, t.rows);
+    for name in &names {
+        let args = [
+            "",
+            "null",
+            "null, null",
+            "null, 0.5",
+            "null, null, null",
+            "1, 2",
+        ];
+        let mut known = false;
+        for a in args {
+            match db.query(
+                "default",
+                &format!("RETURN {name}({a}) AS x"),
+                &Params::new(),
+            ) {
+                Ok(_) => known = true,
+                Err(e) => {
+                    let m = e.to_string();
+                    assert!(
+                        !m.contains("unknown function") && !m.contains("not supported"),
+                        "{name}({a}): {m}"
+                    );
+                }
+            }
+        }
+        assert!(
+            known,
+            "{name} runs with null arguments (or a null and 0.5, or 1 and 2)"
+        );
+    }
+    let e = db
+        .query("default", "RETURN notAFunction(1)", &Params::new())
+        .unwrap_err();
+    assert!(e.to_string().contains("unknown function"), "{e}");
+}
+
 /// `randomUUID()`, as in Neo4j: a new version-4 UUID at every call.
 #[test]
 fn random_uuids_are_new_at_every_call() {
