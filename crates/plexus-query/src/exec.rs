@@ -201,11 +201,28 @@ impl Prepared {
     /// Runs the query with no graph: MATCH finds nothing, OPTIONAL MATCH
     /// binds nulls, clauses that write are refused.
     pub fn run_standalone(&self, params: &Params, guard: &Guard) -> Result<Table, QueryError> {
-        if let Statement::ShowFunctions = self.statement {
-            return Ok(crate::functions::show());
+        if let Some(shown) = self.shown(None) {
+            return shown;
         }
         let (q, mode) = self.query()?;
         run(q, mode, Access::None, &self.env(params, guard, None)).map_err(|e| self.located(e))
+    }
+
+    /// A SHOW statement's table: the indexes or constraints of `g`, or the
+    /// functions (which need no graph); `None` for other statements, and
+    /// for SHOW INDEXES without a graph.
+    fn shown(&self, g: Option<&dyn GraphRead>) -> Option<Result<Table, QueryError>> {
+        match (&self.statement, g) {
+            (
+                Statement::Show {
+                    constraints,
+                    vector,
+                },
+                Some(g),
+            ) => Some(crate::schema::show(g, *constraints, *vector)),
+            (Statement::ShowFunctions, _) => Some(Ok(crate::functions::show())),
+            _ => None,
+        }
     }
 
     /// A run's error, placed in the text.
@@ -220,13 +237,8 @@ impl Prepared {
         params: &Params,
         guard: &Guard,
     ) -> Result<Table, QueryError> {
-        match &self.statement {
-            Statement::Show {
-                constraints,
-                vector,
-            } => return crate::schema::show(g, *constraints, *vector),
-            Statement::ShowFunctions => return Ok(crate::functions::show()),
-            _ => {}
+        if let Some(shown) = self.shown(Some(g)) {
+            return shown;
         }
         let (q, mode) = self.query()?;
         let env = self.env(params, guard, None);
@@ -243,13 +255,8 @@ impl Prepared {
         guard: &Guard,
         sink: &mut dyn RowSink,
     ) -> Result<(), QueryError> {
-        match &self.statement {
-            Statement::Show {
-                constraints,
-                vector,
-            } => return feed(crate::schema::show(g, *constraints, *vector)?, sink),
-            Statement::ShowFunctions => return feed(crate::functions::show(), sink),
-            _ => {}
+        if let Some(shown) = self.shown(Some(g)) {
+            return feed(shown?, sink);
         }
         let (q, mode) = self.query()?;
         let env = self.env(params, guard, None);
@@ -269,6 +276,9 @@ impl Prepared {
         procs: Option<&Procedures>,
         guard: &Guard,
     ) -> Result<Table, QueryError> {
+        if let Some(shown) = self.shown(Some(&*txn)) {
+            return shown;
+        }
         let env = self.env(params, guard, procs);
         match &self.statement {
             Statement::Query(_) | Statement::Explain(_) | Statement::Profile(_) => {
@@ -276,11 +286,6 @@ impl Prepared {
                 valid_time(q, Access::Write(txn), &env, |a| run(q, mode, a, &env))
                     .map_err(|e| self.located(e))
             }
-            Statement::Show {
-                constraints,
-                vector,
-            } => crate::schema::show(&*txn, *constraints, *vector),
-            Statement::ShowFunctions => Ok(crate::functions::show()),
             other => crate::schema::apply(txn, other, params, guard),
         }
     }
@@ -389,7 +394,7 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
     ex.counted = env.counted;
     if mode == Mode::Explain {
         return Ok(plan_table(
-            &crate::plan::explain(q, ex.graph(), &ex.ctx(), false),
+            &crate::plan::explain(q, ex.graph(), &ex.ctx(), None),
             None,
         ));
     }
@@ -412,23 +417,8 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
         dedupe(&mut table.rows);
     }
     if let Some(actual) = ex.profile.take() {
-        let mut steps = crate::plan::explain(q, ex.graph(), &ex.ctx(), true);
-        // The starts the run took, where EXPLAIN only foresaw them.
         let taken = ex.starts.borrow();
-        for s in &mut steps {
-            if let Some((operator, details)) = s.node.and_then(|at| taken.of(at)) {
-                let prefix = if s.operator.starts_with("Optional") {
-                    "Optional"
-                } else {
-                    ""
-                };
-                let ops: Vec<String> = operator
-                    .split(" / ")
-                    .map(|o| format!("{prefix}{o}"))
-                    .collect();
-                (s.operator, s.details) = (ops.join(" / "), details);
-            }
-        }
+        let steps = crate::plan::explain(q, ex.graph(), &ex.ctx(), Some(&taken));
         return Ok(plan_table(&steps, Some(&actual)));
     }
     if let Some(g) = ex.graph() {

@@ -566,9 +566,10 @@ impl Used {
 /// The nodes a walk starts from, and how they were found.
 struct Seek<'p> {
     ids: Vec<NodeId>,
-    /// The inline property an index seek answered exactly: its check need
-    /// not read the node again.
-    answered: Option<String>,
+    /// The inline property (its place among the node pattern's) an index
+    /// seek or a pass answered exactly: its check need not read the node
+    /// again.
+    answered: Option<usize>,
     start: Start<'p>,
 }
 
@@ -739,10 +740,12 @@ impl Matcher<'_, '_> {
             (Some(s), Some(first)) => (self.rel_seek_starts(first, &s.edges)?, None),
             _ => {
                 let s = self.seek(start, row)?;
-                (s.ids, s.answered)
+                let props = start.props.as_deref().map(map_entries).unwrap_or_default();
+                let answered = s.answered.and_then(|i| props.get(i));
+                (s.ids, answered.map(|(k, _)| k.as_str()))
             }
         };
-        let stop = self.walk(p, start, &hops, reverse, &ids, seeked.as_deref(), row, next);
+        let stop = self.walk(p, start, &hops, reverse, &ids, seeked, row, next);
         if let (Some(_), Some(first)) = (&via_edges, hops.first()) {
             self.rel_seek_done(first);
         }
@@ -1016,7 +1019,7 @@ impl Matcher<'_, '_> {
                 best = Some((l, n));
             }
         }
-        if let Some((key, v, is_inline)) = unindexed {
+        if let Some((key, v, inline_at)) = unindexed {
             // One sequential pass over the records beats a lookup per
             // member unless the label holds a small share of the nodes
             // (a lookup costs about what reading eight records in order does).
@@ -1030,19 +1033,9 @@ impl Matcher<'_, '_> {
                 if self.dry.is_some() {
                     return Ok(Seek::of(start, vec![]));
                 }
+                // The pass applies Cypher's equality, as an index seek does.
                 let ids = self.g.nodes_equal(label, key, &v)?;
-                // The pass applies Cypher's equality, as an index seek does:
-                // what it answers exactly need not be checked again.
-                let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
-                if exact && !is_inline && self.answers_where(np, key) {
-                    self.where_answered.set(true);
-                }
-                let answered = (exact && is_inline).then(|| key.to_string());
-                return Ok(Seek {
-                    ids,
-                    answered,
-                    start,
-                });
+                return Ok(self.answered_by(np, key, &v, inline_at, start, ids));
             }
         }
         let start = match best {
@@ -1059,39 +1052,66 @@ impl Matcher<'_, '_> {
         Ok(Seek::of(start, ids.collect::<Result<Vec<_>, _>>()?))
     }
 
+    /// The nodes a seek or a pass found by an equality of `key` to `v`
+    /// (the node pattern's inline property at `inline_at`, else a WHERE
+    /// conjunct), from `start`. What it answered exactly (the index's
+    /// equality is Cypher's for these types; floats differ on NaN, lists
+    /// and maps are rechecked) is not checked again: the inline property,
+    /// or the WHERE when it is that equality alone.
+    fn answered_by<'p>(
+        &self,
+        np: &NodePattern,
+        key: &str,
+        v: &Value,
+        inline_at: Option<usize>,
+        start: Start<'p>,
+        ids: Vec<NodeId>,
+    ) -> Seek<'p> {
+        let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
+        if exact && inline_at.is_none() && self.answers_where(np, key) {
+            self.where_answered.set(true);
+        }
+        Seek {
+            ids,
+            answered: inline_at.filter(|_| exact),
+            start,
+        }
+    }
+
     /// An index seek on an inline property equality or a WHERE equality on
     /// `np`'s variable, when an index serves (or a null value, which no
     /// node holds); else the first scalar equality, for one pass over the
     /// records when no better start is found.
     #[expect(
         clippy::type_complexity,
-        reason = "a seek, or the pass's key, value and whether inline"
+        reason = "a seek, or the pass's key, value and inline place"
     )]
     fn equality_seek<'p>(
         &'p self,
         np: &'p NodePattern,
         labels: &[&'p str],
         row: &Row,
-    ) -> Res<(Option<Seek<'p>>, Option<(&'p str, Value, bool)>)> {
+    ) -> Res<(Option<Seek<'p>>, Option<(&'p str, Value, Option<usize>)>)> {
         let inline = np
             .props
             .as_deref()
             .map(map_entries)
             .unwrap_or_default()
             .iter()
-            .map(|(k, e)| (k.as_str(), e, true));
+            .enumerate()
+            .map(|(i, (k, e))| (k.as_str(), e, Some(i)));
         let from_where = self
             .an
             .hints
             .iter()
             .filter(|(v, _, _)| np.var.as_deref() == Some(*v))
-            .map(|(_, k, e)| (*k, *e, false));
-        let mut unindexed: Option<(&str, Value, bool)> = None;
-        for (key, e, is_inline) in inline.chain(from_where) {
+            .map(|(_, k, e)| (*k, *e, None));
+        let mut unindexed: Option<(&str, Value, Option<usize>)> = None;
+        for (key, e, inline_at) in inline.chain(from_where) {
             // A hint may name variables bound only later: skip it then.
             let v = match start::hint_value(self, e, row, || Value::Int(0)) {
                 Ok(v) => v,
-                Err(_) if !is_inline => continue,
+                Err(_) if inline_at.is_none() => continue,
                 Err(err) => return Err(err),
             };
             if v.is_null() {
@@ -1100,36 +1120,25 @@ impl Matcher<'_, '_> {
             if !v.is_storable() {
                 continue;
             }
-            // The index's equality is Cypher's for these types (floats
-            // differ on NaN; lists and maps are rechecked).
-            let exact = matches!(v, Value::Int(_) | Value::String(_) | Value::Bool(_));
+            if let Some((label, ids)) = first_index(labels, |l| self.g.find_nodes(l, key, &v))? {
+                let start = Start::Index {
+                    label,
+                    key,
+                    any_of: None,
+                };
+                return Ok((
+                    Some(self.answered_by(np, key, &v, inline_at, start, ids)),
+                    None,
+                ));
+            }
             // Scalars only: the pass compares stored encodings, which
             // for lists and maps would miss `[1] = [1.0]`.
             let scalar = matches!(
                 v,
                 Value::Int(_) | Value::Float(_) | Value::String(_) | Value::Bool(_)
             );
-            if let Some((label, ids)) = first_index(labels, |l| self.g.find_nodes(l, key, &v))? {
-                if exact && !is_inline && self.answers_where(np, key) {
-                    self.where_answered.set(true);
-                }
-                let start = Start::Index {
-                    label,
-                    key,
-                    any_of: None,
-                };
-                let answered = (exact && is_inline).then(|| key.to_string());
-                return Ok((
-                    Some(Seek {
-                        ids,
-                        answered,
-                        start,
-                    }),
-                    None,
-                ));
-            }
             if unindexed.is_none() && scalar {
-                unindexed = Some((key, v, is_inline));
+                unindexed = Some((key, v, inline_at));
             }
         }
         Ok((None, unindexed))

@@ -1,9 +1,11 @@
 //! EXPLAIN and PROFILE: the steps a query runs, one per clause (and per
 //! path pattern of a MATCH), with the start each pattern takes as the
 //! matcher chooses it and an estimate of the rows from the statistics.
-//! PROFILE adds the rows each clause actually produced and its time.
+//! PROFILE adds the rows each clause actually produced and its time, and
+//! the starts the run took.
 
 use crate::eval::Ctx;
+use crate::pattern::start::Taken;
 use plexus_cypher::{
     Clause, Expr, NodePattern, PathKind, PathPattern, Query, RelDirection, SingleQuery,
 };
@@ -20,9 +22,6 @@ pub struct Step {
     pub details: String,
     /// Rows estimated from the label, type and node counts.
     pub estimate: Option<f64>,
-    /// For the start of a walk from a node: its node pattern's address,
-    /// which the run's notes of the starts it took name too.
-    pub node: Option<usize>,
 }
 
 fn var(np: &NodePattern) -> &str {
@@ -60,7 +59,6 @@ fn pattern_steps(
             what.into(),
             "bidirectional breadth-first search".into(),
             None,
-            None,
         ));
         return;
     }
@@ -73,12 +71,12 @@ fn pattern_steps(
     let mut rows = match (&seek, split) {
         // Each walk takes the pattern's hops, forward or back.
         (_, Some(described)) => {
-            out.push(("NodeIndexSeek".into(), described, None, None));
+            out.push(("NodeIndexSeek".into(), described, None));
             None
         }
         (Some((op, described, _, found)), None) => {
             let rows = Some(*found as f64);
-            out.push(((*op).into(), described.clone(), rows, None));
+            out.push(((*op).into(), described.clone(), rows));
             rows
         }
         (None, None) => None,
@@ -91,9 +89,12 @@ fn pattern_steps(
     let (first, hops) = crate::pattern::walked(el, reverse);
     if own_start {
         let (op, details, estimate) = crate::pattern::start::planned(g, ctx, first, bound, where_);
-        // Named by its node pattern, for PROFILE to show the starts taken.
-        let node = first as *const NodePattern as usize;
-        out.push((op.into(), details, estimate, Some(node)));
+        // Under PROFILE, the starts the run took.
+        let (op, details) = match shape.ran.and_then(|t| t.of(first)) {
+            Some(taken) => taken,
+            None => (op.into(), details),
+        };
+        out.push((op, details, estimate));
         rows = estimate;
     }
     let nodes = g.node_count().unwrap_or(1).max(1) as f64;
@@ -150,7 +151,6 @@ fn pattern_steps(
                 }
             ),
             rows,
-            None,
         ));
     }
 }
@@ -214,11 +214,13 @@ struct Shape<'p> {
     first: bool,
     /// The MATCH's patterns after this one.
     later: &'p [PathPattern],
+    /// Under PROFILE: the starts the run took.
+    ran: Option<&'p Taken>,
 }
 
 /// A step before it is placed in its part and clause: operator, details,
-/// estimated rows, and for a node start the address of its node pattern.
-type Planned = (String, String, Option<f64>, Option<usize>);
+/// estimated rows.
+type Planned = (String, String, Option<f64>);
 
 /// How a part that is `MATCH … RETURN count(*)` runs (`exec::count_only`):
 /// its matches counted as they are found, with the names nothing reads
@@ -242,9 +244,16 @@ impl<'q> Counted<'q> {
     }
 }
 
-/// The plan of a query, clause by clause; `profiled` for PROFILE, which
-/// runs a count's matches as rows so as to count each clause's.
-pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>, profiled: bool) -> Vec<Step> {
+/// The plan of a query, clause by clause; under PROFILE, with the starts
+/// the run took (`ran`): PROFILE runs a count's matches as rows, so as to
+/// count each clause's.
+pub fn explain(
+    q: &Query,
+    g: Option<&dyn GraphRead>,
+    ctx: &Ctx<'_>,
+    ran: Option<&Taken>,
+) -> Vec<Step> {
+    let profiled = ran.is_some();
     let mut steps = Vec::new();
     for (pi, part) in q.parts().enumerate() {
         let mut bound: Vec<String> = Vec::new();
@@ -263,19 +272,16 @@ pub fn explain(q: &Query, g: Option<&dyn GraphRead>, ctx: &Ctx<'_>, profiled: bo
                 part,
                 counted: counted.as_ref(),
                 distinct: distinct.get(ci).copied().unwrap_or(false),
+                ran,
             };
             clause_steps(at, c, &mut bound, &mut out);
-            steps.extend(
-                out.into_iter()
-                    .map(|(operator, details, estimate, node)| Step {
-                        part: pi,
-                        clause: ci,
-                        operator,
-                        details,
-                        estimate,
-                        node,
-                    }),
-            );
+            steps.extend(out.into_iter().map(|(operator, details, estimate)| Step {
+                part: pi,
+                clause: ci,
+                operator,
+                details,
+                estimate,
+            }));
         }
     }
     steps
@@ -291,12 +297,14 @@ struct Clauses<'a, 'q> {
     counted: Option<&'a Counted<'q>>,
     /// The pipeline asks this clause for each distinct row once.
     distinct: bool,
+    /// Under PROFILE: the starts the run took.
+    ran: Option<&'a Taken>,
 }
 
 /// The steps of clause `c`, after which `bound` holds the names bound.
 fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &mut Vec<Planned>) {
     let mut push = |operator: &str, details: String, estimate: Option<f64>| {
-        out.push((operator.into(), details, estimate, None))
+        out.push((operator.into(), details, estimate))
     };
     match c {
         Clause::Match { patterns, .. } if at.counted.is_some_and(|k| k.from_counters.is_some()) => {
@@ -384,29 +392,34 @@ fn match_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &m
             distinct: at.distinct,
             first: patterns[..k].iter().all(|p| p.element.chain.is_empty()),
             later: &patterns[k + 1..],
+            ran: at.ran,
         };
         let mut ps = Vec::new();
         if let Some(g) = at.g {
             pattern_steps(g, at.ctx, p, bound, where_.as_ref(), shape, &mut ps);
         }
-        for (op, d, e, n) in ps {
-            let op = if *optional {
-                format!("Optional{op}")
-            } else {
-                op
+        for (op, d, e) in ps {
+            // Each alternative a profiled start took.
+            let op = match optional {
+                true => op
+                    .split(" / ")
+                    .map(|o| format!("Optional{o}"))
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+                false => op,
             };
-            out.push((op, d, e, n));
+            out.push((op, d, e));
         }
         bound.extend(crate::exec::pattern_vars(p));
     }
     if where_.is_some() {
-        out.push(("Filter".into(), "WHERE".into(), None, None));
+        out.push(("Filter".into(), "WHERE".into(), None));
     }
     let joins = crate::exec::streamable(at.part)
         .then(|| crate::exec::join_planned(c, &before))
         .flatten();
     if let Some(details) = joins {
-        out.push(("AdaptiveHashJoin".into(), details, None, None));
+        out.push(("AdaptiveHashJoin".into(), details, None));
     }
 }
 
@@ -427,7 +440,7 @@ fn projection_steps(p: &plexus_cypher::Projection, out: &mut Vec<Planned>) -> Ve
         (false, true) => "Distinct",
         _ => "Projection",
     };
-    let mut push = |op: &str, details: String| out.push((op.into(), details, None, None));
+    let mut push = |op: &str, details: String| out.push((op.into(), details, None));
     push(op, names.join(", "));
     if !p.order_by.is_empty() {
         push("Sort", format!("{} key(s)", p.order_by.len()));

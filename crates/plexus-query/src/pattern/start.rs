@@ -118,9 +118,8 @@ impl Start<'_> {
 }
 
 /// The starts a profiled run took, by node pattern (its address in the
-/// query, which EXPLAIN's start step names too): PROFILE shows them in
-/// place of what EXPLAIN foresaw, all of them when rows started
-/// differently.
+/// query): PROFILE shows them in place of what EXPLAIN foresaw, all of
+/// them when rows started differently.
 #[derive(Default)]
 pub(crate) struct Taken(Vec<(usize, &'static str, String)>);
 
@@ -134,9 +133,10 @@ impl Taken {
         }
     }
 
-    /// The starts taken from the node pattern at `at`, in the order first
-    /// taken: operators and details, each joined by " / ".
-    pub(crate) fn of(&self, at: usize) -> Option<(String, String)> {
+    /// The starts taken from `np`, in the order first taken: operators
+    /// and details, each joined by " / ".
+    pub(crate) fn of(&self, np: &NodePattern) -> Option<(String, String)> {
+        let at = np as *const NodePattern as usize;
         let mine: Vec<&(usize, &'static str, String)> =
             self.0.iter().filter(|(a, _, _)| *a == at).collect();
         if mine.is_empty() {
@@ -165,18 +165,17 @@ pub(super) fn hint_value(
     let Some(before) = m.dry else {
         return m.eval(e, row);
     };
-    let value = if before.iter().any(|v| !crate::eval::free_of(e, v)) {
-        Err(crate::error::QueryError::ParameterMissing(String::new()))
-    } else {
-        m.eval(e, row)
+    let known = match before.iter().any(|v| !crate::eval::free_of(e, v)) {
+        true => None,
+        false => match m.eval(e, row) {
+            Err(crate::error::QueryError::ParameterMissing(_)) => None,
+            other => Some(other),
+        },
     };
-    match value {
-        Err(crate::error::QueryError::ParameterMissing(_)) => {
-            m.stood_in.set(true);
-            Ok(stand_in())
-        }
-        other => other,
-    }
+    known.unwrap_or_else(|| {
+        m.stood_in.set(true);
+        Ok(stand_in())
+    })
 }
 
 /// How a walk from `np` starts, as the matcher would choose it for a row
