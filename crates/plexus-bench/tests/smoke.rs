@@ -278,6 +278,7 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
         queries: 100,
         seed: 7,
         per_commit: vec![0, 10],
+        write_runs: 2,
         scale: vec![2000],
         prune_nodes: 3000,
         prune_rounds: 4,
@@ -295,6 +296,19 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
     for r in runs {
         assert_eq!(r["lookups"], 100, "{table}");
         assert_eq!(r["versions"], 200, "{table}");
+        // Each engine wrote twice; the rate is the lower run's (nearest rank).
+        let secs: Vec<f64> = r["write_runs_s"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(secs.len(), 2, "{table}");
+        assert_eq!(
+            r["write_s"].as_f64().unwrap(),
+            secs[0].min(secs[1]),
+            "{table}"
+        );
     }
     let scale: Vec<_> = lines
         .iter()
