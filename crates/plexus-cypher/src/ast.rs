@@ -81,14 +81,37 @@ pub enum Statement {
         name: String,
         if_exists: bool,
     },
-    /// `SHOW [VECTOR] INDEXES`, `SHOW CONSTRAINTS`.
+    /// `SHOW [VECTOR] INDEXES`, `SHOW CONSTRAINTS`, `SHOW [ALL | BUILT IN]
+    /// FUNCTIONS`, each with an optional tail over the listed columns.
     Show {
-        constraints: bool,
-        /// Vector indexes only (`SHOW VECTOR INDEXES`).
+        what: Shown,
+        tail: Option<Box<ShowTail>>,
+    },
+}
+
+/// What a SHOW statement lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Indexes; vector indexes only for `SHOW VECTOR INDEXES`.
+    Indexes {
         vector: bool,
     },
-    /// `SHOW [ALL | BUILT IN] FUNCTIONS`.
-    ShowFunctions,
+    Constraints,
+    Functions,
+}
+
+/// `YIELD items [ORDER BY …] [SKIP …] [LIMIT …] [WHERE …] [RETURN …]`
+/// after a SHOW, or a bare `WHERE …`: a query over the listed columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShowTail {
+    /// The YIELD as a WITH's projection (`*` for a bare WHERE, which keeps
+    /// the columns listed without a YIELD).
+    pub yielded: Projection,
+    /// Whether the statement wrote YIELD (`YIELD *` lists every column; no
+    /// YIELD, only those shown by default).
+    pub explicit: bool,
+    /// The RETURN, when written; else the yielded columns are returned.
+    pub ret: Option<Projection>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -203,6 +226,24 @@ pub struct Projection {
     /// star's columns even when no row comes). The parser leaves it empty;
     /// the query engine's binder fills it in.
     pub star_scope: Vec<String>,
+}
+
+impl Projection {
+    /// A projection of `items` (and of every variable when `star`), with
+    /// no DISTINCT, ordering, SKIP, LIMIT or WHERE.
+    pub fn plain(star: bool, items: Vec<ProjectionItem>, span: Span) -> Projection {
+        Projection {
+            distinct: false,
+            star,
+            items,
+            order_by: vec![],
+            skip: None,
+            limit: None,
+            where_: None,
+            span,
+            star_scope: vec![],
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -343,22 +343,20 @@ impl<'a> Parser<'a> {
             if !self.eat_kw("ALL") && self.eat_kw("BUILT") {
                 self.expect_kw("IN")?;
             }
-            if self.eat_kw("FUNCTIONS") || self.eat_kw("FUNCTION") {
-                return Ok(Statement::ShowFunctions);
-            }
-            let vector = self.eat_kw("VECTOR");
-            let constraints =
+            let what = if self.eat_kw("FUNCTIONS") || self.eat_kw("FUNCTION") {
+                Shown::Functions
+            } else {
+                let vector = self.eat_kw("VECTOR");
                 if !vector && (self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT")) {
-                    true
+                    Shown::Constraints
                 } else if self.eat_kw("INDEXES") || self.eat_kw("INDEX") {
-                    false
+                    Shown::Indexes { vector }
                 } else {
                     return Err(self.unexpected("INDEXES, CONSTRAINTS or FUNCTIONS"));
-                };
-            return Ok(Statement::Show {
-                constraints,
-                vector,
-            });
+                }
+            };
+            let tail = self.show_tail()?;
+            return Ok(Statement::Show { what, tail });
         }
         if self.eat_kw("DROP") {
             let constraint = if self.eat_kw("CONSTRAINT") {
@@ -869,17 +867,11 @@ impl<'a> Parser<'a> {
         if !star && items.is_empty() {
             return Ok(None);
         }
-        Ok(Some(Clause::With(Projection {
-            distinct: false,
+        Ok(Some(Clause::With(Projection::plain(
             star,
             items,
-            order_by: vec![],
-            skip: None,
-            limit: None,
-            where_: None,
-            span: self.span_from(start),
-            star_scope: vec![],
-        })))
+            self.span_from(start),
+        ))))
     }
 
     /// `IN TRANSACTIONS [OF n ROW[S]] [ON ERROR FAIL]` after a subquery.
@@ -999,6 +991,44 @@ impl<'a> Parser<'a> {
             yields,
             span: self.span_from(start),
         })
+    }
+
+    /// What may follow a SHOW: `YIELD` and a WITH's projection (ORDER BY,
+    /// SKIP, LIMIT, then WHERE, in that order as Neo4j writes them), or a
+    /// bare `WHERE`; then an optional `RETURN`.
+    fn show_tail(&mut self) -> R<Option<Box<ShowTail>>> {
+        let start = self.here().start;
+        let explicit = self.eat_kw("YIELD");
+        let mut yielded = if explicit {
+            let p = self.projection(start)?;
+            if p.distinct {
+                return Err(self.error_at(
+                    p.span,
+                    "InvalidSyntax",
+                    "YIELD takes no DISTINCT (write it in the RETURN)",
+                    "",
+                ));
+            }
+            p
+        } else if self.is_kw("WHERE") {
+            Projection::plain(true, vec![], self.span_from(start))
+        } else {
+            return Ok(None);
+        };
+        if self.eat_kw("WHERE") {
+            yielded.where_ = Some(self.expr()?);
+        }
+        yielded.span = self.span_from(start);
+        let at = self.here().start;
+        let ret = match self.eat_kw("RETURN") {
+            true => Some(self.projection(at)?),
+            false => None,
+        };
+        Ok(Some(Box::new(ShowTail {
+            yielded,
+            explicit,
+            ret,
+        })))
     }
 
     fn projection(&mut self, start: usize) -> R<Projection> {

@@ -246,19 +246,57 @@ fn show_functions_in_neo4j_forms() {
     ] {
         assert_eq!(
             parse_statement(text).unwrap(),
-            Statement::ShowFunctions,
+            Statement::Show {
+                what: Shown::Functions,
+                tail: None
+            },
             "{text}"
         );
     }
     assert!(matches!(
         parse_statement("SHOW ALL INDEXES").unwrap(),
         Statement::Show {
-            constraints: false,
-            vector: false
+            what: Shown::Indexes { vector: false },
+            tail: None
         }
     ));
     let e = parse_statement("SHOW BUILT FUNCTIONS").unwrap_err();
     assert!(e.to_string().contains("IN"), "{e}");
     let e = parse_statement("SHOW PROCEDURES").unwrap_err();
     assert!(e.to_string().contains("FUNCTIONS"), "{e}");
+}
+
+/// What follows a SHOW: YIELD with a WITH's ORDER BY, SKIP, LIMIT and
+/// WHERE, or a bare WHERE, then a RETURN; anything else is an error.
+#[test]
+fn show_takes_yield_where_and_return() {
+    let tail = |text: &str| match parse_statement(text).unwrap() {
+        Statement::Show { tail, .. } => tail,
+        other => panic!("{text}: {other:?}"),
+    };
+    let t = tail(
+        "SHOW VECTOR INDEXES YIELD name, options AS o ORDER BY name SKIP 1 LIMIT 2 \
+         WHERE name = $n RETURN o.indexConfig AS c",
+    )
+    .unwrap();
+    assert!(t.explicit && !t.yielded.star);
+    assert_eq!(t.yielded.items.len(), 2);
+    assert_eq!(t.yielded.items[1].alias.as_deref(), Some("o"));
+    assert_eq!(t.yielded.order_by.len(), 1);
+    assert!(t.yielded.skip.is_some() && t.yielded.limit.is_some());
+    assert!(t.yielded.where_.is_some());
+    assert_eq!(t.ret.unwrap().items[0].alias.as_deref(), Some("c"));
+    let t = tail("SHOW FUNCTIONS WHERE name STARTS WITH 'to'").unwrap();
+    assert!(!t.explicit && t.yielded.star && t.yielded.where_.is_some() && t.ret.is_none());
+    let t = tail("SHOW CONSTRAINTS YIELD *").unwrap();
+    assert!(t.explicit && t.yielded.star && t.ret.is_none());
+    assert!(tail("SHOW INDEXES").is_none());
+    for bad in [
+        "SHOW INDEXES YIELD",
+        "SHOW INDEXES YIELD DISTINCT name",
+        "SHOW INDEXES RETURN name",
+        "SHOW FUNCTIONS YIELD name MATCH (n) RETURN n",
+    ] {
+        assert!(parse_statement(bad).is_err(), "{bad}");
+    }
 }

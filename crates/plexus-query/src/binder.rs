@@ -670,6 +670,25 @@ fn contains_aggregate(e: &Expr) -> bool {
 
 /// Checks an expression: variables in scope, functions known, aggregates
 /// only where `allow_aggregates` and never nested.
+/// A call of `name` with `n` arguments is one of a function the registry
+/// lists, with as many arguments as it takes (a namespaced name, `ns.f`, is
+/// checked where it runs).
+fn registered(name: &str, n: usize) -> Result<(), QueryError> {
+    if name.contains('.') {
+        return Ok(());
+    }
+    let Some(f) = crate::functions::get(name) else {
+        return Err(err("UnknownFunction", format!("unknown function {name}()")));
+    };
+    if !f.takes(n) {
+        return Err(err(
+            "InvalidNumberOfArguments",
+            format!("{name}() takes {}, not {n}", f.arity()),
+        ));
+    }
+    Ok(())
+}
+
 fn expr(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), QueryError> {
     crate::deep(|| expr_checked(e, scope, allow_aggregates)).map_err(at(e.span.start))
 }
@@ -682,7 +701,8 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
                 "aggregations are only allowed in WITH, RETURN and ORDER BY",
             ));
         }
-        if let ExprKind::Call { args, .. } = &e.kind {
+        if let ExprKind::Call { name, args, .. } = &e.kind {
+            registered(name, args.len())?;
             for a in args {
                 if contains_aggregate(a) {
                     return Err(err("NestedAggregation", "aggregations cannot be nested"));
@@ -781,9 +801,7 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
         }
         ExprKind::Call { name, args, .. } => {
             let lname = name.to_ascii_lowercase();
-            if !lname.contains('.') && !crate::functions::known(name) {
-                return Err(err("UnknownFunction", format!("unknown function {name}()")));
-            }
+            registered(name, args.len())?;
             // A pattern is a predicate: only exists() takes one (size() is
             // told to use COUNT below).
             if lname != "exists"

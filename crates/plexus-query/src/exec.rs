@@ -66,6 +66,9 @@ pub struct Prepared {
     /// patterns with the names of the last hops dropped when nothing reads
     /// them ([`anonymise_ends`]): copied once here, not at every run.
     counted: Vec<Option<Vec<PathPattern>>>,
+    /// A SHOW's `YIELD … WHERE … RETURN …` as a query over the listed rows
+    /// (`show.rs`), checked here like any query.
+    listing: Option<Query>,
 }
 
 /// How a query runs: for its rows, for its plan, or both.
@@ -87,6 +90,19 @@ impl Prepared {
             let columns = crate::binder::check(q).map_err(|e| e.located(text))?;
             crate::binder::star_scope(q, &columns);
         }
+        let listing = match &statement {
+            Statement::Show {
+                what,
+                tail: Some(tail),
+            } => {
+                let mut q = crate::show::query(*what, tail);
+                crate::rewrite::rewrite(&mut q);
+                let columns = crate::binder::check(&q).map_err(|e| e.located(text))?;
+                crate::binder::star_scope(&mut q, &columns);
+                Some(q)
+            }
+            _ => None,
+        };
         let writes = match &statement {
             Statement::Query(q) | Statement::Profile(q) => {
                 let w = q.parts().any(|p| p.clauses.iter().any(writes));
@@ -97,7 +113,7 @@ impl Prepared {
                 crate::as_of::check(q, q.parts().any(|p| p.clauses.iter().any(writes)))?;
                 false
             }
-            Statement::Show { .. } | Statement::ShowFunctions => false,
+            Statement::Show { .. } => false,
             Statement::CreateIndex { .. }
             | Statement::CreateConstraint { .. }
             | Statement::Drop { .. } => true,
@@ -142,6 +158,7 @@ impl Prepared {
             batched,
             movable,
             counted,
+            listing,
         })
     }
 
@@ -201,28 +218,37 @@ impl Prepared {
     /// Runs the query with no graph: MATCH finds nothing, OPTIONAL MATCH
     /// binds nulls, clauses that write are refused.
     pub fn run_standalone(&self, params: &Params, guard: &Guard) -> Result<Table, QueryError> {
-        if let Some(shown) = self.shown(None) {
+        if let Some(shown) = self.shown(None, params, guard) {
             return shown;
         }
         let (q, mode) = self.query()?;
         run(q, mode, Access::None, &self.env(params, guard, None)).map_err(|e| self.located(e))
     }
 
-    /// A SHOW statement's table: the indexes or constraints of `g`, or the
-    /// functions (which need no graph); `None` for other statements, and
-    /// for SHOW INDEXES without a graph.
-    fn shown(&self, g: Option<&dyn GraphRead>) -> Option<Result<Table, QueryError>> {
-        match (&self.statement, g) {
-            (
-                Statement::Show {
-                    constraints,
-                    vector,
-                },
-                Some(g),
-            ) => Some(crate::schema::show(g, *constraints, *vector)),
-            (Statement::ShowFunctions, _) => Some(Ok(crate::functions::show())),
-            _ => None,
-        }
+    /// A SHOW statement's result: the indexes or constraints of `g`, or the
+    /// functions (which need no graph), through its tail if it has one;
+    /// `None` for other statements, and for SHOW INDEXES without a graph.
+    fn shown(
+        &self,
+        g: Option<&dyn GraphRead>,
+        params: &Params,
+        guard: &Guard,
+    ) -> Option<Result<Table, QueryError>> {
+        let Statement::Show { what, .. } = &self.statement else {
+            return None;
+        };
+        let table = match crate::show::table(*what, g)? {
+            Ok(t) => t,
+            Err(e) => return Some(Err(e)),
+        };
+        let Some(q) = &self.listing else {
+            return Some(Ok(crate::show::by_default(*what, table)));
+        };
+        let mut params = params.clone();
+        params.insert(crate::show::ROWS.into(), crate::show::rows_param(table));
+        let env = self.env(&params, guard, None);
+        let access = g.map_or(Access::None, Access::Read);
+        Some(run(q, Mode::Run, access, &env).map_err(|e| self.located(e)))
     }
 
     /// A run's error, placed in the text.
@@ -237,7 +263,7 @@ impl Prepared {
         params: &Params,
         guard: &Guard,
     ) -> Result<Table, QueryError> {
-        if let Some(shown) = self.shown(Some(g)) {
+        if let Some(shown) = self.shown(Some(g), params, guard) {
             return shown;
         }
         let (q, mode) = self.query()?;
@@ -255,7 +281,7 @@ impl Prepared {
         guard: &Guard,
         sink: &mut dyn RowSink,
     ) -> Result<(), QueryError> {
-        if let Some(shown) = self.shown(Some(g)) {
+        if let Some(shown) = self.shown(Some(g), params, guard) {
             return feed(shown?, sink);
         }
         let (q, mode) = self.query()?;
@@ -276,7 +302,7 @@ impl Prepared {
         procs: Option<&Procedures>,
         guard: &Guard,
     ) -> Result<Table, QueryError> {
-        if let Some(shown) = self.shown(Some(&*txn)) {
+        if let Some(shown) = self.shown(Some(&*txn), params, guard) {
             return shown;
         }
         let env = self.env(params, guard, procs);

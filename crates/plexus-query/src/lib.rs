@@ -30,6 +30,7 @@ mod regex;
 mod rewrite;
 mod row;
 mod schema;
+mod show;
 mod temporal;
 mod valid_time;
 mod vector;

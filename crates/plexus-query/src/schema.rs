@@ -170,78 +170,72 @@ pub fn apply(
     }
 }
 
-/// SHOW [VECTOR] INDEXES / SHOW CONSTRAINTS.
-pub fn show(g: &dyn GraphRead, constraints: bool, vector: bool) -> Result<Table, QueryError> {
+/// The columns of SHOW CONSTRAINTS.
+pub(crate) const CONSTRAINT_COLUMNS: &[&str] = &["name", "label", "property", "type"];
+
+/// The columns of SHOW [VECTOR] INDEXES: Neo4j's names where they exist
+/// (`labelsOrTypes`, `properties`, `options`), so clients that read them
+/// work.
+pub(crate) const INDEX_COLUMNS: &[&str] = &[
+    "name",
+    "state",
+    "type",
+    "entityType",
+    "labelsOrTypes",
+    "properties",
+    "unique",
+    "options",
+];
+
+/// SHOW CONSTRAINTS: a row per constraint, in [`CONSTRAINT_COLUMNS`]' order.
+pub(crate) fn constraint_rows(g: &dyn GraphRead) -> Result<Vec<Vec<Value>>, QueryError> {
     let s = |x: &str| Value::String(x.to_string());
-    if constraints {
-        return Ok(Table {
-            columns: ["name", "label", "property", "type"]
-                .map(String::from)
-                .to_vec(),
-            rows: g
-                .constraints()?
-                .into_iter()
-                .map(|c| {
-                    vec![
-                        s(&c.name),
-                        s(&c.label),
-                        s(&c.key),
-                        s(match c.kind {
-                            ConstraintKind::Unique => "UNIQUE",
-                            ConstraintKind::NotNull => "NOT NULL",
-                        }),
-                    ]
-                })
-                .collect(),
-        });
-    }
-    // Neo4j's column names where they exist (`labelsOrTypes`,
-    // `properties`, `options`), so clients that read them work.
-    Ok(Table {
-        columns: [
-            "name",
-            "state",
-            "type",
-            "entityType",
-            "labelsOrTypes",
-            "properties",
-            "unique",
-            "options",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: g
-            .indexes()?
-            .into_iter()
-            .filter(|i| {
-                !vector || matches!(i.kind, IndexKind::Vector | IndexKind::RelationshipVector)
-            })
-            .map(|i| {
-                let config: BTreeMap<String, Value> = i.options.iter().cloned().collect();
-                let options = BTreeMap::from([("indexConfig".to_string(), Value::Map(config))]);
-                vec![
-                    s(&i.name),
-                    s(if i.stale { "STALE" } else { "ONLINE" }),
-                    s(match i.kind {
-                        IndexKind::Property | IndexKind::RelationshipProperty => "RANGE",
-                        IndexKind::ListElement | IndexKind::RelationshipListElement => {
-                            "LIST ELEMENT"
-                        }
-                        IndexKind::Vector | IndexKind::RelationshipVector => "VECTOR",
-                    }),
-                    s(if i.kind.on_relationships() {
-                        "RELATIONSHIP"
-                    } else {
-                        "NODE"
-                    }),
-                    i.label
-                        .as_deref()
-                        .map_or(Value::Null, |l| Value::List(vec![s(l)])),
-                    Value::List(vec![s(&i.key)]),
-                    Value::Bool(i.unique),
-                    Value::Map(options),
-                ]
-            })
-            .collect(),
-    })
+    Ok(g.constraints()?
+        .into_iter()
+        .map(|c| {
+            vec![
+                s(&c.name),
+                s(&c.label),
+                s(&c.key),
+                s(match c.kind {
+                    ConstraintKind::Unique => "UNIQUE",
+                    ConstraintKind::NotNull => "NOT NULL",
+                }),
+            ]
+        })
+        .collect())
+}
+
+/// SHOW [VECTOR] INDEXES: a row per index (vector indexes only when
+/// `vector`), in [`INDEX_COLUMNS`]' order.
+pub(crate) fn index_rows(g: &dyn GraphRead, vector: bool) -> Result<Vec<Vec<Value>>, QueryError> {
+    let s = |x: &str| Value::String(x.to_string());
+    Ok(g.indexes()?
+        .into_iter()
+        .filter(|i| !vector || matches!(i.kind, IndexKind::Vector | IndexKind::RelationshipVector))
+        .map(|i| {
+            let config: BTreeMap<String, Value> = i.options.iter().cloned().collect();
+            let options = BTreeMap::from([("indexConfig".to_string(), Value::Map(config))]);
+            vec![
+                s(&i.name),
+                s(if i.stale { "STALE" } else { "ONLINE" }),
+                s(match i.kind {
+                    IndexKind::Property | IndexKind::RelationshipProperty => "RANGE",
+                    IndexKind::ListElement | IndexKind::RelationshipListElement => "LIST ELEMENT",
+                    IndexKind::Vector | IndexKind::RelationshipVector => "VECTOR",
+                }),
+                s(if i.kind.on_relationships() {
+                    "RELATIONSHIP"
+                } else {
+                    "NODE"
+                }),
+                i.label
+                    .as_deref()
+                    .map_or(Value::Null, |l| Value::List(vec![s(l)])),
+                Value::List(vec![s(&i.key)]),
+                Value::Bool(i.unique),
+                Value::Map(options),
+            ]
+        })
+        .collect())
 }

@@ -160,8 +160,16 @@ fn explain_shows_how_a_count_runs() {
 #[test]
 fn functions_are_listed_and_run() {
     let db = Database::in_memory().unwrap();
-    let t = q(&db, "SHOW FUNCTIONS");
-    assert_eq!(t.columns, ["name", "aggregating"]);
+    let shown = q(&db, "SHOW FUNCTIONS");
+    assert_eq!(shown.columns, ["name", "category", "description"]);
+    let t = q(
+        &db,
+        "SHOW FUNCTIONS YIELD name, aggregating, category, description",
+    );
+    assert_eq!(
+        col(&t, "description").len(),
+        col(&shown, "description").len()
+    );
     let names: Vec<String> = col(&t, "name")
         .iter()
         .map(|v| match v {
@@ -178,7 +186,10 @@ fn functions_are_listed_and_run() {
             "{name}"
         );
     }
-    assert_eq!(q(&db, "SHOW BUILT IN FUNCTIONS").rows, t.rows);
+    assert_eq!(q(&db, "SHOW BUILT IN FUNCTIONS").rows, shown.rows);
+    for d in col(&t, "description") {
+        assert!(matches!(&d, Value::String(s) if s.len() > 10), "{d:?}");
+    }
     for name in &names {
         let args = [
             "",
@@ -209,6 +220,30 @@ fn functions_are_listed_and_run() {
             known,
             "{name} runs with null arguments (or a null and 0.5, or 1 and 2)"
         );
+        // Every number of arguments the binder takes (from the registry)
+        // is one the evaluator runs with; the others are refused before
+        // the query runs.
+        let mut taken = 0;
+        for k in 0..=3 {
+            let text = format!("RETURN {name}({}) AS x", vec!["null"; k].join(", "));
+            let none = Params::new();
+            if let Err(e) = db.query("default", &format!("EXPLAIN {text}"), &none) {
+                assert!(
+                    e.to_string().contains("InvalidNumberOfArguments"),
+                    "{text}: {e}"
+                );
+                continue;
+            }
+            taken += 1;
+            if let Err(e) = db.query("default", &text, &none) {
+                let m = e.to_string();
+                assert!(
+                    !m.contains("InvalidNumberOfArguments") && !m.contains("not supported"),
+                    "{text}: {m}"
+                );
+            }
+        }
+        assert!(taken > 0, "{name}");
     }
     let e = db
         .query("default", "RETURN notAFunction(1)", &Params::new())

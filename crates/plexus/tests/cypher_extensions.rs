@@ -156,3 +156,94 @@ fn in_transactions_runs_as_one_auto_commit_query() {
         .unwrap_err();
     assert!(e.to_string().contains("auto-commit"), "{e}");
 }
+
+/// `SHOW … YIELD … WHERE … RETURN …`, as neo4j-graphrag reads a vector
+/// index's dimensions, and the other forms of Neo4j's SHOW grammar.
+#[test]
+fn show_takes_yield_where_and_return() {
+    let db = Database::in_memory().unwrap();
+    let none = Params::new();
+    q(
+        &db,
+        "CREATE VECTOR INDEX chunks IF NOT EXISTS FOR (n:Chunk) ON n.embedding OPTIONS \
+         {indexConfig: {`vector.dimensions`: 4, `vector.similarity_function`: 'cosine'}}",
+        &none,
+    )
+    .unwrap();
+    q(&db, "CREATE INDEX FOR (n:Person) ON (n.name)", &none).unwrap();
+    let p = Params::from([("index_name".to_string(), s("chunks"))]);
+    let t = db
+        .query(
+            "default",
+            "SHOW VECTOR INDEXES YIELD name, labelsOrTypes, properties, options \
+             WHERE name = $index_name RETURN labelsOrTypes AS labels, properties, \
+             options.indexConfig.`vector.dimensions` AS dimensions",
+            &p,
+        )
+        .unwrap();
+    assert_eq!(t.columns, ["labels", "properties", "dimensions"]);
+    assert_eq!(
+        t.rows,
+        vec![vec![
+            Value::List(vec![s("Chunk")]),
+            Value::List(vec![s("embedding")]),
+            Value::Int(4)
+        ]]
+    );
+    // No RETURN: the yielded columns, in the YIELD's order, after its
+    // ORDER BY, SKIP and LIMIT.
+    let t = db
+        .query(
+            "default",
+            "SHOW INDEXES YIELD type, name AS n ORDER BY n DESC LIMIT 1",
+            &none,
+        )
+        .unwrap();
+    assert_eq!(t.columns, ["type", "n"]);
+    assert_eq!(t.rows, vec![vec![s("RANGE"), s("idx_Person_name")]]);
+    // A bare WHERE keeps the columns shown without a YIELD; YIELD * lists
+    // every column, in the listing's order.
+    let t = db
+        .query(
+            "default",
+            "SHOW FUNCTIONS WHERE category = 'Aggregating' AND name STARTS WITH 'st'",
+            &none,
+        )
+        .unwrap();
+    assert_eq!(t.columns, ["name", "category", "description"]);
+    let names: Vec<&Value> = t.rows.iter().map(|r| &r[0]).collect();
+    assert_eq!(names, [&s("stDev"), &s("stDevP")]);
+    let all = db
+        .query(
+            "default",
+            "SHOW FUNCTIONS YIELD * WHERE name = 'range'",
+            &none,
+        )
+        .unwrap();
+    assert_eq!(all.columns[..3], ["name", "category", "description"]);
+    assert!(all.columns.len() > 3 && all.columns.contains(&"signature".to_string()));
+    assert_eq!(all.rows.len(), 1);
+    // Aggregation over the listing.
+    let t = db
+        .query(
+            "default",
+            "SHOW FUNCTIONS YIELD category RETURN count(DISTINCT category) AS c",
+            &none,
+        )
+        .unwrap();
+    assert!(matches!(t.rows[0][0], Value::Int(n) if n >= 8), "{t:?}");
+    // A column the listing does not have is named, where it was written.
+    let e = db
+        .query("default", "SHOW INDEXES YIELD nme", &none)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nme") && e.contains("column 20"), "{e}");
+    let t = db
+        .query(
+            "default",
+            "SHOW CONSTRAINTS YIELD * RETURN count(*) AS n",
+            &none,
+        )
+        .unwrap();
+    assert_eq!(t.rows, vec![vec![Value::Int(0)]]);
+}
