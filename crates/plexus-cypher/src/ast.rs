@@ -92,12 +92,44 @@ pub enum Statement {
 /// What a SHOW statement lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shown {
-    /// Indexes; vector indexes only for `SHOW VECTOR INDEXES`.
+    /// Indexes; of one type only for `SHOW VECTOR INDEXES`, `SHOW RANGE
+    /// INDEXES` and the like.
     Indexes {
-        vector: bool,
+        only: Option<IndexType>,
     },
     Constraints,
     Functions,
+}
+
+/// The index types of Neo4j's `SHOW <type> INDEXES` (Plexus has range,
+/// list-element and vector indexes; a SHOW of another type lists none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexType {
+    Range,
+    Vector,
+    FullText,
+    Text,
+    Point,
+    Lookup,
+}
+
+impl IndexType {
+    /// The keyword, and the `type` column's value for an index of the type.
+    pub const ALL: [(&'static str, IndexType); 6] = [
+        ("RANGE", IndexType::Range),
+        ("VECTOR", IndexType::Vector),
+        ("FULLTEXT", IndexType::FullText),
+        ("TEXT", IndexType::Text),
+        ("POINT", IndexType::Point),
+        ("LOOKUP", IndexType::Lookup),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, t)| *t == self)
+            .map_or("", |(n, _)| n)
+    }
 }
 
 /// `YIELD items [ORDER BY …] [SKIP …] [LIMIT …] [WHERE …] [RETURN …]`

@@ -29,10 +29,10 @@ pub fn parse(src: &str) -> Result<Query, ParseError> {
 pub fn parse_statement(src: &str) -> Result<Statement, ParseError> {
     let toks = lex(src)?;
     let mut p = Parser::new(src, toks);
+    let typed_index =
+        p.is_kw_at(2, "INDEX") && IndexType::ALL.iter().any(|(kw, _)| p.is_kw_at(1, kw));
     let schema = (p.is_kw("CREATE")
-        && (p.is_kw_at(1, "INDEX")
-            || p.is_kw_at(1, "CONSTRAINT")
-            || (p.is_kw_at(1, "VECTOR") && p.is_kw_at(2, "INDEX"))))
+        && (p.is_kw_at(1, "INDEX") || p.is_kw_at(1, "CONSTRAINT") || typed_index))
         || p.is_kw("DROP")
         || p.is_kw("SHOW");
     if !schema && !p.is_kw("EXPLAIN") && !p.is_kw("PROFILE") {
@@ -346,11 +346,11 @@ impl<'a> Parser<'a> {
             let what = if self.eat_kw("FUNCTIONS") || self.eat_kw("FUNCTION") {
                 Shown::Functions
             } else {
-                let vector = self.eat_kw("VECTOR");
-                if !vector && (self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT")) {
+                let only = self.index_type();
+                if only.is_none() && (self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT")) {
                     Shown::Constraints
                 } else if self.eat_kw("INDEXES") || self.eat_kw("INDEX") {
-                    Shown::Indexes { vector }
+                    Shown::Indexes { only }
                 } else {
                     return Err(self.unexpected("INDEXES, CONSTRAINTS or FUNCTIONS"));
                 }
@@ -377,8 +377,24 @@ impl<'a> Parser<'a> {
             });
         }
         self.expect_kw("CREATE")?;
-        let vector = self.eat_kw("VECTOR");
-        let constraint = if !vector && self.eat_kw("CONSTRAINT") {
+        let at = self.here();
+        let typed = self.index_type();
+        if let Some(t) = typed {
+            if !matches!(t, IndexType::Range | IndexType::Vector) {
+                return Err(self.error_at(
+                    at,
+                    "UnsupportedIndexType",
+                    format!(
+                        "Plexus has no {} indexes: it has range (`CREATE INDEX`), list-element \
+                         (`ON EACH`) and vector (`CREATE VECTOR INDEX`) indexes",
+                        t.name()
+                    ),
+                    "",
+                ));
+            }
+        }
+        let vector = typed == Some(IndexType::Vector);
+        let constraint = if typed.is_none() && self.eat_kw("CONSTRAINT") {
             true
         } else {
             self.expect_kw("INDEX")?;
@@ -991,6 +1007,17 @@ impl<'a> Parser<'a> {
             yields,
             span: self.span_from(start),
         })
+    }
+
+    /// An index type's keyword (`RANGE`, `VECTOR`, `FULLTEXT`, …) at the
+    /// cursor, taken when `INDEX` or `INDEXES` follows it.
+    fn index_type(&mut self) -> Option<IndexType> {
+        if !(self.is_kw_at(1, "INDEX") || self.is_kw_at(1, "INDEXES")) {
+            return None;
+        }
+        let t = IndexType::ALL.iter().find(|(kw, _)| self.is_kw(kw))?.1;
+        self.eat_kw(t.name());
+        Some(t)
     }
 
     /// What may follow a SHOW: `YIELD` and a WITH's projection (ORDER BY,

@@ -256,7 +256,7 @@ fn show_functions_in_neo4j_forms() {
     assert!(matches!(
         parse_statement("SHOW ALL INDEXES").unwrap(),
         Statement::Show {
-            what: Shown::Indexes { vector: false },
+            what: Shown::Indexes { only: None },
             tail: None
         }
     ));
@@ -299,4 +299,44 @@ fn show_takes_yield_where_and_return() {
     ] {
         assert!(parse_statement(bad).is_err(), "{bad}");
     }
+}
+
+/// `SHOW <type> INDEXES` for Neo4j's index types; creating one of a type
+/// Plexus does not have is refused by name.
+#[test]
+fn index_types_are_named() {
+    for (text, only) in [
+        ("SHOW VECTOR INDEXES", Some(IndexType::Vector)),
+        ("SHOW FULLTEXT INDEXES", Some(IndexType::FullText)),
+        ("show range index", Some(IndexType::Range)),
+        ("SHOW ALL INDEXES", None),
+    ] {
+        assert_eq!(
+            parse_statement(text).unwrap(),
+            Statement::Show {
+                what: Shown::Indexes { only },
+                tail: None
+            },
+            "{text}"
+        );
+    }
+    assert!(matches!(
+        parse_statement("CREATE VECTOR INDEX v FOR (n:C) ON n.e").unwrap(),
+        Statement::CreateIndex { vector: true, .. }
+    ));
+    assert!(matches!(
+        parse_statement("CREATE RANGE INDEX r FOR (n:C) ON (n.e)").unwrap(),
+        Statement::CreateIndex {
+            vector: false,
+            each: false,
+            ..
+        }
+    ));
+    let e = parse_statement("CREATE FULLTEXT INDEX f FOR (n:C) ON EACH [n.text]").unwrap_err();
+    assert_eq!(e.code, "UnsupportedIndexType");
+    assert_eq!((e.line, e.column), (1, 8));
+    assert!(e.message.contains("no FULLTEXT indexes"), "{e}");
+    // A label or variable named like a type is still one.
+    assert!(parse_statement("SHOW TEXT CONSTRAINTS").is_err());
+    assert!(parse("CREATE (text:Text) RETURN text").is_ok());
 }

@@ -8,7 +8,7 @@ use crate::limits::Guard;
 use std::collections::BTreeMap;
 type Params = BTreeMap<String, Value>;
 use plexus_common::Value;
-use plexus_cypher::Statement;
+use plexus_cypher::{IndexType, Statement};
 use plexus_storage::{
     ConstraintKind, ConstraintSpec, GraphRead, IndexKind, IndexSpec, StorageError, WriteTxn,
 };
@@ -206,24 +206,28 @@ pub(crate) fn constraint_rows(g: &dyn GraphRead) -> Result<Vec<Vec<Value>>, Quer
         .collect())
 }
 
-/// SHOW [VECTOR] INDEXES: a row per index (vector indexes only when
-/// `vector`), in [`INDEX_COLUMNS`]' order.
-pub(crate) fn index_rows(g: &dyn GraphRead, vector: bool) -> Result<Vec<Vec<Value>>, QueryError> {
+/// SHOW [<type>] INDEXES: a row per index (of the type `only` names, when
+/// given), in [`INDEX_COLUMNS`]' order.
+pub(crate) fn index_rows(
+    g: &dyn GraphRead,
+    only: Option<IndexType>,
+) -> Result<Vec<Vec<Value>>, QueryError> {
     let s = |x: &str| Value::String(x.to_string());
+    let type_of = |k: IndexKind| match k {
+        IndexKind::Property | IndexKind::RelationshipProperty => "RANGE",
+        IndexKind::ListElement | IndexKind::RelationshipListElement => "LIST ELEMENT",
+        IndexKind::Vector | IndexKind::RelationshipVector => "VECTOR",
+    };
     Ok(g.indexes()?
         .into_iter()
-        .filter(|i| !vector || matches!(i.kind, IndexKind::Vector | IndexKind::RelationshipVector))
+        .filter(|i| only.is_none_or(|t| t.name() == type_of(i.kind)))
         .map(|i| {
             let config: BTreeMap<String, Value> = i.options.iter().cloned().collect();
             let options = BTreeMap::from([("indexConfig".to_string(), Value::Map(config))]);
             vec![
                 s(&i.name),
                 s(if i.stale { "STALE" } else { "ONLINE" }),
-                s(match i.kind {
-                    IndexKind::Property | IndexKind::RelationshipProperty => "RANGE",
-                    IndexKind::ListElement | IndexKind::RelationshipListElement => "LIST ELEMENT",
-                    IndexKind::Vector | IndexKind::RelationshipVector => "VECTOR",
-                }),
+                s(type_of(i.kind)),
                 s(if i.kind.on_relationships() {
                     "RELATIONSHIP"
                 } else {

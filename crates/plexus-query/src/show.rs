@@ -54,7 +54,7 @@ pub(crate) fn table(what: Shown, g: Option<&dyn GraphRead>) -> Option<Result<Tab
     let rows = match (what, g) {
         (Shown::Functions, _) => Ok(crate::functions::rows()),
         (Shown::Constraints, Some(g)) => crate::schema::constraint_rows(g),
-        (Shown::Indexes { vector }, Some(g)) => crate::schema::index_rows(g, vector),
+        (Shown::Indexes { only }, Some(g)) => crate::schema::index_rows(g, only),
         (_, None) => return None,
     };
     Some(rows.map(|rows| Table {

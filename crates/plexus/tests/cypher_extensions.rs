@@ -246,4 +246,22 @@ fn show_takes_yield_where_and_return() {
         )
         .unwrap();
     assert_eq!(t.rows, vec![vec![Value::Int(0)]]);
+    // An index type: those of it (none of a type Plexus does not have, as
+    // LightRAG and neo4j-graphrag ask for full-text ones), and a clear
+    // refusal to create one of those.
+    let t = db
+        .query("default", "SHOW RANGE INDEXES YIELD name", &none)
+        .unwrap();
+    assert_eq!(t.rows, vec![vec![s("idx_Person_name")]]);
+    let t = db.query("default", "SHOW FULLTEXT INDEXES", &none).unwrap();
+    assert!(t.rows.is_empty() && t.columns.contains(&"labelsOrTypes".to_string()));
+    let e = db
+        .query(
+            "default",
+            "CREATE FULLTEXT INDEX names FOR (n:Person) ON EACH [n.name]",
+            &none,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no FULLTEXT indexes"), "{e}");
 }
