@@ -568,7 +568,10 @@ fn plan_table(steps: &[crate::plan::Step], actual: Option<&[Ran]>) -> Table {
                     .iter()
                     .find(|r| (r.part, r.clause) == (s.part, s.clause))
                     .filter(|_| last_of_clause);
-                r.push(got.map_or(Value::Null, |g| Value::Int(g.rows as i64)));
+                let rows = got.map(|g| g.rows as u64).or(s.actual);
+                r.push(rows.map_or(Value::Null, |n| {
+                    Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
+                }));
                 // Milliseconds, to the microsecond.
                 let ms = |g: &Ran| Value::Float(g.time.as_micros() as f64 / 1e3);
                 r.push(got.map_or(Value::Null, ms));

@@ -590,6 +590,12 @@ struct Trail {
     rels: Vec<RelValue>,
 }
 
+/// A pattern element's address in the query: what PROFILE's counts are
+/// keyed by (`start::Taken`), stable while the query runs.
+fn address<T>(element: &T) -> usize {
+    element as *const T as usize
+}
+
 fn bound_node(row: &Row, var: &Option<String>) -> Option<Option<NodeId>> {
     let v = var.as_ref()?;
     match row.get(v)? {
@@ -827,6 +833,8 @@ impl Matcher<'_, '_> {
         row: &mut Row,
         next: &mut dyn FnMut(&mut Self, &mut Row) -> Res<bool>,
     ) -> Res<bool> {
+        // Under PROFILE a start taken shows its rows, none found included.
+        self.profiled(address(start), 0);
         if self.counts_candidates(p, start, hops, row, seeked) {
             // Each candidate is a match, and nothing reads which: one call
             // stands for all of them.
@@ -834,6 +842,7 @@ impl Matcher<'_, '_> {
                 return Ok(false);
             }
             self.ctx.guard.check()?;
+            self.profiled(address(start), ids.len() as u64);
             let outer = self.weight;
             self.weight = outer.saturating_mul(ids.len() as u64);
             let stop = next(self, row);
@@ -858,7 +867,11 @@ impl Matcher<'_, '_> {
             }
             let (did, ok) = bind(&self.an.names, row, &start.var, || graph::node(id));
             let early = match ok && self.node_ok_but(start, id, row, seeked)? {
-                true => self.early_ok(&start.var, did, row)?,
+                true => {
+                    // What the pattern finds, before the WHERE's filter.
+                    self.profiled(address(start), 1);
+                    self.early_ok(&start.var, did, row)?
+                }
                 false => None,
             };
             if let Some(n) = early {
@@ -972,6 +985,14 @@ impl Matcher<'_, '_> {
             taken.borrow_mut().note(np, &found.start);
         }
         Ok(found)
+    }
+
+    /// Under PROFILE, counts `n` rows (times the weight a count gives
+    /// the current match) produced at the pattern element at `at`.
+    fn profiled(&self, at: usize, n: u64) {
+        if let (Some(taken), None) = (self.ctx.starts, self.dry) {
+            taken.borrow_mut().count(at, n.saturating_mul(self.weight));
+        }
     }
 
     fn seek_here<'p>(&'p self, np: &'p NodePattern, row: &Row) -> Res<Seek<'p>> {
@@ -1539,6 +1560,9 @@ impl Matcher<'_, '_> {
         let Some((hop, rest)) = hops.split_first() else {
             return done(self, row, trail);
         };
+        // Every way of taking a hop counts what it finds (`arrive`, or the
+        // degree below): one taken shows its rows, none found included.
+        self.profiled(address(hop.rel), 0);
         match hop.rel.length {
             None if rest.is_empty()
                 && !self.trail_needed
@@ -1551,6 +1575,7 @@ impl Matcher<'_, '_> {
                 if n == 0 {
                     return Ok(false);
                 }
+                self.profiled(address(hop.rel), n);
                 let outer = self.weight;
                 self.weight = outer.saturating_mul(n);
                 let stop = done(self, row, trail);
@@ -1640,7 +1665,11 @@ impl Matcher<'_, '_> {
         let (did, ok) = bind(&self.an.names, row, &hop.node.var, || graph::node(to));
         let mut stop = Ok(false);
         let early = match ok && self.node_ok(hop.node, to, row)? {
-            true => self.early_ok(&hop.node.var, did, row),
+            true => {
+                // What the hop finds, before the WHERE's filter.
+                self.profiled(address(hop.rel), 1);
+                self.early_ok(&hop.node.var, did, row)
+            }
             false => Ok(None),
         };
         if let Ok(Some(k)) = early {

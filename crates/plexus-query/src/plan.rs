@@ -22,6 +22,9 @@ pub struct Step {
     pub details: String,
     /// Rows estimated from the label, type and node counts.
     pub estimate: Option<f64>,
+    /// Under PROFILE, the rows a pattern's start or hop produced (counted
+    /// by the matcher); the rows of a clause are counted by the clause.
+    pub actual: Option<u64>,
 }
 
 fn var(np: &NodePattern) -> &str {
@@ -59,6 +62,7 @@ fn pattern_steps(
             what.into(),
             "bidirectional breadth-first search".into(),
             None,
+            None,
         ));
         return;
     }
@@ -71,12 +75,12 @@ fn pattern_steps(
     let mut rows = match (&seek, split) {
         // Each walk takes the pattern's hops, forward or back.
         (_, Some(described)) => {
-            out.push(("NodeIndexSeek".into(), described, None));
+            out.push(("NodeIndexSeek".into(), described, None, None));
             None
         }
         (Some((op, described, _, found)), None) => {
             let rows = Some(*found as f64);
-            out.push(((*op).into(), described.clone(), rows));
+            out.push(((*op).into(), described.clone(), rows, None));
             rows
         }
         (None, None) => None,
@@ -94,7 +98,10 @@ fn pattern_steps(
             Some(taken) => taken,
             None => (op.into(), details),
         };
-        out.push((op, details, estimate));
+        let ran = shape
+            .ran
+            .and_then(|t| t.rows(first as *const NodePattern as usize));
+        out.push((op, details, estimate, ran));
         rows = estimate;
     }
     let nodes = g.node_count().unwrap_or(1).max(1) as f64;
@@ -151,6 +158,9 @@ fn pattern_steps(
                 }
             ),
             rows,
+            shape
+                .ran
+                .and_then(|t| t.rows(r as *const plexus_cypher::RelPattern as usize)),
         ));
     }
 }
@@ -219,8 +229,9 @@ struct Shape<'p> {
 }
 
 /// A step before it is placed in its part and clause: operator, details,
-/// estimated rows.
-type Planned = (String, String, Option<f64>);
+/// estimated rows, and under PROFILE the rows the step produced when the
+/// run counted them (a pattern's start and hops).
+type Planned = (String, String, Option<f64>, Option<u64>);
 
 /// How a part that is `MATCH … RETURN count(*)` runs (`exec::count_only`):
 /// its matches counted as they are found, with the names nothing reads
@@ -275,13 +286,17 @@ pub fn explain(
                 ran,
             };
             clause_steps(at, c, &mut bound, &mut out);
-            steps.extend(out.into_iter().map(|(operator, details, estimate)| Step {
-                part: pi,
-                clause: ci,
-                operator,
-                details,
-                estimate,
-            }));
+            steps.extend(
+                out.into_iter()
+                    .map(|(operator, details, estimate, actual)| Step {
+                        part: pi,
+                        clause: ci,
+                        operator,
+                        details,
+                        estimate,
+                        actual,
+                    }),
+            );
         }
     }
     steps
@@ -304,7 +319,7 @@ struct Clauses<'a, 'q> {
 /// The steps of clause `c`, after which `bound` holds the names bound.
 fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &mut Vec<Planned>) {
     let mut push = |operator: &str, details: String, estimate: Option<f64>| {
-        out.push((operator.into(), details, estimate))
+        out.push((operator.into(), details, estimate, None))
     };
     match c {
         Clause::Match { patterns, .. } if at.counted.is_some_and(|k| k.from_counters.is_some()) => {
@@ -398,7 +413,7 @@ fn match_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &m
         if let Some(g) = at.g {
             pattern_steps(g, at.ctx, p, bound, where_.as_ref(), shape, &mut ps);
         }
-        for (op, d, e) in ps {
+        for (op, d, e, ran) in ps {
             // Each alternative a profiled start took.
             let op = match optional {
                 true => op
@@ -408,18 +423,18 @@ fn match_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &m
                     .join(" / "),
                 false => op,
             };
-            out.push((op, d, e));
+            out.push((op, d, e, ran));
         }
         bound.extend(crate::exec::pattern_vars(p));
     }
     if where_.is_some() {
-        out.push(("Filter".into(), "WHERE".into(), None));
+        out.push(("Filter".into(), "WHERE".into(), None, None));
     }
     let joins = crate::exec::streamable(at.part)
         .then(|| crate::exec::join_planned(c, &before))
         .flatten();
     if let Some(details) = joins {
-        out.push(("AdaptiveHashJoin".into(), details, None));
+        out.push(("AdaptiveHashJoin".into(), details, None, None));
     }
 }
 
@@ -440,7 +455,7 @@ fn projection_steps(p: &plexus_cypher::Projection, out: &mut Vec<Planned>) -> Ve
         (false, true) => "Distinct",
         _ => "Projection",
     };
-    let mut push = |op: &str, details: String| out.push((op.into(), details, None));
+    let mut push = |op: &str, details: String| out.push((op.into(), details, None, None));
     push(op, names.join(", "));
     if !p.order_by.is_empty() {
         push("Sort", format!("{} key(s)", p.order_by.len()));

@@ -436,6 +436,48 @@ fn profile_counts_the_rows_of_each_clause() {
     );
 }
 
+/// PROFILE gives the rows each pattern step produced, as the matcher
+/// counted them: a start's nodes, and each hop's matches before the
+/// WHERE's filter (which the Filter step's rows then show).
+#[test]
+fn profile_counts_the_rows_of_each_start_and_hop() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "UNWIND range(1, 10) AS i CREATE (m:M {i: i})<-[:T]-(:N {i: i}) \
+         FOREACH (x IN CASE WHEN i % 2 = 0 THEN [1] ELSE [] END | CREATE (m)-[:U]->(:K {i: i}))",
+    );
+    let t = q(
+        &db,
+        "PROFILE MATCH (n:N)-[:T]->(m:M)-[:U]->(k) WHERE k.i > 3 RETURN k.i AS i",
+    );
+    let steps: Vec<(Value, Value)> = col(&t, "operator")
+        .into_iter()
+        .zip(col(&t, "rows"))
+        .collect();
+    let rows = |op: &str, nth: usize| {
+        steps
+            .iter()
+            .filter(|(o, _)| *o == Value::from(op))
+            .nth(nth)
+            .map(|(_, r)| r.clone())
+            .unwrap_or_else(|| panic!("{op} #{nth} in {t:?}"))
+    };
+    assert_eq!(rows("NodeByLabelScan", 0), Value::Int(10), "{t:?}");
+    assert_eq!(rows("Expand", 0), Value::Int(10), "{t:?}");
+    // Five M have a U; the WHERE keeps four of them.
+    assert_eq!(rows("Expand", 1), Value::Int(5), "{t:?}");
+    assert_eq!(rows("Filter", 0), Value::Int(4), "{t:?}");
+    // A last hop counted from the degree counters counts the matches it
+    // stands for.
+    let t = q(&db, "PROFILE MATCH (m:M)-[:U]->() RETURN count(*) AS c");
+    let at = col(&t, "operator")
+        .iter()
+        .position(|o| *o == Value::from("ExpandByDegree"))
+        .unwrap_or_else(|| panic!("{t:?}"));
+    assert_eq!(col(&t, "rows")[at], Value::Int(5), "{t:?}");
+}
+
 /// `RETURN *` names its columns from the scope, not from a first row: a
 /// result without rows has them too, with and without writes before it.
 #[test]

@@ -117,20 +117,38 @@ impl Start<'_> {
     }
 }
 
-/// The starts a profiled run took, by node pattern (its address in the
-/// query): PROFILE shows them in place of what EXPLAIN foresaw, all of
-/// them when rows started differently.
+/// What a profiled run took: the starts, by node pattern (its address in
+/// the query), which PROFILE shows in place of what EXPLAIN foresaw (all
+/// of them when rows started differently); and the rows each start and
+/// each hop produced, by node or relationship pattern, which PROFILE
+/// shows beside each step.
 #[derive(Default)]
-pub(crate) struct Taken(Vec<(usize, &'static str, String)>);
+pub(crate) struct Taken {
+    starts: Vec<(usize, &'static str, String)>,
+    rows: rustc_hash::FxHashMap<usize, u64>,
+}
 
 impl Taken {
     /// Notes that a walk from `np` started at `start`.
     pub(crate) fn note(&mut self, np: &NodePattern, start: &Start<'_>) {
         let at = np as *const NodePattern as usize;
         let op = start.operator();
-        if !self.0.iter().any(|(a, o, _)| *a == at && *o == op) {
-            self.0.push((at, op, start.details(np)));
+        if !self.starts.iter().any(|(a, o, _)| *a == at && *o == op) {
+            self.starts.push((at, op, start.details(np)));
         }
+    }
+
+    /// Counts `n` rows produced at the pattern element at address `at` (a
+    /// start node's pattern, or a hop's relationship pattern).
+    pub(crate) fn count(&mut self, at: usize, n: u64) {
+        let r = self.rows.entry(at).or_default();
+        *r = r.saturating_add(n);
+    }
+
+    /// The rows counted at the pattern element at address `at`, if any
+    /// were (a step the run took another way counts none).
+    pub(crate) fn rows(&self, at: usize) -> Option<u64> {
+        self.rows.get(&at).copied()
     }
 
     /// The starts taken from `np`, in the order first taken: operators
@@ -138,7 +156,7 @@ impl Taken {
     pub(crate) fn of(&self, np: &NodePattern) -> Option<(String, String)> {
         let at = np as *const NodePattern as usize;
         let mine: Vec<&(usize, &'static str, String)> =
-            self.0.iter().filter(|(a, _, _)| *a == at).collect();
+            self.starts.iter().filter(|(a, _, _)| *a == at).collect();
         if mine.is_empty() {
             return None;
         }
