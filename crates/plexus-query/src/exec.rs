@@ -548,6 +548,7 @@ fn plan_table(steps: &[crate::plan::Step], actual: Option<&[Ran]>) -> Table {
     if actual.is_some() {
         columns.push("rows".into());
         columns.push("time_ms".into());
+        columns.push("self_ms".into());
     }
     let rows = steps
         .iter()
@@ -568,13 +569,14 @@ fn plan_table(steps: &[crate::plan::Step], actual: Option<&[Ran]>) -> Table {
                     .iter()
                     .find(|r| (r.part, r.clause) == (s.part, s.clause))
                     .filter(|_| last_of_clause);
-                let rows = got.map(|g| g.rows as u64).or(s.actual);
+                let rows = got.map(|g| g.rows as u64).or(s.actual.map(|a| a.0));
                 r.push(rows.map_or(Value::Null, |n| {
                     Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
                 }));
                 // Milliseconds, to the microsecond.
-                let ms = |g: &Ran| Value::Float(g.time.as_micros() as f64 / 1e3);
-                r.push(got.map_or(Value::Null, ms));
+                let ms = |t: std::time::Duration| Value::Float(t.as_micros() as f64 / 1e3);
+                r.push(got.map_or(Value::Null, |g| ms(g.time)));
+                r.push(s.actual.map_or(Value::Null, |a| ms(a.1)));
             }
             r
         })

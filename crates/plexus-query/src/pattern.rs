@@ -833,71 +833,86 @@ impl Matcher<'_, '_> {
         row: &mut Row,
         next: &mut dyn FnMut(&mut Self, &mut Row) -> Res<bool>,
     ) -> Res<bool> {
-        // Under PROFILE a start taken shows its rows, none found included.
+        // Under PROFILE a start taken shows its rows, none found included,
+        // and the time of its own work; what comes after the pattern is
+        // the clause's. (An error ends the query, clock and all.)
         self.profiled(address(start), 0);
-        if self.counts_candidates(p, start, hops, row, seeked) {
-            // Each candidate is a match, and nothing reads which: one call
-            // stands for all of them.
-            if ids.is_empty() {
-                return Ok(false);
-            }
-            self.ctx.guard.check()?;
-            self.profiled(address(start), ids.len() as u64);
-            let outer = self.weight;
-            self.weight = outer.saturating_mul(ids.len() as u64);
-            let stop = next(self, row);
-            self.weight = outer;
-            return stop;
-        }
-        if !self.charge(ids.len() as u64) {
-            return Ok(false);
-        }
-        for (i, &id) in ids.iter().enumerate() {
-            if i % crate::ahead::BATCH == 0 && self.ahead.on() {
-                let batch: Vec<NodeId> = ids
-                    .iter()
-                    .skip(i)
-                    .take(crate::ahead::BATCH)
-                    .copied()
-                    .collect();
-                if seeked.is_none() {
-                    self.read_nodes_ahead(start, &batch)?;
+        let left = self.clock(address(start));
+        let mut after = |m: &mut Self, row: &mut Row| {
+            let back = m.clock(0);
+            let stop = next(m, row);
+            m.clock(back);
+            stop
+        };
+        let stop = 'walk: {
+            if self.counts_candidates(p, start, hops, row, seeked) {
+                // Each candidate is a match, and nothing reads which: one
+                // call stands for all of them.
+                if ids.is_empty() {
+                    break 'walk Ok(false);
                 }
-                self.read_ahead_chain(hops, batch)?;
+                self.ctx.guard.check()?;
+                self.profiled(address(start), ids.len() as u64);
+                let outer = self.weight;
+                self.weight = outer.saturating_mul(ids.len() as u64);
+                let stop = after(self, row);
+                self.weight = outer;
+                break 'walk stop;
             }
-            let (did, ok) = bind(&self.an.names, row, &start.var, || graph::node(id));
-            let early = match ok && self.node_ok_but(start, id, row, seeked)? {
-                true => {
-                    // What the pattern finds, before the WHERE's filter.
-                    self.profiled(address(start), 1);
-                    self.early_ok(&start.var, did, row)?
+            if !self.charge(ids.len() as u64) {
+                break 'walk Ok(false);
+            }
+            for (i, &id) in ids.iter().enumerate() {
+                if i % crate::ahead::BATCH == 0 && self.ahead.on() {
+                    let batch: Vec<NodeId> = ids
+                        .iter()
+                        .skip(i)
+                        .take(crate::ahead::BATCH)
+                        .copied()
+                        .collect();
+                    if seeked.is_none() {
+                        self.read_nodes_ahead(start, &batch)?;
+                    }
+                    self.read_ahead_chain(hops, batch)?;
                 }
-                false => None,
-            };
-            if let Some(n) = early {
-                let mut trail = Trail {
-                    nodes: vec![node_value(id)],
-                    rels: vec![],
+                let (did, ok) = bind(&self.an.names, row, &start.var, || graph::node(id));
+                let early = match ok && self.node_ok_but(start, id, row, seeked)? {
+                    true => {
+                        // What the pattern finds, before the WHERE's filter.
+                        self.profiled(address(start), 1);
+                        self.early_ok(&start.var, did, row)?
+                    }
+                    false => None,
                 };
-                self.early.passed += n;
-                let stop = self.hops(hops, id, row, &mut trail, &mut |m, row, trail| {
-                    let (did, ok) = match &p.var {
-                        Some(_) => bind(&m.an.names, row, &p.var, || path_value(trail, reverse)),
-                        None => (false, true),
+                if let Some(n) = early {
+                    let mut trail = Trail {
+                        nodes: vec![node_value(id)],
+                        rels: vec![],
                     };
-                    let stop = ok && next(m, row)?;
-                    unbind(row, &p.var, did);
-                    Ok(stop)
-                });
-                self.early.passed -= n;
-                if stop? {
-                    unbind(row, &start.var, did);
-                    return Ok(true);
+                    self.early.passed += n;
+                    let stop = self.hops(hops, id, row, &mut trail, &mut |m, row, trail| {
+                        let (did, ok) = match &p.var {
+                            Some(_) => {
+                                bind(&m.an.names, row, &p.var, || path_value(trail, reverse))
+                            }
+                            None => (false, true),
+                        };
+                        let stop = ok && after(m, row)?;
+                        unbind(row, &p.var, did);
+                        Ok(stop)
+                    });
+                    self.early.passed -= n;
+                    if stop? {
+                        unbind(row, &start.var, did);
+                        break 'walk Ok(true);
+                    }
                 }
+                unbind(row, &start.var, did);
             }
-            unbind(row, &start.var, did);
-        }
-        Ok(false)
+            Ok(false)
+        };
+        self.clock(left);
+        stop
     }
 
     /// Whether every start candidate of a one-node pattern is a match that
@@ -980,7 +995,10 @@ impl Matcher<'_, '_> {
     /// seek (EXPLAIN, `start.rs`) names a scan without reading it. Under
     /// PROFILE the start taken is noted.
     fn seek<'p>(&'p self, np: &'p NodePattern, row: &Row) -> Res<Seek<'p>> {
-        let found = self.seek_here(np, row)?;
+        let left = self.clock(address(np));
+        let found = self.seek_here(np, row);
+        self.clock(left);
+        let found = found?;
         if let (Some(taken), None) = (self.ctx.starts, self.dry) {
             taken.borrow_mut().note(np, &found.start);
         }
@@ -992,6 +1010,15 @@ impl Matcher<'_, '_> {
     fn profiled(&self, at: usize, n: u64) {
         if let (Some(taken), None) = (self.ctx.starts, self.dry) {
             taken.borrow_mut().count(at, n.saturating_mul(self.weight));
+        }
+    }
+
+    /// Under PROFILE, work moves to the pattern element at `to` (0: out of
+    /// the pattern); returns the element left (`start::Taken::switch`).
+    fn clock(&self, to: usize) -> usize {
+        match (self.ctx.starts, self.dry) {
+            (Some(taken), None) => taken.borrow_mut().switch(to),
+            _ => 0,
         }
     }
 
@@ -1561,8 +1588,25 @@ impl Matcher<'_, '_> {
             return done(self, row, trail);
         };
         // Every way of taking a hop counts what it finds (`arrive`, or the
-        // degree below): one taken shows its rows, none found included.
+        // degree below): one taken shows its rows, none found included,
+        // and the time of its own work.
         self.profiled(address(hop.rel), 0);
+        let left = self.clock(address(hop.rel));
+        let stop = self.hop(hop, rest, at, row, trail, done);
+        self.clock(left);
+        stop
+    }
+
+    /// The first hop of [`Matcher::hops`], `rest` after it.
+    fn hop(
+        &mut self,
+        hop: &Hop<'_>,
+        rest: &[Hop<'_>],
+        at: NodeId,
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
         match hop.rel.length {
             None if rest.is_empty()
                 && !self.trail_needed

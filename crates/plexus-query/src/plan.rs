@@ -22,9 +22,10 @@ pub struct Step {
     pub details: String,
     /// Rows estimated from the label, type and node counts.
     pub estimate: Option<f64>,
-    /// Under PROFILE, the rows a pattern's start or hop produced (counted
-    /// by the matcher); the rows of a clause are counted by the clause.
-    pub actual: Option<u64>,
+    /// Under PROFILE, the rows a pattern's start or hop produced and the
+    /// time of its own work (measured by the matcher); a clause's rows and
+    /// time are measured by the clause.
+    pub actual: Option<Actual>,
 }
 
 fn var(np: &NodePattern) -> &str {
@@ -229,9 +230,13 @@ struct Shape<'p> {
 }
 
 /// A step before it is placed in its part and clause: operator, details,
-/// estimated rows, and under PROFILE the rows the step produced when the
-/// run counted them (a pattern's start and hops).
-type Planned = (String, String, Option<f64>, Option<u64>);
+/// estimated rows, and under PROFILE what the step did when the run
+/// measured it (a pattern's start and hops).
+type Planned = (String, String, Option<f64>, Option<Actual>);
+
+/// What a pattern's start or hop did under PROFILE: its rows, and the time
+/// of its own work.
+pub type Actual = (u64, std::time::Duration);
 
 /// How a part that is `MATCH … RETURN count(*)` runs (`exec::count_only`):
 /// its matches counted as they are found, with the names nothing reads

@@ -468,6 +468,51 @@ fn profile_counts_the_rows_of_each_start_and_hop() {
     // Five M have a U; the WHERE keeps four of them.
     assert_eq!(rows("Expand", 1), Value::Int(5), "{t:?}");
     assert_eq!(rows("Filter", 0), Value::Int(4), "{t:?}");
+    // Each start's and hop's own time (`self_ms`), and only theirs: within
+    // the time of the clause they are part of.
+    for n in 1..=3 {
+        q(
+            &db,
+            &format!("MATCH (k:K) CREATE (k)-[:V]->(:L {{n: {n}}}), (k)-[:V]->(:L {{n: {n}}})"),
+        );
+    }
+    let t = q(
+        &db,
+        "PROFILE MATCH (n:N)-[:T]->(m:M)-[:U]->(k)-[:V]->(l) WHERE l.n > 1 RETURN l.n AS n",
+    );
+    let own: Vec<Value> = col(&t, "self_ms");
+    let ops = col(&t, "operator");
+    let clause_ms = match &col(&t, "time_ms")[ops
+        .iter()
+        .position(|o| *o == Value::from("Filter"))
+        .unwrap()]
+    {
+        Value::Float(ms) => *ms,
+        other => panic!("{other:?} in {t:?}"),
+    };
+    let mut sum = 0.0;
+    for (op, ms) in ops.iter().zip(&own) {
+        match (op, ms) {
+            (Value::String(o), Value::Float(ms)) if o.contains("Scan") || o.contains("Expand") => {
+                assert!(*ms >= 0.0, "{t:?}");
+                sum += ms;
+            }
+            (_, Value::Null) => {}
+            other => panic!("self_ms of a step that is not a start or hop: {other:?} in {t:?}"),
+        }
+    }
+    assert!(sum <= clause_ms, "{sum} ms of {clause_ms}: {t:?}");
+    assert_eq!(
+        own.iter().filter(|v| matches!(v, Value::Float(_))).count(),
+        4,
+        "{t:?}"
+    );
+    // Five K, six L each: thirty found by the last hop, twenty kept.
+    let counted = col(&t, "rows");
+    assert_eq!(counted[3], Value::Int(30), "{t:?}");
+    assert_eq!(counted[4], Value::Int(20), "{t:?}");
+    // Thirty arrivals take more than the microsecond the time is kept to.
+    assert!(matches!(own[3], Value::Float(ms) if ms > 0.0), "{t:?}");
     // A last hop counted from the degree counters counts the matches it
     // stands for.
     let t = q(&db, "PROFILE MATCH (m:M)-[:U]->() RETURN count(*) AS c");

@@ -16,6 +16,7 @@ use crate::eval::{Ctx, Row};
 use plexus_common::Value;
 use plexus_cypher::{Expr, NodePattern};
 use plexus_storage::GraphRead;
+use std::time::{Duration, Instant};
 
 /// The access path of a walk's first node.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,6 +127,12 @@ impl Start<'_> {
 pub(crate) struct Taken {
     starts: Vec<(usize, &'static str, String)>,
     rows: rustc_hash::FxHashMap<usize, u64>,
+    /// The time each start and hop spent on its own work: the matcher
+    /// walks them all together, depth first, so each switch from one to
+    /// another charges the time since the last switch to the one left.
+    time: rustc_hash::FxHashMap<usize, Duration>,
+    /// The element being worked on (0: none), and since when.
+    clock: Option<(usize, Instant)>,
 }
 
 impl Taken {
@@ -145,10 +152,28 @@ impl Taken {
         *r = r.saturating_add(n);
     }
 
-    /// The rows counted at the pattern element at address `at`, if any
-    /// were (a step the run took another way counts none).
-    pub(crate) fn rows(&self, at: usize) -> Option<u64> {
-        self.rows.get(&at).copied()
+    /// The rows counted at the pattern element at address `at` and the
+    /// time it spent, if the run took it (a step the run took another way
+    /// counts none).
+    pub(crate) fn rows(&self, at: usize) -> Option<(u64, Duration)> {
+        let time = self.time.get(&at).copied().unwrap_or_default();
+        self.rows.get(&at).map(|n| (*n, time))
+    }
+
+    /// Work moves to the pattern element at address `to` (0: to none):
+    /// the time since the last switch goes to the element left, which is
+    /// returned so that it can be switched back to.
+    pub(crate) fn switch(&mut self, to: usize) -> usize {
+        let now = Instant::now();
+        match self.clock.replace((to, now)) {
+            Some((at, since)) => {
+                if at != 0 {
+                    *self.time.entry(at).or_default() += now.saturating_duration_since(since);
+                }
+                at
+            }
+            None => 0,
+        }
     }
 
     /// The starts taken from `np`, in the order first taken: operators
