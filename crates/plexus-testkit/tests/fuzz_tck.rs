@@ -191,6 +191,14 @@ fn run((seed, edits): (prop::sample::Index, Vec<Edit>)) {
         &opts,
     );
     let _ = db.query_with("default", &query, &Params::new(), &opts);
+    // PROFILE last: it runs the query again (writes included), counting
+    // and timing each step as the matcher walks (`start::Taken`).
+    let _ = db.query_with(
+        "default",
+        &format!("PROFILE {query}"),
+        &Params::new(),
+        &opts,
+    );
 }
 
 /// Cases: `PROPTEST_CASES` for a longer run.
