@@ -124,6 +124,11 @@ const VOCABULARY: &[&str] = &[
     "*",
     "$(",
     "IN TRANSACTIONS",
+    "SHOW",
+    "INDEXES",
+    "FUNCTIONS",
+    "YIELD",
+    "PROFILE",
     "n.name",
     "r.w",
     ";",
@@ -142,6 +147,9 @@ const SEEDS: &[&str] = &[
     "MATCH (n) RETURN CASE WHEN n.name STARTS WITH 'a' THEN 1 ELSE 0 END AS k, count(*)",
     "UNWIND $list AS v RETURN v, toInteger(v) + 1, v =~ 'a.*'",
     "MATCH (n:A) WHERE EXISTS { MATCH (n)-[:T]->(:B) } RETURN n.name",
+    "SHOW FUNCTIONS YIELD name, category AS c WHERE c = 'String' RETURN c, count(*) AS n",
+    "SHOW VECTOR INDEXES YIELD name, options WHERE name = $p RETURN options.indexConfig AS o",
+    "PROFILE MATCH (n:A)-[r:T*1..2]->(m) WHERE m.name <> $p RETURN count(DISTINCT m)",
 ];
 
 fn db() -> Database {
