@@ -81,8 +81,9 @@ pub enum Statement {
         name: String,
         if_exists: bool,
     },
-    /// `SHOW [VECTOR] INDEXES`, `SHOW CONSTRAINTS`, `SHOW [ALL | BUILT IN]
-    /// FUNCTIONS`, each with an optional tail over the listed columns.
+    /// `SHOW [<type>] INDEXES`, `SHOW CONSTRAINTS`, `SHOW [ALL | BUILT IN]
+    /// FUNCTIONS | PROCEDURES`, each with an optional tail over the listed
+    /// columns.
     Show {
         what: Shown,
         tail: Option<Box<ShowTail>>,
@@ -99,6 +100,7 @@ pub enum Shown {
     },
     Constraints,
     Functions,
+    Procedures,
 }
 
 /// The index types of Neo4j's `SHOW <type> INDEXES` (Plexus has range,

@@ -345,6 +345,8 @@ impl<'a> Parser<'a> {
             }
             let what = if self.eat_kw("FUNCTIONS") || self.eat_kw("FUNCTION") {
                 Shown::Functions
+            } else if self.eat_kw("PROCEDURES") || self.eat_kw("PROCEDURE") {
+                Shown::Procedures
             } else {
                 let only = self.index_type();
                 if only.is_none() && (self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT")) {
@@ -352,7 +354,7 @@ impl<'a> Parser<'a> {
                 } else if self.eat_kw("INDEXES") || self.eat_kw("INDEX") {
                     Shown::Indexes { only }
                 } else {
-                    return Err(self.unexpected("INDEXES, CONSTRAINTS or FUNCTIONS"));
+                    return Err(self.unexpected("INDEXES, CONSTRAINTS, FUNCTIONS or PROCEDURES"));
                 }
             };
             let tail = self.show_tail()?;

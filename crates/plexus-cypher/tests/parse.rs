@@ -262,8 +262,15 @@ fn show_functions_in_neo4j_forms() {
     ));
     let e = parse_statement("SHOW BUILT FUNCTIONS").unwrap_err();
     assert!(e.to_string().contains("IN"), "{e}");
-    let e = parse_statement("SHOW PROCEDURES").unwrap_err();
-    assert!(e.to_string().contains("FUNCTIONS"), "{e}");
+    assert_eq!(
+        parse_statement("SHOW ALL PROCEDURES").unwrap(),
+        Statement::Show {
+            what: Shown::Procedures,
+            tail: None
+        }
+    );
+    let e = parse_statement("SHOW SETTINGS").unwrap_err();
+    assert!(e.to_string().contains("PROCEDURES"), "{e}");
 }
 
 /// What follows a SHOW: YIELD with a WITH's ORDER BY, SKIP, LIMIT and

@@ -53,6 +53,8 @@ pub(crate) type EdgeSearch = fn(&Graph<'_>, &[Value], Option<&dyn Fn(EdgeId) -> 
 pub(crate) struct Builtin {
     /// The name as documented; calls match it case-insensitively.
     pub name: &'static str,
+    /// What it does, as `SHOW PROCEDURES` says it.
+    pub description: &'static str,
     pub inputs: &'static [(&'static str, ArgType)],
     /// Inputs after the first `required` may be left out (they are null).
     pub required: usize,
@@ -88,6 +90,7 @@ fn query_relationships(g: &mut Graph<'_>, args: &[Value]) -> Result<Vec<Vec<Valu
 const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "db.index.vector.queryNodes",
+        description: "Returns the nodes of a vector index nearest a query vector, with their similarity scores.",
         inputs: &[
             ("indexName", ArgType::String),
             ("numberOfNearestNeighbours", ArgType::Integer),
@@ -101,6 +104,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "db.index.vector.queryRelationships",
+        description: "Returns the relationships of a vector index nearest a query vector, with their similarity scores.",
         inputs: &[
             ("indexName", ArgType::String),
             ("numberOfNearestNeighbours", ArgType::Integer),
@@ -114,6 +118,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "db.create.setRelationshipVectorProperty",
+        description: "Sets a vector property of a relationship.",
         inputs: &[
             ("relationship", ArgType::Any),
             ("key", ArgType::String),
@@ -127,6 +132,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "db.create.setNodeVectorProperty",
+        description: "Sets a vector property of a node.",
         inputs: &[
             ("node", ArgType::Any),
             ("key", ArgType::String),
@@ -140,6 +146,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "db.labels",
+        description: "Lists the node labels in use.",
         inputs: &[],
         required: 0,
         outputs: &["label"],
@@ -149,6 +156,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "db.relationshipTypes",
+        description: "Lists the relationship types in use.",
         inputs: &[],
         required: 0,
         outputs: &["relationshipType"],
@@ -158,6 +166,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "db.propertyKeys",
+        description: "Lists the property keys in use.",
         inputs: &[],
         required: 0,
         outputs: &["propertyKey"],
@@ -167,6 +176,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "dbms.components",
+        description: "Returns the database's name, the Neo4j version it answers as, and its edition.",
         inputs: &[],
         required: 0,
         outputs: &["name", "versions", "edition"],
@@ -176,6 +186,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "apoc.create.addLabels",
+        description: "Adds labels, given as strings, to nodes (APOC's form).",
         inputs: &[("nodes", ArgType::Any), ("labels", ArgType::Any)],
         required: 2,
         outputs: &["node"],
@@ -185,6 +196,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "apoc.merge.relationship",
+        description: "Finds or creates a relationship of a type given as a string, by its identifying properties (APOC's form).",
         inputs: &[
             ("startNode", ArgType::Any),
             ("relType", ArgType::String),
@@ -199,11 +211,27 @@ const BUILTINS: &[Builtin] = &[
         body: merge_relationship,
         filtered: None,
     },
-    list_update_builtin("plexus.list.add", LIST_ADD, list_add),
-    list_update_builtin("plexus.list.remove", LIST_VALUE, list_remove),
-    list_update_builtin("plexus.list.union", LIST_VALUES, list_union),
+    list_update_builtin(
+        "plexus.list.add",
+        "Adds a value to a list property of a node or relationship unless the list holds it.",
+        LIST_ADD,
+        list_add,
+    ),
+    list_update_builtin(
+        "plexus.list.remove",
+        "Removes a value from a list property of a node or relationship.",
+        LIST_VALUE,
+        list_remove,
+    ),
+    list_update_builtin(
+        "plexus.list.union",
+        "Adds to a list property of a node or relationship the values it does not hold.",
+        LIST_VALUES,
+        list_union,
+    ),
     Builtin {
         name: "plexus.temporal.assertNode",
+        description: "Asserts a version of a node, its labels and properties, over an interval of valid time.",
         inputs: &[
             ("id", ArgType::String),
             ("labels", ArgType::Any),
@@ -219,6 +247,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "plexus.temporal.assertRelationship",
+        description: "Asserts a version of a relationship over an interval of valid time.",
         inputs: &[
             ("id", ArgType::String),
             ("source", ArgType::String),
@@ -236,6 +265,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "plexus.temporal.retract",
+        description: "Retracts a node or relationship over an interval of valid time, with a reason.",
         inputs: &[
             ("kind", ArgType::String),
             ("id", ArgType::String),
@@ -251,6 +281,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "plexus.temporal.correct",
+        description: "Corrects a version: its properties or interval, the version corrected kept as superseded.",
         inputs: &[
             ("versionId", ArgType::String),
             ("properties", ArgType::Any),
@@ -265,6 +296,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "plexus.temporal.asOf",
+        description: "Returns the version of a node or relationship that holds at an instant of valid time.",
         inputs: &[
             ("kind", ArgType::String),
             ("id", ArgType::String),
@@ -278,6 +310,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "plexus.temporal.versions",
+        description: "Returns every version of a node or relationship.",
         inputs: &[("kind", ArgType::String), ("id", ArgType::String)],
         required: 2,
         outputs: crate::valid_time::VERSION_COLUMNS,
@@ -287,6 +320,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "plexus.temporal.nodes",
+        description: "Returns the versions of the nodes with a label that hold at an instant of valid time.",
         inputs: &[("label", ArgType::String), ("at", ArgType::Any)],
         required: 2,
         outputs: crate::valid_time::VERSION_COLUMNS,
@@ -296,6 +330,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "plexus.temporal.neighbors",
+        description: "Returns the relationships of a node, and their other ends, that hold at an instant of valid time.",
         inputs: &[
             ("id", ArgType::String),
             ("at", ArgType::Any),
@@ -310,6 +345,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "plexus.temporal.shortestPath",
+        description: "Returns a shortest path between two nodes as the graph was at an instant of valid time.",
         inputs: &[
             ("from", ArgType::String),
             ("to", ArgType::String),
@@ -326,6 +362,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.assertClaim",
+        description: "Asserts a sourced claim: subject, predicate and object, with polarity, agent, source, confidence, world and valid time.",
         inputs: &[
             ("subject", ArgType::String),
             ("predicate", ArgType::String),
@@ -340,6 +377,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.correctClaim",
+        description: "Corrects a version of a claim.",
         inputs: &[("versionId", ArgType::String), ("options", ArgType::Any)],
         required: 2,
         outputs: &["versionId", "claimId"],
@@ -349,6 +387,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.retractClaim",
+        description: "Retracts a claim over an interval of valid time, with a reason.",
         inputs: &[
             ("claimId", ArgType::String),
             ("validFrom", ArgType::Any),
@@ -363,6 +402,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.claims",
+        description: "Returns the claims that match a filter.",
         inputs: &[("options", ArgType::Any)],
         required: 1,
         outputs: crate::knowledge::CLAIM_COLUMNS,
@@ -372,6 +412,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.claimStatus",
+        description: "Returns the four-valued status of a proposition: supported, refuted, both or unknown.",
         inputs: &[
             ("subject", ArgType::String),
             ("predicate", ArgType::String),
@@ -386,6 +427,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.createRule",
+        description: "Creates a positive Horn rule.",
         inputs: &[
             ("id", ArgType::String),
             ("when", ArgType::Any),
@@ -399,6 +441,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.runRules",
+        description: "Derives claims with the rules to a fixpoint, within limits; exceeding one writes nothing.",
         inputs: &[("options", ArgType::Any)],
         required: 1,
         outputs: crate::knowledge::RUN_COLUMNS,
@@ -408,6 +451,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.maintainTruth",
+        description: "Reconciles the rules' conclusions with the claims they rest on: corrects, retracts and asserts conclusions.",
         inputs: &[("options", ArgType::Any)],
         required: 0,
         outputs: crate::knowledge::MAINTAIN_COLUMNS,
@@ -417,6 +461,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.explain",
+        description: "Returns the derivation of a claim: the rule versions and premises it rests on.",
         inputs: &[("claimId", ArgType::String), ("options", ArgType::Any)],
         required: 2,
         outputs: &["root", "nodes", "edges", "truncated"],
@@ -426,6 +471,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.assertAccessibility",
+        description: "Asserts an accessibility link between two worlds, for an agent and a modality.",
         inputs: &[
             ("agent", ArgType::String),
             ("fromWorld", ArgType::String),
@@ -441,6 +487,7 @@ const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kg.entails",
+        description: "Answers a modal question (BELIEVES, KNOWS, POSSIBLE, NECESSARY) about a formula, four-valued and bounded.",
         inputs: &[
             ("agent", ArgType::String),
             ("proposition", ArgType::Any),
@@ -483,17 +530,77 @@ const LIST_VALUES: &[(&str, ArgType)] = &[
 /// values)` of a node or relationship, yielding whether the list changed.
 const fn list_update_builtin(
     name: &'static str,
+    description: &'static str,
     inputs: &'static [(&'static str, ArgType)],
     body: Body,
 ) -> Builtin {
     Builtin {
         name,
+        description,
         inputs,
         required: 3,
         outputs: &["changed"],
         writes: true,
         body,
         filtered: None,
+    }
+}
+
+/// The columns of `SHOW PROCEDURES`: those it lists without a YIELD first,
+/// as Neo4j does, then those a `YIELD *` adds.
+pub(crate) const COLUMNS: &[&str] = &[
+    "name",
+    "description",
+    "mode",
+    "worksOnSystem",
+    "signature",
+    "isBuiltIn",
+];
+/// How many of [`COLUMNS`] `SHOW PROCEDURES` lists without a YIELD.
+pub(crate) const SHOWN: usize = 4;
+
+/// `SHOW PROCEDURES`: one row per built-in procedure, by name, in
+/// [`COLUMNS`]' order.
+pub(crate) fn rows() -> Vec<Vec<Value>> {
+    let mut all: Vec<&Builtin> = BUILTINS.iter().collect();
+    all.sort_by_key(|b| b.name.to_ascii_lowercase());
+    all.into_iter()
+        .map(|b| {
+            vec![
+                Value::from(b.name),
+                Value::from(b.description),
+                Value::from(if b.writes { "WRITE" } else { "READ" }),
+                Value::Bool(false),
+                Value::from(b.signature()),
+                Value::Bool(true),
+            ]
+        })
+        .collect()
+}
+
+impl Builtin {
+    /// Neo4j's form of a signature: `name(input :: TYPE, …) :: (output, …)`,
+    /// the inputs after the required ones in brackets.
+    fn signature(&self) -> String {
+        let inputs: Vec<String> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, (n, t))| {
+                let one = format!("{n} :: {}", t.name());
+                if i < self.required {
+                    one
+                } else {
+                    format!("[{one}]")
+                }
+            })
+            .collect();
+        format!(
+            "{}({}) :: ({})",
+            self.name,
+            inputs.join(", "),
+            self.outputs.join(", ")
+        )
     }
 }
 

@@ -38,6 +38,19 @@ impl ArgType {
         )
     }
 
+    /// The type's name, as a signature writes it ([`ArgType::parse`] reads
+    /// it back).
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgType::Integer => "INTEGER",
+            ArgType::Float => "FLOAT",
+            ArgType::Number => "NUMBER",
+            ArgType::String => "STRING",
+            ArgType::Boolean => "BOOLEAN",
+            ArgType::Any => "ANY",
+        }
+    }
+
     /// The value as this type accepts it, or `None` when it does not.
     fn accept(self, v: Value) -> Option<Value> {
         match (self, v) {

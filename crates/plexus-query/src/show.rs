@@ -44,6 +44,7 @@ pub(crate) fn columns(what: Shown) -> (&'static [&'static str], usize) {
             crate::schema::CONSTRAINT_COLUMNS.len(),
         ),
         Shown::Functions => (crate::functions::COLUMNS, crate::functions::SHOWN),
+        Shown::Procedures => (crate::builtin::COLUMNS, crate::builtin::SHOWN),
     }
 }
 
@@ -53,6 +54,7 @@ pub(crate) fn table(what: Shown, g: Option<&dyn GraphRead>) -> Option<Result<Tab
     let (cols, _) = columns(what);
     let rows = match (what, g) {
         (Shown::Functions, _) => Ok(crate::functions::rows()),
+        (Shown::Procedures, _) => Ok(crate::builtin::rows()),
         (Shown::Constraints, Some(g)) => crate::schema::constraint_rows(g),
         (Shown::Indexes { only }, Some(g)) => crate::schema::index_rows(g, only),
         (_, None) => return None,

@@ -265,3 +265,53 @@ fn show_takes_yield_where_and_return() {
         .to_string();
     assert!(e.contains("no FULLTEXT indexes"), "{e}");
 }
+
+/// `SHOW PROCEDURES` lists every built-in procedure with what it does, its
+/// mode and signature; each one listed is one a CALL finds.
+#[test]
+fn procedures_are_listed() {
+    let db = Database::in_memory().unwrap();
+    let none = Params::new();
+    let t = db.query("default", "SHOW PROCEDURES", &none).unwrap();
+    assert_eq!(t.columns, ["name", "description", "mode", "worksOnSystem"]);
+    assert!(t.rows.len() >= 30, "{t:?}");
+    let t = db
+        .query(
+            "default",
+            "SHOW PROCEDURES YIELD name, mode, signature, description",
+            &none,
+        )
+        .unwrap();
+    let mut writes = 0;
+    for r in &t.rows {
+        let [Value::String(name), Value::String(mode), Value::String(sig), Value::String(d)] =
+            &r[..]
+        else {
+            panic!("{r:?}");
+        };
+        assert!(sig.starts_with(&format!("{name}(")), "{sig}");
+        assert!(d.ends_with('.') && d.len() > 10, "{name}: {d}");
+        writes += usize::from(mode == "WRITE");
+        // Listed means callable: a CALL of it with no arguments is refused
+        // for its arguments, never as an unknown procedure.
+        if let Err(e) = db.query("default", &format!("CALL {name}()"), &none) {
+            assert!(!e.to_string().contains("ProcedureNotFound"), "{name}: {e}");
+        }
+    }
+    assert!(writes > 0 && writes < t.rows.len(), "{t:?}");
+    let t = db
+        .query(
+            "default",
+            "SHOW PROCEDURES YIELD name, signature WHERE name = 'db.index.vector.queryNodes' \
+             RETURN signature",
+            &none,
+        )
+        .unwrap();
+    assert_eq!(
+        t.rows,
+        vec![vec![s(
+            "db.index.vector.queryNodes(indexName :: STRING, numberOfNearestNeighbours :: \
+             INTEGER, query :: ANY) :: (node, score)"
+        )]]
+    );
+}
