@@ -559,12 +559,11 @@ pub(crate) const COLUMNS: &[&str] = &[
 /// How many of [`COLUMNS`] `SHOW PROCEDURES` lists without a YIELD.
 pub(crate) const SHOWN: usize = 4;
 
-/// `SHOW PROCEDURES`: one row per built-in procedure, by name, in
-/// [`COLUMNS`]' order.
+/// `SHOW PROCEDURES`: one row per built-in procedure, in [`COLUMNS`]'
+/// order.
 pub(crate) fn rows() -> Vec<Vec<Value>> {
-    let mut all: Vec<&Builtin> = BUILTINS.iter().collect();
-    all.sort_by_key(|b| b.name.to_ascii_lowercase());
-    all.into_iter()
+    BUILTINS
+        .iter()
         .map(|b| {
             vec![
                 Value::from(b.name),

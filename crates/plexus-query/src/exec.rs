@@ -79,6 +79,15 @@ enum Mode {
     Profile,
 }
 
+/// Rewrites `q` (`rewrite.rs`) and checks it (`binder.rs`), giving a final
+/// `RETURN *` its columns; an error is placed in `text`.
+fn checked(q: &mut Query, text: &str) -> Result<(), QueryError> {
+    crate::rewrite::rewrite(q);
+    let columns = crate::binder::check(q).map_err(|e| e.located(text))?;
+    crate::binder::star_scope(q, &columns);
+    Ok(())
+}
+
 impl Prepared {
     /// Parses and checks a statement; syntax and semantic errors come here,
     /// before any row.
@@ -86,9 +95,7 @@ impl Prepared {
         let mut statement = plexus_cypher::parse_statement(text)?;
         if let Statement::Query(q) | Statement::Profile(q) | Statement::Explain(q) = &mut statement
         {
-            crate::rewrite::rewrite(q);
-            let columns = crate::binder::check(q).map_err(|e| e.located(text))?;
-            crate::binder::star_scope(q, &columns);
+            checked(q, text)?;
         }
         let listing = match &statement {
             Statement::Show {
@@ -96,9 +103,7 @@ impl Prepared {
                 tail: Some(tail),
             } => {
                 let mut q = crate::show::query(*what, tail);
-                crate::rewrite::rewrite(&mut q);
-                let columns = crate::binder::check(&q).map_err(|e| e.located(text))?;
-                crate::binder::star_scope(&mut q, &columns);
+                checked(&mut q, text)?;
                 Some(q)
             }
             _ => None,

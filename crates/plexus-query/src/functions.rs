@@ -180,11 +180,10 @@ impl Function {
     }
 }
 
-/// `SHOW FUNCTIONS`: one row per function, by name, in [`COLUMNS`]' order.
+/// `SHOW FUNCTIONS`: one row per function, in [`COLUMNS`]' order.
 pub(crate) fn rows() -> Vec<Vec<Value>> {
-    let mut all: Vec<&Function> = FUNCTIONS.iter().collect();
-    all.sort_by_key(|f| f.name.to_ascii_lowercase());
-    all.into_iter()
+    FUNCTIONS
+        .iter()
         .map(|f| {
             vec![
                 Value::from(f.name),

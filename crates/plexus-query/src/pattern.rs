@@ -28,7 +28,7 @@ pub(crate) mod reach;
 pub(crate) mod rel_seek;
 pub(crate) mod start;
 
-use start::Start;
+use start::{address, Start};
 
 type Res<T> = Result<T, QueryError>;
 
@@ -590,12 +590,6 @@ struct Trail {
     rels: Vec<RelValue>,
 }
 
-/// A pattern element's address in the query: what PROFILE's counts are
-/// keyed by (`start::Taken`), stable while the query runs.
-fn address<T>(element: &T) -> usize {
-    element as *const T as usize
-}
-
 fn bound_node(row: &Row, var: &Option<String>) -> Option<Option<NodeId>> {
     let v = var.as_ref()?;
     match row.get(v)? {
@@ -999,16 +993,21 @@ impl Matcher<'_, '_> {
         let found = self.seek_here(np, row);
         self.clock(left);
         let found = found?;
-        if let (Some(taken), None) = (self.ctx.starts, self.dry) {
+        if let Some(taken) = self.taken() {
             taken.borrow_mut().note(np, &found.start);
         }
         Ok(found)
     }
 
+    /// What a profiled run took, when this is one (never a dry seek).
+    fn taken(&self) -> Option<&std::cell::RefCell<start::Taken>> {
+        self.ctx.starts.filter(|_| self.dry.is_none())
+    }
+
     /// Under PROFILE, counts `n` rows (times the weight a count gives
     /// the current match) produced at the pattern element at `at`.
     fn profiled(&self, at: usize, n: u64) {
-        if let (Some(taken), None) = (self.ctx.starts, self.dry) {
+        if let Some(taken) = self.taken() {
             taken.borrow_mut().count(at, n.saturating_mul(self.weight));
         }
     }
@@ -1016,10 +1015,7 @@ impl Matcher<'_, '_> {
     /// Under PROFILE, work moves to the pattern element at `to` (0: out of
     /// the pattern); returns the element left (`start::Taken::switch`).
     fn clock(&self, to: usize) -> usize {
-        match (self.ctx.starts, self.dry) {
-            (Some(taken), None) => taken.borrow_mut().switch(to),
-            _ => 0,
-        }
+        self.taken().map_or(0, |t| t.borrow_mut().switch(to))
     }
 
     fn seek_here<'p>(&'p self, np: &'p NodePattern, row: &Row) -> Res<Seek<'p>> {

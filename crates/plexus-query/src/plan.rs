@@ -99,9 +99,7 @@ fn pattern_steps(
             Some(taken) => taken,
             None => (op.into(), details),
         };
-        let ran = shape
-            .ran
-            .and_then(|t| t.rows(first as *const NodePattern as usize));
+        let ran = shape.ran.and_then(|t| t.rows(first));
         out.push((op, details, estimate, ran));
         rows = estimate;
     }
@@ -159,9 +157,7 @@ fn pattern_steps(
                 }
             ),
             rows,
-            shape
-                .ran
-                .and_then(|t| t.rows(r as *const plexus_cypher::RelPattern as usize)),
+            shape.ran.and_then(|t| t.rows(r)),
         ));
     }
 }

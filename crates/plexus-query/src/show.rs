@@ -53,8 +53,8 @@ pub(crate) fn columns(what: Shown) -> (&'static [&'static str], usize) {
 pub(crate) fn table(what: Shown, g: Option<&dyn GraphRead>) -> Option<Result<Table, QueryError>> {
     let (cols, _) = columns(what);
     let rows = match (what, g) {
-        (Shown::Functions, _) => Ok(crate::functions::rows()),
-        (Shown::Procedures, _) => Ok(crate::builtin::rows()),
+        (Shown::Functions, _) => Ok(by_name(crate::functions::rows())),
+        (Shown::Procedures, _) => Ok(by_name(crate::builtin::rows())),
         (Shown::Constraints, Some(g)) => crate::schema::constraint_rows(g),
         (Shown::Indexes { only }, Some(g)) => crate::schema::index_rows(g, only),
         (_, None) => return None,
@@ -63,6 +63,16 @@ pub(crate) fn table(what: Shown, g: Option<&dyn GraphRead>) -> Option<Result<Tab
         columns: cols.iter().map(|c| c.to_string()).collect(),
         rows,
     }))
+}
+
+/// `rows`, whose first column is a name, in the order of the names
+/// whatever their case, as Neo4j lists functions and procedures.
+fn by_name(mut rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+    rows.sort_by_cached_key(|r| match r.first() {
+        Some(Value::String(name)) => name.to_ascii_lowercase(),
+        _ => String::new(),
+    });
+    rows
 }
 
 /// `table` as a SHOW without a tail returns it: the columns shown by default.
@@ -200,6 +210,11 @@ mod tests {
         assert_eq!(shown.columns, ["name", "category", "description"]);
         assert!(shown.rows.iter().all(|r| r.len() == 3));
         assert_eq!(shown.rows.len(), all.rows.len());
+        // By name, whatever the case: `lTrim` between `log10` and `max`.
+        let names: Vec<String> = shown.rows.iter().map(|r| r[0].to_string()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_by_key(|n| n.to_ascii_lowercase());
+        assert_eq!(names, sorted);
         assert!(table(Shown::Constraints, None).is_none());
         let Value::List(rows) = rows_param(all) else {
             panic!()

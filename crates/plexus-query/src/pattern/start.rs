@@ -118,6 +118,12 @@ impl Start<'_> {
     }
 }
 
+/// A pattern element's address in the query: what a profiled run's
+/// [`Taken`] is keyed by, stable while the query runs (0 is no element).
+pub(crate) fn address<T>(element: &T) -> usize {
+    element as *const T as usize
+}
+
 /// What a profiled run took: the starts, by node pattern (its address in
 /// the query), which PROFILE shows in place of what EXPLAIN foresaw (all
 /// of them when rows started differently); and the rows each start and
@@ -138,7 +144,7 @@ pub(crate) struct Taken {
 impl Taken {
     /// Notes that a walk from `np` started at `start`.
     pub(crate) fn note(&mut self, np: &NodePattern, start: &Start<'_>) {
-        let at = np as *const NodePattern as usize;
+        let at = address(np);
         let op = start.operator();
         if !self.starts.iter().any(|(a, o, _)| *a == at && *o == op) {
             self.starts.push((at, op, start.details(np)));
@@ -152,10 +158,11 @@ impl Taken {
         *r = r.saturating_add(n);
     }
 
-    /// The rows counted at the pattern element at address `at` and the
-    /// time it spent, if the run took it (a step the run took another way
-    /// counts none).
-    pub(crate) fn rows(&self, at: usize) -> Option<(u64, Duration)> {
+    /// The rows counted at pattern element `element` (a start's node
+    /// pattern, a hop's relationship pattern) and the time it spent, if the
+    /// run took it (a step the run took another way counts none).
+    pub(crate) fn rows<T>(&self, element: &T) -> Option<(u64, Duration)> {
+        let at = address(element);
         let time = self.time.get(&at).copied().unwrap_or_default();
         self.rows.get(&at).map(|n| (*n, time))
     }
@@ -179,7 +186,7 @@ impl Taken {
     /// The starts taken from `np`, in the order first taken: operators
     /// and details, each joined by " / ".
     pub(crate) fn of(&self, np: &NodePattern) -> Option<(String, String)> {
-        let at = np as *const NodePattern as usize;
+        let at = address(np);
         let mine: Vec<&(usize, &'static str, String)> =
             self.starts.iter().filter(|(a, _, _)| *a == at).collect();
         if mine.is_empty() {
