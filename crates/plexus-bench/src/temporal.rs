@@ -311,14 +311,15 @@ fn edge_range_lookups(db: &Database, qs: &[Query], nodes: usize) -> Res<Vec<f64>
     Ok(times)
 }
 
-/// Bytes the valid-time versions and their history take in the store.
+/// Bytes the valid-time versions and their history take in the store:
+/// both parts of the valid-time keyspace, and the history.
 fn plexus_bytes(db: &Database) -> Res<u64> {
     Ok(db
         .storage()
         .space()?
         .keyspaces
         .iter()
-        .filter(|k| k.name == "valid_time" || k.name == "history")
+        .filter(|k| k.name.starts_with("valid_time") || k.name == "history")
         .map(|k| k.stored_bytes)
         .sum())
 }

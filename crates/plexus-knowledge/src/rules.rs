@@ -13,7 +13,7 @@
 
 use crate::error::{KnowledgeError, Result};
 use plexus_common::{push_escaped, write_bytes, write_varint, Reader};
-use plexus_storage::{GraphRead, Storage, WriteTxn};
+use plexus_storage::{GraphRead, Storage, ValidPart::Versioned, WriteTxn};
 use std::ops::Bound;
 
 /// The most atoms a rule body may have: the join is a nested search one
@@ -160,6 +160,9 @@ impl Rule {
     }
 }
 
+// Rules live in the versioned part of the valid-time keyspace: a rule's
+// latest version changes, and a read as of a system time must see the
+// rules as they were then.
 const LATEST: u8 = b'R';
 const VERSION: u8 = b'Q';
 
@@ -185,12 +188,12 @@ pub fn define_rule(
     let vid = version_id.map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_string);
     let rule = Rule::new(id, &vid, when, then)?;
     let vk = version_key(&vid);
-    if txn.valid_time_get(&vk)?.is_some() {
+    if txn.valid_time_get(Versioned, &vk)?.is_some() {
         return Err(KnowledgeError::RuleVersionExists(vid));
     }
     let lk = latest_key(id);
-    txn.valid_time_write(&vk, &vk, Some(rule.encode()))?;
-    txn.valid_time_write(&lk, &lk, Some(vid.into_bytes()))?;
+    txn.valid_time_write(Versioned, &vk, &vk, Some(rule.encode()))?;
+    txn.valid_time_write(Versioned, &lk, &lk, Some(vid.into_bytes()))?;
     Ok(rule)
 }
 
@@ -211,7 +214,7 @@ pub fn create_rule(
 
 /// The rule version with id `version_id`.
 pub fn rule_version(r: &(impl GraphRead + ?Sized), version_id: &str) -> Result<Option<Rule>> {
-    match r.valid_time_get(&version_key(version_id))? {
+    match r.valid_time_get(Versioned, &version_key(version_id))? {
         Some(b) => Ok(Some(Rule::decode(version_id, &b)?)),
         None => Ok(None),
     }
@@ -221,6 +224,7 @@ pub fn rule_version(r: &(impl GraphRead + ?Sized), version_id: &str) -> Result<O
 pub fn rules(r: &(impl GraphRead + ?Sized)) -> Result<Vec<Rule>> {
     let mut vids = Vec::new();
     r.valid_time_scan(
+        Versioned,
         Bound::Included(&[LATEST]),
         Bound::Excluded(&[LATEST + 1]),
         false,

@@ -20,7 +20,7 @@ use crate::derive::{fixpoint, Fact, Key, Limits, Output, Ref, Support};
 use crate::error::{KnowledgeError, Result};
 use crate::rules::{rules, Rule};
 use plexus_common::{read_i64, Value};
-use plexus_storage::{GraphRead, Storage, WriteTxn};
+use plexus_storage::{GraphRead, Storage, ValidPart::Versioned, WriteTxn};
 use plexus_temporal::{
     changed_claims, claims_holding, clear_changed_claims, holding, track_claim_changes, version,
     worlds, write_version, ClaimObject, ClaimQuery, ClaimState, Interval, Kind, Polarity, Props,
@@ -299,13 +299,13 @@ pub fn run_rules_in(txn: &mut WriteTxn, opts: &RunOptions) -> Result<RunReport> 
 fn remember(txn: &mut WriteTxn, at: i64) -> Result<()> {
     let mut v = Vec::new();
     plexus_common::push_i64(&mut v, at);
-    txn.valid_time_write(LAST_INSTANT, LAST_INSTANT, Some(v))?;
+    txn.valid_time_write(Versioned, LAST_INSTANT, LAST_INSTANT, Some(v))?;
     Ok(())
 }
 
 /// The valid instant of the last rule run or maintenance pass.
 pub fn last_instant(r: &(impl GraphRead + ?Sized)) -> Result<Option<i64>> {
-    Ok(r.valid_time_get(LAST_INSTANT)?
+    Ok(r.valid_time_get(Versioned, LAST_INSTANT)?
         .and_then(|v| read_i64(&v, 0)))
 }
 
@@ -333,7 +333,8 @@ pub fn maintain_truth_in(txn: &mut WriteTxn, opts: &RunOptions) -> Result<RunRep
     track_claim_changes(txn)?;
     let changed = changed_claims(&*txn)?;
     let stamp = stamp(at, opts.world.as_deref(), &rules);
-    let incremental = txn.valid_time_get(MAINTAINED)?.as_deref() == Some(stamp.as_slice());
+    let incremental =
+        txn.valid_time_get(Versioned, MAINTAINED)?.as_deref() == Some(stamp.as_slice());
     let mut report = if incremental {
         incremental_pass(txn, &rules, opts, at, &changed)?
     } else {
@@ -348,7 +349,7 @@ pub fn maintain_truth_in(txn: &mut WriteTxn, opts: &RunOptions) -> Result<RunRep
         .map(|v| v.logical_id.clone())
         .collect();
     clear_changed_claims(txn, &own)?;
-    txn.valid_time_write(MAINTAINED, MAINTAINED, Some(stamp))?;
+    txn.valid_time_write(Versioned, MAINTAINED, MAINTAINED, Some(stamp))?;
     remember(txn, at)?;
     Ok(report)
 }
@@ -579,8 +580,8 @@ fn record_deps(
     for p in premises {
         let mut k = deps_prefix(&p);
         plexus_common::push_escaped(&mut k, conclusion.as_bytes());
-        if txn.valid_time_get(&k)?.is_none() {
-            txn.valid_time_write(&k, &k, Some(Vec::new()))?;
+        if txn.valid_time_get(Versioned, &k)?.is_none() {
+            txn.valid_time_write(Versioned, &k, &k, Some(Vec::new()))?;
         }
     }
     Ok(())
@@ -591,6 +592,7 @@ pub(crate) fn dependents(r: &(impl GraphRead + ?Sized), id: &str) -> Result<Vec<
     let lo = deps_prefix(id);
     let mut out = Vec::new();
     r.valid_time_scan(
+        Versioned,
         std::ops::Bound::Included(&lo),
         std::ops::Bound::Unbounded,
         false,

@@ -26,6 +26,7 @@ pub(crate) const KEYSPACES: &[&str] = &[
     "index_data",
     "history",
     "valid_time",
+    "valid_time_unversioned",
 ];
 
 /// Manifest and id counters.
@@ -59,13 +60,31 @@ pub(crate) const INDEX_DATA: Ks = Ks(12);
 /// g|ks|key|!time → versions of the graph's entries (`history.rs`).
 pub(crate) const HISTORY: Ks = Ks(13);
 
-/// g|… → valid-time versions, as `plexus-temporal` lays them out; kept in
-/// the history like the graph (`WriteTxn::valid_time_write`).
+/// g|… → valid-time entries, as `plexus-temporal` lays them out; kept in
+/// the history like the graph (`WriteTxn::valid_time_write`,
+/// [`crate::ValidPart::Versioned`]).
 pub(crate) const VALID: Ks = Ks(14);
 
-pub(crate) const GRAPH_KEYSPACES: [Ks; 13] = [
-    NODES, NODE_KEYS, EDGES, EDGE_KEYS, ADJ, LABELS, TYPES_V1, PROP_INDEX, STATS, SCHEMA,
-    INDEX_DATA, HISTORY, VALID,
+/// g|… → valid-time entries written once and never changed (version
+/// records, their stamps, index entries): not versioned, so a read as of
+/// a system time sees them as they are now ([`crate::ValidPart::Unversioned`]).
+pub(crate) const VALID_UNVERSIONED: Ks = Ks(15);
+
+pub(crate) const GRAPH_KEYSPACES: [Ks; 14] = [
+    NODES,
+    NODE_KEYS,
+    EDGES,
+    EDGE_KEYS,
+    ADJ,
+    LABELS,
+    TYPES_V1,
+    PROP_INDEX,
+    STATS,
+    SCHEMA,
+    INDEX_DATA,
+    HISTORY,
+    VALID,
+    VALID_UNVERSIONED,
 ];
 
 pub(crate) const META_FORMAT: &[u8] = b"format_version";

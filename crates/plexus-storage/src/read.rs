@@ -13,7 +13,7 @@ use crate::schema::{
 };
 use crate::view::TxnCore;
 use plexus_common::{encode_key_value, read_u32, read_u64, Value};
-use plexus_kv::{prefix_successor, KeyRange, ScanOptions};
+use plexus_kv::{prefix_successor, KeyRange, Ks, ScanOptions};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -155,6 +155,29 @@ fn counter_u64(v: i64) -> u64 {
 /// The read methods of every transaction. Import this trait to use them.
 /// A visitor of key-value pairs; false stops the walk.
 pub type PairFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'a;
+
+/// The two parts of a graph's valid-time keyspace (`plexus-temporal` says
+/// which of its entries goes where).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValidPart {
+    /// Entries that change (an entity's timeline): kept in the graph's
+    /// history, so a read as of a system time sees them as they were.
+    Versioned,
+    /// Entries written once and never changed (version records, index
+    /// entries): kept outside the history, which halves what each costs to
+    /// write and store; a read as of a system time sees them as they are
+    /// now, and the caller tells the later ones by their stamps.
+    Unversioned,
+}
+
+impl ValidPart {
+    pub(crate) fn keyspace(self) -> Ks {
+        match self {
+            ValidPart::Versioned => VALID,
+            ValidPart::Unversioned => VALID_UNVERSIONED,
+        }
+    }
+}
 
 pub trait GraphRead {
     #[doc(hidden)]
@@ -454,19 +477,20 @@ pub trait GraphRead {
     }
 
     /// The value under `key` (after the graph's prefix) in the graph's
-    /// valid-time keyspace (`WriteTxn::valid_time_write`).
-    fn valid_time_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// valid-time keyspace `part` (`WriteTxn::valid_time_write`).
+    fn valid_time_get(&self, part: ValidPart, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let c = self.core();
         let mut k = graph_prefix(c.g);
         k.extend_from_slice(key);
-        c.get(VALID, &k)
+        c.get(part.keyspace(), &k)
     }
 
-    /// Hands `f` the pairs of the valid-time keyspace with keys (after the
-    /// graph's prefix) between `from` and `to`, in key order or reversed,
-    /// until it returns false.
+    /// Hands `f` the pairs of the valid-time keyspace `part` with keys
+    /// (after the graph's prefix) between `from` and `to`, in key order or
+    /// reversed, until it returns false.
     fn valid_time_scan(
         &self,
+        part: ValidPart,
         from: Bound<&[u8]>,
         to: Bound<&[u8]>,
         reverse: bool,
@@ -490,7 +514,7 @@ pub trait GraphRead {
             reverse,
             limit: None,
         };
-        for pair in c.scan(VALID, &range, opts) {
+        for pair in c.scan(part.keyspace(), &range, opts) {
             let (k, v) = pair?;
             if !f(&k[g.len()..], &v)? {
                 break;

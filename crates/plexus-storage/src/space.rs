@@ -75,7 +75,8 @@ fn describe(ks: Ks) -> (&'static str, Per) {
         STATS => ("counts", Per::Nothing),
         SCHEMA => ("index and constraint definitions", Per::Nothing),
         HISTORY => ("versions kept by graphs with history on", Per::Nothing),
-        VALID => ("valid-time versions", Per::Nothing),
+        VALID => ("valid-time timelines", Per::Nothing),
+        VALID_UNVERSIONED => ("valid-time versions and their indexes", Per::Nothing),
         _ => ("", Per::Nothing),
     }
 }

@@ -15,7 +15,7 @@ use crate::ids::{Direction, EdgeId, GraphId, NodeId};
 use crate::keys::*;
 use crate::merge::ListOp;
 use crate::occ::{Footprint, Subject};
-use crate::read::{edge_record, node_exists, node_record, Entity, GraphRead, Props};
+use crate::read::{edge_record, node_exists, node_record, Entity, GraphRead, Props, ValidPart};
 use crate::record::{set_prop, EdgeRecord, NodeRecord};
 use crate::schema::{
     ConstraintDef, ConstraintKind, ConstraintSpec, IndexDef, IndexKind, IndexMode, IndexSpec,
@@ -1483,12 +1483,14 @@ impl WriteTxn {
     }
 
     /// Writes `value` under `key` (after the graph's prefix) in the
-    /// graph's valid-time keyspace, or deletes the key (`None`). The layout
-    /// is `plexus-temporal`'s; storage keeps it with the transaction's
-    /// other writes, in the graph's history, and decides conflicts by
-    /// `subject`: a concurrent commit that wrote the same subject wins.
+    /// graph's valid-time keyspace `part`, or deletes the key (`None`). The
+    /// layout is `plexus-temporal`'s; storage keeps it with the
+    /// transaction's other writes (the versioned part in the graph's
+    /// history too) and decides conflicts by `subject`: a concurrent commit
+    /// that wrote the same subject wins.
     pub fn valid_time_write(
         &mut self,
+        part: ValidPart,
         subject: &[u8],
         key: &[u8],
         value: Option<Vec<u8>>,
@@ -1498,7 +1500,7 @@ impl WriteTxn {
                 "a valid-time value may not be the pending commit stamp".into(),
             ));
         }
-        self.valid_time_put(subject, key, value)
+        self.valid_time_put(part, subject, key, value)
     }
 
     /// Writes, when this transaction commits, the commit's system time under
@@ -1510,19 +1512,26 @@ impl WriteTxn {
     /// transaction reads [`PENDING_STAMP`](crate::PENDING_STAMP)
     /// there. Conflicts are decided by `subject`, as for
     /// [`WriteTxn::valid_time_write`].
-    pub fn valid_time_stamp(&mut self, subject: &[u8], key: &[u8]) -> Result<()> {
-        self.valid_time_put(subject, key, Some(crate::history::PENDING_STAMP.to_vec()))
+    pub fn valid_time_stamp(&mut self, part: ValidPart, subject: &[u8], key: &[u8]) -> Result<()> {
+        let pending = Some(crate::history::PENDING_STAMP.to_vec());
+        self.valid_time_put(part, subject, key, pending)
     }
 
-    fn valid_time_put(&mut self, subject: &[u8], key: &[u8], value: Option<Vec<u8>>) -> Result<()> {
+    fn valid_time_put(
+        &mut self,
+        part: ValidPart,
+        subject: &[u8],
+        key: &[u8],
+        value: Option<Vec<u8>>,
+    ) -> Result<()> {
         self.op(|t| {
             let g = t.g();
             t.fp.writes.insert(Subject::ValidTime(g.0, subject).hash());
             let mut k = graph_prefix(g);
             k.extend_from_slice(key);
             match value {
-                Some(v) => t.ov().put(VALID, k, v),
-                None => t.ov().delete(VALID, k),
+                Some(v) => t.ov().put(part.keyspace(), k, v),
+                None => t.ov().delete(part.keyspace(), k),
             }
             Ok(())
         })

@@ -207,54 +207,67 @@ fn graphs_without_history_write_no_versions() {
 }
 
 /// A key stamped at commit holds the commit's system time: pending inside
-/// the transaction, the clock's stamp after, history or not; in a graph
-/// keeping history, the same stamp as the commit's versions.
+/// the transaction, the clock's stamp after, history or not, in either
+/// part of the valid-time keyspace; in a graph keeping history, the same
+/// stamp as the commit's versions. The unversioned part has no history: a
+/// read as of an earlier system time sees what it holds now.
 #[test]
 fn keys_stamped_at_commit_hold_the_commits_system_time() {
-    use plexus_storage::PENDING_STAMP;
+    use plexus_storage::{ValidPart::*, PENDING_STAMP};
     let db = Storage::in_memory().unwrap();
     let stamped = |db: &Storage, key: &[u8]| -> Option<u64> {
-        let v = db.read("default").unwrap().valid_time_get(key).unwrap()?;
+        let v = db
+            .read("default")
+            .unwrap()
+            .valid_time_get(Unversioned, key)
+            .unwrap()?;
         Some(u64::from_be_bytes(<[u8; 8]>::try_from(&v[..]).unwrap()))
     };
-    let refused =
-        db.write("default")
-            .unwrap()
-            .valid_time_write(b"s", b"x", Some(PENDING_STAMP.to_vec()));
+    let refused = db.write("default").unwrap().valid_time_write(
+        Unversioned,
+        b"s",
+        b"x",
+        Some(PENDING_STAMP.to_vec()),
+    );
     assert!(refused.is_err(), "the pending stamp is not a value");
     // Without history.
     let before = db.system_time().unwrap();
     let mut t = db.write("default").unwrap();
-    t.valid_time_stamp(b"s", b"Ra").unwrap();
-    t.valid_time_write(b"s", b"Va", Some(b"version a".to_vec()))
+    t.valid_time_stamp(Unversioned, b"s", b"Ra").unwrap();
+    t.valid_time_write(Versioned, b"s", b"Va", Some(b"version a".to_vec()))
         .unwrap();
-    assert_eq!(t.valid_time_get(b"Ra").unwrap().unwrap(), PENDING_STAMP);
+    let pending = t.valid_time_get(Unversioned, b"Ra").unwrap().unwrap();
+    assert_eq!(pending, PENDING_STAMP);
+    assert_eq!(t.valid_time_get(Versioned, b"Ra").unwrap(), None);
     t.commit().unwrap();
     let a = stamped(&db, b"Ra").unwrap();
     assert!(a > before, "a stamp from the clock, past every earlier one");
     assert_eq!(a, db.system_time().unwrap());
     // A transaction rolled back stamps nothing.
     let mut t = db.write("default").unwrap();
-    t.valid_time_stamp(b"s", b"Rgone").unwrap();
+    t.valid_time_stamp(Unversioned, b"s", b"Rgone").unwrap();
     t.rollback();
     assert_eq!(stamped(&db, b"Rgone"), None);
-    // With history: the stamp of the commit's versions.
+    // With history: the stamp of the commit's versions, in either part.
     db.keep_history("default").unwrap();
     let mut t = db.write("default").unwrap();
-    t.valid_time_stamp(b"s", b"Rb").unwrap();
-    t.valid_time_write(b"s", b"Vb", Some(b"version b".to_vec()))
+    t.valid_time_stamp(Unversioned, b"s", b"Rb").unwrap();
+    t.valid_time_stamp(Versioned, b"s", b"Rv").unwrap();
+    t.valid_time_write(Versioned, b"s", b"Vb", Some(b"version b".to_vec()))
         .unwrap();
     t.commit().unwrap();
     let b = stamped(&db, b"Rb").unwrap();
     assert!(b > a);
     let r = db.read("default").unwrap();
+    let v = r.valid_time_get(Versioned, b"Rv").unwrap().unwrap();
+    assert_eq!(v, b.to_be_bytes());
     assert_eq!(r.valid_time_recorded(b"Vb").unwrap(), Some(b));
-    assert_eq!(r.valid_time_recorded(b"Rb").unwrap(), Some(b));
-    assert_eq!(
-        db.read_as_of("default", b - 1)
-            .unwrap()
-            .valid_time_get(b"Rb")
-            .unwrap(),
-        None
-    );
+    assert_eq!(r.valid_time_recorded(b"Rv").unwrap(), Some(b));
+    // The unversioned part is not in the history.
+    assert_eq!(r.valid_time_recorded(b"Rb").unwrap(), None);
+    let earlier = db.read_as_of("default", b - 1).unwrap();
+    assert_eq!(earlier.valid_time_get(Versioned, b"Rv").unwrap(), None);
+    assert_eq!(earlier.valid_time_get(Versioned, b"Vb").unwrap(), None);
+    let now = earlier.valid_time_get(Unversioned, b"Rb").unwrap().unwrap();
+    assert_eq!(now, b.to_be_bytes());
 }

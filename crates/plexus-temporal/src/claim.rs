@@ -285,10 +285,10 @@ pub(crate) fn index(txn: &mut WriteTxn, c: &ClaimState, claim_id: &str) -> Resul
     crate::graph::put_once(txn, Kind::Claim, claim_id, index_key(c, claim_id))?;
     let mut w = vec![WORLDS];
     w.extend_from_slice(c.world.as_bytes());
-    if txn.valid_time_get(&w)?.is_none() {
+    if crate::keyspace::get(txn, &w)?.is_none() {
         // Every claim of a world shares this entry: its conflict subject is
         // the world, so two first claims of a new world conflict (rarely).
-        txn.valid_time_write(&w, &w, Some(c.world.as_bytes().to_vec()))?;
+        crate::keyspace::write(txn, &w, &w, Some(c.world.as_bytes().to_vec()))?;
     }
     Ok(())
 }
@@ -304,15 +304,15 @@ const CHANGED: &[u8] = b"M|claims-changed|";
 /// it: what incremental truth maintenance starts from. Off until asked
 /// for, so stores without rules keep no such marks.
 pub fn track_claim_changes(txn: &mut WriteTxn) -> Result<()> {
-    if txn.valid_time_get(TRACKED)?.is_none() {
-        txn.valid_time_write(TRACKED, TRACKED, Some(vec![1]))?;
+    if crate::keyspace::get(txn, TRACKED)?.is_none() {
+        crate::keyspace::write(txn, TRACKED, TRACKED, Some(vec![1]))?;
     }
     Ok(())
 }
 
 /// Whether claim changes are tracked.
 pub fn claim_changes_tracked(r: &(impl GraphRead + ?Sized)) -> Result<bool> {
-    Ok(r.valid_time_get(TRACKED)?.is_some())
+    Ok(crate::keyspace::get(r, TRACKED)?.is_some())
 }
 
 /// Marks claim `claim_id` changed, when changes are tracked. Each claim
@@ -324,7 +324,7 @@ pub fn claim_changes_tracked(r: &(impl GraphRead + ?Sized)) -> Result<bool> {
 pub(crate) fn mark_changed(txn: &mut WriteTxn, claim_id: &str) -> Result<()> {
     if claim_changes_tracked(txn)? {
         let k = [CHANGED, claim_id.as_bytes()].concat();
-        txn.valid_time_write(&k, &k, Some(Vec::new()))?;
+        crate::keyspace::write(txn, &k, &k, Some(Vec::new()))?;
     } else {
         txn.valid_time_share(TRACKED);
     }
@@ -338,7 +338,8 @@ pub fn changed_claims(r: &(impl GraphRead + ?Sized)) -> Result<Vec<String>> {
         *last += 1;
     }
     let mut out = Vec::new();
-    r.valid_time_scan(
+    crate::keyspace::scan(
+        r,
         std::ops::Bound::Included(CHANGED),
         std::ops::Bound::Excluded(&hi),
         false,
@@ -355,7 +356,7 @@ pub fn changed_claims(r: &(impl GraphRead + ?Sized)) -> Result<Vec<String>> {
 pub fn clear_changed_claims(txn: &mut WriteTxn, claim_ids: &[String]) -> Result<()> {
     for id in claim_ids {
         let k = [CHANGED, id.as_bytes()].concat();
-        txn.valid_time_write(&k, &k, None)?;
+        crate::keyspace::write(txn, &k, &k, None)?;
     }
     Ok(())
 }

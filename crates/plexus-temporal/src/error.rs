@@ -32,6 +32,10 @@ pub enum TemporalError {
     UnknownEntity(String),
     /// Stored bytes that do not decode.
     Corrupt(String),
+    /// A graph whose valid-time entries are laid out as before the
+    /// unversioned part existed, in a store opened read-only: opening it
+    /// for writing once converts it (`convert_layout`).
+    Unconverted(String),
 }
 
 pub type Result<T, E = TemporalError> = std::result::Result<T, E>;
@@ -78,6 +82,11 @@ impl fmt::Display for TemporalError {
                 )
             }
             TemporalError::Corrupt(m) => write!(f, "stored valid-time data is damaged: {m}"),
+            TemporalError::Unconverted(g) => write!(
+                f,
+                "graph '{g}' keeps its valid-time versions as an older Plexus wrote them; \
+                 open the database for writing once to convert them"
+            ),
         }
     }
 }

@@ -37,8 +37,8 @@ fn key(tag: u8, parts: &[&str]) -> Vec<u8> {
 /// Writes index entry `key` → `id` unless it is there, with the entity as
 /// its conflict subject.
 pub(crate) fn put_once(txn: &mut WriteTxn, kind: Kind, id: &str, key: Vec<u8>) -> Result<()> {
-    if txn.valid_time_get(&key)?.is_none() {
-        txn.valid_time_write(&subject(kind, id), &key, Some(id.as_bytes().to_vec()))?;
+    if crate::keyspace::get(txn, &key)?.is_none() {
+        crate::keyspace::write(txn, &subject(kind, id), &key, Some(id.as_bytes().to_vec()))?;
     }
     Ok(())
 }
@@ -287,8 +287,8 @@ mod tests {
         lost.push(crate::props::entry_key("age", &Value::Int(40), "ann"));
         lost.push(crate::props::PROPS_COMPLETE.to_vec());
         for k in &lost {
-            assert!(t.valid_time_get(k).unwrap().is_some(), "{k:?}");
-            t.valid_time_write(b"x", k, None).unwrap();
+            assert!(crate::keyspace::get(&t, k).unwrap().is_some(), "{k:?}");
+            crate::keyspace::write(&mut t, b"x", k, None).unwrap();
         }
         t.commit().unwrap();
         // Without its marker the property index does not answer (a scan

@@ -25,6 +25,7 @@
 mod claim;
 mod error;
 mod graph;
+mod keyspace;
 mod props;
 mod read;
 mod snapshot;
@@ -40,6 +41,7 @@ pub use claim::{
 };
 pub use error::{Result, TemporalError};
 pub use graph::{neighbors_as_of, nodes_as_of, shortest_path_as_of, Direction, Step};
+pub use keyspace::{convert_layout, needs_converting, refuse_unconverted};
 pub use read::{
     as_of, claims_as_of, claims_holding, edge_as_of, holding, latest_within, node_as_of, segments,
     version, versions,

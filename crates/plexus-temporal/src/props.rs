@@ -126,10 +126,10 @@ fn prop_prefix(of: Of, key: &str, part: &[u8]) -> Vec<u8> {
 /// is the graph's first version of its kind (of any state, a retraction
 /// too).
 pub(crate) fn mark_first(txn: &mut WriteTxn, of: Of, id: &str) -> Result<()> {
-    if txn.valid_time_get(of.marker())?.is_none() && !any_entity(txn, of.kind())? {
+    if crate::keyspace::get(txn, of.marker())?.is_none() && !any_entity(txn, of.kind())? {
         // The entity as the subject: two first writes of different
         // entities both write the same marker and need not conflict.
-        txn.valid_time_write(&subject(of.kind(), id), of.marker(), Some(vec![1]))?;
+        crate::keyspace::write(txn, &subject(of.kind(), id), of.marker(), Some(vec![1]))?;
     }
     Ok(())
 }
@@ -162,8 +162,8 @@ pub(crate) fn entry_key(key: &str, value: &Value, id: &str) -> Vec<u8> {
 /// After a rebuild: every version has its property entries.
 pub(crate) fn rebuilt(txn: &mut WriteTxn) -> Result<()> {
     for of in [Of::Nodes, Of::Relationships] {
-        if txn.valid_time_get(of.marker())?.is_none() {
-            txn.valid_time_write(of.marker(), of.marker(), Some(vec![1]))?;
+        if crate::keyspace::get(txn, of.marker())?.is_none() {
+            crate::keyspace::write(txn, of.marker(), of.marker(), Some(vec![1]))?;
         }
     }
     Ok(())
@@ -171,7 +171,7 @@ pub(crate) fn rebuilt(txn: &mut WriteTxn) -> Result<()> {
 
 /// Whether the index holds every entry of the kind.
 fn complete(r: &(impl GraphRead + ?Sized), of: Of) -> Result<bool> {
-    Ok(r.valid_time_get(of.marker())?.is_some() || !any_entity(r, of.kind())?)
+    Ok(crate::keyspace::get(r, of.marker())?.is_some() || !any_entity(r, of.kind())?)
 }
 
 /// The ids in the entries in `[lo, hi)`, sorted, once each.

@@ -104,12 +104,32 @@ pub fn claims_as_of(
         .collect())
 }
 
-/// The version with id `id`.
+/// The version with id `id`. Read as of a system time, a version recorded
+/// after it is not there yet.
 pub fn version(r: &(impl GraphRead + ?Sized), id: &str) -> Result<Option<Version>> {
-    match r.valid_time_get(&timeline::version_key(id))? {
-        Some(bytes) => Ok(Some(Version::decode(id, &bytes)?)),
-        None => Ok(None),
+    let Some(bytes) = crate::keyspace::get(r, &timeline::version_key(id))? else {
+        return Ok(None);
+    };
+    if !recorded_by(r, id)? {
+        return Ok(None);
     }
+    Ok(Some(Version::decode(id, &bytes)?))
+}
+
+/// Whether version `id` was recorded by the system time `r` reads as of
+/// (always, when `r` reads the graph as it is). Version records are kept
+/// outside the history (`keyspace.rs`), so their stamps tell: a version
+/// without one was recorded before versions were stamped, and its
+/// record's first history version tells instead, when there is one.
+fn recorded_by(r: &(impl GraphRead + ?Sized), id: &str) -> Result<bool> {
+    let Some(horizon) = r.system_time() else {
+        return Ok(true);
+    };
+    let stamp = match timeline::recorded(r, id)? {
+        Some(t) => Some(t),
+        None => r.valid_time_recorded(&timeline::version_key(id))?,
+    };
+    Ok(stamp.is_none_or(|t| t <= horizon))
 }
 
 /// Every version of entity `id`, in the order they were written.

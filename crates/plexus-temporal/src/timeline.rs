@@ -59,7 +59,7 @@ pub(crate) fn recorded(
     r: &(impl GraphRead + ?Sized),
     id: &str,
 ) -> plexus_storage::Result<Option<u64>> {
-    Ok(r.valid_time_get(&recorded_key(id))?
+    Ok(crate::keyspace::get(r, &recorded_key(id))?
         .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
         .map(u64::from_be_bytes))
 }
@@ -149,7 +149,8 @@ pub(crate) fn segments(
         None => [&stem[..], &[0xFF; 9]].concat(),
     };
     let mut pairs = Vec::new();
-    r.valid_time_scan(
+    crate::keyspace::scan(
+        r,
         Bound::Included(&lo),
         Bound::Excluded(&hi),
         false,
@@ -185,19 +186,19 @@ pub(crate) fn apply(
     }
     overlapped.extend(segments(txn, kind, id, Some(valid.from), valid.to)?);
     for s in overlapped {
-        txn.valid_time_write(&subject, &key(s.valid.from), None)?;
+        crate::keyspace::write(txn, &subject, &key(s.valid.from), None)?;
         if s.valid.from < valid.from {
             let left = segment_value(valid.from, &s.version, &s.record);
-            txn.valid_time_write(&subject, &key(s.valid.from), Some(left))?;
+            crate::keyspace::write(txn, &subject, &key(s.valid.from), Some(left))?;
         }
         if s.valid.end() > valid.end() {
             let right = segment_value(s.valid.end(), &s.version, &s.record);
-            txn.valid_time_write(&subject, &key(valid.end()), Some(right))?;
+            crate::keyspace::write(txn, &subject, &key(valid.end()), Some(right))?;
         }
     }
     if let Some((v, record)) = version {
         let value = segment_value(valid.end(), v, record);
-        txn.valid_time_write(&subject, &key(valid.from), Some(value))?;
+        crate::keyspace::write(txn, &subject, &key(valid.from), Some(value))?;
     }
     Ok(())
 }
@@ -212,17 +213,22 @@ pub(crate) fn record(
     bytes: &[u8],
 ) -> Result<()> {
     let vk = version_key(version);
-    if txn.valid_time_get(&vk)?.is_some() {
+    if crate::keyspace::get(txn, &vk)?.is_some() {
         return Err(TemporalError::VersionExists(version.to_string()));
     }
-    txn.valid_time_write(&vk, &vk, Some(bytes.to_vec()))?;
+    crate::keyspace::write(txn, &vk, &vk, Some(bytes.to_vec()))?;
     // When it was recorded, for `systemFrom` in a graph keeping no history.
-    txn.valid_time_stamp(&vk, &recorded_key(version))?;
+    crate::keyspace::stamp(txn, &vk, &recorded_key(version))?;
     let log = stem(ENTITY_LOG, kind, id);
     let n = log_len(txn, &log)?;
     let mut k = log;
     k.extend_from_slice(&n.to_be_bytes());
-    txn.valid_time_write(&subject(kind, id), &k, Some(version.as_bytes().to_vec()))?;
+    crate::keyspace::write(
+        txn,
+        &subject(kind, id),
+        &k,
+        Some(version.as_bytes().to_vec()),
+    )?;
     Ok(())
 }
 
@@ -235,7 +241,8 @@ pub(crate) fn known(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) -> Resu
 fn log_len(r: &(impl GraphRead + ?Sized), log: &[u8]) -> Result<u64> {
     let hi = [log, &[0xFF; 9]].concat();
     let mut n = 0;
-    r.valid_time_scan(
+    crate::keyspace::scan(
+        r,
         Bound::Included(log),
         Bound::Excluded(&hi),
         true,
@@ -261,7 +268,8 @@ pub(crate) fn entity_ids(r: &(impl GraphRead + ?Sized), kind: Kind) -> Result<Ve
     let hi = [ENTITY_LOG, kind.byte() + 1];
     let mut out: Vec<String> = Vec::new();
     let mut failed = None;
-    r.valid_time_scan(
+    crate::keyspace::scan(
+        r,
         Bound::Included(&lo),
         Bound::Excluded(&hi),
         false,
@@ -299,7 +307,7 @@ fn first(
     reverse: bool,
 ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
     let mut found = None;
-    r.valid_time_scan(lo, hi, reverse, &mut |k, v| {
+    crate::keyspace::scan(r, lo, hi, reverse, &mut |k, v| {
         found = Some((k.to_vec(), v.to_vec()));
         Ok(false)
     })?;
@@ -313,7 +321,8 @@ pub(crate) fn values_between(
     hi: &[u8],
 ) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    r.valid_time_scan(
+    crate::keyspace::scan(
+        r,
         Bound::Included(lo),
         Bound::Excluded(hi),
         false,
@@ -339,7 +348,7 @@ pub(crate) fn versions_after(
     };
     let hi = [VERSION + 1];
     let mut raw = Vec::new();
-    r.valid_time_scan(lo, Bound::Excluded(&hi), false, &mut |k, v| {
+    crate::keyspace::scan(r, lo, Bound::Excluded(&hi), false, &mut |k, v| {
         raw.push((k.to_vec(), v.to_vec()));
         Ok(raw.len() < n)
     })?;

@@ -37,7 +37,8 @@ use crate::version::{EdgeState, Kind, NodeState, State, Version};
 use plexus_common::Value;
 use plexus_storage::{
     ConstraintInfo, Direction, Edge, EdgeId, Entity, GraphRead, IdIter, IndexInfo, IndexKind,
-    MaintainedView, Neighbor, Node, NodeId, PairFn, StorageError, TxnCore, TypeId, ValidVersion,
+    MaintainedView, Neighbor, Node, NodeId, PairFn, StorageError, TxnCore, TypeId, ValidPart,
+    ValidVersion,
 };
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -573,18 +574,19 @@ impl GraphRead for ValidTimeView<'_> {
         ids(entries)
     }
 
-    fn valid_time_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.valid_time_get(key)
+    fn valid_time_get(&self, part: ValidPart, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.valid_time_get(part, key)
     }
 
     fn valid_time_scan(
         &self,
+        part: ValidPart,
         from: Bound<&[u8]>,
         to: Bound<&[u8]>,
         reverse: bool,
         f: &mut PairFn<'_>,
     ) -> Result<()> {
-        self.inner.valid_time_scan(from, to, reverse, f)
+        self.inner.valid_time_scan(part, from, to, reverse, f)
     }
 
     fn property_keys(&self) -> Vec<String> {

@@ -7,7 +7,8 @@ use plexus_kv::{Backend, KvOptions};
 use plexus_storage::{GraphRead, Storage, KEYSPACE_NAMES};
 use plexus_temporal::{
     as_of, commit_versions, latest_within, neighbors_as_of, nodes_as_of, shortest_path_as_of,
-    versions, Direction, EdgeState, Interval, Kind, NodeState, Op, Snapshot, State, VersionWrite,
+    version, versions, Direction, EdgeState, Interval, Kind, NodeState, Op, Snapshot, State,
+    VersionWrite,
 };
 use proptest::prelude::*;
 
@@ -117,6 +118,16 @@ fn value_of(v: &plexus_temporal::Version) -> i64 {
 }
 
 fn check(r: &impl GraphRead, model: &[MV], commit: usize) {
+    // A version by its id: there once its commit is.
+    for v in model {
+        let found = version(r, &v.id).unwrap();
+        assert_eq!(
+            found.is_some(),
+            v.commit <= commit,
+            "{} after {commit}",
+            v.id
+        );
+    }
     // The valid-time graph: label members and adjacency as of each instant
     // (every node version has label L; every edge goes a → b, type R).
     for at in -3..27 {
@@ -173,6 +184,18 @@ fn check(r: &impl GraphRead, model: &[MV], commit: usize) {
                 let want = resolve(model, k, &lid, at, commit);
                 assert_eq!(got, want, "{k:?} {lid} at {at} after commit {commit}");
             }
+            // Its versions: those recorded by then, in the order written.
+            let got: Vec<String> = versions(r, k, &lid)
+                .unwrap()
+                .into_iter()
+                .map(|v| v.id)
+                .collect();
+            let want: Vec<String> = model
+                .iter()
+                .filter(|v| v.commit <= commit && v.kind == k && v.lid == lid)
+                .map(|v| v.id.clone())
+                .collect();
+            assert_eq!(got, want, "versions of {k:?} {lid} after commit {commit}");
             // Over a range: the version holding at the last instant of it
             // that any holds (instants are integers here).
             for (from, len) in [(-3, 2), (0, 5), (3, 9), (10, 17), (-3, 30)] {
@@ -365,22 +388,6 @@ fn check_run(db: &Storage, commits: &[Vec<W>]) {
     check(&now, &model, commits.len());
     for (c, t) in times.iter().enumerate() {
         check(&db.read_as_of("default", *t).unwrap(), &model, c);
-    }
-    for k in [Kind::Node, Kind::Edge] {
-        for e in 0..3 {
-            let lid = format!("x{e}");
-            let got: Vec<String> = versions(&now, k, &lid)
-                .unwrap()
-                .into_iter()
-                .map(|v| v.id)
-                .collect();
-            let want: Vec<String> = model
-                .iter()
-                .filter(|v| v.kind == k && v.lid == lid)
-                .map(|v| v.id.clone())
-                .collect();
-            assert_eq!(got, want, "versions of {k:?} {lid}");
-        }
     }
 }
 

@@ -116,6 +116,23 @@ impl Drop for Close {
     }
 }
 
+/// Moves the valid-time entries of each graph written before they were
+/// split in two parts (`plexus_temporal::convert_layout`): once, when a
+/// store written by an older build is first opened for writing. Read-only,
+/// such a graph is refused (its reads would miss the entries).
+fn convert_valid_time(storage: &Storage, read_only: bool) -> Result<()> {
+    for g in storage.graphs() {
+        let r = storage.read(&g)?;
+        if read_only {
+            plexus_temporal::refuse_unconverted(&r, &g)?;
+        } else if plexus_temporal::needs_converting(&r)? {
+            drop(r);
+            plexus_temporal::convert_layout(storage, &g)?;
+        }
+    }
+    Ok(())
+}
+
 /// The store with the maintainers of the indexes storage does not keep
 /// itself (vectors), registered before anything reads it.
 fn with_maintainers(storage: Storage) -> Result<Storage> {
@@ -596,6 +613,7 @@ impl Database {
         } else {
             Storage::open(kv)?
         })?;
+        convert_valid_time(&storage, opts.read_only)?;
         Ok(Database {
             _close: std::sync::Arc::new(Close(storage.clone())),
             storage,

@@ -41,6 +41,8 @@ pub enum Error {
     Arrow(arrow_schema::ArrowError),
     /// A vector search refused its input or failed.
     Vector(plexus_vector_index::VectorIndexError),
+    /// Valid-time data could not be read or converted.
+    Temporal(plexus_temporal::TemporalError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -58,6 +60,7 @@ impl Error {
                 ErrorKind::Io
             }
             Error::Arrow(_) => ErrorKind::Internal,
+            Error::Temporal(e) => e.kind(),
             Error::Vector(e) => match e {
                 plexus_vector_index::VectorIndexError::Storage(s) => s.kind(),
                 plexus_vector_index::VectorIndexError::Corrupt(_) => ErrorKind::Corruption,
@@ -105,6 +108,7 @@ impl fmt::Display for Error {
             Error::Thread(e) => write!(f, "cannot start a thread for the query: {e}"),
             Error::Arrow(e) => write!(f, "cannot convert the result to Arrow: {e}"),
             Error::Vector(e) => write!(f, "{e}"),
+            Error::Temporal(e) => write!(f, "{e}"),
         }
     }
 }
@@ -117,6 +121,7 @@ impl std::error::Error for Error {
             Error::Io { error, .. } | Error::Thread(error) => Some(error),
             Error::Arrow(e) => Some(e),
             Error::Vector(e) => Some(e),
+            Error::Temporal(e) => Some(e),
             _ => None,
         }
     }
@@ -131,6 +136,15 @@ impl From<StorageError> for Error {
 impl From<plexus_vector_index::VectorIndexError> for Error {
     fn from(e: plexus_vector_index::VectorIndexError) -> Self {
         Error::Vector(e)
+    }
+}
+
+impl From<plexus_temporal::TemporalError> for Error {
+    fn from(e: plexus_temporal::TemporalError) -> Self {
+        match e {
+            plexus_temporal::TemporalError::Storage(s) => Error::Storage(s),
+            other => Error::Temporal(other),
+        }
     }
 }
 

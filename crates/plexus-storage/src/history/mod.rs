@@ -40,7 +40,7 @@ use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId};
 use crate::keys::{
     edge_key, ADJ, DIR_IN, DIR_OUT, EDGES, EDGE_KEYS, HISTORY, LABELS, META, META_SYSTEM_CLOCK,
-    NODES, NODE_KEYS, PROP_INDEX, SCHEMA, STATS, VALID,
+    NODES, NODE_KEYS, PROP_INDEX, SCHEMA, STATS, VALID, VALID_UNVERSIONED,
 };
 use crate::record::EdgeRecord;
 use plexus_common::{read_escaped, read_u64, KEY_PART_END};
@@ -88,7 +88,8 @@ pub(crate) fn has_pending_stamps(batch: &WriteBatch) -> bool {
 }
 
 fn is_pending(op: &Op) -> bool {
-    matches!(op, Op::Put { ks, value, .. } if *ks == VALID && value[..] == PENDING_STAMP)
+    matches!(op, Op::Put { ks, value, .. }
+        if (*ks == VALID || *ks == VALID_UNVERSIONED) && value[..] == PENDING_STAMP)
 }
 
 /// Gives the keys of `batch` waiting for their commit's stamp a new system
