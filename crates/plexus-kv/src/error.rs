@@ -26,6 +26,9 @@ pub enum KvError {
     Aborted(String),
     /// A write to a store opened read-only.
     ReadOnly,
+    /// A store opened read-only lacks a keyspace this build keeps (its
+    /// name): an older build wrote it, and only a writable open adds it.
+    MissingKeyspace(String),
     /// A write refused because an earlier one failed in a way that leaves
     /// unknown what reached the disk (the error it failed with): the store
     /// takes no write until it is opened again (see [`crate::FencedKv`]).
@@ -47,7 +50,9 @@ impl KvError {
             KvError::Backend { .. } => ErrorKind::Io,
             KvError::KeyTooLong { .. } | KvError::Full(_) => ErrorKind::ResourceLimit,
             KvError::NotSorted => ErrorKind::BadInput,
-            KvError::Unsupported(_) | KvError::ReadOnly => ErrorKind::Unsupported,
+            KvError::Unsupported(_) | KvError::ReadOnly | KvError::MissingKeyspace(_) => {
+                ErrorKind::Unsupported
+            }
             KvError::NoSuchKeyspace(_) | KvError::Aborted(_) => ErrorKind::Internal,
             KvError::Fenced(_) => ErrorKind::Io,
             KvError::Corrupt(_) => ErrorKind::Corruption,
@@ -84,6 +89,11 @@ impl fmt::Display for KvError {
             KvError::NoSuchKeyspace(i) => write!(f, "keyspace #{i} was not opened"),
             KvError::Aborted(why) => write!(f, "the write was stopped, nothing was written: {why}"),
             KvError::ReadOnly => f.write_str("the store is open read-only; nothing was written"),
+            KvError::MissingKeyspace(name) => write!(
+                f,
+                "the store has no keyspace '{name}': an older version of Plexus wrote it; \
+                 open it once for writing (which adds the keyspace) before opening it read-only"
+            ),
             KvError::Fenced(cause) => write!(
                 f,
                 "an earlier write failed and what it left on disk is unknown ({cause}); \
@@ -118,6 +128,7 @@ impl Clone for KvError {
             KvError::NotSorted => KvError::NotSorted,
             KvError::Full(m) => KvError::Full(m.clone()),
             KvError::Unsupported(m) => KvError::Unsupported(m.clone()),
+            KvError::MissingKeyspace(name) => KvError::MissingKeyspace(name.clone()),
             KvError::NoSuchKeyspace(i) => KvError::NoSuchKeyspace(*i),
             KvError::Aborted(m) => KvError::Aborted(m.clone()),
             KvError::ReadOnly => KvError::ReadOnly,

@@ -305,10 +305,7 @@ impl Generation {
             .map(|name| {
                 env.open_database::<Bytes, Bytes>(&rtxn, Some(name))
                     .map_err(backend_err)?
-                    .ok_or_else(|| KvError::Backend {
-                        backend: "lmdb",
-                        message: format!("the store has no keyspace '{name}'"),
-                    })
+                    .ok_or_else(|| KvError::MissingKeyspace((*name).to_string()))
             })
             .collect::<Result<Vec<_>>>()?;
         // Handles opened in a transaction are private to it until it
@@ -399,9 +396,17 @@ impl Generation {
 
     /// Applies a batch's operations inside an open write transaction.
     fn apply(&self, wtxn: &mut heed::RwTxn<'_>, batch: &WriteBatch) -> Result<(), WriteErr> {
-        for op in &batch.ops {
+        let mut rest = &batch.ops[..];
+        while let Some(op) = rest.first() {
+            if let Op::Put { ks, .. } = op {
+                let run = put_run(rest, *ks);
+                self.put_run(wtxn, self.db(*ks)?, &rest[..run])?;
+                rest = &rest[run..];
+                continue;
+            }
+            rest = &rest[1..];
             match op {
-                Op::Put { ks, key, value } => self.db(*ks)?.put(wtxn, key, value)?,
+                Op::Put { .. } => {}
                 Op::Delete { ks, key } => {
                     self.db(*ks)?.delete(wtxn, key)?;
                 }
@@ -426,6 +431,28 @@ impl Generation {
             }
         }
         Ok(())
+    }
+
+    /// Writes a run of puts into one keyspace, keys ascending ([`put_run`]):
+    /// those up to the keyspace's last key each by a search, those past it
+    /// (new ids, which mostly grow: a large commit writes many) appended
+    /// through one cursor, without searching, onto full pages.
+    fn put_run(&self, wtxn: &mut heed::RwTxn<'_>, db: Db, run: &[Op]) -> Result<(), WriteErr> {
+        let pairs: Vec<(&[u8], &[u8])> = run
+            .iter()
+            .filter_map(|op| match op {
+                Op::Put { key, value, .. } => Some((key.as_slice(), value.as_slice())),
+                _ => None,
+            })
+            .collect();
+        let split = match db.last(wtxn)? {
+            Some((last, _)) => pairs.partition_point(|(k, _)| *k <= last),
+            None => 0,
+        };
+        for (k, v) in &pairs[..split] {
+            db.put(wtxn, k, v)?;
+        }
+        self.append_pairs(wtxn, db, &mut pairs[split..].iter().copied())
     }
 
     /// Writes one sorted run: in append mode (no searching, full pages) when
@@ -502,6 +529,22 @@ impl Generation {
         }
         self.check_key(key)
     }
+}
+
+/// How many of `ops`' first operations are puts into `ks` with keys in
+/// strictly ascending order (a transaction's batch lists each keyspace's
+/// keys so): at least one when the first is such a put.
+fn put_run(ops: &[Op], ks: Ks) -> usize {
+    let mut prev: Option<&[u8]> = None;
+    ops.iter()
+        .take_while(|op| match op {
+            Op::Put { ks: k, key, .. } if *k == ks && prev.is_none_or(|p| p < key.as_slice()) => {
+                prev = Some(key);
+                true
+            }
+            _ => false,
+        })
+        .count()
 }
 
 /// Whether a sorted run starting at `first` can be appended to a keyspace
@@ -791,5 +834,37 @@ impl Snapshot for LmdbSnapshot {
             }
         };
         iter
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(ks: usize, key: &[u8]) -> Op {
+        Op::Put {
+            ks: Ks(ks),
+            key: key.to_vec(),
+            value: Vec::new(),
+        }
+    }
+
+    /// A run ends at another keyspace, another kind of write, or a key not
+    /// past the one before it.
+    #[test]
+    fn put_runs_are_ascending_puts_into_one_keyspace() {
+        let ops = [put(0, b"a"), put(0, b"b"), put(1, b"c")];
+        assert_eq!(put_run(&ops, Ks(0)), 2);
+        let ops = [put(0, b"a"), put(0, b"a"), put(0, b"b")];
+        assert_eq!(put_run(&ops, Ks(0)), 1);
+        let ops = [put(0, b"b"), put(0, b"a")];
+        assert_eq!(put_run(&ops, Ks(0)), 1);
+        let delete = Op::Delete {
+            ks: Ks(0),
+            key: b"c".to_vec(),
+        };
+        let ops = [put(0, b"a"), put(0, b"b"), delete, put(0, b"d")];
+        assert_eq!(put_run(&ops, Ks(0)), 2);
+        assert_eq!(put_run(&ops[2..], Ks(0)), 0);
     }
 }

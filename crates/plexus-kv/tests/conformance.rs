@@ -67,6 +67,45 @@ fn basic_ops(backend: Backend) {
     assert_eq!(snap.get(A, b"k1").unwrap(), Some(b"new".to_vec()));
 }
 
+/// A batch whose keys lie before, among and past a keyspace's last key,
+/// with a delete and a repeated put between them (the LMDB backend writes
+/// the keys past the last one in append mode, the others by a search).
+fn batches_past_the_last_key(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(backend, &dir);
+    put_all(&*s, A, &[b"m1", b"m3", b"m5"]);
+    let mut b = WriteBatch::new();
+    for k in [&b"a0"[..], b"m2", b"m5", b"m6", b"z1"] {
+        b.put(A, k.to_vec(), [k, b"'"].concat());
+    }
+    b.put(B, b"b1".to_vec(), b"other".to_vec());
+    b.put(A, b"z3".to_vec(), b"z3".to_vec());
+    b.delete(A, b"m1".to_vec());
+    b.put(A, b"z2".to_vec(), b"z2".to_vec());
+    b.put(A, b"z2".to_vec(), b"again".to_vec());
+    s.write(b).unwrap();
+    let snap = s.snapshot().unwrap();
+    let all: Vec<(Vec<u8>, Vec<u8>)> = snap
+        .scan(A, &KeyRange::all(), ScanOptions::default())
+        .map(Result::unwrap)
+        .collect();
+    let want: Vec<(Vec<u8>, Vec<u8>)> = [
+        (&b"a0"[..], &b"a0'"[..]),
+        (b"m2", b"m2'"),
+        (b"m3", b"m3"),
+        (b"m5", b"m5'"),
+        (b"m6", b"m6'"),
+        (b"z1", b"z1'"),
+        (b"z2", b"again"),
+        (b"z3", b"z3"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_vec(), v.to_vec()))
+    .collect();
+    assert_eq!(all, want);
+    assert_eq!(snap.get(B, b"b1").unwrap(), Some(b"other".to_vec()));
+}
+
 fn scans(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
     let s = store(backend, &dir);
@@ -459,7 +498,7 @@ fn many_ranges_at_once(backend: Backend) {
 macro_rules! suite {
     ($module:ident, $backend:expr $(, $extra:ident)*) => {
         mod $module {
-            suite!(@tests $backend, basic_ops, scans, visits_lend_what_scans_give, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append, sorted_runs_are_atomic, stored_sizes, long_scans_and_ordered_batches, many_ranges_at_once $(, $extra)*);
+            suite!(@tests $backend, basic_ops, batches_past_the_last_key, scans, visits_lend_what_scans_give, snapshots_are_isolated, counters_and_range_deletes, batches_are_atomic, bulk_append, sorted_runs_are_atomic, stored_sizes, long_scans_and_ordered_batches, many_ranges_at_once $(, $extra)*);
         }
     };
     (@tests $backend:expr $(, $test:ident)*) => {
@@ -663,6 +702,38 @@ fn lmdb_opens_read_only() {
     let mut b = WriteBatch::new();
     b.put(A, b"x".to_vec(), b"y".to_vec());
     assert!(matches!(s.write(b), Err(plexus_kv::KvError::ReadOnly)));
+}
+
+/// A keyspace a newer build keeps and an older one did not write: read-only
+/// (LMDB cannot add it then), the open names it and what to do.
+#[test]
+fn lmdb_read_only_names_a_missing_keyspace() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(store(Backend::Lmdb, &dir));
+    let opts = KvOptions {
+        read_only: true,
+        ..KvOptions::default()
+    };
+    let e = match open(Backend::Lmdb, dir.path(), &["a", "b", "newer"], &opts) {
+        Ok(_) => panic!("a store without keyspace 'newer' opened read-only"),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(&e, plexus_kv::KvError::MissingKeyspace(n) if n == "newer"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("open it once for writing"), "{e}");
+    // Opened for writing, the keyspace is added; read-only then opens.
+    drop(
+        open(
+            Backend::Lmdb,
+            dir.path(),
+            &["a", "b", "newer"],
+            &KvOptions::default(),
+        )
+        .unwrap(),
+    );
+    assert!(open(Backend::Lmdb, dir.path(), &["a", "b", "newer"], &opts).is_ok());
 }
 
 /// A store of 20,000 values of 1 KiB, then every one but each tenth
