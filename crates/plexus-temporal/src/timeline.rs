@@ -204,16 +204,19 @@ pub(crate) fn apply(
 }
 
 /// Records a new version of the entity: its record, and its place in the
-/// entity's log.
+/// entity's log. A version id the caller gave (`given`) may be in use, and
+/// is refused then; one just generated (a version-7 UUID: 74 random bits
+/// beside the time) is not looked up — a read per version saved.
 pub(crate) fn record(
     txn: &mut WriteTxn,
     kind: Kind,
     id: &str,
     version: &str,
+    given: bool,
     bytes: &[u8],
 ) -> Result<()> {
     let vk = version_key(version);
-    if crate::keyspace::get(txn, &vk)?.is_some() {
+    if given && crate::keyspace::get(txn, &vk)?.is_some() {
         return Err(TemporalError::VersionExists(version.to_string()));
     }
     crate::keyspace::write(txn, &vk, &vk, Some(bytes.to_vec()))?;

@@ -182,7 +182,8 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
         claim::mark_changed(txn, &version.logical_id)?;
     }
     let bytes = version.encode();
-    timeline::record(txn, w.kind, &w.logical_id, &id, &bytes)?;
+    let given = w.version_id.is_some();
+    timeline::record(txn, w.kind, &w.logical_id, &id, given, &bytes)?;
     let holds = (version.op != Op::Retract).then_some((id.as_str(), &bytes[..]));
     timeline::apply(txn, w.kind, &w.logical_id, valid, holds)?;
     Ok(version)
