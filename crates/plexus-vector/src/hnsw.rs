@@ -142,6 +142,11 @@ pub struct Hnsw {
 /// 272 ended, 273 began and found only 274, the line cut at 273 itself.
 const RECENT: u64 = 16;
 
+/// How far back (in `Linking`'s clock) a link's horizon may reach: past
+/// it, a thread stalled for long would make every link meanwhile meet
+/// every other (a cost that grows with the square of the stall).
+const HORIZON_CAP: u64 = 512;
+
 /// How many vectors ahead of the one being scored a walk asks the CPU to
 /// load (`Codes::prefetch`): enough to hide memory's latency behind the
 /// distances computed meanwhile, few enough to stay in the L1 cache.
@@ -152,45 +157,85 @@ pub(crate) const PREFETCH_AHEAD: usize = 2;
 /// where each slot keeps few links (points on a line keep two) that cuts
 /// the graph. So each link is logged with the times it started and ended,
 /// and a slot, once linked, is introduced to the slots whose linking
-/// overlapped its own or ended shortly ([`RECENT`]) before it began.
+/// overlapped its own or ended shortly ([`RECENT`]) before it began — or
+/// ended at any time since the oldest link still running when it began
+/// did (its *horizon*): a thread descheduled in the middle of a link
+/// leaves the graph cut at that slot for as long as it waits, while the
+/// other threads link many more (on a loaded machine, points on a line
+/// lost a link in about one build of 250 with the fixed window alone).
 #[derive(Default)]
 struct Linking {
     clock: u64,
-    /// (slot, started, ended: `u64::MAX` while running).
-    log: Vec<(u32, u64, u64)>,
+    log: Vec<Link>,
+}
+
+/// One slot's linking in [`Linking`]'s log.
+struct Link {
+    slot: u32,
+    started: u64,
+    /// `u64::MAX` while running.
+    ended: u64,
+    /// The start of the oldest link running when this one began (its own
+    /// start if none): links ended since may be out of its reach.
+    horizon: u64,
 }
 
 impl Linking {
+    /// Begins `slot`'s linking; its start, for [`Linking::end`].
     fn begin(&mut self, slot: u32) -> u64 {
         self.clock += 1;
-        self.log.push((slot, self.clock, u64::MAX));
-        self.clock
+        let started = self.clock;
+        let horizon = self
+            .log
+            .iter()
+            .filter(|e| e.ended == u64::MAX)
+            .map(|e| e.started)
+            .min()
+            .unwrap_or(started)
+            .max(started.saturating_sub(HORIZON_CAP));
+        self.log.push(Link {
+            slot,
+            started,
+            ended: u64::MAX,
+            horizon,
+        });
+        started
+    }
+
+    /// The earliest horizon of the links running: what ended after it
+    /// may still be introduced to one of them.
+    fn oldest(&self) -> Option<u64> {
+        self.log
+            .iter()
+            .filter(|e| e.ended == u64::MAX)
+            .map(|e| e.horizon)
+            .min()
     }
 
     /// Ends `slot`'s linking; the slots whose linking overlapped it, or
-    /// ended shortly before it began.
+    /// ended shortly before its horizon.
     fn end(&mut self, slot: u32, started: u64) -> Vec<u32> {
         self.clock += 1;
         let now = self.clock;
+        let horizon = self
+            .log
+            .iter()
+            .find(|e| e.slot == slot && e.started == started)
+            .map_or(started, |e| e.horizon);
+        let since = horizon.saturating_sub(RECENT);
         let mut peers = Vec::new();
         for e in &mut self.log {
-            if e.0 == slot && e.1 == started {
-                e.2 = now;
-            } else if e.2 > started.saturating_sub(RECENT) {
-                peers.push(e.0);
+            if e.slot == slot && e.started == started {
+                e.ended = now;
+            } else if e.ended > since {
+                peers.push(e.slot);
             }
         }
         // A finished link matters to links running when it ended, and to
-        // those beginning shortly after.
-        let oldest = self
-            .log
-            .iter()
-            .filter(|e| e.2 == u64::MAX)
-            .map(|e| e.1)
-            .min()
-            .unwrap_or(now);
+        // those whose horizon lies shortly before it ended.
+        let oldest = self.oldest().unwrap_or(now);
         self.log
-            .retain(|e| e.2 == u64::MAX || e.2.saturating_add(RECENT) > oldest);
+            .retain(|e| e.ended == u64::MAX || e.ended.saturating_add(RECENT) > oldest);
         peers
     }
 }
@@ -252,12 +297,19 @@ impl Hnsw {
                     let mut s = Scratch::default();
                     let mut q = Vec::new();
                     loop {
-                        let i = next.fetch_add(1, AtomicOrdering::Relaxed);
-                        if i >= n {
-                            break;
-                        }
-                        h_ref.codes.get(i as u32, &mut q);
-                        h_ref.link(i as u32, &q, &mut s);
+                        // A slot is claimed and its link begun at once: a
+                        // thread descheduled between the two would leave
+                        // the graph cut at a slot no link knows is coming.
+                        let (i, started) = {
+                            let mut l = locked(&h_ref.linking);
+                            let i = next.fetch_add(1, AtomicOrdering::Relaxed);
+                            if i >= n {
+                                break;
+                            }
+                            (i as u32, l.begin(i as u32))
+                        };
+                        h_ref.codes.get(i, &mut q);
+                        h_ref.link_begun(i, started, &q, &mut s);
                     }
                 });
             }
@@ -485,6 +537,12 @@ impl Hnsw {
     /// links.
     fn link(&self, slot: u32, q: &[f32], s: &mut Scratch) {
         let started = locked(&self.linking).begin(slot);
+        self.link_begun(slot, started, q, s);
+    }
+
+    /// [`Hnsw::link`] of a slot whose link began (`Linking::begin`) at
+    /// `started`.
+    fn link_begun(&self, slot: u32, started: u64, q: &[f32], s: &mut Scratch) {
         self.link_alone(slot, q, s);
         let peers = locked(&self.linking).end(slot, started);
         for p in peers {
@@ -743,5 +801,56 @@ impl Hnsw {
         }
         scratch.query = q;
         Ok(found.into_iter().map(|n| (n.slot, n.d)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// While slot 0's link stalls, 40 more begin and end one after another
+    /// (80 ticks, past `RECENT`): one beginning then still meets the first
+    /// of them, which may be cut off from it by the stalled slot; a link
+    /// beginning after the stalled one ended meets only the recent ones.
+    #[test]
+    fn a_link_meets_what_ended_since_the_oldest_running_began() {
+        let mut l = Linking::default();
+        let stalled = l.begin(0);
+        for slot in 1..=40 {
+            let s = l.begin(slot);
+            l.end(slot, s);
+        }
+        let late = l.begin(41);
+        let peers = l.end(41, late);
+        assert!(peers.contains(&1) && peers.contains(&0), "{peers:?}");
+        l.end(0, stalled);
+        for slot in 42..=80 {
+            let s = l.begin(slot);
+            l.end(slot, s);
+        }
+        let after = l.begin(81);
+        let peers = l.end(81, after);
+        assert!(!peers.contains(&1) && !peers.contains(&42), "{peers:?}");
+        assert!(peers.contains(&80), "{peers:?}");
+    }
+
+    /// A stall longer than `HORIZON_CAP` ticks: the horizon stops there.
+    #[test]
+    fn a_horizon_reaches_back_at_most_its_cap() {
+        let mut l = Linking::default();
+        let _stalled = l.begin(0);
+        let n = (HORIZON_CAP / 2 + 50) as u32;
+        for slot in 1..=n {
+            let s = l.begin(slot);
+            l.end(slot, s);
+        }
+        let late = l.begin(n + 1);
+        let peers = l.end(n + 1, late);
+        assert!(!peers.contains(&1), "{} peers", peers.len());
+        assert!(
+            peers.contains(&0) && peers.contains(&n),
+            "{} peers",
+            peers.len()
+        );
     }
 }

@@ -170,7 +170,9 @@ proptest! {
 /// parallel build once lost them (a slot storing its own links over those
 /// another thread had just added to it; later, a slot that began just
 /// after its neighbour ended, while the line was cut at itself, and never
-/// met it); every point must link both its neighbours and stay reachable.
+/// met it; then, on a loaded machine, a slot whose thread was descheduled
+/// mid-link, or between claiming the slot and beginning its link); every
+/// point must link both its neighbours and stay reachable.
 #[test]
 fn a_parallel_build_keeps_every_link_back() {
     let rows: Vec<f32> = (0..2000).flat_map(|i| [i as f32, 0.0]).collect();
