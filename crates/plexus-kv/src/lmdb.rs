@@ -452,7 +452,9 @@ impl Generation {
         for (k, v) in &pairs[..split] {
             db.put(wtxn, k, v)?;
         }
-        self.append_pairs(wtxn, db, &mut pairs[split..].iter().copied())
+        // Past the last key, ascending (`put_run`), and checked with the
+        // batch's other keys (`check_keys`) before any was written.
+        append_through_cursor(wtxn, db, pairs[split..].iter().copied(), &mut |_| Ok(()))
     }
 
     /// Writes one sorted run: in append mode (no searching, full pages) when
@@ -510,15 +512,9 @@ impl Generation {
             }
             return Ok(());
         }
-        // One cursor for the whole run: `mdb_put` would set one up per pair.
-        let mut cursor = db.iter_mut(wtxn)?;
-        for (k, v) in pairs {
-            self.check_next(prev.replace(k), k)?;
-            // SAFETY: nothing read through this cursor is held while it
-            // writes; keys and values come from the caller's run.
-            unsafe { cursor.put_current_with_options::<Bytes>(PutFlags::APPEND, k, v)? };
-        }
-        Ok(())
+        append_through_cursor(wtxn, db, pairs, &mut |k| {
+            self.check_next(prev.replace(k), k)
+        })
     }
 
     /// Fails unless `key` lies past `prev` (the key before it in a sorted
@@ -529,6 +525,25 @@ impl Generation {
         }
         self.check_key(key)
     }
+}
+
+/// Appends pairs that lie past the keyspace's last key, ascending, through
+/// one cursor (`mdb_put` would set one up per pair); `check` sees each key
+/// before it is written.
+fn append_through_cursor<'p>(
+    wtxn: &mut heed::RwTxn<'_>,
+    db: Db,
+    pairs: impl Iterator<Item = (&'p [u8], &'p [u8])>,
+    check: &mut dyn FnMut(&'p [u8]) -> Result<()>,
+) -> Result<(), WriteErr> {
+    let mut cursor = db.iter_mut(wtxn)?;
+    for (k, v) in pairs {
+        check(k)?;
+        // SAFETY: nothing read through this cursor is held while it
+        // writes; keys and values come from the caller's run.
+        unsafe { cursor.put_current_with_options::<Bytes>(PutFlags::APPEND, k, v)? };
+    }
+    Ok(())
 }
 
 /// How many of `ops`' first operations are puts into `ks` with keys in

@@ -32,6 +32,14 @@ fn postgres_store(dir: &tempfile::TempDir) -> Arc<dyn KvStore> {
     plexus_kv::open_postgres(&url, &schema, &["a", "b"], &KvOptions::default()).unwrap()
 }
 
+/// Options that open an existing store for reading only.
+fn read_only() -> KvOptions {
+    KvOptions {
+        read_only: true,
+        ..KvOptions::default()
+    }
+}
+
 fn keys(s: &dyn KvStore, ks: Ks, range: KeyRange, opts: ScanOptions) -> Vec<Vec<u8>> {
     let snap = s.snapshot().unwrap();
     let out = snap.scan(ks, &range, opts).map(|r| r.unwrap().0).collect();
@@ -690,10 +698,7 @@ fn lmdb_opens_read_only() {
         let s = store(Backend::Lmdb, &dir);
         put_all(&*s, B, &[b"kept"]);
     }
-    let opts = KvOptions {
-        read_only: true,
-        ..KvOptions::default()
-    };
+    let opts = read_only();
     let s = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
     assert_eq!(
         s.snapshot().unwrap().get(B, b"kept").unwrap(),
@@ -710,10 +715,7 @@ fn lmdb_opens_read_only() {
 fn lmdb_read_only_names_a_missing_keyspace() {
     let dir = tempfile::tempdir().unwrap();
     drop(store(Backend::Lmdb, &dir));
-    let opts = KvOptions {
-        read_only: true,
-        ..KvOptions::default()
-    };
+    let opts = read_only();
     let e = match open(Backend::Lmdb, dir.path(), &["a", "b", "newer"], &opts) {
         Ok(_) => panic!("a store without keyspace 'newer' opened read-only"),
         Err(e) => e,
@@ -814,10 +816,7 @@ fn lmdb_compaction_gives_space_back_and_keeps_every_value() {
     left.sort();
     assert_eq!(left, ["CURRENT", "gen-2"]);
     // A reader beside the writer opens the live generation.
-    let opts = KvOptions {
-        read_only: true,
-        ..KvOptions::default()
-    };
+    let opts = read_only();
     drop(s);
     let r = open(Backend::Lmdb, dir.path(), &["a", "b"], &opts).unwrap();
     assert!(values(&*r) == want, "a reader sees other values");
@@ -937,10 +936,7 @@ fn compaction_is_refused_clearly_where_the_backend_has_none() {
 fn fjall_refuses_read_only_clearly() {
     let dir = tempfile::tempdir().unwrap();
     drop(store(Backend::Fjall, &dir));
-    let opts = KvOptions {
-        read_only: true,
-        ..KvOptions::default()
-    };
+    let opts = read_only();
     let e = open(Backend::Fjall, dir.path(), &["a", "b"], &opts)
         .err()
         .unwrap();

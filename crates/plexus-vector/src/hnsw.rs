@@ -217,19 +217,19 @@ impl Linking {
     fn end(&mut self, slot: u32, started: u64) -> Vec<u32> {
         self.clock += 1;
         let now = self.clock;
-        let horizon = self
+        let own = self
             .log
             .iter()
-            .find(|e| e.slot == slot && e.started == started)
-            .map_or(started, |e| e.horizon);
-        let since = horizon.saturating_sub(RECENT);
-        let mut peers = Vec::new();
-        for e in &mut self.log {
-            if e.slot == slot && e.started == started {
-                e.ended = now;
-            } else if e.ended > since {
-                peers.push(e.slot);
-            }
+            .position(|e| e.slot == slot && e.started == started);
+        let since = own
+            .map_or(started, |i| self.log[i].horizon)
+            .saturating_sub(RECENT);
+        let peers = (self.log.iter().enumerate())
+            .filter(|&(i, e)| Some(i) != own && e.ended > since)
+            .map(|(_, e)| e.slot)
+            .collect();
+        if let Some(i) = own {
+            self.log[i].ended = now;
         }
         // A finished link matters to links running when it ended, and to
         // those whose horizon lies shortly before it ended.
