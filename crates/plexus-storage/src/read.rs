@@ -170,6 +170,17 @@ pub enum ValidPart {
     Unversioned,
 }
 
+/// What [`crate::WriteTxn::valid_time_write_all`] writes under a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValidWrite {
+    /// This value.
+    Put(Vec<u8>),
+    /// The commit's system time ([`crate::WriteTxn::valid_time_stamp`]).
+    Stamp,
+    /// Nothing: the key is deleted.
+    Delete,
+}
+
 impl ValidPart {
     pub(crate) fn keyspace(self) -> Ks {
         match self {

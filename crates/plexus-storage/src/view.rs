@@ -53,14 +53,34 @@ impl Overlay {
     }
 
     fn set(&mut self, ks: Ks, key: Vec<u8>, v: Option<Vec<u8>>) {
-        let prev = self.maps[ks.0].insert(key.clone(), v);
-        if self.recording {
-            self.undo.push(Undo::Entry {
-                ks: ks.0,
-                key,
-                prev,
-            });
+        // The key is copied only for the undo record of an operation that
+        // may still fail (`WriteTxn::op`).
+        if !self.recording {
+            self.maps[ks.0].insert(key, v);
+            return;
         }
+        let prev = self.maps[ks.0].insert(key.clone(), v);
+        self.undo.push(Undo::Entry {
+            ks: ks.0,
+            key,
+            prev,
+        });
+    }
+
+    /// Many writes at once, a later one of a key winning: sorted together
+    /// and merged into the buffer in one pass, where an insert each would
+    /// search the tree from its root, comparing long shared key prefixes
+    /// at every level.
+    pub fn extend(&mut self, ks: Ks, entries: Vec<Pending>) {
+        if self.recording {
+            for (k, v) in entries {
+                self.set(ks, k, v);
+            }
+            return;
+        }
+        // Collecting sorts stably and keeps the last of equal keys.
+        let mut more: Entries = entries.into_iter().collect();
+        self.maps[ks.0].append(&mut more);
     }
 
     pub fn put(&mut self, ks: Ks, key: Vec<u8>, value: Vec<u8>) {
@@ -634,6 +654,40 @@ impl NodeCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes given at once land as the same writes one by one would: the
+    /// later of two to one key wins, a delete stays a delete, and what
+    /// the buffer held before is kept unless written again; inside an
+    /// operation they are undone with it.
+    #[test]
+    fn writes_given_at_once_land_as_one_by_one() {
+        let ks = Ks(0);
+        let b = |s: &str| s.as_bytes().to_vec();
+        let mut o = Overlay::new(1);
+        o.put(ks, b("a"), b("0"));
+        o.put(ks, b("m"), b("0"));
+        o.extend(
+            ks,
+            vec![
+                (b("z"), Some(b("1"))),
+                (b("m"), Some(b("1"))),
+                (b("c"), None),
+                (b("z"), Some(b("2"))),
+            ],
+        );
+        let held: Vec<_> = o.written_under(ks, b"").collect();
+        let want: Vec<(&[u8], Option<&[u8]>)> = vec![
+            (b"a", Some(b"0")),
+            (b"c", None),
+            (b"m", Some(b"1")),
+            (b"z", Some(b"2")),
+        ];
+        assert_eq!(held, want);
+        o.begin_op();
+        o.extend(ks, vec![(b("a"), None), (b("q"), Some(b("3")))]);
+        o.rollback_op();
+        assert_eq!(o.written_under(ks, b"").collect::<Vec<_>>(), want);
+    }
 
     #[test]
     fn a_transaction_finds_names_created_after_it_looked_for_them() {

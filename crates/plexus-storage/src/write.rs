@@ -15,7 +15,9 @@ use crate::ids::{Direction, EdgeId, GraphId, NodeId};
 use crate::keys::*;
 use crate::merge::ListOp;
 use crate::occ::{Footprint, Subject};
-use crate::read::{edge_record, node_exists, node_record, Entity, GraphRead, Props, ValidPart};
+use crate::read::{
+    edge_record, node_exists, node_record, Entity, GraphRead, Props, ValidPart, ValidWrite,
+};
 use crate::record::{set_prop, EdgeRecord, NodeRecord};
 use crate::schema::{
     ConstraintDef, ConstraintKind, ConstraintSpec, IndexDef, IndexKind, IndexMode, IndexSpec,
@@ -1515,6 +1517,51 @@ impl WriteTxn {
     pub fn valid_time_stamp(&mut self, part: ValidPart, subject: &[u8], key: &[u8]) -> Result<()> {
         let pending = Some(crate::history::PENDING_STAMP.to_vec());
         self.valid_time_put(part, subject, key, pending)
+    }
+
+    /// Writes many entries of the graph's valid-time keyspace, as
+    /// [`WriteTxn::valid_time_write`] and [`WriteTxn::valid_time_stamp`]
+    /// write one each, with `subjects` as their conflict subjects: all of
+    /// them or (a value that is the pending stamp) none. The entries go to
+    /// the transaction's buffer in one sorted pass, without the undo
+    /// record of an operation that may fail midway; a batch should come in
+    /// one call (each call merges into the whole buffer).
+    pub fn valid_time_write_all(
+        &mut self,
+        subjects: &[&[u8]],
+        entries: Vec<(ValidPart, Vec<u8>, ValidWrite)>,
+    ) -> Result<()> {
+        let pending = &crate::history::PENDING_STAMP[..];
+        if entries
+            .iter()
+            .any(|(_, _, w)| matches!(w, ValidWrite::Put(v) if v[..] == *pending))
+        {
+            return Err(StorageError::Invalid(
+                "a valid-time value may not be the pending commit stamp".into(),
+            ));
+        }
+        let g = self.g();
+        for s in subjects {
+            self.fp.writes.insert(Subject::ValidTime(g.0, s).hash());
+        }
+        let (mut versioned, mut unversioned) = (Vec::new(), Vec::new());
+        for (part, key, w) in entries {
+            let mut k = crate::keys::with_graph(g, key.len());
+            k.extend_from_slice(&key);
+            let v = match w {
+                ValidWrite::Put(v) => Some(v),
+                ValidWrite::Stamp => Some(pending.to_vec()),
+                ValidWrite::Delete => None,
+            };
+            match part {
+                ValidPart::Versioned => versioned.push((k, v)),
+                ValidPart::Unversioned => unversioned.push((k, v)),
+            }
+        }
+        let ov = self.ov();
+        ov.extend(ValidPart::Versioned.keyspace(), versioned);
+        ov.extend(ValidPart::Unversioned.keyspace(), unversioned);
+        Ok(())
     }
 
     fn valid_time_put(

@@ -45,28 +45,35 @@ pub(crate) fn put_once(txn: &mut WriteTxn, kind: Kind, id: &str, key: Vec<u8>) -
 
 /// Indexes what a new version of a node or an edge gives its entity.
 pub(crate) fn index(txn: &mut WriteTxn, v: &Version) -> Result<()> {
-    match v.kind {
-        Kind::Node => props::mark_first(txn, props::Of::Nodes, &v.logical_id)?,
-        Kind::Edge => props::mark_first(txn, props::Of::Relationships, &v.logical_id)?,
-        Kind::Claim => {}
+    if let Some(of) = props::Of::for_kind(v.kind) {
+        props::mark_first(txn, of, &v.logical_id)?;
     }
+    for k in entries(v) {
+        put_once(txn, v.kind, &v.logical_id, k)?;
+    }
+    Ok(())
+}
+
+/// The keys of the index entries a version of a node or an edge gives
+/// its entity: its labels or endpoints, and its property values.
+pub(crate) fn entries(v: &Version) -> Vec<Vec<u8>> {
+    let id = &v.logical_id;
+    let mut out = Vec::new();
     match &v.state {
         State::Node(n) => {
-            let id = &v.logical_id;
             for l in &n.labels {
-                put_once(txn, Kind::Node, id, key(LABELS, &[l, id]))?;
+                out.push(key(LABELS, &[l, id]));
             }
-            props::index(txn, props::Of::Nodes, id, &n.props)?;
+            props::entries(props::Of::Nodes, id, &n.props, &mut out);
         }
         State::Edge(e) => {
-            let id = &v.logical_id;
-            put_once(txn, Kind::Edge, id, key(OUT, &[&e.src, &e.rel_type, id]))?;
-            put_once(txn, Kind::Edge, id, key(IN, &[&e.dst, &e.rel_type, id]))?;
-            props::index(txn, props::Of::Relationships, id, &e.props)?;
+            out.push(key(OUT, &[&e.src, &e.rel_type, id]));
+            out.push(key(IN, &[&e.dst, &e.rel_type, id]));
+            props::entries(props::Of::Relationships, id, &e.props, &mut out);
         }
         State::Claim(_) | State::None => {}
     }
-    Ok(())
+    out
 }
 
 /// The ids under an index prefix (every prefix ends a part: `00 01`, and

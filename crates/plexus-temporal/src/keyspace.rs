@@ -19,7 +19,7 @@
 //! always sought where it is written.
 
 use crate::error::{Result, TemporalError};
-use plexus_storage::{GraphRead, PairFn, Storage, ValidPart, WriteTxn};
+use plexus_storage::{GraphRead, PairFn, Storage, ValidPart, ValidWrite, WriteTxn};
 use std::ops::Bound;
 
 /// The tags of the entries written once.
@@ -69,10 +69,15 @@ pub(crate) fn write(
     txn.valid_time_write(part(key), subject, key, value)
 }
 
-/// Writes the commit's system time under `key` when the transaction
-/// commits (`WriteTxn::valid_time_stamp`).
-pub(crate) fn stamp(txn: &mut WriteTxn, subject: &[u8], key: &[u8]) -> plexus_storage::Result<()> {
-    txn.valid_time_stamp(part(key), subject, key)
+/// Writes many entries, each in the part its tag names, with `subjects`
+/// as their conflict subjects (`WriteTxn::valid_time_write_all`).
+pub(crate) fn write_all(
+    txn: &mut WriteTxn,
+    subjects: &[&[u8]],
+    entries: Vec<(Vec<u8>, ValidWrite)>,
+) -> plexus_storage::Result<()> {
+    let entries = entries.into_iter().map(|(k, w)| (part(&k), k, w)).collect();
+    txn.valid_time_write_all(subjects, entries)
 }
 
 /// The tag of the version records: a store keeps them in the versioned

@@ -22,6 +22,7 @@
 //! assert!(node_as_of(&r, "ann", -1).unwrap().is_none());
 //! ```
 
+mod batch;
 mod claim;
 mod error;
 mod graph;

@@ -42,6 +42,15 @@ pub(crate) enum Of {
 }
 
 impl Of {
+    /// The properties of entities of `kind` (claims have none indexed).
+    pub(crate) fn for_kind(kind: Kind) -> Option<Of> {
+        match kind {
+            Kind::Node => Some(Of::Nodes),
+            Kind::Edge => Some(Of::Relationships),
+            Kind::Claim => None,
+        }
+    }
+
     fn tag(self) -> u8 {
         match self {
             Of::Nodes => b'P',
@@ -63,6 +72,7 @@ impl Of {
         }
     }
 }
+
 /// String parts longer than this are cut and completed by a hash.
 const MAX_VALUE_PART: usize = 64;
 const NUMBER: u8 = b'n';
@@ -134,21 +144,20 @@ pub(crate) fn mark_first(txn: &mut WriteTxn, of: Of, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Writes the entries of a version's properties.
-pub(crate) fn index(
-    txn: &mut WriteTxn,
+/// The keys of the entries of a version's properties, onto `out`.
+pub(crate) fn entries(
     of: Of,
     id: &str,
     props: &std::collections::BTreeMap<String, Value>,
-) -> Result<()> {
+    out: &mut Vec<Vec<u8>>,
+) {
     for (k, value) in props {
         if let Some(part) = value_part(value) {
             let mut entry = prop_prefix(of, k, &part);
             push_escaped(&mut entry, id.as_bytes());
-            crate::graph::put_once(txn, of.kind(), id, entry)?;
+            out.push(entry);
         }
     }
-    Ok(())
 }
 
 /// The key of `value`'s entry for node `id` (for tests that remove one).

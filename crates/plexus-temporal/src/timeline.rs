@@ -27,7 +27,7 @@ use crate::error::{Result, TemporalError};
 use crate::time::Interval;
 use crate::version::Kind;
 use plexus_common::{push_escaped, push_i64, read_escaped, read_i64, write_varint, Reader};
-use plexus_storage::{GraphRead, WriteTxn};
+use plexus_storage::{GraphRead, ValidWrite, WriteTxn};
 use std::ops::Bound;
 
 const TIMELINE: u8 = b'T';
@@ -175,30 +175,139 @@ pub(crate) fn apply(
     valid: Interval,
     version: Option<(&str, &[u8])>,
 ) -> Result<()> {
-    let subject = subject(kind, id);
+    let entries = cuts(txn, kind, id, &[(valid, version)])?;
+    Ok(crate::keyspace::write_all(
+        txn,
+        &[&subject(kind, id)],
+        entries,
+    )?)
+}
+
+/// What [`apply`] of each of `writes` in order does to the entity's
+/// timeline, as the entries to write, the timeline read once: the
+/// segments the writes can touch (the last one starting at most at the
+/// earliest write's start, and every one starting before the latest end)
+/// are cut in memory, and only the keys whose value changed are written.
+/// The segments starting earlier end at or before that first one's start,
+/// so no write overlaps them; none starting at or after the latest end
+/// is in any written range.
+pub(crate) fn cuts(
+    r: &(impl GraphRead + ?Sized),
+    kind: Kind,
+    id: &str,
+    writes: &[Write<'_>],
+) -> Result<Vec<(Vec<u8>, ValidWrite)>> {
+    let Some(lo) = writes.iter().map(|(v, _)| v.from).min() else {
+        return Ok(Vec::new());
+    };
+    let hi = writes
+        .iter()
+        .try_fold(i64::MIN, |m, (v, _)| v.to.map(|t| m.max(t)));
     let stem = stem(TIMELINE, kind, id);
-    let key = |from: i64| at_key(&stem, from);
-    let mut overlapped = Vec::new();
-    if let Some(s) = covering(txn, kind, id, valid.from)? {
-        if s.valid.from < valid.from {
-            overlapped.push(s);
+    let before = touched(r, &stem, lo, hi)?;
+    let mut now = before.clone();
+    for (valid, version) in writes {
+        cut(&mut now, *valid, *version)?;
+    }
+    let mut out = Vec::new();
+    for from in before.keys().filter(|f| !now.contains_key(f)) {
+        out.push((at_key(&stem, *from), ValidWrite::Delete));
+    }
+    for (from, v) in now {
+        if before.get(&from) != Some(&v) {
+            out.push((at_key(&stem, from), ValidWrite::Put(v)));
         }
     }
-    overlapped.extend(segments(txn, kind, id, Some(valid.from), valid.to)?);
-    for s in overlapped {
-        crate::keyspace::write(txn, &subject, &key(s.valid.from), None)?;
-        if s.valid.from < valid.from {
-            let left = segment_value(valid.from, &s.version, &s.record);
-            crate::keyspace::write(txn, &subject, &key(s.valid.from), Some(left))?;
+    Ok(out)
+}
+
+/// The segments of timeline `stem` that writes within `[lo, hi)` can
+/// touch (`hi` `None`: no end): the last starting at most at `lo`, and
+/// every one starting in the range. Two seeks.
+fn touched(r: &(impl GraphRead + ?Sized), stem: &[u8], lo: i64, hi: Option<i64>) -> Result<Cut> {
+    let from_of = |k: &[u8]| {
+        read_i64(k, stem.len()).ok_or_else(|| TemporalError::Corrupt("timeline key".into()))
+    };
+    let mut found = Cut::new();
+    let start = at_key(stem, lo);
+    if let Some((k, v)) = first(r, Bound::Included(stem), Bound::Included(&start), true)? {
+        found.insert(from_of(&k)?, v);
+    }
+    let upto = match hi {
+        Some(t) => at_key(stem, t),
+        None => [stem, &[0xFF; 9]].concat(),
+    };
+    let mut failed = None;
+    crate::keyspace::scan(
+        r,
+        Bound::Included(&start),
+        Bound::Excluded(&upto),
+        false,
+        &mut |k, v| match from_of(k) {
+            Ok(from) => {
+                found.insert(from, v.to_vec());
+                Ok(true)
+            }
+            Err(e) => {
+                failed = Some(e);
+                Ok(false)
+            }
+        },
+    )?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(found),
+    }
+}
+
+/// One write to a timeline: the interval, and the version (its id and
+/// encoding) holding the entity there, or none.
+pub(crate) type Write<'a> = (Interval, Option<(&'a str, &'a [u8])>);
+
+/// Segments by their start: each value as stored (`segment_value`).
+type Cut = std::collections::BTreeMap<i64, Vec<u8>>;
+
+/// The end a stored segment value starts with.
+fn end_of(value: &[u8]) -> Result<i64> {
+    read_i64(value, 0).ok_or_else(|| TemporalError::Corrupt("timeline segment".into()))
+}
+
+/// `value` with its end replaced by `end`.
+fn ended(value: &[u8], end: i64) -> Vec<u8> {
+    let mut v = Vec::with_capacity(value.len());
+    push_i64(&mut v, end);
+    v.extend_from_slice(value.get(8..).unwrap_or_default());
+    v
+}
+
+/// What [`apply`] does to the timeline, on segments in memory.
+fn cut(now: &mut Cut, valid: Interval, version: Option<(&str, &[u8])>) -> Result<()> {
+    let mut overlapped = Vec::new();
+    if let Some((&from, v)) = now.range(..=valid.from).next_back() {
+        let covers = Interval::with_end(from, end_of(v)?).contains(valid.from);
+        if covers && from < valid.from {
+            overlapped.push((from, v.clone()));
         }
-        if s.valid.end() > valid.end() {
-            let right = segment_value(s.valid.end(), &s.version, &s.record);
-            crate::keyspace::write(txn, &subject, &key(valid.end()), Some(right))?;
+    }
+    let upto = valid
+        .to
+        .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+    if valid.to.is_none_or(|t| t > valid.from) {
+        let within = now.range((std::ops::Bound::Included(valid.from), upto));
+        overlapped.extend(within.map(|(f, v)| (*f, v.clone())));
+    }
+    for (from, v) in overlapped {
+        now.remove(&from);
+        let end = end_of(&v)?;
+        if from < valid.from {
+            now.insert(from, ended(&v, valid.from));
+        }
+        if end > valid.end() {
+            now.insert(valid.end(), v);
         }
     }
     if let Some((v, record)) = version {
-        let value = segment_value(valid.end(), v, record);
-        crate::keyspace::write(txn, &subject, &key(valid.from), Some(value))?;
+        now.insert(valid.from, segment_value(valid.end(), v, record));
     }
     Ok(())
 }
@@ -215,29 +324,54 @@ pub(crate) fn record(
     given: bool,
     bytes: &[u8],
 ) -> Result<()> {
-    let vk = version_key(version);
-    if given && crate::keyspace::get(txn, &vk)?.is_some() {
+    if given && crate::keyspace::get(txn, &version_key(version))?.is_some() {
         return Err(TemporalError::VersionExists(version.to_string()));
     }
-    crate::keyspace::write(txn, &vk, &vk, Some(bytes.to_vec()))?;
-    // When it was recorded, for `systemFrom` in a graph keeping no history.
-    crate::keyspace::stamp(txn, &vk, &recorded_key(version))?;
-    let log = stem(ENTITY_LOG, kind, id);
-    let n = log_len(txn, &log)?;
-    let mut k = log;
-    k.extend_from_slice(&n.to_be_bytes());
+    record_version(txn, version, bytes.to_vec())?;
+    let n = log_len_of(txn, kind, id)?;
     crate::keyspace::write(
         txn,
         &subject(kind, id),
-        &k,
+        &log_key(kind, id, n),
         Some(version.as_bytes().to_vec()),
     )?;
     Ok(())
 }
 
+/// Writes version `version`'s record (`bytes`) and its stamp
+/// ([`version_entries`]).
+fn record_version(txn: &mut WriteTxn, version: &str, bytes: Vec<u8>) -> Result<()> {
+    let vk = version_key(version);
+    let entries = version_entries(version, bytes);
+    Ok(crate::keyspace::write_all(txn, &[&vk], entries.into())?)
+}
+
+/// The entries of version `version`'s record (`bytes`) and its stamp, to
+/// write with the record's key as their conflict subject: two
+/// transactions creating one version id never both commit.
+pub(crate) fn version_entries(version: &str, bytes: Vec<u8>) -> [(Vec<u8>, ValidWrite); 2] {
+    // When it was recorded, for `systemFrom` in a graph keeping no history.
+    [
+        (version_key(version), ValidWrite::Put(bytes)),
+        (recorded_key(version), ValidWrite::Stamp),
+    ]
+}
+
+/// The key of the entity's `n`th version in its log.
+pub(crate) fn log_key(kind: Kind, id: &str, n: u64) -> Vec<u8> {
+    let mut k = stem(ENTITY_LOG, kind, id);
+    k.extend_from_slice(&n.to_be_bytes());
+    k
+}
+
+/// How many versions the entity's log holds.
+pub(crate) fn log_len_of(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) -> Result<u64> {
+    log_len(r, &stem(ENTITY_LOG, kind, id))
+}
+
 /// Whether the entity has a version.
 pub(crate) fn known(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) -> Result<bool> {
-    Ok(log_len(r, &stem(ENTITY_LOG, kind, id))? > 0)
+    Ok(log_len_of(r, kind, id)? > 0)
 }
 
 /// How many versions an entity's log holds: one past the last's number.

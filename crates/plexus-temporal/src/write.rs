@@ -14,15 +14,15 @@ pub const MAX_ID_LEN: usize = 512;
 /// One version to write.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VersionWrite {
-    kind: Kind,
-    logical_id: String,
-    op: Op,
+    pub(crate) kind: Kind,
+    pub(crate) logical_id: String,
+    pub(crate) op: Op,
     /// `None`: the superseded version's interval.
-    valid: Option<Interval>,
-    supersedes: Option<String>,
-    reason: Option<String>,
-    state: State,
-    version_id: Option<String>,
+    pub(crate) valid: Option<Interval>,
+    pub(crate) supersedes: Option<String>,
+    pub(crate) reason: Option<String>,
+    pub(crate) state: State,
+    pub(crate) version_id: Option<String>,
 }
 
 impl VersionWrite {
@@ -117,6 +117,31 @@ fn check_id(what: &'static str, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// The version `w` writes over `valid`, its ids checked; its id the one
+/// `w` gives, else a new one.
+pub(crate) fn version_of(w: &VersionWrite, valid: Interval) -> Result<Version> {
+    check_id("logical id", &w.logical_id)?;
+    // A generated id is a time-ordered UUID (version 7): the keys a new
+    // version adds under its id (`V | id`, `R | id`) go after those of the
+    // versions before it, onto pages a commit already holds, where random
+    // ids put each on a page of its own (a page copied per version).
+    let id = w
+        .version_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    check_id("version id", &id)?;
+    Ok(Version {
+        id,
+        kind: w.kind,
+        logical_id: w.logical_id.clone(),
+        op: w.op,
+        valid,
+        supersedes: w.supersedes.clone(),
+        reason: w.reason.clone(),
+        state: w.state.clone(),
+    })
+}
+
 /// Writes one version in `txn`; returns it. On an error, `txn` may hold
 /// part of the write: roll it back ([`commit_versions`] does).
 pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
@@ -144,26 +169,8 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
         }
     }
     let valid = w.valid.ok_or(TemporalError::NoInterval)?;
-    check_id("logical id", &w.logical_id)?;
-    // A generated id is a time-ordered UUID (version 7): the keys a new
-    // version adds under its id (`V | id`, `R | id`) go after those of the
-    // versions before it, onto pages a commit already holds, where random
-    // ids put each on a page of its own (a page copied per version).
-    let id = w
-        .version_id
-        .clone()
-        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-    check_id("version id", &id)?;
-    let version = Version {
-        id: id.clone(),
-        kind: w.kind,
-        logical_id: w.logical_id.clone(),
-        op: w.op,
-        valid,
-        supersedes: w.supersedes,
-        reason: w.reason,
-        state: w.state,
-    };
+    let version = version_of(&w, valid)?;
+    let id = version.id.clone();
     match &version.state {
         State::Claim(c) => {
             c.check()?;
@@ -190,13 +197,19 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
 }
 
 /// Writes `writes` in order as one transaction on `graph`: all of them or
-/// none. Returns the versions written.
+/// none. Returns the versions written. A batch of plain writes only
+/// (`batch::plain`) goes entity by entity (`batch.rs`); any other,
+/// version by version.
 pub fn commit_versions(db: &Storage, graph: &str, writes: &[VersionWrite]) -> Result<Vec<Version>> {
     let mut txn = db.write(graph)?;
-    let mut out = Vec::with_capacity(writes.len());
-    for w in writes {
-        out.push(write_version(&mut txn, w)?);
-    }
+    let out = if writes.len() > 1 && writes.iter().all(crate::batch::plain) {
+        crate::batch::write_plain(&mut txn, writes)?
+    } else {
+        writes
+            .iter()
+            .map(|w| write_version(&mut txn, w))
+            .collect::<Result<Vec<_>>>()?
+    };
     txn.commit()?;
     Ok(out)
 }
