@@ -7,13 +7,15 @@
 //! record: about ten reads and puts into the transaction's ordered
 //! buffer per version, two thirds of a large commit's time. Here the
 //! versions are grouped by entity (in their order within it): an entity's
-//! log length and timeline are read once for all its versions and its
-//! timeline cut in memory (`timeline::apply_many`), the markers are read
-//! once per batch, and an index entry is looked up only for an entity
-//! that had versions before (one that had none has no entries: each names
-//! its entity, and writing one again writes what is there). What is
-//! written is what the version-by-version path leaves, key for key
-//! (`tests/batch.rs` compares the two stores).
+//! log length is read once for all its versions, and its timeline once
+//! (not at all for an entity with no version yet) and cut in memory
+//! (`timeline::cuts`); the markers are read once per batch; an index
+//! entry is looked up only for an entity that had versions before (one
+//! that had none has no entries: each names its entity, and writing one
+//! again writes what is there); and every entry goes to the transaction
+//! in one sorted pass at the end. What is written is what the
+//! version-by-version path leaves, key for key (`tests/batch.rs` compares
+//! the two stores).
 
 use crate::error::{Result, TemporalError};
 use crate::props::{self, Of};
@@ -130,7 +132,8 @@ fn entity_entries(txn: &WriteTxn, versions: &[&Version], out: &mut Written) -> R
             (v.valid, holds)
         })
         .collect();
-    out.entries.extend(timeline::cuts(txn, kind, id, &cuts)?);
+    out.entries
+        .extend(timeline::cuts(txn, kind, id, &cuts, before == 0)?);
     out.subjects.push(subject(kind, id));
     Ok(())
 }

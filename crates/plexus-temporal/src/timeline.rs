@@ -175,7 +175,7 @@ pub(crate) fn apply(
     valid: Interval,
     version: Option<(&str, &[u8])>,
 ) -> Result<()> {
-    let entries = cuts(txn, kind, id, &[(valid, version)])?;
+    let entries = cuts(txn, kind, id, &[(valid, version)], false)?;
     Ok(crate::keyspace::write_all(
         txn,
         &[&subject(kind, id)],
@@ -190,12 +190,15 @@ pub(crate) fn apply(
 /// are cut in memory, and only the keys whose value changed are written.
 /// The segments starting earlier end at or before that first one's start,
 /// so no write overlaps them; none starting at or after the latest end
-/// is in any written range.
+/// is in any written range. An entity with no version yet (`new`) has no
+/// timeline, and nothing is read: every segment is written by a version,
+/// which is also logged (`record`), and logs are never cut.
 pub(crate) fn cuts(
     r: &(impl GraphRead + ?Sized),
     kind: Kind,
     id: &str,
     writes: &[Write<'_>],
+    new: bool,
 ) -> Result<Vec<(Vec<u8>, ValidWrite)>> {
     let Some(lo) = writes.iter().map(|(v, _)| v.from).min() else {
         return Ok(Vec::new());
@@ -204,7 +207,10 @@ pub(crate) fn cuts(
         .iter()
         .try_fold(i64::MIN, |m, (v, _)| v.to.map(|t| m.max(t)));
     let stem = stem(TIMELINE, kind, id);
-    let before = touched(r, &stem, lo, hi)?;
+    let before = match new {
+        true => Cut::new(),
+        false => touched(r, &stem, lo, hi)?,
+    };
     let mut now = before.clone();
     for (valid, version) in writes {
         cut(&mut now, *valid, *version)?;
