@@ -100,40 +100,164 @@ struct Query {
     expect: Option<i64>,
 }
 
+/// One version of the workload: the entity, its endpoints when it is a
+/// relationship, the value of `v`, and its interval.
+#[derive(Debug, Clone)]
+struct Spec {
+    id: String,
+    ends: Option<(String, String)>,
+    v: i64,
+    valid: Interval,
+}
+
 /// The versions GestaltDB's workload writes, in order.
-fn versions(nodes: usize, edges: usize, intervals: usize) -> Vec<VersionWrite> {
-    let props = |v: usize| [("v".to_string(), Value::Int(v as i64))].into();
+fn specs(nodes: usize, edges: usize, intervals: usize) -> Vec<Spec> {
     let since = |i: usize| Interval::from(BASE + i as i64 * STEP);
     let mut out = Vec::with_capacity(nodes + edges + intervals);
     for i in 0..nodes {
-        let state = NodeState {
-            labels: vec![],
-            props: props(i),
-        };
-        out.push(VersionWrite::assert_node(&format!("n{i}"), state, since(i)));
+        out.push(Spec {
+            id: format!("n{i}"),
+            ends: None,
+            v: i as i64,
+            valid: since(i),
+        });
     }
     for j in 0..edges {
-        let state = EdgeState {
-            src: format!("n{}", j % nodes.max(1)),
-            dst: format!("n{}", (j * 7 + 1) % nodes.max(1)),
-            rel_type: "LINK".into(),
-            props: props(j),
-        };
-        out.push(VersionWrite::assert_edge(&format!("e{j}"), state, since(j)));
+        let src = format!("n{}", j % nodes.max(1));
+        let dst = format!("n{}", (j * 7 + 1) % nodes.max(1));
+        out.push(Spec {
+            id: format!("e{j}"),
+            ends: Some((src, dst)),
+            v: j as i64,
+            valid: since(j),
+        });
     }
     for k in 0..intervals {
         let from = BASE + k as i64 * STEP;
-        let valid = Interval {
-            from,
-            to: Some(from + STEP),
-        };
-        let state = NodeState {
-            labels: vec![],
-            props: props(k),
-        };
-        out.push(VersionWrite::assert_node("hot", state, valid));
+        out.push(Spec {
+            id: "hot".into(),
+            ends: None,
+            v: k as i64,
+            valid: Interval {
+                from,
+                to: Some(from + STEP),
+            },
+        });
     }
     out
+}
+
+/// The versions as the Rust API writes them.
+fn versions(specs: &[Spec]) -> Vec<VersionWrite> {
+    specs
+        .iter()
+        .map(|s| {
+            let props = [("v".to_string(), Value::Int(s.v))].into();
+            match &s.ends {
+                None => {
+                    let state = NodeState {
+                        labels: vec![],
+                        props,
+                    };
+                    VersionWrite::assert_node(&s.id, state, s.valid)
+                }
+                Some((src, dst)) => {
+                    let state = EdgeState {
+                        src: src.clone(),
+                        dst: dst.clone(),
+                        rel_type: "LINK".into(),
+                        props,
+                    };
+                    VersionWrite::assert_edge(&s.id, state, s.valid)
+                }
+            }
+        })
+        .collect()
+}
+
+/// The table of the writes through Cypher (`plexus_cypher_write`): per
+/// commit size, the median run's rate; a JSON line each onto `lines`.
+fn cypher_writes_table(
+    runs: &[(usize, Vec<f64>)],
+    total: usize,
+    lines: &mut Vec<serde_json::Value>,
+) -> String {
+    let mut table = String::from(
+        "\nWrites through Cypher on Plexus, the same versions into a new store, a query a \
+         commit (`UNWIND $nodes AS r CALL plexus.temporal.assertNode(r.id, [], {v: r.v}, \
+         r.from, r.to)`, then `assertRelationship` over `$edges`), and every lookup above \
+         answered the same from it:\n\n\
+         | versions per commit | write through Cypher (versions/s, median) |\n|---|---:|\n",
+    );
+    for (per, secs) in runs {
+        let s = percentile(secs, 0.5).unwrap_or(f64::NAN);
+        let rate = total as f64 / s;
+        table.push_str(&format!("| {} | {rate:.0} |\n", commit_label(*per)));
+        lines.push(json!({"bench": "temporal-cypher-write", "per_commit": per,
+            "versions": total, "write_runs_s": secs, "versions_per_s": rate}));
+    }
+    table
+}
+
+/// Writes the versions through Cypher into a new database at `dir`, a
+/// query of `per` versions (an auto-commit transaction) at a time: its
+/// nodes, then its relationships, each an `UNWIND` of a parameter list
+/// over `plexus.temporal.assertNode` or `assertRelationship` (the order of
+/// one entity's versions is kept: each is in one list). The seconds taken.
+fn plexus_cypher_write(
+    dir: &Path,
+    specs: &[Spec],
+    per: usize,
+    durable: bool,
+) -> Res<(Database, f64)> {
+    const WRITE: &str = "UNWIND $nodes AS r \
+         CALL plexus.temporal.assertNode(r.id, [], {v: r.v}, r.from, r.to) YIELD versionId \
+         WITH count(versionId) AS n \
+         UNWIND $edges AS r \
+         CALL plexus.temporal.assertRelationship(r.id, r.src, r.dst, 'LINK', {v: r.v}, r.from, r.to) \
+         YIELD versionId RETURN n, count(versionId) AS m";
+    let opts = DbOptions {
+        durable,
+        ..DbOptions::default()
+    };
+    let db = Database::create(dir, opts)?;
+    db.keep_history("default")?;
+    let row = |s: &Spec| {
+        let mut m: std::collections::BTreeMap<String, Value> = [
+            ("id".to_string(), Value::String(s.id.clone())),
+            ("v".to_string(), Value::Int(s.v)),
+            ("from".to_string(), Value::Int(s.valid.from)),
+            ("to".to_string(), s.valid.to.map_or(Value::Null, Value::Int)),
+        ]
+        .into();
+        if let Some((src, dst)) = &s.ends {
+            m.insert("src".into(), Value::String(src.clone()));
+            m.insert("dst".into(), Value::String(dst.clone()));
+        }
+        Value::Map(m)
+    };
+    let chunks: Vec<plexus::Params> = specs
+        .chunks(if per == 0 { specs.len().max(1) } else { per })
+        .map(|chunk| {
+            let (edges, nodes): (Vec<&Spec>, Vec<&Spec>) =
+                chunk.iter().partition(|s| s.ends.is_some());
+            plexus::Params::from([
+                (
+                    "nodes".to_string(),
+                    Value::List(nodes.into_iter().map(row).collect()),
+                ),
+                (
+                    "edges".to_string(),
+                    Value::List(edges.into_iter().map(row).collect()),
+                ),
+            ])
+        })
+        .collect();
+    let started = Instant::now();
+    for params in &chunks {
+        db.query("default", WRITE, params)?;
+    }
+    Ok((db, started.elapsed().as_secs_f64()))
 }
 
 /// Lookups: half on `hot` (inside one of its intervals), the rest on
@@ -178,6 +302,9 @@ struct Outcome {
     lookup_us: Vec<f64>,
     /// Node lookups through Cypher by id and by value (Plexus only).
     cypher_us: [Vec<f64>; 3],
+    /// Plexus only: the seconds of each write of the versions through
+    /// Cypher (`plexus_cypher_write`).
+    cypher_write_runs: Vec<f64>,
     bytes: u64,
     version: String,
 }
@@ -325,7 +452,8 @@ fn plexus_bytes(db: &Database) -> Res<u64> {
 }
 
 fn run_plexus(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome> {
-    let writes = versions(o.nodes, o.edges, o.interval_versions);
+    let specs = specs(o.nodes, o.edges, o.interval_versions);
+    let writes = versions(&specs);
     let mut write_runs = Vec::new();
     let mut db = None;
     for run in 0..o.write_runs {
@@ -340,9 +468,21 @@ fn run_plexus(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome
     let db = db.ok_or("no write run")?;
     let (answers, lookup_us) = plexus_lookups(&db, qs)?;
     let cypher_us = plexus_cypher_lookups(&db, qs, o.nodes)?;
+    let mut cypher_write_runs = Vec::new();
+    for run in 0..o.write_runs {
+        let dir = work.join(format!("plexus-cypher-{per}-{run}"));
+        let (written, secs) = plexus_cypher_write(&dir, &specs, per, o.durable)?;
+        cypher_write_runs.push(secs);
+        // What Cypher wrote answers every lookup as the API's writes do.
+        let (through_cypher, _) = plexus_lookups(&written, qs)?;
+        if through_cypher != answers {
+            return Err("plexus: the versions written through Cypher answer otherwise".into());
+        }
+    }
     Ok(Outcome {
         write_s: percentile(&write_runs, 0.5).unwrap_or(f64::NAN),
         write_runs,
+        cypher_write_runs,
         answers,
         lookup_us,
         cypher_us,
@@ -379,6 +519,7 @@ fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcom
             .unwrap_or_default(),
         lookup_us: floats("lookup_us"),
         cypher_us: [Vec::new(), Vec::new(), Vec::new()],
+        cypher_write_runs: Vec::new(),
         bytes: r["bytes"].as_u64().unwrap_or(0),
         version: r["version"].as_str().unwrap_or("?").into(),
     })
@@ -418,7 +559,7 @@ fn commit_label(per: usize) -> String {
 /// The flatness check: one entity's history of `n` versions, then the
 /// p50 of lookups inside it.
 fn flatness(work: &Path, o: &Options, n: usize) -> Res<Scale> {
-    let writes = versions(0, 0, n);
+    let writes = versions(&specs(0, 0, n));
     let dir = work.join(format!("scale-{n}"));
     let (db, write_s) = plexus_write(&dir, &writes, 10_000, o.durable)?;
     let mut rng = Rng::new(o.seed);
@@ -485,6 +626,7 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
     let mut lines = Vec::new();
     // Plexus's node lookups through Cypher, per commit size.
     let mut cypher = Vec::new();
+    let mut cypher_writes = Vec::new();
     for &per in &o.per_commit {
         let mut p50s = Vec::new();
         for engine in &o.engines {
@@ -514,6 +656,9 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
                 "bytes": r.bytes}),
             );
             p50s.push((engine.clone(), p50, rate));
+            if !r.cypher_write_runs.is_empty() {
+                cypher_writes.push((per, r.cypher_write_runs.clone()));
+            }
             for (form, times) in ["id", "value", "edge range"].into_iter().zip(&r.cypher_us) {
                 if !times.is_empty() {
                     let p = |q| percentile(times, q);
@@ -552,6 +697,9 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
                 "lookup_p50_us": p50, "lookup_p95_us": p95, "lookups": n}),
             );
         }
+    }
+    if !cypher_writes.is_empty() {
+        table.push_str(&cypher_writes_table(&cypher_writes, total, &mut lines));
     }
     if !o.scale.is_empty() {
         table.push_str(

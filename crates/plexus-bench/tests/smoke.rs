@@ -310,6 +310,21 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
             "{table}"
         );
     }
+    // Plexus wrote the same versions through Cypher too, per commit size,
+    // twice each (every lookup answered the same from them, or the run
+    // fails).
+    let cypher: Vec<_> = lines
+        .iter()
+        .filter(|l| l["bench"] == "temporal-cypher-write")
+        .collect();
+    assert_eq!(cypher.len(), 2, "{table}");
+    for c in cypher {
+        assert_eq!(
+            c["write_runs_s"].as_array().map(Vec::len),
+            Some(2),
+            "{table}"
+        );
+    }
     let scale: Vec<_> = lines
         .iter()
         .filter(|l| l["bench"] == "temporal-scale")
