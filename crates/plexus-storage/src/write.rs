@@ -1523,9 +1523,9 @@ impl WriteTxn {
     /// [`WriteTxn::valid_time_write`] and [`WriteTxn::valid_time_stamp`]
     /// write one each, with `subjects` as their conflict subjects: all of
     /// them or (a value that is the pending stamp) none. The entries go to
-    /// the transaction's buffer in one sorted pass, without the undo
-    /// record of an operation that may fail midway; a batch should come in
-    /// one call (each call merges into the whole buffer).
+    /// the transaction's buffer without the undo record of an operation
+    /// that may fail midway: many at once in one sorted pass, a few beside
+    /// a large buffer one by one (`Overlay::extend`).
     pub fn valid_time_write_all(
         &mut self,
         subjects: &[&[u8]],
