@@ -44,12 +44,21 @@ pub(crate) fn put_once(txn: &mut WriteTxn, kind: Kind, id: &str, key: Vec<u8>) -
 }
 
 /// Indexes what a new version of a node or an edge gives its entity.
-pub(crate) fn index(txn: &mut WriteTxn, v: &Version) -> Result<()> {
+/// Entries of an entity with no version before (`known` false) are not
+/// looked up first: each names its entity, so there are none, and writing
+/// one again would write what is there.
+pub(crate) fn index(txn: &mut WriteTxn, v: &Version, known: bool) -> Result<()> {
     if let Some(of) = props::Of::for_kind(v.kind) {
         props::mark_first(txn, of, &v.logical_id)?;
     }
+    let id = &v.logical_id;
     for k in entries(v) {
-        put_once(txn, v.kind, &v.logical_id, k)?;
+        match known {
+            true => put_once(txn, v.kind, id, k)?,
+            false => {
+                crate::keyspace::write(txn, &subject(v.kind, id), &k, Some(id.as_bytes().to_vec()))?
+            }
+        }
     }
     Ok(())
 }

@@ -167,15 +167,15 @@ pub(crate) fn segments(
 
 /// Makes `version` (its id and encoding) hold the entity over `valid`
 /// (`None`: nothing holds it there): the segments it overlaps are cut back
-/// to what lies outside.
+/// to what lies outside. `new`: the entity has no version yet ([`cuts`]).
 pub(crate) fn apply(
     txn: &mut WriteTxn,
-    kind: Kind,
-    id: &str,
+    (kind, id): (Kind, &str),
     valid: Interval,
     version: Option<(&str, &[u8])>,
+    new: bool,
 ) -> Result<()> {
-    let entries = cuts(txn, kind, id, &[(valid, version)], false)?;
+    let entries = cuts(txn, kind, id, &[(valid, version)], new)?;
     Ok(crate::keyspace::write_all(
         txn,
         &[&subject(kind, id)],
@@ -318,23 +318,23 @@ fn cut(now: &mut Cut, valid: Interval, version: Option<(&str, &[u8])>) -> Result
     Ok(())
 }
 
-/// Records a new version of the entity: its record, and its place in the
-/// entity's log. A version id the caller gave (`given`) may be in use, and
+/// Records a new version of the entity: its record, and its place `n` in
+/// the entity's log (its length before). A version id the caller gave
+/// (`given`) may be in use, and
 /// is refused then; one just generated (a version-7 UUID: 74 random bits
 /// beside the time) is not looked up — a read per version saved.
 pub(crate) fn record(
     txn: &mut WriteTxn,
-    kind: Kind,
-    id: &str,
+    (kind, id): (Kind, &str),
     version: &str,
     given: bool,
     bytes: &[u8],
+    n: u64,
 ) -> Result<()> {
     if given && crate::keyspace::get(txn, &version_key(version))?.is_some() {
         return Err(TemporalError::VersionExists(version.to_string()));
     }
     record_version(txn, version, bytes.to_vec())?;
-    let n = log_len_of(txn, kind, id)?;
     crate::keyspace::write(
         txn,
         &subject(kind, id),
@@ -376,6 +376,7 @@ pub(crate) fn log_len_of(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) ->
 }
 
 /// Whether the entity has a version.
+#[cfg(test)]
 pub(crate) fn known(r: &(impl GraphRead + ?Sized), kind: Kind, id: &str) -> Result<bool> {
     Ok(log_len_of(r, kind, id)? > 0)
 }

@@ -171,28 +171,28 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
     let valid = w.valid.ok_or(TemporalError::NoInterval)?;
     let version = version_of(&w, valid)?;
     let id = version.id.clone();
+    let entity = (w.kind, w.logical_id.as_str());
+    // The entity's versions so far: the new one's place in its log.
+    let before = timeline::log_len_of(txn, w.kind, &w.logical_id)?;
     match &version.state {
         State::Claim(c) => {
             c.check()?;
             claim::index(txn, c, &version.logical_id)?;
         }
-        State::None
-            if version.kind == Kind::Claim
-                && !timeline::known(txn, Kind::Claim, &version.logical_id)? =>
-        {
+        State::None if version.kind == Kind::Claim && before == 0 => {
             return Err(TemporalError::UnknownEntity(version.logical_id));
         }
         _ => {}
     }
-    crate::graph::index(txn, &version)?;
+    crate::graph::index(txn, &version, before > 0)?;
     if version.kind == Kind::Claim {
         claim::mark_changed(txn, &version.logical_id)?;
     }
     let bytes = version.encode();
     let given = w.version_id.is_some();
-    timeline::record(txn, w.kind, &w.logical_id, &id, given, &bytes)?;
+    timeline::record(txn, entity, &id, given, &bytes, before)?;
     let holds = (version.op != Op::Retract).then_some((id.as_str(), &bytes[..]));
-    timeline::apply(txn, w.kind, &w.logical_id, valid, holds)?;
+    timeline::apply(txn, entity, valid, holds, before == 0)?;
     Ok(version)
 }
 
@@ -242,7 +242,7 @@ pub(crate) fn rebuild_in_batches(db: &Storage, graph: &str, per: usize) -> Resul
         for (_, v) in &batch {
             match &v.state {
                 State::Claim(c) => claim::index(&mut txn, c, &v.logical_id)?,
-                _ => crate::graph::index(&mut txn, v)?,
+                _ => crate::graph::index(&mut txn, v, true)?,
             }
         }
         seen += batch.len() as u64;
