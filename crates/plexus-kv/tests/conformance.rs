@@ -829,16 +829,23 @@ fn lmdb_compaction_runs_beside_readers_and_writers() {
     let s = store(Backend::Lmdb, &dir);
     mostly_deleted(&*s);
     let stop = std::sync::atomic::AtomicBool::new(false);
+    let (started, reading) = std::sync::mpsc::channel();
     std::thread::scope(|t| {
         let reader = t.spawn(|| {
-            let mut reads = 0;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut reads = 0u32;
+            while reads == 0 || !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let snap = s.snapshot().unwrap();
                 assert_eq!(snap.get(A, b"k000100").unwrap(), Some(vec![100u8; 1024]));
                 reads += 1;
+                if reads == 1 {
+                    started.send(()).unwrap();
+                }
             }
             reads
         });
+        // Compactions start once the reader reads: on a busy machine it
+        // might otherwise not run before they end.
+        reading.recv().unwrap();
         // Puts, counter additions, deletes and a sorted run, while
         // compactions copy, replay what landed meanwhile and swap.
         let writer = t.spawn(|| {
@@ -866,7 +873,8 @@ fn lmdb_compaction_runs_beside_readers_and_writers() {
         assert!(replayed > 0);
         writer.join().unwrap();
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        assert!(reader.join().unwrap() > 0);
+        // Its reads, each checked, went on beside the compactions.
+        assert!(reader.join().unwrap() >= 1);
     });
     // No write was lost or applied twice across the swaps.
     let snap = s.snapshot().unwrap();
