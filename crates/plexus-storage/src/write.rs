@@ -1497,12 +1497,8 @@ impl WriteTxn {
         key: &[u8],
         value: Option<Vec<u8>>,
     ) -> Result<()> {
-        if value.as_deref() == Some(&crate::history::PENDING_STAMP[..]) {
-            return Err(StorageError::Invalid(
-                "a valid-time value may not be the pending commit stamp".into(),
-            ));
-        }
-        self.valid_time_put(part, subject, key, value)
+        let w = value.map_or(ValidWrite::Delete, ValidWrite::Put);
+        self.valid_time_write_all(&[subject], vec![(part, key.to_vec(), w)])
     }
 
     /// Writes, when this transaction commits, the commit's system time under
@@ -1515,8 +1511,7 @@ impl WriteTxn {
     /// there. Conflicts are decided by `subject`, as for
     /// [`WriteTxn::valid_time_write`].
     pub fn valid_time_stamp(&mut self, part: ValidPart, subject: &[u8], key: &[u8]) -> Result<()> {
-        let pending = Some(crate::history::PENDING_STAMP.to_vec());
-        self.valid_time_put(part, subject, key, pending)
+        self.valid_time_write_all(&[subject], vec![(part, key.to_vec(), ValidWrite::Stamp)])
     }
 
     /// Writes many entries of the graph's valid-time keyspace, as
@@ -1562,26 +1557,6 @@ impl WriteTxn {
         ov.extend(ValidPart::Versioned.keyspace(), versioned);
         ov.extend(ValidPart::Unversioned.keyspace(), unversioned);
         Ok(())
-    }
-
-    fn valid_time_put(
-        &mut self,
-        part: ValidPart,
-        subject: &[u8],
-        key: &[u8],
-        value: Option<Vec<u8>>,
-    ) -> Result<()> {
-        self.op(|t| {
-            let g = t.g();
-            t.fp.writes.insert(Subject::ValidTime(g.0, subject).hash());
-            let mut k = graph_prefix(g);
-            k.extend_from_slice(key);
-            match value {
-                Some(v) => t.ov().put(part.keyspace(), k, v),
-                None => t.ov().delete(part.keyspace(), k),
-            }
-            Ok(())
-        })
     }
 }
 

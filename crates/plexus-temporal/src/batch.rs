@@ -86,10 +86,10 @@ fn prepare(txn: &WriteTxn, writes: &[VersionWrite]) -> Result<Vec<Version>> {
             let valid = w.valid.ok_or(TemporalError::NoInterval)?;
             let v = version_of(w, valid)?;
             if w.version_id.is_some() {
-                let key = timeline::version_key(&v.id);
-                if !given.insert(v.id.clone()) || crate::keyspace::get(txn, &key)?.is_some() {
+                if !given.insert(v.id.clone()) {
                     return Err(TemporalError::VersionExists(v.id));
                 }
+                timeline::refuse_taken(txn, &v.id)?;
             }
             Ok(v)
         })
@@ -112,17 +112,10 @@ fn entity_entries(txn: &WriteTxn, versions: &[&Version], out: &mut Written) -> R
         out.entries
             .push((log, ValidWrite::Put(v.id.as_bytes().to_vec())));
     }
-    let mut entries: Vec<Vec<u8>> = versions
-        .iter()
-        .flat_map(|v| crate::graph::entries(v))
-        .collect();
-    entries.sort_unstable();
-    entries.dedup();
-    for k in entries {
-        if before == 0 || crate::keyspace::get(txn, &k)?.is_none() {
-            out.entries
-                .push((k, ValidWrite::Put(id.as_bytes().to_vec())));
-        }
+    let entries = versions.iter().flat_map(|v| crate::graph::entries(v));
+    for k in crate::graph::unwritten(txn, entries.collect(), before > 0)? {
+        out.entries
+            .push((k, ValidWrite::Put(id.as_bytes().to_vec())));
     }
     let cuts: Vec<_> = versions
         .iter()

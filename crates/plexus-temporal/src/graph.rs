@@ -19,7 +19,7 @@ use crate::read::as_of;
 use crate::timeline::subject;
 use crate::version::{Kind, State, Version};
 use plexus_common::push_escaped;
-use plexus_storage::{GraphRead, WriteTxn};
+use plexus_storage::{GraphRead, ValidWrite, WriteTxn};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 const LABELS: u8 = b'L';
@@ -43,24 +43,44 @@ pub(crate) fn put_once(txn: &mut WriteTxn, kind: Kind, id: &str, key: Vec<u8>) -
     Ok(())
 }
 
-/// Indexes what a new version of a node or an edge gives its entity.
-/// Entries of an entity with no version before (`known` false) are not
-/// looked up first: each names its entity, so there are none, and writing
-/// one again would write what is there.
+/// Indexes what a new version of a node or an edge gives its entity
+/// (`known`: the entity had versions before, see [`unwritten`]).
 pub(crate) fn index(txn: &mut WriteTxn, v: &Version, known: bool) -> Result<()> {
     if let Some(of) = props::Of::for_kind(v.kind) {
         props::mark_first(txn, of, &v.logical_id)?;
     }
     let id = &v.logical_id;
-    for k in entries(v) {
-        match known {
-            true => put_once(txn, v.kind, id, k)?,
-            false => {
-                crate::keyspace::write(txn, &subject(v.kind, id), &k, Some(id.as_bytes().to_vec()))?
-            }
+    let put = |k| (k, ValidWrite::Put(id.as_bytes().to_vec()));
+    let new = unwritten(txn, entries(v), known)?;
+    let new = new.into_iter().map(put).collect();
+    Ok(crate::keyspace::write_all(
+        txn,
+        &[&subject(v.kind, id)],
+        new,
+    )?)
+}
+
+/// Of index entries `keys` of one entity, once each, those not stored
+/// yet. Those of an entity with no version before (`known` false) are not
+/// looked up: each names its entity, so there are none, and writing one
+/// again would write what is there.
+pub(crate) fn unwritten(
+    r: &(impl GraphRead + ?Sized),
+    mut keys: Vec<Vec<u8>>,
+    known: bool,
+) -> Result<Vec<Vec<u8>>> {
+    keys.sort_unstable();
+    keys.dedup();
+    if !known {
+        return Ok(keys);
+    }
+    let mut out = Vec::with_capacity(keys.len());
+    for k in keys {
+        if crate::keyspace::get(r, &k)?.is_none() {
+            out.push(k);
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 /// The keys of the index entries a version of a node or an edge gives

@@ -231,39 +231,36 @@ pub(crate) fn cuts(
 /// touch (`hi` `None`: no end): the last starting at most at `lo`, and
 /// every one starting in the range. Two seeks.
 fn touched(r: &(impl GraphRead + ?Sized), stem: &[u8], lo: i64, hi: Option<i64>) -> Result<Cut> {
-    let from_of = |k: &[u8]| {
-        read_i64(k, stem.len()).ok_or_else(|| TemporalError::Corrupt("timeline key".into()))
-    };
-    let mut found = Cut::new();
     let start = at_key(stem, lo);
-    if let Some((k, v)) = first(r, Bound::Included(stem), Bound::Included(&start), true)? {
-        found.insert(from_of(&k)?, v);
-    }
     let upto = match hi {
         Some(t) => at_key(stem, t),
         None => [stem, &[0xFF; 9]].concat(),
     };
-    let mut failed = None;
+    let mut pairs = Vec::new();
+    pairs.extend(first(
+        r,
+        Bound::Included(stem),
+        Bound::Included(&start),
+        true,
+    )?);
     crate::keyspace::scan(
         r,
         Bound::Included(&start),
         Bound::Excluded(&upto),
         false,
-        &mut |k, v| match from_of(k) {
-            Ok(from) => {
-                found.insert(from, v.to_vec());
-                Ok(true)
-            }
-            Err(e) => {
-                failed = Some(e);
-                Ok(false)
-            }
+        &mut |k, v| {
+            pairs.push((k.to_vec(), v.to_vec()));
+            Ok(true)
         },
     )?;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(found),
-    }
+    pairs
+        .into_iter()
+        .map(|(k, v)| {
+            let from = read_i64(&k, stem.len())
+                .ok_or_else(|| TemporalError::Corrupt("timeline key".into()))?;
+            Ok((from, v))
+        })
+        .collect()
 }
 
 /// One write to a timeline: the interval, and the version (its id and
@@ -295,11 +292,9 @@ fn cut(now: &mut Cut, valid: Interval, version: Option<(&str, &[u8])>) -> Result
             overlapped.push((from, v.clone()));
         }
     }
-    let upto = valid
-        .to
-        .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+    let upto = valid.to.map_or(Bound::Unbounded, Bound::Excluded);
     if valid.to.is_none_or(|t| t > valid.from) {
-        let within = now.range((std::ops::Bound::Included(valid.from), upto));
+        let within = now.range((Bound::Included(valid.from), upto));
         overlapped.extend(within.map(|(f, v)| (*f, v.clone())));
     }
     for (from, v) in overlapped {
@@ -331,8 +326,8 @@ pub(crate) fn record(
     bytes: &[u8],
     n: u64,
 ) -> Result<()> {
-    if given && crate::keyspace::get(txn, &version_key(version))?.is_some() {
-        return Err(TemporalError::VersionExists(version.to_string()));
+    if given {
+        refuse_taken(txn, version)?;
     }
     record_version(txn, version, bytes.to_vec())?;
     crate::keyspace::write(
@@ -342,6 +337,14 @@ pub(crate) fn record(
         Some(version.as_bytes().to_vec()),
     )?;
     Ok(())
+}
+
+/// Fails with `VersionExists` when version id `version` is in use.
+pub(crate) fn refuse_taken(r: &(impl GraphRead + ?Sized), version: &str) -> Result<()> {
+    match crate::keyspace::get(r, &version_key(version))? {
+        Some(_) => Err(TemporalError::VersionExists(version.to_string())),
+        None => Ok(()),
+    }
 }
 
 /// Writes version `version`'s record (`bytes`) and its stamp
