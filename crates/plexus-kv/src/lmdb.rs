@@ -71,6 +71,102 @@ struct Generation {
     env: Env<WithoutTls>,
     dbs: Arc<Vec<Db>>,
     gate: Arc<Gate>,
+    idle: Arc<Idle>,
+}
+
+/// An open read transaction and its place at the gate.
+type Open = (RoTxn<'static, WithoutTls>, GateGuard);
+
+/// Read transactions of one generation kept open between snapshots while
+/// they still see the latest commit, so that the next snapshot reuses one.
+///
+/// Opening an LMDB read transaction takes a reader slot under the reader
+/// table's lock (`MDB_NOTLS`), and a fresh one looks up each named
+/// database's root again the first time it reads it: for a point query
+/// that was about a third of its time (the Cypher lookup of
+/// `plexus-bench compare`). A kept transaction is reused only when LMDB's
+/// last committed transaction is still the one it reads
+/// (`mdb_env_info`), so a snapshot always sees every commit made before it
+/// is taken, as a fresh one would. A kept transaction pins no page a writer
+/// could reuse, since it reads the latest state, and every commit of this
+/// process drops the kept ones (no other process writes: the facade locks
+/// the folder; a read-only store, beside a writing process, keeps none).
+/// A resize and a compaction's retirement of the generation drop them too,
+/// since both wait for every reader.
+struct Idle {
+    env: Env<WithoutTls>,
+    kept: Mutex<Vec<Open>>,
+    /// Keeps nothing more: the generation is retired (or read-only).
+    closed: AtomicBool,
+}
+
+/// The most read transactions a generation keeps open idle (about the
+/// threads that query at once).
+const IDLE_MAX: usize = 16;
+
+impl Idle {
+    fn new(env: &Env<WithoutTls>, closed: bool) -> Idle {
+        Idle {
+            env: env.clone(),
+            kept: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(closed),
+        }
+    }
+
+    fn kept(&self) -> MutexGuard<'_, Vec<Open>> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn is_latest(&self, txn: &RoTxn<'static, WithoutTls>) -> bool {
+        txn.id() == self.env.info().last_txn_id
+    }
+
+    /// A kept transaction that still reads the latest commit.
+    fn take(&self) -> Option<Open> {
+        let mut kept = self.kept();
+        let open = kept.pop()?;
+        if self.is_latest(&open.0) {
+            return Some(open);
+        }
+        // All were kept at a commit older than the latest.
+        let stale = std::mem::take(&mut *kept);
+        drop(kept);
+        drop((open, stale));
+        None
+    }
+
+    /// Keeps `open` for the next snapshot, or closes it. Decided under the
+    /// lock [`Idle::drop_all`] takes, so a transaction is never kept after
+    /// a commit, resize or retirement has emptied the pool.
+    fn park(&self, open: Open) {
+        let mut kept = self.kept();
+        let keep = !self.closed.load(SeqCst)
+            && !open.1 .0.resizing.load(SeqCst)
+            && kept.len() < IDLE_MAX
+            && self.is_latest(&open.0);
+        if keep {
+            kept.push(open);
+        } else {
+            drop(kept);
+            drop(open);
+        }
+    }
+
+    /// Every kept transaction, kept no more.
+    fn take_all(&self) -> Vec<Open> {
+        std::mem::take(&mut *self.kept())
+    }
+
+    /// Closes every kept transaction.
+    fn drop_all(&self) {
+        drop(self.take_all());
+    }
+
+    /// Closes every kept transaction and keeps none from now on.
+    fn close(&self) {
+        self.closed.store(true, SeqCst);
+        self.drop_all();
+    }
 }
 
 #[derive(Default)]
@@ -219,6 +315,8 @@ impl LmdbStore {
             let result = f(&g, &mut wtxn).and_then(|()| wtxn.commit().map_err(WriteErr::Heed));
             match result {
                 Ok(()) => {
+                    // They read the state before this commit.
+                    g.idle.drop_all();
                     if let (Some(log), Some(batch)) = (w.log.as_mut(), batch) {
                         log.push(batch.clone());
                     }
@@ -291,6 +389,7 @@ impl Generation {
         };
         Ok(Generation {
             number,
+            idle: Arc::new(Idle::new(&env, opts.read_only)),
             env,
             dbs: Arc::new(dbs),
             gate: Arc::default(),
@@ -364,8 +463,14 @@ impl Generation {
     /// this process is open; `current` names the size in errors.
     fn resize(&self, new_size: usize, current: usize) -> Result<()> {
         let gate = &self.gate;
-        let mut s = gate.lock();
+        let s = gate.lock();
         gate.resizing.store(true, SeqCst);
+        // Kept transactions are readers too, and none is kept while
+        // resizing; they are closed outside the lock their guards take.
+        let kept = self.idle.take_all();
+        drop(s);
+        drop(kept);
+        let mut s = gate.lock();
         let deadline = Instant::now() + RESIZE_WAIT;
         while gate.readers() > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -593,15 +698,12 @@ impl KvStore for LmdbStore {
     fn snapshot(&self) -> Result<Box<dyn Snapshot>> {
         loop {
             let g = self.live();
+            if let Some(open) = g.idle.take() {
+                return Ok(Box::new(LmdbSnapshot::new(open, &g)));
+            }
             let guard = g.gate.enter();
             match g.env.clone().static_read_txn() {
-                Ok(txn) => {
-                    return Ok(Box::new(LmdbSnapshot {
-                        txn,
-                        dbs: g.dbs.clone(),
-                        _guard: guard,
-                    }))
-                }
+                Ok(txn) => return Ok(Box::new(LmdbSnapshot::new((txn, guard), &g))),
                 // Another process grew the file past this process's map.
                 Err(heed::Error::Mdb(MdbError::MapResized)) => {
                     drop(guard);
@@ -739,15 +841,40 @@ impl KvStore for LmdbStore {
     }
 }
 
-/// Fields drop in order: the transaction (and its handle on the
+/// A read transaction, handed back to its generation's [`Idle`] pool when
+/// dropped. An [`Open`] drops the transaction (and its handle on the
 /// environment) before the guard, which `retire` relies on.
 struct LmdbSnapshot {
-    txn: RoTxn<'static, WithoutTls>,
+    /// Always `Some` until dropped.
+    open: Option<Open>,
     dbs: Arc<Vec<Db>>,
-    _guard: GateGuard,
+    idle: Arc<Idle>,
+}
+
+impl Drop for LmdbSnapshot {
+    fn drop(&mut self) {
+        if let Some(open) = self.open.take() {
+            self.idle.park(open);
+        }
+    }
 }
 
 impl LmdbSnapshot {
+    fn new(open: Open, g: &Generation) -> LmdbSnapshot {
+        LmdbSnapshot {
+            open: Some(open),
+            dbs: g.dbs.clone(),
+            idle: g.idle.clone(),
+        }
+    }
+
+    fn txn(&self) -> Result<&RoTxn<'static, WithoutTls>> {
+        self.open.as_ref().map(|o| &o.0).ok_or(KvError::Backend {
+            backend: "lmdb",
+            message: "the read transaction was closed".into(),
+        })
+    }
+
     fn db(&self, ks: Ks) -> Result<Db> {
         self.dbs
             .get(ks.0)
@@ -761,7 +888,7 @@ impl Snapshot for LmdbSnapshot {
         if key.is_empty() {
             return Ok(None);
         }
-        let v = self.db(ks)?.get(&self.txn, key).map_err(backend_err)?;
+        let v = self.db(ks)?.get(self.txn()?, key).map_err(backend_err)?;
         Ok(v.map(<[u8]>::to_vec))
     }
 
@@ -769,7 +896,7 @@ impl Snapshot for LmdbSnapshot {
         if key.is_empty() {
             return Ok(false);
         }
-        match self.db(ks)?.get(&self.txn, key).map_err(backend_err)? {
+        match self.db(ks)?.get(self.txn()?, key).map_err(backend_err)? {
             Some(v) => f(v).map(|()| true),
             None => Ok(false),
         }
@@ -781,7 +908,7 @@ impl Snapshot for LmdbSnapshot {
             return Ok(());
         }
         for pair in db
-            .range(&self.txn, &range.as_slices())
+            .range(self.txn()?, &range.as_slices())
             .map_err(backend_err)?
         {
             let (k, v) = pair.map_err(backend_err)?;
@@ -798,7 +925,7 @@ impl Snapshot for LmdbSnapshot {
         }
         let found = self
             .db(ks)?
-            .get_lower_than_or_equal_to(&self.txn, key)
+            .get_lower_than_or_equal_to(self.txn()?, key)
             .map_err(backend_err)?;
         if let Some((k, v)) = found.filter(|(k, _)| *k >= min) {
             f(k, v)?;
@@ -812,7 +939,7 @@ impl Snapshot for LmdbSnapshot {
             return Ok(());
         }
         for pair in db
-            .rev_range(&self.txn, &range.as_slices())
+            .rev_range(self.txn()?, &range.as_slices())
             .map_err(backend_err)?
         {
             let (k, v) = pair.map_err(backend_err)?;
@@ -831,6 +958,10 @@ impl Snapshot for LmdbSnapshot {
         if range.is_empty() {
             return Box::new(std::iter::empty());
         }
+        let txn = match self.txn() {
+            Ok(t) => t,
+            Err(e) => return Box::new(std::iter::once(Err(e))),
+        };
         let bounds = range.as_slices();
         let limit = opts.limit.unwrap_or(usize::MAX);
         let owned = |r: heed::Result<(&[u8], &[u8])>| {
@@ -838,12 +969,12 @@ impl Snapshot for LmdbSnapshot {
                 .map_err(backend_err)
         };
         let iter: KvIter<'_> = if opts.reverse {
-            match db.rev_range(&self.txn, &bounds) {
+            match db.rev_range(txn, &bounds) {
                 Ok(it) => Box::new(it.take(limit).map(owned)),
                 Err(e) => Box::new(std::iter::once(Err(backend_err(e)))),
             }
         } else {
-            match db.range(&self.txn, &bounds) {
+            match db.range(txn, &bounds) {
                 Ok(it) => Box::new(it.take(limit).map(owned)),
                 Err(e) => Box::new(std::iter::once(Err(backend_err(e)))),
             }
@@ -862,6 +993,53 @@ mod tests {
             key: key.to_vec(),
             value: Vec::new(),
         }
+    }
+
+    fn store(dir: &tempfile::TempDir) -> LmdbStore {
+        let opts = KvOptions {
+            durable: false,
+            lmdb_initial_map_size: 1 << 20,
+            ..KvOptions::default()
+        };
+        LmdbStore::open(dir.path(), &["a"], &opts).unwrap()
+    }
+
+    /// A snapshot's transaction is kept once closed and reused by the next
+    /// one while no commit lands; a commit closes the kept ones.
+    #[test]
+    fn read_transactions_are_kept_until_a_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(&dir);
+        let g = s.live();
+        drop(s.snapshot().unwrap());
+        assert_eq!(g.idle.kept().len(), 1);
+        let snap = s.snapshot().unwrap();
+        assert_eq!(g.idle.kept().len(), 0, "the kept one is reused");
+        drop(snap);
+        let mut b = WriteBatch::new();
+        b.put(Ks(0), b"k".to_vec(), b"v".to_vec());
+        s.write(b).unwrap();
+        assert_eq!(g.idle.kept().len(), 0);
+        assert_eq!(g.gate.readers(), 0);
+    }
+
+    /// A compaction retires the old generation once its readers are gone:
+    /// the transactions it kept are closed at the swap, not held for good.
+    #[test]
+    fn a_compaction_closes_the_old_generations_kept_transactions() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(&dir);
+        let mut b = WriteBatch::new();
+        b.put(Ks(0), b"k".to_vec(), b"v".to_vec());
+        s.write(b).unwrap();
+        drop(s.snapshot().unwrap());
+        let old = s.live();
+        assert_eq!(old.gate.readers(), 1, "one transaction kept");
+        s.compact().unwrap();
+        assert_eq!(old.gate.readers(), 0);
+        drop(s.snapshot().unwrap());
+        assert_eq!(old.idle.kept().len(), 0, "the old generation keeps none");
+        assert_eq!(s.live().idle.kept().len(), 1);
     }
 
     /// A run ends at another keyspace, another kind of write, or a key not

@@ -568,6 +568,51 @@ fn lmdb_map_grows_by_itself() {
     );
 }
 
+/// Read transactions are kept open between snapshots (`lmdb.rs`, `Idle`):
+/// a snapshot taken after a commit sees it, whether the snapshot before it
+/// was closed before the commit or held across it and closed after.
+#[test]
+fn lmdb_kept_snapshots_see_every_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = small_map(&dir);
+    for i in 0..50u32 {
+        let held = s.snapshot().unwrap();
+        let mut b = WriteBatch::new();
+        b.put(A, i.to_be_bytes().to_vec(), vec![1]);
+        s.write(b).unwrap();
+        // Closed after the commit: it reads the state before it.
+        assert_eq!(held.get(A, &i.to_be_bytes()).unwrap(), None);
+        drop(held);
+        let snap = s.snapshot().unwrap();
+        assert_eq!(snap.get(A, &i.to_be_bytes()).unwrap(), Some(vec![1]));
+        let count = snap
+            .scan(A, &KeyRange::all(), ScanOptions::default())
+            .count();
+        assert_eq!(count, i as usize + 1);
+    }
+}
+
+/// A write that must grow the map while read transactions are kept idle
+/// closes them first: a resize waits for every reader, for at most 30 s,
+/// then fails the write.
+#[test]
+fn lmdb_map_grows_beside_kept_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = small_map(&dir);
+    for chunk in 0..40u32 {
+        // Two snapshots open at once, then both kept.
+        let (a, b) = (s.snapshot().unwrap(), s.snapshot().unwrap());
+        drop((a, b));
+        s.write(kilobytes(chunk)).unwrap();
+    }
+    let snap = s.snapshot().unwrap();
+    assert_eq!(
+        snap.scan(A, &KeyRange::all(), ScanOptions::default())
+            .count(),
+        4000
+    );
+}
+
 /// Readers that keep opening snapshots while writes grow the map again and
 /// again: each snapshot is taken either before a resize closes the gate or
 /// after it opens again (the gate's slow path), and reads what was

@@ -129,6 +129,8 @@ impl LmdbStore {
         generation::point_to(&self.folder, number)?;
         // Nothing fails past the pointer: the copy is the store now.
         *self.live.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(new);
+        // Its kept read transactions would hold it open for good.
+        old.idle.close();
         w.map_size = size;
         drop(w);
         Ok((bytes_after, log.len() as u64, held.elapsed()))
