@@ -1,6 +1,7 @@
 """GestaltDB's side of `plexus-bench temporal`: the versions the job
-describes, written with GestaltDB's commit_versions, then the job's as-of
-lookups with get_node_as_of / get_edge_as_of. Prints one JSON object."""
+describes, written with GestaltDB's commit_versions into the store it names,
+then the job's as-of lookups with get_node_as_of / get_edge_as_of. Prints
+one JSON object."""
 
 import json
 import os
@@ -13,7 +14,7 @@ import time
 def main():
     job = json.load(open(sys.argv[1]))
     from gestaltdb.graphdb import GraphDB, Node, Edge
-    from gestaltdb.kvstores import PyRexStore
+    from gestaltdb.kvstores import LevelDBStore, PyRexStore
     from gestaltdb.serializers import JSONSerializer
     from gestaltdb.temporal import TemporalInstant, TemporalInterval
     from gestaltdb.versioning import EdgeVersionWrite, NodeVersionWrite
@@ -40,7 +41,10 @@ def main():
     write_runs_s = []
     for run in range(runs):
         path = job["path"] + ("" if run == runs - 1 else f"-{run}")
-        db = GraphDB(PyRexStore(path=path), JSONSerializer())
+        # RocksDB (pyrex), GestaltDB's fastest store, or LevelDB, the store
+        # its temporal smoke benchmark documents (`--backend leveldb`).
+        store = LevelDBStore(path=path) if job["store"] == "leveldb" else PyRexStore(path=path)
+        db = GraphDB(store, JSONSerializer())
         started = time.perf_counter()
         for at in range(0, len(writes), per):
             db.commit_versions(writes[at:at + per])

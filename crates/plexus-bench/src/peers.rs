@@ -14,6 +14,8 @@ const PACKAGES: &[&str] = &[
     "ladybug==0.22.0",
     "gestaltdb==0.12.1",
     "pyrex-rocksdb>=0.4.1",
+    // GestaltDB's LevelDB store, the one its temporal smoke benchmark names.
+    "plyvel==1.5.1",
     "polars",
     "pyarrow",
 ];

@@ -4,6 +4,9 @@
 //! on Plexus (`plexus::temporal`, in this process) and on GestaltDB (its
 //! `commit_versions` and `get_node_as_of`, in a Python process of the
 //! peers' virtualenv), side by side on the same versions and lookups.
+//! GestaltDB runs on two stores: `gestaltdb` on RocksDB (pyrex), its
+//! fastest, and `gestaltdb-leveldb` on LevelDB with the JSON serializer,
+//! the store its smoke benchmark's documented command names.
 //!
 //! Measured: the write rate with all versions in one commit and with ten
 //! per commit; the as-of lookup p50 of each engine (each lookup's answer
@@ -60,8 +63,13 @@ pub struct Options {
     /// Rounds of the retention check: a hundred node writes, then a prune.
     #[arg(long, default_value_t = 20)]
     pub prune_rounds: usize,
-    /// Engines, comma-separated: `plexus`, `gestaltdb`.
-    #[arg(long, value_delimiter = ',', default_value = "plexus,gestaltdb")]
+    /// Engines, comma-separated: `plexus`, `gestaltdb` (on RocksDB),
+    /// `gestaltdb-leveldb` (on LevelDB, as GestaltDB's smoke benchmark runs).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "plexus,gestaltdb,gestaltdb-leveldb"
+    )]
     pub engines: Vec<String>,
     /// The most lookups GestaltDB makes in a run, and the seconds it may
     /// spend on them (its lookups can take seconds each).
@@ -491,9 +499,11 @@ fn run_plexus(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome
     })
 }
 
-fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome> {
+/// GestaltDB's run on `store`: `rocksdb` or `leveldb`.
+fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query], store: &str) -> Res<Outcome> {
     let job = json!({
-        "path": work.join(format!("gestalt-{per}")),
+        "path": work.join(format!("gestalt-{store}-{per}")),
+        "store": store,
         "base": BASE, "step": STEP,
         "nodes": o.nodes, "edges": o.edges, "intervals": o.interval_versions,
         "per_commit": per,
@@ -523,6 +533,28 @@ fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcom
         bytes: r["bytes"].as_u64().unwrap_or(0),
         version: r["version"].as_str().unwrap_or("?").into(),
     })
+}
+
+/// The rows "each GestaltDB run ÷ Plexus" (write rate and lookup p50) of
+/// one commit size, when Plexus ran.
+fn ratios(p50s: &[(String, Option<f64>, f64)]) -> String {
+    let Some((_, Some(ours), our_rate)) = p50s.iter().find(|(e, ..)| e == "plexus") else {
+        return String::new();
+    };
+    let mut rows = String::new();
+    for (engine, theirs, their_rate) in p50s.iter().filter(|(e, ..)| e != "plexus") {
+        let store = if engine == "gestaltdb-leveldb" {
+            "LevelDB"
+        } else {
+            "RocksDB"
+        };
+        let lookups = theirs.map_or("—".to_string(), |t| format!("{:.0}×", t / ours));
+        rows.push_str(&format!(
+            "| | GestaltDB ({store}) ÷ Plexus | {:.0}× | {lookups} | | | |\n",
+            our_rate / their_rate,
+        ));
+    }
+    rows
 }
 
 /// Fails unless every answer an engine gave is the expected one.
@@ -556,9 +588,45 @@ fn commit_label(per: usize) -> String {
     }
 }
 
-/// The flatness check: one entity's history of `n` versions, then the
-/// p50 of lookups inside it.
-fn flatness(work: &Path, o: &Options, n: usize) -> Res<Scale> {
+/// Rounds of the flatness check's lookups: in each, one pass over every
+/// history in turn, so that a slower minute of the machine weighs on every
+/// history alike (measured one after another, a burst of load falls on one
+/// history's few milliseconds of lookups).
+const SCALE_ROUNDS: usize = 5;
+
+/// The flatness check: one entity's history of each length in `sizes`,
+/// then lookups inside each, in [`SCALE_ROUNDS`] rounds.
+fn flatness(work: &Path, o: &Options, sizes: &[usize]) -> Res<Vec<Scale>> {
+    let mut built = Vec::new();
+    for &n in sizes {
+        built.push(history(work, o, n)?);
+    }
+    let mut warm: Vec<Vec<f64>> = vec![Vec::new(); built.len()];
+    for _ in 0..SCALE_ROUNDS {
+        for (h, times) in built.iter().zip(&mut warm) {
+            times.extend(plexus_lookups(&h.db, &h.qs)?.1);
+        }
+    }
+    Ok(built
+        .into_iter()
+        .zip(warm)
+        .map(|(h, w)| Scale {
+            warm_us: percentile(&w, 0.5).unwrap_or(f64::NAN),
+            ..h.scale
+        })
+        .collect())
+}
+
+/// One entity's history, written, with its lookups.
+struct History {
+    db: Database,
+    qs: Vec<Query>,
+    /// All but the steady-state lookups.
+    scale: Scale,
+}
+
+/// One entity's history of `n` versions, its lookups checked once.
+fn history(work: &Path, o: &Options, n: usize) -> Res<History> {
     let writes = versions(&specs(0, 0, n));
     let dir = work.join(format!("scale-{n}"));
     let (db, write_s) = plexus_write(&dir, &writes, 10_000, o.durable)?;
@@ -576,16 +644,17 @@ fn flatness(work: &Path, o: &Options, n: usize) -> Res<Scale> {
         .collect();
     // The first pass maps the pages it touches into the process (LMDB
     // reads through a memory map): at 1M versions nearly every lookup
-    // touches pages not mapped yet. The second pass is the steady state.
+    // touches pages not mapped yet. The rounds after it are the steady
+    // state.
     let (answers, cold) = plexus_lookups(&db, &qs)?;
     check("plexus", &qs, &answers)?;
-    let (_, warm) = plexus_lookups(&db, &qs)?;
-    Ok(Scale {
+    let scale = Scale {
         cold_us: percentile(&cold, 0.5).unwrap_or(f64::NAN),
-        warm_us: percentile(&warm, 0.5).unwrap_or(f64::NAN),
+        warm_us: f64::NAN,
         rate: n as f64 / write_s,
         bytes: plexus_bytes(&db)? / n.max(1) as u64,
-    })
+    };
+    Ok(History { db, qs, scale })
 }
 
 /// What the flatness check measured at one history length.
@@ -632,8 +701,14 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
         for engine in &o.engines {
             let r = match engine.as_str() {
                 "plexus" => run_plexus(&work, o, per, &qs)?,
-                "gestaltdb" => run_gestalt(&work, o, per, &qs)?,
-                other => return Err(format!("unknown engine '{other}' (plexus, gestaltdb)").into()),
+                "gestaltdb" => run_gestalt(&work, o, per, &qs, "rocksdb")?,
+                "gestaltdb-leveldb" => run_gestalt(&work, o, per, &qs, "leveldb")?,
+                other => {
+                    return Err(format!(
+                        "unknown engine '{other}' (plexus, gestaltdb, gestaltdb-leveldb)"
+                    )
+                    .into())
+                }
             };
             check(engine, &qs, &r.answers)?;
             let p50 = percentile(&r.lookup_us, 0.5);
@@ -666,13 +741,7 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
                 }
             }
         }
-        if let [(_, Some(ours), our_rate), (_, Some(theirs), their_rate)] = &p50s[..] {
-            table.push_str(&format!(
-                "| | GestaltDB ÷ Plexus | {:.0}× | {:.0}× | | | |\n",
-                our_rate / their_rate,
-                theirs / ours
-            ));
-        }
+        table.push_str(&ratios(&p50s));
     }
     if !cypher.is_empty() {
         table.push_str(
@@ -702,15 +771,15 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
         table.push_str(&cypher_writes_table(&cypher_writes, total, &mut lines));
     }
     if !o.scale.is_empty() {
-        table.push_str(
-            "\nOne entity's history growing (Plexus; 10,000 versions a commit; lookups of a \
-             second pass over the same instants, and of the first, which maps the pages):\n\n\
+        table.push_str(&format!(
+            "\nOne entity's history growing (Plexus; 10,000 versions a commit; lookups after a \
+             first pass over the same instants, which maps the pages, in {SCALE_ROUNDS} rounds \
+             of a pass over each history in turn):\n\n\
              | versions | as-of lookup p50 | first pass p50 | write (versions/s) | bytes per version |\n\
              |---:|---:|---:|---:|---:|\n",
-        );
+        ));
         let mut p50s = Vec::new();
-        for &n in &o.scale {
-            let s = flatness(&work, o, n)?;
+        for (&n, s) in o.scale.iter().zip(flatness(&work, o, &o.scale)?) {
             table.push_str(&format!(
                 "| {n} | {} | {} | {:.0} | {} |\n",
                 ms(Some(s.warm_us)),

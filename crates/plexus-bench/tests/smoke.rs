@@ -266,9 +266,9 @@ fn the_memory_workload_agrees_with_postgres() {
     assert!(table.contains("| measure | plexus | postgres |"), "{table}");
 }
 
-/// `plexus-bench temporal` at a small size on Plexus and GestaltDB: the
-/// run fails unless every lookup of each engine finds the version the
-/// generator says holds then.
+/// `plexus-bench temporal` at a small size on Plexus and GestaltDB (on its
+/// RocksDB and its LevelDB store): the run fails unless every lookup of
+/// each engine finds the version the generator says holds then.
 #[test]
 fn the_temporal_workload_agrees_with_gestaltdb() {
     let o = plexus_bench::temporal::Options {
@@ -282,7 +282,11 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
         scale: vec![2000],
         prune_nodes: 3000,
         prune_rounds: 4,
-        engines: vec!["plexus".into(), "gestaltdb".into()],
+        engines: vec![
+            "plexus".into(),
+            "gestaltdb".into(),
+            "gestaltdb-leveldb".into(),
+        ],
         gestalt_queries: 100,
         gestalt_budget_s: 600,
         durable: false,
@@ -292,7 +296,9 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
     };
     let (table, lines) = plexus_bench::temporal::run(&o).unwrap();
     let runs: Vec<_> = lines.iter().filter(|l| l["bench"] == "temporal").collect();
-    assert_eq!(runs.len(), 4, "{table}");
+    // Plexus and GestaltDB on RocksDB and on LevelDB, per commit size.
+    assert_eq!(runs.len(), 6, "{table}");
+    assert!(table.contains("GestaltDB (LevelDB) ÷ Plexus"), "{table}");
     for r in runs {
         assert_eq!(r["lookups"], 100, "{table}");
         assert_eq!(r["versions"], 200, "{table}");
