@@ -23,7 +23,7 @@
 
 use crate::error::{Result, StorageError};
 use crate::ids::NodeId;
-use crate::keys::{graph_prefix, node_version_key, NODES, STATS};
+use crate::keys::{graph_prefix, node_version_key, stat_key, NODES, STATS, STAT_NODES};
 use crate::members::Members;
 use crate::record::{label_section, node_labels_and_prop_raw};
 use crate::view::TxnCore;
@@ -162,6 +162,13 @@ impl ColumnBuilder {
             by_hash: FxHashMap::default(),
             same_hash: Vec::new(),
         }
+    }
+
+    /// Room for `nodes` more nodes.
+    pub fn reserve(&mut self, nodes: usize) {
+        self.nodes.reserve(nodes);
+        self.sets.reserve(nodes);
+        self.codes.reserve(nodes);
     }
 
     /// Adds a node: its label section and its property's encoded value.
@@ -437,6 +444,12 @@ pub(crate) fn column(c: &TxnCore, key: u32) -> Result<Option<Arc<Column>>> {
         return Ok(Some(column));
     }
     let mut b = ColumnBuilder::new(version);
+    // Sized once for every node the graph counts: grown by doubling, the
+    // arrays were copied a dozen times and touched twice the fresh memory
+    // they end with. The count is read from the store, so the reservation
+    // is bounded by what a column may hold.
+    let nodes = c.counter(STATS, &stat_key(c.g, STAT_NODES, &[]))?;
+    b.reserve(usize::try_from(nodes).unwrap_or(0).min(COLUMN_BUDGET / 16));
     let mut bad: Option<StorageError> = None;
     let mut oversized = false;
     c.visit(
