@@ -499,6 +499,21 @@ fn run_plexus(work: &Path, o: &Options, per: usize, qs: &[Query]) -> Res<Outcome
     })
 }
 
+/// GestaltDB's engines: the name `--engines` takes, the store the peer
+/// script opens and its name in the tables.
+const GESTALT_STORES: [(&str, &str, &str); 2] = [
+    ("gestaltdb", "rocksdb", "RocksDB"),
+    ("gestaltdb-leveldb", "leveldb", "LevelDB"),
+];
+
+/// The store and table name of GestaltDB engine `engine`.
+fn gestalt_store(engine: &str) -> Option<(&'static str, &'static str)> {
+    GESTALT_STORES
+        .iter()
+        .find(|(e, ..)| *e == engine)
+        .map(|&(_, store, label)| (store, label))
+}
+
 /// GestaltDB's run on `store`: `rocksdb` or `leveldb`.
 fn run_gestalt(work: &Path, o: &Options, per: usize, qs: &[Query], store: &str) -> Res<Outcome> {
     let job = json!({
@@ -542,11 +557,9 @@ fn ratios(p50s: &[(String, Option<f64>, f64)]) -> String {
         return String::new();
     };
     let mut rows = String::new();
-    for (engine, theirs, their_rate) in p50s.iter().filter(|(e, ..)| e != "plexus") {
-        let store = if engine == "gestaltdb-leveldb" {
-            "LevelDB"
-        } else {
-            "RocksDB"
+    for (engine, theirs, their_rate) in p50s.iter() {
+        let Some((_, store)) = gestalt_store(engine) else {
+            continue;
         };
         let lookups = theirs.map_or("—".to_string(), |t| format!("{:.0}×", t / ours));
         rows.push_str(&format!(
@@ -611,18 +624,22 @@ fn flatness(work: &Path, o: &Options, sizes: &[usize]) -> Res<Vec<Scale>> {
         .into_iter()
         .zip(warm)
         .map(|(h, w)| Scale {
+            cold_us: h.cold_us,
             warm_us: percentile(&w, 0.5).unwrap_or(f64::NAN),
-            ..h.scale
+            rate: h.rate,
+            bytes: h.bytes,
         })
         .collect())
 }
 
-/// One entity's history, written, with its lookups.
+/// One entity's history, written, with its lookups and what was measured
+/// before the rounds.
 struct History {
     db: Database,
     qs: Vec<Query>,
-    /// All but the steady-state lookups.
-    scale: Scale,
+    cold_us: f64,
+    rate: f64,
+    bytes: u64,
 }
 
 /// One entity's history of `n` versions, its lookups checked once.
@@ -648,13 +665,13 @@ fn history(work: &Path, o: &Options, n: usize) -> Res<History> {
     // state.
     let (answers, cold) = plexus_lookups(&db, &qs)?;
     check("plexus", &qs, &answers)?;
-    let scale = Scale {
+    Ok(History {
         cold_us: percentile(&cold, 0.5).unwrap_or(f64::NAN),
-        warm_us: f64::NAN,
         rate: n as f64 / write_s,
         bytes: plexus_bytes(&db)? / n.max(1) as u64,
-    };
-    Ok(History { db, qs, scale })
+        db,
+        qs,
+    })
 }
 
 /// What the flatness check measured at one history length.
@@ -699,11 +716,10 @@ pub fn run(o: &Options) -> Res<(String, Vec<serde_json::Value>)> {
     for &per in &o.per_commit {
         let mut p50s = Vec::new();
         for engine in &o.engines {
-            let r = match engine.as_str() {
-                "plexus" => run_plexus(&work, o, per, &qs)?,
-                "gestaltdb" => run_gestalt(&work, o, per, &qs, "rocksdb")?,
-                "gestaltdb-leveldb" => run_gestalt(&work, o, per, &qs, "leveldb")?,
-                other => {
+            let r = match (engine.as_str(), gestalt_store(engine)) {
+                ("plexus", _) => run_plexus(&work, o, per, &qs)?,
+                (_, Some((store, _))) => run_gestalt(&work, o, per, &qs, store)?,
+                (other, None) => {
                     return Err(format!(
                         "unknown engine '{other}' (plexus, gestaltdb, gestaltdb-leveldb)"
                     )
