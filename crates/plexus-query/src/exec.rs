@@ -3,6 +3,8 @@
 
 use crate::error::QueryError;
 use crate::eval::{eval, Ctx, Row};
+mod count_distinct;
+pub(crate) use count_distinct::shape as count_distinct_shape;
 mod join;
 mod live;
 mod pipeline;
@@ -706,6 +708,9 @@ impl Exec<'_, '_> {
             if let Some(t) = self.count_only(q, &rows)? {
                 return Ok(t);
             }
+            if let Some(t) = self.count_distinct_only(q, &rows)? {
+                return Ok(t);
+            }
             if pipeline::streamable(q) {
                 return self.stream_part(q, rows, out);
             }
@@ -986,6 +991,29 @@ impl Exec<'_, '_> {
             let found = pattern::count_all(g, &ctx, &patterns, where_, r)?;
             n = n.saturating_add(i64::try_from(found).unwrap_or(i64::MAX));
         }
+        let name = item.alias.clone().unwrap_or_else(|| item.text.clone());
+        Ok(Some(Table {
+            columns: vec![name],
+            rows: vec![vec![Value::Int(n)]],
+        }))
+    }
+
+    /// `MATCH ... RETURN count(DISTINCT v)` as a whole query part, `v` an
+    /// entity the MATCH binds: counted by identity as the matches are
+    /// found (`count_distinct.rs`).
+    fn count_distinct_only(
+        &self,
+        q: &SingleQuery,
+        rows: &[Row],
+    ) -> Result<Option<Table>, QueryError> {
+        let Some((patterns, where_, item, var)) = count_distinct::shape(q) else {
+            return Ok(None);
+        };
+        let ctx = self.ctx();
+        let Some(g) = ctx.graph else {
+            return Ok(None);
+        };
+        let n = count_distinct::count(g, &ctx, patterns, where_, var, rows)?;
         let name = item.alias.clone().unwrap_or_else(|| item.text.clone());
         Ok(Some(Table {
             columns: vec![name],
@@ -1369,6 +1397,19 @@ pub(crate) fn count_shape(
     Option<&Expr>,
     &plexus_cypher::ProjectionItem,
 )> {
+    match_then_one_item(q).filter(|(_, _, item)| matches!(item.expr.kind, ExprKind::CountStar))
+}
+
+/// A query part that is one MATCH (not optional) and a RETURN of one
+/// item, with no DISTINCT, `*`, ORDER BY, SKIP, LIMIT or WHERE: its
+/// patterns, WHERE and item (the shapes a count is pushed into).
+pub(crate) fn match_then_one_item(
+    q: &SingleQuery,
+) -> Option<(
+    &[PathPattern],
+    Option<&Expr>,
+    &plexus_cypher::ProjectionItem,
+)> {
     let [Clause::Match {
         optional: false,
         patterns,
@@ -1386,8 +1427,7 @@ pub(crate) fn count_shape(
         && p.order_by.is_empty()
         && p.skip.is_none()
         && p.limit.is_none()
-        && p.where_.is_none()
-        && matches!(item.expr.kind, ExprKind::CountStar);
+        && p.where_.is_none();
     plain.then_some((patterns.as_slice(), where_.as_ref(), item))
 }
 

@@ -355,12 +355,23 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
                 Some(1.0),
             );
         }
-        Clause::With(p) | Clause::Return(p) => {
-            let names = projection_steps(p, out);
-            if matches!(c, Clause::With(_)) {
-                *bound = names;
+        // PROFILE runs the projection, as for a count.
+        Clause::Return(p) => {
+            match crate::exec::count_distinct_shape(at.part).filter(|_| at.ran.is_none()) {
+                Some((_, _, item, v)) => {
+                    let name = item.alias.clone().unwrap_or_else(|| item.text.clone());
+                    push(
+                    "CountDistinct",
+                    format!("{name}: the distinct {v} of the matches counted by identity, no rows built"),
+                    Some(1.0),
+                );
+                }
+                None => {
+                    projection_steps(p, out);
+                }
             }
         }
+        Clause::With(p) => *bound = projection_steps(p, out),
         Clause::Create { patterns, .. } => {
             push("Create", format!("{} pattern(s)", patterns.len()), None);
             bound.extend(patterns.iter().flat_map(crate::exec::pattern_vars));

@@ -146,6 +146,18 @@ fn explain_shows_how_a_count_runs() {
         ops("PROFILE MATCH ()-[:T]->() RETURN count(*) AS c"),
         ["AllNodesScan", "ExpandByDegree", "Aggregation"]
     );
+    // A distinct count of an entity is counted by identity
+    // (`exec/count_distinct.rs`); PROFILE runs the projection.
+    let reach = "MATCH (a:N {i: 1})-[*1..2]->(b) RETURN count(DISTINCT b) AS c";
+    assert_eq!(
+        ops(&format!("EXPLAIN {reach}")),
+        ["NodeByPropertyScan", "VarLengthExpand", "CountDistinct"]
+    );
+    assert_eq!(
+        ops(&format!("PROFILE {reach}")).last().map(String::as_str),
+        Some("Aggregation")
+    );
+    assert_eq!(q(&db, reach).rows, vec![vec![Value::Int(1)]]);
     assert_eq!(
         q(&db, "MATCH (a:N)-[:T]->() RETURN a.i").rows.len(),
         10,
