@@ -142,6 +142,62 @@ pub(super) fn count(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::{Guard, QueryLimits};
+
+    /// Values are told apart as `count(DISTINCT …)` tells them: an entity
+    /// by identity (a node and a relationship of one id are two), any
+    /// other value as DISTINCT compares rows (`1` and `1.0` are two), a
+    /// null not at all; each new one is charged to the memory budget.
+    #[test]
+    fn distinct_values_are_told_apart_as_distinct_rows_are() {
+        let (node, rel) = (
+            super::super::row_set::test_node,
+            super::super::row_set::test_rel,
+        );
+        let guard = Guard::unlimited();
+        let params = Default::default();
+        let ctx = Ctx {
+            params: &params,
+            graph: None,
+            aggregates: None,
+            guard: &guard,
+            adjacent: None,
+            starts: None,
+        };
+        let mut d = Distinct::default();
+        let values = [
+            node(1),
+            node(1),
+            rel(1),
+            Value::Int(1),
+            Value::Float(1.0),
+            Value::Int(1),
+            Value::Null,
+        ];
+        for v in &values {
+            d.add(Some(v), &ctx).expect("within the budget");
+        }
+        d.add(None, &ctx).expect("nothing to add");
+        assert_eq!(d.len(), 4);
+        assert_eq!(guard.held(), d.charged);
+        let tight = Guard::new(
+            QueryLimits {
+                memory: Some(PER_ENTITY),
+                ..Default::default()
+            },
+            Default::default(),
+        );
+        let ctx = Ctx {
+            guard: &tight,
+            ..ctx
+        };
+        let mut d = Distinct::default();
+        d.add(Some(&node(1)), &ctx).expect("one fits");
+        assert!(
+            d.add(Some(&node(2)), &ctx).is_err(),
+            "the second is past the budget"
+        );
+    }
 
     fn part(text: &str) -> SingleQuery {
         plexus_cypher::parse(text).expect("parses").first

@@ -169,6 +169,24 @@ pub(super) fn dedupe(rows: &mut Vec<Vec<Value>>) {
     *rows = out;
 }
 
+/// A node value of id `id` alone, for tests of distinct rows.
+#[cfg(test)]
+pub(super) fn test_node(id: u64) -> Value {
+    Value::Node(std::sync::Arc::new(plexus_common::NodeValue {
+        id,
+        ..Default::default()
+    }))
+}
+
+/// A relationship value of id `id` alone, for tests of distinct rows.
+#[cfg(test)]
+pub(super) fn test_rel(id: u64) -> Value {
+    Value::Relationship(std::sync::Arc::new(plexus_common::RelValue {
+        id,
+        ..Default::default()
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,18 +235,7 @@ mod tests {
     /// every other row, as `same_row` sees them: against a pairwise check.
     #[test]
     fn rows_of_entities_are_one_by_identity() {
-        let node = |id| {
-            Value::Node(std::sync::Arc::new(plexus_common::NodeValue {
-                id,
-                ..Default::default()
-            }))
-        };
-        let rel = |id| {
-            Value::Relationship(std::sync::Arc::new(plexus_common::RelValue {
-                id,
-                ..Default::default()
-            }))
-        };
+        let (node, rel) = (test_node, test_rel);
         let rows = vec![
             vec![node(1)],
             vec![rel(1)],
