@@ -501,7 +501,7 @@ fn ldbc_side(dir: &std::path::Path, a: LdbcSide) -> Result<(), Box<dyn std::erro
     let report = report?;
     let command = format!(
         "cargo run --release -p plexus-bench -- ldbc {} --engines {} --reps {} --rounds {}{}",
-        a.sf.map_or("--tiny".to_string(), |sf| format!("--sf {sf}")),
+        a.sf.map_or_else(|| "--tiny".to_string(), |sf| format!("--sf {sf}")),
         a.engines.join(","),
         a.reps,
         a.rounds,

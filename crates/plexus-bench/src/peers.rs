@@ -114,7 +114,7 @@ pub fn ensure_venv_with(dir: &Path, packages: &[&str]) -> Result<PathBuf, String
     }
     // Tests run side by side (threads and processes): one makes the
     // virtualenv while the others wait on the lock, then find it ready.
-    let parent = dir.parent().unwrap_or(Path::new("."));
+    let parent = dir.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     let lock_path = dir.with_extension("lock");
     let lock =
@@ -211,7 +211,7 @@ pub fn run(
             disk_mb: f("disk_mb"),
             note: v["missing"]
                 .as_str()
-                .or(v["note"].as_str())
+                .or_else(|| v["note"].as_str())
                 .map(String::from),
             round_trips: None,
         });

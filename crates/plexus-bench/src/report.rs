@@ -75,11 +75,11 @@ pub fn markdown(rows: &[Row], engines: &[String]) -> String {
             .get("plexus")
             .or_else(|| by.values().next())
             .and_then(|r| r.count)
-            .map_or("—".into(), |c| c.to_string());
+            .map_or_else(|| "—".into(), |c| c.to_string());
         let cells: Vec<String> = engines
             .iter()
             .map(|e| match by.get(e) {
-                Some(r) if r.count.is_some() => r.median().map_or("—".into(), fmt_s),
+                Some(r) if r.count.is_some() => r.median().map_or_else(|| "—".into(), fmt_s),
                 Some(_) => "missing".into(),
                 None => "—".into(),
             })
@@ -87,7 +87,8 @@ pub fn markdown(rows: &[Row], engines: &[String]) -> String {
         let ratios: Vec<String> = ours
             .iter()
             .map(|o| {
-                speedup_of(&by, o).map_or("—".into(), |(x, peer)| format!("{x:.1}× ({peer})"))
+                speedup_of(&by, o)
+                    .map_or_else(|| "—".into(), |(x, peer)| format!("{x:.1}× ({peer})"))
             })
             .collect();
         let _ = writeln!(
@@ -124,13 +125,13 @@ pub fn remote_table(rows: &[Row]) -> String {
             let med = |r: Option<&Row>| r.and_then(Row::median);
             let ratio = med(Some(r))
                 .zip(med(l))
-                .map_or("—".into(), |(a, b)| format!("{:.1}×", a / b.max(1e-12)));
+                .map_or_else(|| "—".into(), |(a, b)| format!("{:.1}×", a / b.max(1e-12)));
             let _ = writeln!(
                 s,
                 "| {graph} | {w} | {} | {} | {ratio} | {} |",
-                med(l).map_or("—".into(), fmt_s),
-                med(Some(r)).map_or("—".into(), fmt_s),
-                r.round_trips.map_or("—".into(), |t| t.to_string()),
+                med(l).map_or_else(|| "—".into(), fmt_s),
+                med(Some(r)).map_or_else(|| "—".into(), fmt_s),
+                r.round_trips.map_or_else(|| "—".into(), |t| t.to_string()),
             );
         }
     }

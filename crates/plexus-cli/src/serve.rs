@@ -110,7 +110,7 @@ pub fn user(cli: &Cli, cmd: &UserCmd, out: &Out) -> CliResult {
                 let dbs = u
                     .databases
                     .as_ref()
-                    .map_or("*".to_string(), |d| d.join(","));
+                    .map_or_else(|| "*".to_string(), |d| d.join(","));
                 if out.json {
                     say!(
                         "{}",

@@ -114,14 +114,17 @@ impl<'a> Reader<'a> {
     }
 
     pub fn byte(&mut self) -> Result<u8, DecodeError> {
-        let b = *self.buf.get(self.pos).ok_or(self.err("byte"))?;
+        let b = *self.buf.get(self.pos).ok_or_else(|| self.err("byte"))?;
         self.pos += 1;
         Ok(b)
     }
 
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        let end = self.pos.checked_add(n).ok_or(self.err("length"))?;
-        let s = self.buf.get(self.pos..end).ok_or(self.err("bytes"))?;
+        let end = self.pos.checked_add(n).ok_or_else(|| self.err("length"))?;
+        let s = self
+            .buf
+            .get(self.pos..end)
+            .ok_or_else(|| self.err("bytes"))?;
         self.pos = end;
         Ok(s)
     }
@@ -342,7 +345,7 @@ fn skip_at(r: &mut Reader<'_>, depth: usize) -> Result<(), DecodeError> {
         }
         T_F32_LIST => {
             let n = r.len()?;
-            r.bytes(n.checked_mul(4).ok_or(r.err("length"))?)?;
+            r.bytes(n.checked_mul(4).ok_or_else(|| r.err("length"))?)?;
         }
         T_MAP => {
             for _ in 0..r.len()? {
@@ -416,7 +419,7 @@ fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Value, DecodeError> {
         }
         T_F32_LIST => {
             let n = r.len()?;
-            let b = r.bytes(n.checked_mul(4).ok_or(r.err("length"))?)?;
+            let b = r.bytes(n.checked_mul(4).ok_or_else(|| r.err("length"))?)?;
             Value::List(
                 b.chunks_exact(4)
                     .map(|c| Value::Float(f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))))

@@ -295,7 +295,7 @@ impl<'a> Parser<'a> {
     fn unexpected(&self, expected: &str) -> ParseError {
         let found = self
             .peek()
-            .map_or("the end of the query".to_string(), |t| describe(&t.tok));
+            .map_or_else(|| "the end of the query".to_string(), |t| describe(&t.tok));
         self.error_at(
             self.here(),
             "UnexpectedSyntax",

@@ -160,7 +160,10 @@ fn model(base: &[(Key, Interval)]) -> BTreeMap<Key, Interval> {
             let mut found = Vec::new();
             solve(&body, &facts, BTreeMap::new(), None, &mut found);
             for (b, v) in found {
-                let g = |t: &str| t.strip_prefix('?').map_or(t.to_string(), |x| b[x].clone());
+                let g = |t: &str| {
+                    t.strip_prefix('?')
+                        .map_or_else(|| t.to_string(), |x| b[x].clone())
+                };
                 let k = (g(head[0]), head[1].to_string(), g(head[2]));
                 let e = next.entry(k).or_insert(v);
                 *e = hull(*e, v);

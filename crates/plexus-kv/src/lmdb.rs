@@ -869,10 +869,14 @@ impl LmdbSnapshot {
     }
 
     fn txn(&self) -> Result<&RoTxn<'static, WithoutTls>> {
-        self.open.as_ref().map(|o| &o.0).ok_or(KvError::Backend {
-            backend: "lmdb",
-            message: "the read transaction was closed".into(),
-        })
+        // Lazily: every read asks, and the message is a heap string.
+        self.open
+            .as_ref()
+            .map(|o| &o.0)
+            .ok_or_else(|| KvError::Backend {
+                backend: "lmdb",
+                message: "the read transaction was closed".into(),
+            })
     }
 
     fn db(&self, ks: Ks) -> Result<Db> {

@@ -576,7 +576,7 @@ fn plan_table(steps: &[crate::plan::Step], actual: Option<&[Ran]>) -> Table {
                     .iter()
                     .find(|r| (r.part, r.clause) == (s.part, s.clause))
                     .filter(|_| last_of_clause);
-                let rows = got.map(|g| g.rows as u64).or(s.actual.map(|a| a.0));
+                let rows = got.map(|g| g.rows as u64).or_else(|| s.actual.map(|a| a.0));
                 r.push(rows.map_or(Value::Null, |n| {
                     Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
                 }));

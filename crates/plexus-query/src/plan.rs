@@ -329,9 +329,10 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
                 .and_then(|p| p.element.chain.first())
                 .and_then(|(r, _)| r.types.as_ref())
                 .and_then(crate::graph::type_names)
-                .map_or("every relationship".to_string(), |ts| {
-                    format!("relationships of type {}", ts.join(", "))
-                });
+                .map_or_else(
+                    || "every relationship".to_string(),
+                    |ts| format!("relationships of type {}", ts.join(", ")),
+                );
             push(
                 "RelationshipCountFromCountStore",
                 format!("{what}, counted by the type counters"),

@@ -257,20 +257,20 @@ fn resolve_date(f: &Fields<'_>, base: Option<Date>) -> Result<Date, QueryError> 
         Date::from_iso_week(
             wy,
             w.or(bw).unwrap_or(1),
-            dow.or(base.map(Date::weekday)).unwrap_or(1),
+            dow.or_else(|| base.map(Date::weekday)).unwrap_or(1),
         )
     } else if f.has("ordinalday") {
         let y = y
             .map(year)
             .transpose()?
-            .or(base.map(|b| b.ymd().0))
+            .or_else(|| base.map(|b| b.ymd().0))
             .ok_or_else(none)?;
         Date::from_ordinal(y, small(f.int("ordinalday")?.unwrap_or(1), "ordinalDay")?)
     } else if f.has("quarter") || f.has("dayofquarter") {
         let y = y
             .map(year)
             .transpose()?
-            .or(base.map(|b| b.ymd().0))
+            .or_else(|| base.map(|b| b.ymd().0))
             .ok_or_else(none)?;
         let (bq, bd) = base.map(Date::quarter).unzip();
         let q = f.int("quarter")?.map(|q| small(q, "quarter")).transpose()?;
@@ -1181,7 +1181,7 @@ fn between(f: &str, a: &Value, b: &Value) -> R {
     let tb = pb
         .nanos
         .map(|n| n as i128)
-        .unwrap_or(if pb.date.is_none() { ta } else { 0 });
+        .unwrap_or_else(|| if pb.date.is_none() { ta } else { 0 });
     // A date against a time compares the time with midnight.
     let total = (db.days as i128 - da.days as i128) * DAY_NANOS + tb - ta;
     let d = match f {

@@ -250,7 +250,7 @@ impl Users {
     /// Re-reads the file when someone else changed it.
     fn refresh(&mut self) -> Result<(), AuthError> {
         if modified(&self.path) != self.seen {
-            let folder = self.path.parent().unwrap_or(Path::new("."));
+            let folder = self.path.parent().unwrap_or_else(|| Path::new("."));
             *self = Users::load(folder)?;
         }
         Ok(())
@@ -328,7 +328,7 @@ impl Users {
         let tmp = self.path.with_extension("tmp");
         let mut text = String::new();
         for e in &self.entries {
-            let dbs = database_specs(&e.user).map_or("*".to_string(), |d| d.join(","));
+            let dbs = database_specs(&e.user).map_or_else(|| "*".to_string(), |d| d.join(","));
             text.push_str(&format!(
                 "{}:{}:{dbs}:{}\n",
                 e.user.name,

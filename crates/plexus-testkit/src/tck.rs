@@ -545,8 +545,8 @@ fn test_procedure(
             .map(str::trim)
             .filter(|f| !f.is_empty())
             .map(|f| {
-                let (n, t) = f.split_once("::").ok_or(format!("field {f}"))?;
-                let t = plexus_query::ArgType::parse(t).ok_or(format!("type in {f}"))?;
+                let (n, t) = f.split_once("::").ok_or_else(|| format!("field {f}"))?;
+                let t = plexus_query::ArgType::parse(t).ok_or_else(|| format!("type in {f}"))?;
                 Ok((n.trim().to_string(), t))
             })
             .collect()
@@ -926,7 +926,8 @@ pub fn run_on(s: &Scenario, store: Store) -> Outcome {
                 Ok(s) => s,
                 Err(e) => return Outcome::Failed(e),
             };
-            let got = effects(before.as_ref().unwrap_or(&Snapshot::default()), &after);
+            let empty = Snapshot::default();
+            let got = effects(before.as_ref().unwrap_or(&empty), &after);
             for (k, n) in &got {
                 let want = expected
                     .iter()

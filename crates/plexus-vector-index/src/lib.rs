@@ -172,7 +172,7 @@ pub fn search_among(
     }
     let among: rustc_hash::FxHashSet<u64> = nodes.iter().map(|n| n.0).collect();
     let accept = |n: u64| among.contains(&n) && filter.is_none_or(|f| f(NodeId(n)));
-    let ef = ef.unwrap_or(DEFAULT_EF.max(k));
+    let ef = ef.unwrap_or_else(|| DEFAULT_EF.max(k));
     let found = state.search(view.seq, &view.own, query, k, ef, Some(&accept))?;
     Ok(hits(found, metric))
 }
@@ -236,7 +236,7 @@ fn search_ids(
         &view.own,
         query,
         k,
-        ef.unwrap_or(DEFAULT_EF.max(k)),
+        ef.unwrap_or_else(|| DEFAULT_EF.max(k)),
         filter,
     )?;
     Ok((found, metric))

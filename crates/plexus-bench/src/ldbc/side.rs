@@ -75,7 +75,7 @@ impl Side {
             a.rows
                 .iter()
                 .find(|r| !b.rows.contains(r))
-                .map_or("none".to_string(), |r| short(&r.join(", ")))
+                .map_or_else(|| "none".to_string(), |r| short(&r.join(", ")))
         };
         self.runs
             .iter()
@@ -402,7 +402,7 @@ pub fn run(d: &Data, dir: &Path, o: &Options) -> Result<Report, String> {
                 engines.push(((*engine).clone(), version, load));
             }
             for s in &mut sides {
-                let run = runs.remove(&s.name).unwrap_or(Run {
+                let run = runs.remove(&s.name).unwrap_or_else(|| Run {
                     missing: Some("the peer script reported nothing".into()),
                     ..Run::default()
                 });
@@ -494,7 +494,7 @@ pub fn markdown(r: &Report, command: &str) -> String {
         for (_, run) in &q.runs {
             s += &run
                 .median_ms()
-                .map_or(" — |".to_string(), |m| format!(" {m:.2} |"));
+                .map_or_else(|| " — |".to_string(), |m| format!(" {m:.2} |"));
         }
         let eq = match q.agree() {
             Some(true) => "yes",
