@@ -231,9 +231,13 @@ impl ColumnBuilder {
     }
 
     pub fn finish(self) -> Result<Column> {
-        let values = (0..self.ends.len() as u32)
-            .map(|c| decode_value(&mut Reader::new(self.value(c))).map_err(StorageError::from))
-            .collect::<Result<Vec<Value>>>()?;
+        // Sized once: collecting through `Result` grows by doubling, which
+        // for a value per node (a user id) copied the list a dozen times
+        // onto fresh pages the kernel zeroes.
+        let mut values = Vec::with_capacity(self.ends.len());
+        for c in 0..self.ends.len() as u32 {
+            values.push(decode_value(&mut Reader::new(self.value(c))).map_err(StorageError::from)?);
+        }
         let label_sets = self
             .label_sets
             .iter()
