@@ -317,6 +317,7 @@ fn matcher<'a, 'c>(
         meter: None,
         dry: None,
         stood_in: std::cell::Cell::new(false),
+        spares: Spares::default(),
     }
 }
 
@@ -381,6 +382,40 @@ struct Matcher<'a, 'c> {
     /// Set when a dry seek took a stand-in for a value only the run knows:
     /// what it found then says nothing of the run's count.
     stood_in: std::cell::Cell<bool>,
+    /// Node values a hop unbound, for its next binding.
+    spares: Spares,
+}
+
+/// Node values given back when a hop unbinds its node and nothing else
+/// holds them, for the next binding to reuse: a walk binds a node value
+/// per step and drops it on the way back, one allocation and free each
+/// (the largest group of a breadth-first reach's allocations).
+#[derive(Default)]
+struct Spares(Vec<std::sync::Arc<NodeValue>>);
+
+impl Spares {
+    /// Enough for the depth of the walks that rebind at every step.
+    const KEPT: usize = 8;
+
+    /// A value of node `id`, a spare one when there is one.
+    fn node(&mut self, id: NodeId) -> Value {
+        while let Some(mut spare) = self.0.pop() {
+            if let Some(n) = std::sync::Arc::get_mut(&mut spare) {
+                *n = node_value(id);
+                return Value::Node(spare);
+            }
+        }
+        graph::node(id)
+    }
+
+    /// Keeps `v` when it is a node value nothing else holds.
+    fn give_back(&mut self, v: Option<Value>) {
+        if let Some(Value::Node(n)) = v {
+            if self.0.len() < Self::KEPT && std::sync::Arc::strong_count(&n) == 1 {
+                self.0.push(n);
+            }
+        }
+    }
 }
 
 /// WHERE conjuncts checked during the walk. Each is checked once on a
@@ -1702,7 +1737,8 @@ impl Matcher<'_, '_> {
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
         let to = edges.last().map_or(from, |n| n.node);
-        let (did, ok) = bind(&self.an.names, row, &hop.node.var, || graph::node(to));
+        let spares = &mut self.spares;
+        let (did, ok) = bind(&self.an.names, row, &hop.node.var, || spares.node(to));
         let mut stop = Ok(false);
         let early = match ok && self.node_ok(hop.node, to, row)? {
             true => {
@@ -1728,7 +1764,9 @@ impl Matcher<'_, '_> {
             trail.nodes.truncate(mark.0);
             trail.rels.truncate(mark.1);
         }
-        unbind(row, &hop.node.var, did);
+        if let (true, Some(name)) = (did, &hop.node.var) {
+            self.spares.give_back(row.remove(name));
+        }
         early?;
         stop
     }
@@ -2115,4 +2153,44 @@ fn walk_order(el: &PatternElement, reverse: bool) -> (&NodePattern, Vec<Hop<'_>>
         })
         .collect();
     (start, hops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn node_of(v: &Value) -> &Arc<NodeValue> {
+        match v {
+            Value::Node(n) => n,
+            other => panic!("not a node: {other:?}"),
+        }
+    }
+
+    /// A node value given back is reused, reset to the new node, only
+    /// when nothing else holds it: a row that kept it keeps what it saw.
+    #[test]
+    fn a_node_value_is_reused_only_when_nothing_else_holds_it() {
+        let mut spares = Spares::default();
+        let mut a = spares.node(NodeId(1));
+        let first = Arc::as_ptr(node_of(&a));
+        if let Value::Node(n) = &mut a {
+            Arc::get_mut(n)
+                .expect("unique")
+                .labels
+                .push("Person".into());
+        }
+        spares.give_back(Some(a));
+        let b = spares.node(NodeId(2));
+        assert_eq!(Arc::as_ptr(node_of(&b)), first);
+        assert_eq!(node_of(&b).id, 2);
+        assert!(node_of(&b).labels.is_empty(), "reset, not only renumbered");
+        let held = b.clone();
+        spares.give_back(Some(b));
+        spares.give_back(Some(Value::Int(1)));
+        spares.give_back(None);
+        let c = spares.node(NodeId(3));
+        assert_ne!(Arc::as_ptr(node_of(&c)), first);
+        assert_eq!((node_of(&held).id, node_of(&c).id), (2, 3));
+    }
 }
