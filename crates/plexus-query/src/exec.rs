@@ -991,11 +991,7 @@ impl Exec<'_, '_> {
             let found = pattern::count_all(g, &ctx, &patterns, where_, r)?;
             n = n.saturating_add(i64::try_from(found).unwrap_or(i64::MAX));
         }
-        let name = item.alias.clone().unwrap_or_else(|| item.text.clone());
-        Ok(Some(Table {
-            columns: vec![name],
-            rows: vec![vec![Value::Int(n)]],
-        }))
+        Ok(Some(count_table(item, n)))
     }
 
     /// `MATCH ... RETURN count(DISTINCT v)` as a whole query part, `v` an
@@ -1014,11 +1010,7 @@ impl Exec<'_, '_> {
             return Ok(None);
         };
         let n = count_distinct::count(g, &ctx, patterns, where_, var, rows)?;
-        let name = item.alias.clone().unwrap_or_else(|| item.text.clone());
-        Ok(Some(Table {
-            columns: vec![name],
-            rows: vec![vec![Value::Int(n)]],
-        }))
+        Ok(Some(count_table(item, n)))
     }
 
     /// MATCH: every extension of every row; with `cap`, stops once that
@@ -1385,6 +1377,15 @@ fn limit_after(q: &SingleQuery, ci: usize, ctx: &Ctx<'_>) -> Option<usize> {
         return None;
     }
     Some(n(&p.skip)?.saturating_add(n(&p.limit)?))
+}
+
+/// The one-row table of a count pushed into the match, its column named
+/// as the projection names it.
+fn count_table(item: &plexus_cypher::ProjectionItem, n: i64) -> Table {
+    Table {
+        columns: vec![item.alias.clone().unwrap_or_else(|| item.text.clone())],
+        rows: vec![vec![Value::Int(n)]],
+    }
 }
 
 /// `MATCH … RETURN count(*)` as a whole query part, plainly (no

@@ -360,12 +360,13 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
         Clause::Return(p) => {
             match crate::exec::count_distinct_shape(at.part).filter(|_| at.ran.is_none()) {
                 Some((_, _, item, v)) => {
-                    let name = item.alias.clone().unwrap_or_else(|| item.text.clone());
+                    let name = item.alias.as_ref().unwrap_or(&item.text);
+                    let what = "of the matches counted by identity, no rows built";
                     push(
-                    "CountDistinct",
-                    format!("{name}: the distinct {v} of the matches counted by identity, no rows built"),
-                    Some(1.0),
-                );
+                        "CountDistinct",
+                        format!("{name}: the distinct {v} {what}"),
+                        Some(1.0),
+                    );
                 }
                 None => {
                     projection_steps(p, out);

@@ -19,9 +19,8 @@ use crate::pattern;
 use plexus_common::Value;
 use plexus_cypher::{Expr, ExprKind, PathPattern, ProjectionItem, SingleQuery};
 use plexus_storage::GraphRead;
-use rustc_hash::FxHashSet;
 
-/// What a distinct entity costs the query's memory budget: its place in
+/// What a distinct entity costs the query's memory budget: its entry in
 /// the set.
 const PER_ENTITY: usize = 32;
 
@@ -63,49 +62,47 @@ pub(crate) fn shape(
     (entity && name.eq_ignore_ascii_case("count")).then_some((patterns, where_, item, v.as_str()))
 }
 
-/// The distinct values of one variable over the matches.
+/// The distinct values of one variable over the matches, told apart by
+/// the set DISTINCT uses (`RowSet`: a node or relationship by identity,
+/// without building a key or keeping the value).
 #[derive(Default)]
 struct Distinct {
-    /// Nodes and relationships by identity (a relationship's id above bit
-    /// 64, so the two kinds never meet).
-    entities: FxHashSet<u128>,
-    /// Any other value — none for a node or relationship variable, kept
-    /// exact all the same.
-    others: RowSet,
-    other_values: Vec<Value>,
+    set: RowSet,
+    /// Values other than nodes and relationships — none for a node or
+    /// relationship variable, kept exact all the same: the set compares a
+    /// bucket's values where they are kept.
+    others: Vec<Value>,
+    count: usize,
     charged: usize,
 }
 
 impl Distinct {
     fn add(&mut self, v: Option<&Value>, ctx: &Ctx<'_>) -> Result<(), QueryError> {
-        let bytes = match v {
-            None | Some(Value::Null) => return Ok(()),
-            Some(Value::Node(n)) => self.entities.insert(u128::from(n.id)).then_some(PER_ENTITY),
-            Some(Value::Relationship(r)) => self
-                .entities
-                .insert(1 << 64 | u128::from(r.id))
-                .then_some(PER_ENTITY),
-            Some(other) => {
-                let seen = &self.other_values;
-                let one = std::slice::from_ref(other);
-                let known = self
-                    .others
-                    .find_or_add(one, seen.len(), |i| std::slice::from_ref(&seen[i]));
-                known.is_none().then(|| {
-                    self.other_values.push(other.clone());
-                    value_size(other)
-                })
+        let Some(v) = v.filter(|v| !v.is_null()) else {
+            return Ok(());
+        };
+        let entity = matches!(v, Value::Node(_) | Value::Relationship(_));
+        let others = &self.others;
+        // An entity's index is never looked at: only values in buckets are.
+        let known = self
+            .set
+            .find_or_add(std::slice::from_ref(v), others.len(), |i| {
+                std::slice::from_ref(&others[i])
+            });
+        if known.is_some() {
+            return Ok(());
+        }
+        self.count += 1;
+        let bytes = match entity {
+            true => PER_ENTITY,
+            false => {
+                self.others.push(v.clone());
+                value_size(v)
             }
         };
-        if let Some(b) = bytes {
-            ctx.guard.charge(b)?;
-            self.charged += b;
-        }
+        ctx.guard.charge(bytes)?;
+        self.charged += bytes;
         Ok(())
-    }
-
-    fn len(&self) -> usize {
-        self.entities.len() + self.other_values.len()
     }
 }
 
@@ -136,7 +133,7 @@ pub(super) fn count(
     let walked = walk();
     ctx.guard.release(seen.charged);
     walked?;
-    Ok(i64::try_from(seen.len()).unwrap_or(i64::MAX))
+    Ok(i64::try_from(seen.count).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
@@ -178,7 +175,7 @@ mod tests {
             d.add(Some(v), &ctx).expect("within the budget");
         }
         d.add(None, &ctx).expect("nothing to add");
-        assert_eq!(d.len(), 4);
+        assert_eq!(d.count, 4);
         assert_eq!(guard.held(), d.charged);
         let tight = Guard::new(
             QueryLimits {
