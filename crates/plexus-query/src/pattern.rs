@@ -653,11 +653,11 @@ fn bind(
     }
 }
 
-fn unbind(row: &mut Row, var: &Option<String>, did: bool) {
-    if did {
-        if let Some(name) = var {
-            row.remove(name);
-        }
+/// Undoes what [`bind`] did; returns the value it bound, if it bound one.
+fn unbind(row: &mut Row, var: &Option<String>, did: bool) -> Option<Value> {
+    match (did, var) {
+        (true, Some(name)) => row.remove(name),
+        _ => None,
     }
 }
 
@@ -1764,9 +1764,7 @@ impl Matcher<'_, '_> {
             trail.nodes.truncate(mark.0);
             trail.rels.truncate(mark.1);
         }
-        if let (true, Some(name)) = (did, &hop.node.var) {
-            self.spares.give_back(row.remove(name));
-        }
+        self.spares.give_back(unbind(row, &hop.node.var, did));
         early?;
         stop
     }
