@@ -121,6 +121,10 @@ fn check_id(what: &'static str, id: &str) -> Result<()> {
 /// `w` gives, else a new one.
 pub(crate) fn version_of(w: &VersionWrite, valid: Interval) -> Result<Version> {
     check_id("logical id", &w.logical_id)?;
+    // `Interval`'s fields are public, so an interval that ends where or
+    // before it starts can reach here without `Interval::new`; it holds at
+    // no instant, and a timeline cut by it would be left inconsistent.
+    let valid = Interval::new(valid.from, valid.to)?;
     // A generated id is a time-ordered UUID (version 7): the keys a new
     // version adds under its id (`V | id`, `R | id`) go after those of the
     // versions before it, onto pages a commit already holds, where random
