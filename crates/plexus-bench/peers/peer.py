@@ -60,6 +60,8 @@ KUZU_TYPES = {"string": "STRING", "int": "INT64", "float": "DOUBLE"}
 # The filter of `filter_count_unindexed`: a property no engine indexes
 # (plexus-bench's engine.rs names the same, UNINDEXED_FILTER).
 UNINDEXED = ("kind", "delta")
+# The prefix of `filter_prefix_unindexed` (engine.rs: UNINDEXED_PREFIX).
+UNINDEXED_PREFIX = ("kind", "del")
 
 class Cypher:
     """Kuzu and LadybugDB: the same embedded Cypher engine family."""
@@ -122,6 +124,9 @@ class Cypher:
             "lookup": lambda: self.per_seed("MATCH (a:Node {id: $id}) RETURN count(*)"),
             "filter_count": lambda: self.one(f"MATCH (n:Node) WHERE n.{self.job['filter'][0]} = {self.job['filter'][1]} RETURN count(*)"),
             "filter_count_unindexed": lambda: self.one(f"MATCH (n:Node) WHERE n.{UNINDEXED[0]} = '{UNINDEXED[1]}' RETURN count(*)"),
+            "filter_prefix_unindexed": lambda: self.one(
+                f"MATCH (n:Node) WHERE n.{UNINDEXED_PREFIX[0]} STARTS WITH '{UNINDEXED_PREFIX[1]}' RETURN count(*)"
+            ),
             "sample5": lambda: sum(
                 self.rows(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->(b) RETURN b.id LIMIT 5", {"id": s}) for s in self.seeds
             ),
@@ -316,6 +321,9 @@ class PlexusPy:
             "lookup": lambda: sum(self.one("MATCH (a) WHERE elementId(a) = $id RETURN count(*)", {"id": s}) for s in self.seeds),
             "filter_count": lambda: self.one(f"MATCH (n) WHERE n.{self.job['filter'][0]} = {self.job['filter'][1]} RETURN count(*)"),
             "filter_count_unindexed": lambda: self.one(f"MATCH (n) WHERE n.{UNINDEXED[0]} = '{UNINDEXED[1]}' RETURN count(*)"),
+            "filter_prefix_unindexed": lambda: self.one(
+                f"MATCH (n) WHERE n.{UNINDEXED_PREFIX[0]} STARTS WITH '{UNINDEXED_PREFIX[1]}' RETURN count(*)"
+            ),
             "sample5": lambda: sum(len(x) for x in db.sample_neighbors(self.seeds, 5, types=[t[0]], seed=42)),
             "star": lambda: db.degree(self.seeds[0], types=[t[0]]),
             "knows_reach2": lambda: sum(len(db.bfs(s, 2, direction="both", types=[t[0]])) - 1 for s in self.seeds),

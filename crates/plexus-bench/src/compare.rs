@@ -98,6 +98,7 @@ pub fn suite(graph: &str, nodes: u64, edges: Option<u64>) -> Result<Vec<Part>, S
                     "lookup",
                     "filter_count",
                     "filter_count_unindexed",
+                    "filter_prefix_unindexed",
                 ]
                 .into_iter()
                 .map(|k| case(k, k, &seeds))
@@ -311,13 +312,16 @@ fn timed(
     Ok((count, secs, last))
 }
 
-/// The first repetition of the unindexed filter builds the property column
+/// The first repetition of an unindexed filter builds the property column
 /// the others read (`plexus-storage/src/columns.rs`): its time is noted
 /// beside the median, which is that of a warm column.
 fn first_run_note(case: &Case, secs: &[f64]) -> Option<String> {
-    let first = secs
-        .first()
-        .filter(|_| case.kind == "filter_count_unindexed")?;
+    let first = secs.first().filter(|_| {
+        matches!(
+            case.kind,
+            "filter_count_unindexed" | "filter_prefix_unindexed"
+        )
+    })?;
     Some(format!(
         "first run {:.2} ms (builds the property column)",
         first * 1e3

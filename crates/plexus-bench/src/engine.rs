@@ -238,6 +238,22 @@ pub fn run(
             let (key, value) = UNINDEXED_FILTER;
             total = r.nodes_equal(None, key, &plexus::Value::from(value))?.len() as u64
         }
+        "filter_prefix_unindexed" => {
+            let (key, prefix) = UNINDEXED_PREFIX;
+            let starts =
+                |v: &plexus::Value| matches!(v, plexus::Value::String(s) if s.starts_with(prefix));
+            total = match r.nodes_where(None, key, &mut |v| starts(v))? {
+                Some(ids) => ids.len() as u64,
+                // No column (a remote store): every node's value.
+                None => {
+                    let mut n = 0;
+                    for id in r.nodes() {
+                        n += u64::from(r.node_property(id?, key)?.as_ref().is_some_and(starts));
+                    }
+                    n
+                }
+            }
+        }
         "sample5" => {
             let f = typed_hop(0).filter;
             let mut rng = Rng::new(42);
@@ -273,6 +289,9 @@ pub fn run(
 /// The filter of `filter_count_unindexed`: a property no engine indexes
 /// (the skewed graph's `kind`; `peers/peer.py` names the same).
 pub const UNINDEXED_FILTER: (&str, &str) = ("kind", "delta");
+/// The filter of `filter_prefix_unindexed`: a prefix of the same property
+/// (`STARTS WITH`, which no engine's index answers here).
+pub const UNINDEXED_PREFIX: (&str, &str) = ("kind", "del");
 
 pub fn cypher_text(case: &Case, typed: &[&str], filter: (&str, i64)) -> Option<String> {
     let t = |k: usize| typed.get(k).copied().unwrap_or("");
@@ -307,6 +326,10 @@ pub fn cypher_text(case: &Case, typed: &[&str], filter: (&str, i64)) -> Option<S
         "filter_count" => format!(
             "MATCH (n) WHERE n.{} = {} RETURN count(*)",
             filter.0, filter.1
+        ),
+        "filter_prefix_unindexed" => format!(
+            "MATCH (n) WHERE n.{} STARTS WITH '{}' RETURN count(*)",
+            UNINDEXED_PREFIX.0, UNINDEXED_PREFIX.1
         ),
         "sample5" => format!("MATCH (a {{id: $id}})-[:{}]->(b) RETURN b.id LIMIT 5", t(0)),
         "knows_reach2" => format!(
@@ -343,7 +366,7 @@ pub fn run_cypher(
     };
     let mut total = 0;
     match case.kind {
-        "filter_count" | "filter_count_unindexed" => {
+        "filter_count" | "filter_count_unindexed" | "filter_prefix_unindexed" => {
             total = count(db.query(graph, text, &plexus::Params::new())?)
         }
         "star" => total = count(db.query(graph, text, &id(&case.seeds[0]))?),

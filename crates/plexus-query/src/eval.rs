@@ -1550,38 +1550,14 @@ pub fn shallow(v: Value) -> Result<Value, QueryError> {
 /// `rand()` and `randomUUID()`. Anything else (a comprehension, a pattern, a subquery)
 /// is taken not to, to be safe.
 pub(crate) fn repeatable(e: &Expr) -> bool {
-    match &e.kind {
-        k if is_constant_leaf(k) => true,
-        ExprKind::Var(_) | ExprKind::Param(_) => true,
-        ExprKind::CountStar => true,
-        ExprKind::Property(x, _)
-        | ExprKind::Unary(_, x)
-        | ExprKind::IsNull(x, _)
-        | ExprKind::HasLabels(x, _) => repeatable(x),
-        ExprKind::Slice(x, a, b) => {
-            repeatable(x)
-                && a.as_deref().is_none_or(repeatable)
-                && b.as_deref().is_none_or(repeatable)
+    admits(e, &mut |x| match &x.kind {
+        ExprKind::Call { name, .. }
+            if name.eq_ignore_ascii_case("rand") || name.eq_ignore_ascii_case("randomuuid") =>
+        {
+            Some(false)
         }
-        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => repeatable(a) && repeatable(b),
-        ExprKind::List(items) => items.iter().all(repeatable),
-        ExprKind::Map(entries) => entries.iter().all(|(_, v)| repeatable(v)),
-        ExprKind::Case {
-            operand,
-            whens,
-            else_,
-        } => {
-            operand.as_deref().is_none_or(repeatable)
-                && whens.iter().all(|(a, b)| repeatable(a) && repeatable(b))
-                && else_.as_deref().is_none_or(repeatable)
-        }
-        ExprKind::Call { name, args, .. } => {
-            !name.eq_ignore_ascii_case("rand")
-                && !name.eq_ignore_ascii_case("randomuuid")
-                && args.iter().all(repeatable)
-        }
-        _ => false,
-    }
+        _ => None,
+    })
 }
 
 /// A literal scalar or a parameter: reads no variable.
@@ -1607,28 +1583,52 @@ pub(crate) fn free_of(e: &Expr, var: &str) -> bool {
 /// Whether every variable `e` may read is one `allowed` admits: false for
 /// any expression this does not look into, as for [`free_of`].
 pub(crate) fn reads_only(e: &Expr, allowed: &dyn Fn(&str) -> bool) -> bool {
-    let f = |x: &Expr| reads_only(x, allowed);
+    admits(e, &mut |x| match &x.kind {
+        ExprKind::Var(v) => Some(allowed(v)),
+        _ => None,
+    })
+}
+
+/// Whether `decide` admits every part of `e`: it is asked first of `e`,
+/// then of each part it leaves undecided (`None`), down to the leaves. A
+/// variable it leaves undecided is admitted; any expression this does not
+/// look into (subqueries, comprehensions, patterns) is not.
+pub(crate) fn admits<'e>(e: &'e Expr, decide: &mut dyn FnMut(&'e Expr) -> Option<bool>) -> bool {
+    if let Some(yes) = decide(e) {
+        return yes;
+    }
+    let mut all = |xs: &mut dyn Iterator<Item = &'e Expr>| {
+        for x in xs {
+            if !admits(x, decide) {
+                return false;
+            }
+        }
+        true
+    };
     match &e.kind {
         k if is_constant_leaf(k) => true,
         // `count(*)` counts rows; it reads none of their variables.
-        ExprKind::CountStar => true,
-        ExprKind::Var(v) => allowed(v),
-        ExprKind::List(items) => items.iter().all(f),
-        ExprKind::Map(entries) => entries.iter().all(|(_, v)| f(v)),
-        ExprKind::Property(b, _) | ExprKind::Unary(_, b) | ExprKind::IsNull(b, _) => f(b),
-        ExprKind::HasLabels(b, _) => f(b),
-        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => f(a) && f(b),
-        ExprKind::Slice(a, b, c) => f(a) && b.iter().all(|x| f(x)) && c.iter().all(|x| f(x)),
+        ExprKind::CountStar | ExprKind::Var(_) => true,
+        ExprKind::List(items) => all(&mut items.iter()),
+        ExprKind::Map(entries) => all(&mut entries.iter().map(|(_, v)| v)),
+        ExprKind::Property(b, _) | ExprKind::Unary(_, b) | ExprKind::IsNull(b, _) => {
+            all(&mut std::iter::once(&**b))
+        }
+        ExprKind::HasLabels(b, _) => all(&mut std::iter::once(&**b)),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => all(&mut [&**a, &**b].into_iter()),
+        ExprKind::Slice(a, b, c) => all(&mut std::iter::once(&**a)
+            .chain(b.as_deref())
+            .chain(c.as_deref())),
         ExprKind::Case {
             operand,
             whens,
             else_,
-        } => {
-            operand.iter().all(|x| f(x))
-                && whens.iter().all(|(a, b)| f(a) && f(b))
-                && else_.iter().all(|x| f(x))
-        }
-        ExprKind::Call { args, .. } => args.iter().all(f),
+        } => all(&mut operand
+            .as_deref()
+            .into_iter()
+            .chain(whens.iter().flat_map(|(a, b)| [a, b]))
+            .chain(else_.as_deref())),
+        ExprKind::Call { args, .. } => all(&mut args.iter()),
         _ => false,
     }
 }

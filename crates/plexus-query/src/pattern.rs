@@ -8,7 +8,7 @@
 //! MATCH: no relationship appears twice in one match.
 
 use crate::error::QueryError;
-use crate::eval::{compare, equals, eval, Ctx, Row};
+use crate::eval::{compare, equals, eval, repeatable, Ctx, Row};
 use crate::graph::{self, labels_match, node_value, rel_value, type_matches, type_names};
 use crate::row::Names;
 use plexus_common::{NodeValue, PathValue, RelValue, Value};
@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 
 pub(crate) mod adjacent;
 pub(crate) mod any_of;
+mod column_filter;
 pub(crate) mod or_expand;
 pub(crate) mod reach;
 pub(crate) mod rel_seek;
@@ -472,9 +473,10 @@ pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
             BinOp::Le => (false, true),
             _ => continue,
         };
-        // `n.k > v` bounds from below; `v > n.k` from above.
+        // `n.k > v` bounds from below; `v > n.k` from above. A bound is
+        // evaluated once for every node: not `rand()`, drawn per node.
         for (p, v, lower) in [(a, b, lower), (b, a, !lower)] {
-            if let Some((var, key)) = var_property(p) {
+            if let (Some((var, key)), true) = (var_property(p), repeatable(v)) {
                 out.push(RangeHint {
                     var,
                     key,
@@ -506,7 +508,7 @@ pub(crate) fn id_hints<'e>(e: &'e Expr, function: &str, out: &mut Vec<(&'e str, 
 pub(crate) fn element_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
     for c in conjuncts(e) {
         if let ExprKind::Binary(plexus_cypher::BinOp::In, x, list) = &c.kind {
-            if let Some((var, key)) = var_property(list) {
+            if let (Some((var, key)), true) = (var_property(list), repeatable(x)) {
                 out.push((var, key, x));
             }
         }
@@ -539,14 +541,20 @@ pub(crate) fn conjuncts(e: &Expr) -> Vec<&Expr> {
     out
 }
 
-/// Each `x = y` conjunct, both ways round: (x, y) and (y, x).
+/// Each `x = y` conjunct, both ways round: (x, y) and (y, x), where the
+/// second can be evaluated once for every node. A value such as `rand()`
+/// cannot: a seek would take one draw for all the nodes the WHERE draws
+/// for one by one.
 fn equalities(e: &Expr) -> impl Iterator<Item = (&Expr, &Expr)> {
-    conjuncts(e).into_iter().flat_map(|c| match &c.kind {
-        ExprKind::Binary(plexus_cypher::BinOp::Eq, a, b) => {
-            vec![(&**a, &**b), (&**b, &**a)]
-        }
-        _ => vec![],
-    })
+    conjuncts(e)
+        .into_iter()
+        .flat_map(|c| match &c.kind {
+            ExprKind::Binary(plexus_cypher::BinOp::Eq, a, b) => {
+                vec![(&**a, &**b), (&**b, &**a)]
+            }
+            _ => vec![],
+        })
+        .filter(|(_, v)| repeatable(v))
 }
 
 /// The first of `labels` (then no label) that has an index `find` can
@@ -1115,6 +1123,17 @@ impl Matcher<'_, '_> {
                 // The pass applies Cypher's equality, as an index seek does.
                 let ids = self.g.nodes_equal(label, key, &v)?;
                 return Ok(self.answered_by(np, key, &v, inline_at, start, ids));
+            }
+        }
+        // As for the pass above: a column is read whole, a label's members
+        // one by one.
+        let share = match best {
+            None => true,
+            Some((_, n)) => n.saturating_mul(8) >= self.g.node_count()?,
+        };
+        if share {
+            if let Some(found) = self.column_filter_seek(np, best.map(|(l, _)| l), row)? {
+                return Ok(found);
             }
         }
         let start = match best {

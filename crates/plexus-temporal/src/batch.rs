@@ -28,8 +28,8 @@ use std::collections::HashSet;
 /// Whether `w` can be written in a batch. A claim's version also keeps
 /// the claim index and its change log; a correction, or a retraction
 /// naming the version it retracts, reads that version first; and an
-/// interval that ends before it starts is left to the version-by-version
-/// path, whatever it makes of it.
+/// interval that ends where or before it starts goes version by version,
+/// which refuses it (`EmptyInterval`, from `version_of`).
 pub(crate) fn plain(w: &VersionWrite) -> bool {
     let state_fits = match (&w.op, &w.state) {
         (Op::Assert, State::Node(_)) => w.kind == Kind::Node,

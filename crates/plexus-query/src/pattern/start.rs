@@ -48,6 +48,12 @@ pub(crate) enum Start<'p> {
         label: Option<&'p str>,
         key: &'p str,
     },
+    /// The property's column, for conjuncts on that property alone that
+    /// no index answers (`column_filter.rs`).
+    ColumnFilter {
+        label: Option<&'p str>,
+        key: &'p str,
+    },
     /// One pass over the records (or the column) for an equality no index
     /// serves.
     PropertyScan {
@@ -74,6 +80,7 @@ impl Start<'_> {
             Start::ListElement { .. } => "NodeListElementSeek",
             Start::Range { .. } => "NodeIndexSeekByRange",
             Start::RangeColumn { .. } => "NodePropertyRangeScan",
+            Start::ColumnFilter { .. } => "NodePropertyFilterScan",
             Start::PropertyScan { .. } => "NodeByPropertyScan",
             Start::Label(_) => "NodeByLabelScan",
             Start::All => "AllNodesScan",
@@ -110,6 +117,10 @@ impl Start<'_> {
             Start::RangeColumn { label, key } => {
                 format!("{} by the column of .{key}", node(label))
             }
+            Start::ColumnFilter { label, key } => format!(
+                "{} by the column of .{key}, the WHERE on it once per value",
+                node(label)
+            ),
             Start::PropertyScan { label, key } => format!("{} where .{key} equals", node(label)),
             Start::Label(l) => format!("({var}:{l})"),
             Start::All => format!("({var})"),
@@ -259,7 +270,7 @@ pub(crate) fn planned(
         Start::Bound => Some(1.0),
         Start::Label(l) => g.label_count(l).ok().map(|n| n as f64),
         Start::All => g.node_count().ok().map(|n| n as f64),
-        Start::PropertyScan { .. } | Start::RangeColumn { .. } => None,
+        Start::PropertyScan { .. } | Start::RangeColumn { .. } | Start::ColumnFilter { .. } => None,
         _ => found,
     };
     (start.operator(), start.details(np), estimate)
