@@ -1649,4 +1649,16 @@ mod tests {
         assert!(!reads_only(&e("a.x > c"), &outputs));
         assert!(!reads_only(&e("any(x IN a WHERE x > 1)"), &outputs));
     }
+
+    #[test]
+    fn repeatable_refuses_draws_and_what_it_does_not_look_into() {
+        let e = |s: &str| plexus_cypher::parse_expression(s).unwrap();
+        assert!(repeatable(&e("n.k STARTS WITH $p AND toLower(n.k) <> 'x'")));
+        assert!(repeatable(&e(
+            "CASE WHEN n.k > 1 THEN [n.k][0] ELSE {a: 1}.a END"
+        )));
+        assert!(!repeatable(&e("rand() < n.k")));
+        assert!(!repeatable(&e("n.k = toString(RandomUUID())")));
+        assert!(!repeatable(&e("[x IN [1] | x] = [1]")));
+    }
 }
