@@ -312,9 +312,10 @@ fn timed(
     Ok((count, secs, last))
 }
 
-/// The first repetition of an unindexed filter builds the property column
-/// the others read (`plexus-storage/src/columns.rs`): its time is noted
-/// beside the median, which is that of a warm column.
+/// The first read of an unindexed property builds its column, which later
+/// reads use (`plexus-storage/src/columns.rs`): the first repetition's time
+/// is noted beside the median, which is that of a warm column (the prefix
+/// filter reads the column the equality built).
 fn first_run_note(case: &Case, secs: &[f64]) -> Option<String> {
     let first = secs.first().filter(|_| {
         matches!(
@@ -323,7 +324,7 @@ fn first_run_note(case: &Case, secs: &[f64]) -> Option<String> {
         )
     })?;
     Some(format!(
-        "first run {:.2} ms (builds the property column)",
+        "first run {:.2} ms (a property's first read builds its column)",
         first * 1e3
     ))
 }
