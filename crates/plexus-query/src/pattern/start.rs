@@ -396,6 +396,33 @@ mod tests {
                 "MATCH (n:P) WHERE n.j > 2 RETURN n",
                 "NodePropertyRangeScan",
             ),
+            // Any other conjunct on one unindexed key: its column, once per
+            // value (`column_filter.rs`), a value of `m` or a parameter
+            // EXPLAIN is not given included.
+            (
+                "MATCH (n:P) WHERE n.name STARTS WITH 'n1' RETURN n",
+                "NodePropertyFilterScan",
+            ),
+            (
+                "MATCH (m) MATCH (n:P) WHERE n.name STARTS WITH m.name RETURN n",
+                "NodePropertyFilterScan",
+            ),
+            (
+                "MATCH (n:P) WHERE n.name ENDS WITH $w RETURN n",
+                "NodePropertyFilterScan",
+            ),
+            // Not when a node without the key passes, nor on a small label.
+            (
+                "MATCH (n:P) WHERE n.name IS NULL RETURN n",
+                "NodeByLabelScan",
+            ),
+            (
+                "MATCH (n:Q) WHERE n.name STARTS WITH 'n' RETURN n",
+                "NodeByLabelScan",
+            ),
+            // `rand()` is drawn per node: no seek takes one draw for all.
+            ("MATCH (n:P) WHERE n.k > rand() RETURN n", "NodeByLabelScan"),
+            ("MATCH (n:P) WHERE n.k = rand() RETURN n", "NodeByLabelScan"),
             // A small label is read member by member.
             ("MATCH (n:Q) WHERE n.j = 2 RETURN n", "NodeByLabelScan"),
             ("MATCH (n:P) RETURN n", "NodeByLabelScan"),
