@@ -159,6 +159,9 @@ pub fn count_all(
 /// between unconstrained, unbound nodes, the relationship constrained by
 /// type at most, no WHERE), read from the type counters instead of walking
 /// every node: "does any relationship still have type T" costs a lookup.
+/// Likewise `MATCH (n) RETURN count(*)` and `MATCH (n:L) RETURN count(*)`
+/// from the node and label counters, which listed every node (5 ms at
+/// 100k nodes).
 fn count_from_counters(
     g: &dyn GraphRead,
     patterns: &[PathPattern],
@@ -166,19 +169,31 @@ fn count_from_counters(
     row: &Row,
 ) -> Res<Option<u64>> {
     let [p] = patterns else { return Ok(None) };
-    let [(rel, end)] = p.element.chain.as_slice() else {
+    if where_.is_some() || p.kind != PathKind::Normal || p.var.is_some() {
         return Ok(None);
+    }
+    let unconstrained = |np: &NodePattern| {
+        np.props.is_none() && np.where_.is_none() && bound_node(row, &np.var).is_none()
     };
-    let free = |np: &NodePattern| {
-        np.labels.is_none()
-            && np.props.is_none()
-            && np.where_.is_none()
-            && bound_node(row, &np.var).is_none()
+    let free = |np: &NodePattern| np.labels.is_none() && unconstrained(np);
+    let (rel, end) = match p.element.chain.as_slice() {
+        // `MATCH (n) RETURN count(*)`, `MATCH (n:L) …`: the node counter
+        // or the label's.
+        [] => {
+            let np = &p.element.start;
+            if !unconstrained(np) || np.var.as_ref().is_some_and(|v| row.contains_key(v)) {
+                return Ok(None);
+            }
+            return Ok(match &np.labels {
+                None => Some(g.node_count()?),
+                Some(LabelExpr::Name(l)) => Some(g.label_count(l)?),
+                Some(_) => None,
+            });
+        }
+        [(rel, end)] => (rel, end),
+        _ => return Ok(None),
     };
-    let simple = where_.is_none()
-        && p.kind == PathKind::Normal
-        && p.var.is_none()
-        && free(&p.element.start)
+    let simple = free(&p.element.start)
         && free(end)
         && rel.length.is_none()
         && rel.props.is_none()

@@ -324,6 +324,17 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
     };
     match c {
         Clause::Match { patterns, .. } if at.counted.is_some_and(|k| k.from_counters.is_some()) => {
+            let counted = at.counted.and_then(|k| k.from_counters).map(|n| n as f64);
+            if let Some(p) = patterns.first().filter(|p| p.element.chain.is_empty()) {
+                let what = match &p.element.start.labels {
+                    Some(plexus_cypher::LabelExpr::Name(l)) => {
+                        format!("nodes with label {l}, counted by its counter")
+                    }
+                    _ => "every node, counted by the node counter".to_string(),
+                };
+                push("NodeCountFromCountStore", what, counted);
+                return;
+            }
             let what = patterns
                 .first()
                 .and_then(|p| p.element.chain.first())
@@ -336,7 +347,7 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
             push(
                 "RelationshipCountFromCountStore",
                 format!("{what}, counted by the type counters"),
-                at.counted.and_then(|k| k.from_counters).map(|n| n as f64),
+                counted,
             );
         }
         Clause::Match { .. } => match_steps(at, c, bound, out),

@@ -125,6 +125,43 @@ fn explain_shows_how_a_count_runs() {
         ]
     );
     assert_eq!(col(&t, "estimated_rows")[0], Value::Int(10), "{t:?}");
+    // Nodes: the node counter, or a label's.
+    for (text, n) in [
+        ("MATCH (n) RETURN count(*) AS c", 20),
+        ("MATCH (n:N) RETURN count(*) AS c", 10),
+        ("MATCH (:Nope) RETURN count(*) AS c", 0),
+    ] {
+        let t = q(&db, &format!("EXPLAIN {text}"));
+        assert_eq!(
+            col(&t, "operator"),
+            [
+                Value::from("NodeCountFromCountStore"),
+                Value::from("CountMatches")
+            ]
+        );
+        assert_eq!(col(&t, "estimated_rows")[0], Value::Int(n), "{t:?}");
+        assert_eq!(q(&db, text).rows, vec![vec![Value::Int(n)]], "{text}");
+    }
+    // Not when the pattern constrains more than a label.
+    assert_eq!(
+        ops("EXPLAIN MATCH (n:N:M) RETURN count(*)")[0],
+        "NodeByLabelScan"
+    );
+    // Inside a transaction, its own writes are counted.
+    let session = db.session("default").unwrap();
+    let mut tx = session.begin().unwrap();
+    tx.query("CREATE (:N), (:N), (:X)", &Params::new()).unwrap();
+    tx.query("MATCH (n:M {i: 1}) DETACH DELETE n", &Params::new())
+        .unwrap();
+    for (text, n) in [
+        ("MATCH (n) RETURN count(*) AS c", 22),
+        ("MATCH (n:N) RETURN count(*) AS c", 12),
+        ("MATCH (n:M) RETURN count(*) AS c", 9),
+    ] {
+        let t = tx.query(text, &Params::new()).unwrap();
+        assert_eq!(t.rows, vec![vec![Value::Int(n)]], "{text}");
+    }
+    tx.rollback();
     assert_eq!(
         ops("EXPLAIN MATCH (a:N {i: 1})-[:T]->(b) RETURN count(*)"),
         ["NodeByPropertyScan", "ExpandByDegree", "CountMatches"]
