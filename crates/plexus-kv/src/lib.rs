@@ -60,12 +60,17 @@ pub struct KeyRange {
 impl KeyRange {
     /// Every key that starts with `prefix`.
     pub fn prefix(prefix: &[u8]) -> KeyRange {
+        KeyRange::prefix_of(prefix.to_vec())
+    }
+
+    /// [`KeyRange::prefix`] of a prefix the caller gives up (no copy of it).
+    pub fn prefix_of(prefix: Vec<u8>) -> KeyRange {
         KeyRange {
-            start: Bound::Included(prefix.to_vec()),
-            end: match prefix_successor(prefix) {
+            end: match prefix_successor(&prefix) {
                 Some(s) => Bound::Excluded(s),
                 None => Bound::Unbounded,
             },
+            start: Bound::Included(prefix),
         }
     }
 

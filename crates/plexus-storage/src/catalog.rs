@@ -152,9 +152,20 @@ impl Catalog {
 
     /// The id of a name, without creating it.
     pub fn lookup(&self, kind: Token, name: &str) -> Option<u32> {
-        let found = |c: &Self| c.read().ids[kind as usize].get(name).copied();
-        if let Some(id) = found(self) {
-            return Some(id);
+        self.lookup_named(kind, name).map(|(id, _)| id)
+    }
+
+    /// [`Catalog::lookup`], with the catalog's own copy of the name: a
+    /// transaction keeping it (`view::KnownNames`) shares it instead of
+    /// allocating one per transaction.
+    pub fn lookup_named(&self, kind: Token, name: &str) -> Option<(u32, Arc<str>)> {
+        let found = |c: &Self| {
+            c.read().ids[kind as usize]
+                .get_key_value(name)
+                .map(|(n, id)| (*id, n.clone()))
+        };
+        if let Some(hit) = found(self) {
+            return Some(hit);
         }
         if self.multi {
             // Where other processes write, one point read asks the store
@@ -162,21 +173,22 @@ impl Catalog {
             let mut fwd = vec![TAG_NAME_TO_ID, kind as u8];
             fwd.extend_from_slice(name.as_bytes());
             let id = read_u32(&self.kv.get_now(CATALOG, &fwd).ok()??, 0)?;
-            self.learned(kind, name, id);
-            return Some(id);
+            return Some((id, self.learned(kind, name, id)));
         }
         // A failed refresh answers as before it: the name is not known.
         self.refreshed().ok()?.then(|| found(self))?
     }
 
-    /// Adds a name another process interned to the maps.
-    fn learned(&self, kind: Token, name: &str, id: u32) {
+    /// Adds a name another process interned to the maps; returns the
+    /// maps' copy of it.
+    fn learned(&self, kind: Token, name: &str, id: u32) -> Arc<str> {
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
         let name: Arc<str> = name.into();
         inner.names.insert((kind as u8, id), name.clone());
-        inner.ids[kind as usize].insert(name, id);
+        inner.ids[kind as usize].insert(name.clone(), id);
         let next = &mut inner.next[kind as usize];
         *next = (*next).max(id.saturating_add(1));
+        name
     }
 
     /// The id of a name, creating it durably when new.

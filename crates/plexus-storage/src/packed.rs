@@ -576,22 +576,22 @@ fn visit_packed(
         });
         more && inner.is_ok()
     };
-    let mut rest = range.start.clone();
+    // Copied only when the range goes on past the first block: an
+    // equality seek mostly ends inside it.
+    let mut rest = None;
     let mut on = true;
     if let Bound::Included(s) | Bound::Excluded(s) = &range.start {
         snap.floor(ks, &[], s, &mut |k, v| {
             on = block(k, v);
-            // Copied only when the range goes on past this block: an
-            // equality seek mostly ends inside it.
             if on {
-                rest = Bound::Excluded(k.to_vec());
+                rest = Some(Bound::Excluded(k.to_vec()));
             }
             Ok(false)
         })?;
     }
     if on {
         let rest = KeyRange {
-            start: rest,
+            start: rest.unwrap_or_else(|| range.start.clone()),
             end: range.end.clone(),
         };
         snap.visit(ks, &rest, &mut |k, v| Ok(block(k, v)))?;

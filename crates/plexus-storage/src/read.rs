@@ -9,7 +9,7 @@ use crate::keys::*;
 use crate::occ::Subject;
 use crate::record::{prop, EdgeRecord, NodeRecord};
 use crate::schema::{
-    value_key, ConstraintInfo, ConstraintKind, IndexDef, IndexInfo, IndexKind, TRUNCATED_LEN,
+    push_value_key, ConstraintInfo, ConstraintKind, IndexDef, IndexInfo, IndexKind, TRUNCATED_LEN,
 };
 use crate::view::TxnCore;
 use plexus_common::{encode_key_value, read_u32, read_u64, Value};
@@ -1370,6 +1370,12 @@ fn lookup_value(
     out: &mut Vec<NodeId>,
 ) -> Result<()> {
     let (found, cut) = index_hits(c, def, v)?;
+    if out.is_empty() && cut.is_none() && label.is_none() {
+        // Nothing to check: the ids as found (collected in place, the
+        // same allocation).
+        *out = found.into_iter().map(NodeId).collect();
+        return Ok(());
+    }
     for n in found.into_iter().map(NodeId) {
         if let Some(full) = &cut {
             if !confirm(c, def, n, &|f| f == full.as_slice())? {
@@ -1389,21 +1395,23 @@ fn lookup_value(
 /// The ids an index holds under exactly the value `v`, and `v` encoded in
 /// full when its key was cut (each hit must then be confirmed).
 fn index_hits(c: &TxnCore, def: &IndexDef, v: &Value) -> Result<(Vec<u64>, Option<Vec<u8>>)> {
-    let vk = value_key(v);
+    // The prefix built in one buffer, which the range then owns: an
+    // equality seek starts most queries, and each copy was an allocation.
     let mut prefix = index_prefix(c, def);
-    prefix.extend_from_slice(&vk);
+    let vk_len = push_value_key(v, &mut prefix);
+    let len = prefix.len();
     // The entries' ids first, read in place (an equality seek is most
     // queries' start), then the checks that read other keys.
     let mut found = Vec::new();
-    c.visit(PROP_INDEX, &KeyRange::prefix(&prefix), &mut |k, _| {
+    c.visit(PROP_INDEX, &KeyRange::prefix_of(prefix), &mut |k, _| {
         // A longer value that merely starts with these bytes is skipped;
         // the rest end in the 8 bytes of an id.
-        if k.len() == prefix.len() + 8 {
-            found.extend(read_u64(k, prefix.len()));
+        if k.len() == len + 8 {
+            found.extend(read_u64(k, len));
         }
         Ok(true)
     })?;
-    let cut = (vk.len() == TRUNCATED_LEN).then(|| {
+    let cut = (vk_len == TRUNCATED_LEN).then(|| {
         let mut full = Vec::new();
         encode_key_value(v, &mut full);
         full

@@ -471,18 +471,26 @@ pub(crate) const TRUNCATED_LEN: usize = MAX_VALUE_KEY + 8;
 /// The index key part for one value.
 pub(crate) fn value_key(v: &Value) -> Vec<u8> {
     let mut k = Vec::new();
-    encode_key_value(v, &mut k);
-    if k.len() <= MAX_VALUE_KEY {
-        return k;
+    push_value_key(v, &mut k);
+    k
+}
+
+/// [`value_key`] appended to `out`, for a key built around it (an index
+/// seek's prefix) without a buffer of its own; returns its length.
+pub(crate) fn push_value_key(v: &Value, out: &mut Vec<u8>) -> usize {
+    let at = out.len();
+    encode_key_value(v, out);
+    if out.len() - at <= MAX_VALUE_KEY {
+        return out.len() - at;
     }
     let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for b in &k {
+    for b in &out[at..] {
         h ^= *b as u64;
         h = h.wrapping_mul(0x100_0000_01b3);
     }
-    k.truncate(MAX_VALUE_KEY);
-    k.extend_from_slice(&h.to_be_bytes());
-    k
+    out.truncate(at + MAX_VALUE_KEY);
+    out.extend_from_slice(&h.to_be_bytes());
+    out.len() - at
 }
 
 /// The id of a schema entry key: graph(4) kind(1) id(4).

@@ -269,24 +269,31 @@ pub struct TxnCore {
 /// Names a transaction looked up and found, with their ids (an id never
 /// changes once given, so a hit is never stale): a query reads the same few
 /// labels and property keys row after row, and a look through a handful of
-/// names costs less than the catalog's lock and hash.
+/// names costs less than the catalog's lock and hash. Kept in place with
+/// the catalog's copy of each name: a list of names of their own cost a
+/// short query an allocation per name and one for the list.
 #[derive(Default)]
-pub(crate) struct KnownNames(Vec<(crate::catalog::Token, Box<str>, u32)>);
+pub(crate) struct KnownNames {
+    names: [Option<(crate::catalog::Token, std::sync::Arc<str>, u32)>; KNOWN_NAMES],
+    len: usize,
+}
 
 /// The most names [`KnownNames`] keeps (then it keeps what it has).
 const KNOWN_NAMES: usize = 16;
 
 impl KnownNames {
     fn get(&self, kind: crate::catalog::Token, name: &str) -> Option<u32> {
-        self.0
+        self.names[..self.len]
             .iter()
+            .flatten()
             .find(|(k, n, _)| *k == kind && **n == *name)
             .map(|(_, _, id)| *id)
     }
 
-    fn put(&mut self, kind: crate::catalog::Token, name: &str, id: u32) {
-        if self.0.len() < KNOWN_NAMES {
-            self.0.push((kind, name.into(), id));
+    fn put(&mut self, kind: crate::catalog::Token, name: std::sync::Arc<str>, id: u32) {
+        if let Some(slot) = self.names.get_mut(self.len) {
+            *slot = Some((kind, name, id));
+            self.len += 1;
         }
     }
 }
@@ -308,15 +315,18 @@ impl TxnCore {
         if remember && self.missing.borrow()[kind as usize].contains(name) {
             return None;
         }
-        let id = self.shared.catalog.lookup(kind, name);
-        match id {
-            Some(id) => self.known.borrow_mut().put(kind, name, id),
-            None if remember => {
-                self.missing.borrow_mut()[kind as usize].insert(name.to_string());
+        match self.shared.catalog.lookup_named(kind, name) {
+            Some((id, interned)) => {
+                self.known.borrow_mut().put(kind, interned, id);
+                Some(id)
             }
-            None => {}
+            None => {
+                if remember {
+                    self.missing.borrow_mut()[kind as usize].insert(name.to_string());
+                }
+                None
+            }
         }
-        id
     }
 
     pub(crate) fn get(&self, ks: Ks, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -724,7 +734,7 @@ mod tests {
         // Past the names kept, lookups still answer from the catalog.
         let mut known = KnownNames::default();
         for n in 0..KNOWN_NAMES + 4 {
-            known.put(Token::Label, &format!("l{n}"), n as u32);
+            known.put(Token::Label, format!("l{n}").into(), n as u32);
         }
         assert_eq!(known.get(Token::Label, "l3"), Some(3));
         assert_eq!(known.get(Token::PropKey, "l3"), None, "kinds apart");
