@@ -1398,7 +1398,34 @@ pub(crate) fn count_shape(
     Option<&Expr>,
     &plexus_cypher::ProjectionItem,
 )> {
-    match_then_one_item(q).filter(|(_, _, item)| matches!(item.expr.kind, ExprKind::CountStar))
+    match_then_one_item(q).filter(|(patterns, _, item)| counts_every_match(&item.expr, patterns))
+}
+
+/// `count(*)`, or `count(v)` of a variable the patterns bind — a node, a
+/// relationship, a list of them or a path, never null in a match of a
+/// MATCH that is not optional — which therefore counts every match as
+/// `count(*)` does. `MATCH (n:Person) RETURN count(n)` is how most people
+/// write a count; through the projection it bound and folded every match
+/// (`MATCH ()-[r]->() RETURN count(r)`: 250 ms at 500,000 relationships,
+/// where the type counters answer `count(*)`).
+fn counts_every_match(e: &Expr, patterns: &[PathPattern]) -> bool {
+    match &e.kind {
+        ExprKind::CountStar => true,
+        ExprKind::Call {
+            name,
+            distinct: false,
+            args,
+        } if name.eq_ignore_ascii_case("count") => match args.as_slice() {
+            [arg] => match &arg.kind {
+                ExprKind::Var(v) => patterns
+                    .iter()
+                    .any(|p| pattern_var_names(p).any(|n| n == v)),
+                _ => false,
+            },
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// A query part that is one MATCH (not optional) and a RETURN of one
@@ -1559,7 +1586,12 @@ mod tests {
             [None]
         );
         // Not a plain count, or a single node: nothing prepared.
-        assert_eq!(last_nodes("MATCH (a)-->(b) RETURN count(b)"), [None]);
+        assert_eq!(last_nodes("MATCH (a)-->(b) RETURN count(b.x)"), [None]);
+        // `count(b)` counts every match as `count(*)` does.
+        assert_eq!(
+            last_nodes("MATCH (a {id: 1})-->(b) RETURN count(b)"),
+            [Some(vec![None])]
+        );
         assert_eq!(last_nodes("MATCH (a) RETURN count(*)"), [None]);
         // Each UNION part on its own.
         assert_eq!(

@@ -193,8 +193,11 @@ fn count_from_counters(
         [(rel, end)] => (rel, end),
         _ => return Ok(None),
     };
+    // `(n)-[r]->(n)` asks for self-loops only: not every relationship.
+    let one_node = p.element.start.var.is_some() && p.element.start.var == end.var;
     let simple = free(&p.element.start)
         && free(end)
+        && !one_node
         && rel.length.is_none()
         && rel.props.is_none()
         && rel.where_.is_none()
