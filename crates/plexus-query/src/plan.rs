@@ -317,6 +317,22 @@ struct Clauses<'a, 'q> {
     ran: Option<&'a Taken>,
 }
 
+/// The label, key, variable and item of a part that is `MATCH (n[:L])
+/// RETURN count(n.key)` where the run counts the property's column
+/// (`exec/count_property.rs`): not under PROFILE, which runs the
+/// projection, nor where no column serves.
+fn column_count<'q>(
+    at: &Clauses<'_, 'q>,
+) -> Option<(
+    Option<&'q str>,
+    &'q str,
+    &'q str,
+    &'q plexus_cypher::ProjectionItem,
+)> {
+    let serves = at.g.is_some_and(|g| g.columns_serve());
+    crate::exec::count_property_shape(at.part).filter(|_| serves && at.ran.is_none())
+}
+
 /// The steps of clause `c`, after which `bound` holds the names bound.
 fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &mut Vec<Planned>) {
     let mut push = |operator: &str, details: String, estimate: Option<f64>| {
@@ -350,10 +366,30 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
                 counted,
             );
         }
+        Clause::Match { .. } if column_count(&at).is_some() => {
+            if let Some((label, key, var, _)) = column_count(&at) {
+                let node = label.map_or_else(|| format!("({var})"), |l| format!("({var}:{l})"));
+                push(
+                    "NodePropertyCountFromColumn",
+                    format!("{node} holding .{key}, listed by the property's column"),
+                    None,
+                );
+            }
+        }
         Clause::Match { .. } => match_steps(at, c, bound, out),
         Clause::Unwind { alias, .. } => {
             push("Unwind", format!("AS {alias}"), None);
             bound.push(alias.clone());
+        }
+        Clause::Return(_) if column_count(&at).is_some() => {
+            if let Some((_, _, _, item)) = column_count(&at) {
+                let name = item.alias.as_ref().unwrap_or(&item.text);
+                push(
+                    "CountFromColumn",
+                    format!("{name}: the nodes the column lists, no rows built"),
+                    Some(1.0),
+                );
+            }
         }
         Clause::Return(p) if at.counted.is_some() => {
             let name = p

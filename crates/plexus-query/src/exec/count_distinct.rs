@@ -32,19 +32,7 @@ pub(crate) fn shape(
     q: &SingleQuery,
 ) -> Option<(&[PathPattern], Option<&Expr>, &ProjectionItem, &str)> {
     let (patterns, where_, item) = super::match_then_one_item(q)?;
-    let ExprKind::Call {
-        name,
-        distinct: true,
-        args,
-    } = &item.expr.kind
-    else {
-        return None;
-    };
-    let [Expr {
-        kind: ExprKind::Var(v),
-        ..
-    }] = args.as_slice()
-    else {
+    let ExprKind::Var(v) = &super::count_argument(&item.expr, true)?.kind else {
         return None;
     };
     // A path variable of the same name would be a binder error.
@@ -59,7 +47,7 @@ pub(crate) fn shape(
             .any(|(r, _)| r.length.is_none() && r.var.as_deref() == Some(v));
         node || rel
     });
-    (entity && name.eq_ignore_ascii_case("count")).then_some((patterns, where_, item, v.as_str()))
+    entity.then_some((patterns, where_, item, v.as_str()))
 }
 
 /// The distinct values of one variable over the matches, told apart by
