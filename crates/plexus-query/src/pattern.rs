@@ -363,8 +363,9 @@ struct Matcher<'a, 'c> {
     ctx: &'a Ctx<'c>,
     /// The MATCH's WHERE, checked on each complete match.
     where_: Option<&'a Expr>,
-    /// Set when the WHERE is a single `var.key = value` that an index seek
-    /// answered exactly for every candidate: it need not be evaluated.
+    /// Set when the start's seek answered the whole WHERE exactly for every
+    /// candidate (an index equality, the column's range or filter): it
+    /// need not be evaluated.
     where_answered: std::cell::Cell<bool>,
     /// Relationships already part of the current match.
     used: Vec<Used>,
