@@ -1125,33 +1125,26 @@ impl Matcher<'_, '_> {
                 best = Some((l, n));
             }
         }
-        if let Some((key, v, inline_at)) = unindexed {
-            // One sequential pass over the records beats a lookup per
-            // member unless the label holds a small share of the nodes
-            // (a lookup costs about what reading eight records in order does).
-            let scan = match best {
-                None => true,
-                Some((_, n)) => n.saturating_mul(8) >= self.g.node_count()?,
-            };
-            if scan {
-                let label = best.map(|(l, _)| l);
-                let start = Start::PropertyScan { label, key };
-                if self.dry.is_some() {
-                    return Ok(Seek::of(start, vec![]));
-                }
-                // The pass applies Cypher's equality, as an index seek does.
-                let ids = self.g.nodes_equal(label, key, &v)?;
-                return Ok(self.answered_by(np, key, &v, inline_at, start, ids));
-            }
-        }
-        // As for the pass above: a column is read whole, a label's members
-        // one by one.
-        let share = match best {
+        // One sequential pass over the records or a property's column
+        // beats a lookup per member unless the label holds a small share of
+        // the nodes (a lookup costs about what reading eight records in
+        // order does).
+        let whole = match best {
             None => true,
             Some((_, n)) => n.saturating_mul(8) >= self.g.node_count()?,
         };
-        if share {
-            if let Some(found) = self.column_filter_seek(np, best.map(|(l, _)| l), row)? {
+        let label = best.map(|(l, _)| l);
+        if let (Some((key, v, inline_at)), true) = (unindexed, whole) {
+            let start = Start::PropertyScan { label, key };
+            if self.dry.is_some() {
+                return Ok(Seek::of(start, vec![]));
+            }
+            // The pass applies Cypher's equality, as an index seek does.
+            let ids = self.g.nodes_equal(label, key, &v)?;
+            return Ok(self.answered_by(np, key, &v, inline_at, start, ids));
+        }
+        if whole {
+            if let Some(found) = self.column_filter_seek(np, label, row)? {
                 return Ok(found);
             }
         }

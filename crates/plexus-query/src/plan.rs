@@ -270,6 +270,7 @@ pub fn explain(
     for (pi, part) in q.parts().enumerate() {
         let mut bound: Vec<String> = Vec::new();
         let counted = Counted::of(part, g).filter(|_| !profiled);
+        let column = ColumnCount::of(part, g, profiled);
         // PROFILE runs each clause over all its rows, never asking a MATCH
         // for distinct rows.
         let distinct = match profiled {
@@ -283,6 +284,7 @@ pub fn explain(
                 ctx,
                 part,
                 counted: counted.as_ref(),
+                column,
                 distinct: distinct.get(ci).copied().unwrap_or(false),
                 ran,
             };
@@ -311,26 +313,39 @@ struct Clauses<'a, 'q> {
     ctx: &'a Ctx<'a>,
     part: &'q SingleQuery,
     counted: Option<&'a Counted<'q>>,
+    /// The part is `MATCH (n[:L]) RETURN count(n.key)`, counted from the
+    /// property's column ([`ColumnCount::of`]).
+    column: Option<ColumnCount<'q>>,
     /// The pipeline asks this clause for each distinct row once.
     distinct: bool,
     /// Under PROFILE: the starts the run took.
     ran: Option<&'a Taken>,
 }
 
-/// The label, key, variable and item of a part that is `MATCH (n[:L])
-/// RETURN count(n.key)` where the run counts the property's column
-/// (`exec/count_property.rs`): not under PROFILE, which runs the
-/// projection, nor where no column serves.
-fn column_count<'q>(
-    at: &Clauses<'_, 'q>,
-) -> Option<(
-    Option<&'q str>,
-    &'q str,
-    &'q str,
-    &'q plexus_cypher::ProjectionItem,
-)> {
-    let serves = at.g.is_some_and(|g| g.columns_serve());
-    crate::exec::count_property_shape(at.part).filter(|_| serves && at.ran.is_none())
+/// A part that is `MATCH (n[:L]) RETURN count(n.key)` where the run counts
+/// the property's column (`exec/count_property.rs`): its label, key,
+/// variable and item.
+#[derive(Clone, Copy)]
+struct ColumnCount<'q> {
+    label: Option<&'q str>,
+    key: &'q str,
+    var: &'q str,
+    item: &'q plexus_cypher::ProjectionItem,
+}
+
+impl<'q> ColumnCount<'q> {
+    /// Not under PROFILE, which runs the projection, nor where no column
+    /// serves.
+    fn of(part: &'q SingleQuery, g: Option<&dyn GraphRead>, profiled: bool) -> Option<Self> {
+        let (label, key, var, item) = crate::exec::count_property_shape(part)?;
+        let serves = !profiled && g.is_some_and(|g| g.columns_serve());
+        serves.then_some(ColumnCount {
+            label,
+            key,
+            var,
+            item,
+        })
+    }
 }
 
 /// The steps of clause `c`, after which `bound` holds the names bound.
@@ -338,6 +353,27 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
     let mut push = |operator: &str, details: String, estimate: Option<f64>| {
         out.push((operator.into(), details, estimate, None))
     };
+    if let Some(ColumnCount {
+        label,
+        key,
+        var,
+        item,
+    }) = at.column
+    {
+        match c {
+            Clause::Match { .. } => {
+                let node = label.map_or_else(|| format!("({var})"), |l| format!("({var}:{l})"));
+                let what = format!("{node} holding .{key}, listed by the property's column");
+                return push("NodePropertyCountFromColumn", what, None);
+            }
+            Clause::Return(_) => {
+                let name = item.alias.as_ref().unwrap_or(&item.text);
+                let what = format!("{name}: the nodes the column lists, no rows built");
+                return push("CountFromColumn", what, Some(1.0));
+            }
+            _ => {}
+        }
+    }
     match c {
         Clause::Match { patterns, .. } if at.counted.is_some_and(|k| k.from_counters.is_some()) => {
             let counted = at.counted.and_then(|k| k.from_counters).map(|n| n as f64);
@@ -366,30 +402,10 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
                 counted,
             );
         }
-        Clause::Match { .. } if column_count(&at).is_some() => {
-            if let Some((label, key, var, _)) = column_count(&at) {
-                let node = label.map_or_else(|| format!("({var})"), |l| format!("({var}:{l})"));
-                push(
-                    "NodePropertyCountFromColumn",
-                    format!("{node} holding .{key}, listed by the property's column"),
-                    None,
-                );
-            }
-        }
         Clause::Match { .. } => match_steps(at, c, bound, out),
         Clause::Unwind { alias, .. } => {
             push("Unwind", format!("AS {alias}"), None);
             bound.push(alias.clone());
-        }
-        Clause::Return(_) if column_count(&at).is_some() => {
-            if let Some((_, _, _, item)) = column_count(&at) {
-                let name = item.alias.as_ref().unwrap_or(&item.text);
-                push(
-                    "CountFromColumn",
-                    format!("{name}: the nodes the column lists, no rows built"),
-                    Some(1.0),
-                );
-            }
         }
         Clause::Return(p) if at.counted.is_some() => {
             let name = p
