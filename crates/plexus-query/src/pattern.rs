@@ -53,16 +53,37 @@ pub fn match_all(
     matcher(g, ctx, &an, patterns, where_, Mode::All).run(patterns, row, sink)
 }
 
+/// What a metered search's consumer needs.
+#[derive(Clone, Copy)]
+pub(crate) enum Want<'a> {
+    /// Every match, bound.
+    All,
+    /// Each distinct row once (a DISTINCT projection, `count(DISTINCT …)`):
+    /// rows may come once however many matches share them, so a last
+    /// variable-length hop whose relationships nothing reads is walked
+    /// breadth-first, visiting each node once, instead of enumerating every
+    /// trail (see `Matcher::reach`).
+    Distinct,
+    /// As `Distinct`, for a consumer of only the distinct values of node
+    /// variable `var`: a match whose last step binds it adds its node to
+    /// the set ([`Ends`]); any other match reaches the sink with its row.
+    Nodes(&'a str, &'a DistinctNodes),
+}
+
+impl Want<'_> {
+    pub(crate) fn rows(distinct: bool) -> Want<'static> {
+        if distinct {
+            Want::Distinct
+        } else {
+            Want::All
+        }
+    }
+}
+
 /// [`match_all`], counting its work on `meter`: a search that spends the
 /// meter's cap stops early and its matches are incomplete
 /// ([`Meter::spent`]), so a caller trying a cheaper plan can give up on it
 /// at a bounded cost.
-///
-/// With `distinct`, for a consumer that needs each distinct row once (a
-/// DISTINCT projection, `count(DISTINCT …)`): rows may come once however
-/// many matches share them, so a last variable-length hop whose
-/// relationships nothing reads is walked breadth-first, visiting each node
-/// once, instead of enumerating every trail (see `Matcher::reach`).
 #[expect(
     clippy::too_many_arguments,
     reason = "match_all's arguments, the clause's analysis, the consumer's need and the meter"
@@ -74,13 +95,19 @@ pub(crate) fn match_metered(
     where_: Option<&Expr>,
     an: &Analysis<'_>,
     row: &Row,
-    distinct: bool,
+    want: Want<'_>,
     meter: &Meter,
     sink: &mut Sink<'_>,
 ) -> Res<bool> {
-    let mode = if distinct { Mode::Distinct } else { Mode::All };
+    let mode = match want {
+        Want::All => Mode::All,
+        Want::Distinct | Want::Nodes(..) => Mode::Distinct,
+    };
     let mut m = matcher(g, ctx, an, patterns, where_, mode);
     m.meter = Some(meter);
+    if let Want::Nodes(var, nodes) = want {
+        m.ends = Some(Ends { var, nodes });
+    }
     m.run(patterns, row, sink)
 }
 
@@ -337,6 +364,7 @@ fn matcher<'a, 'c>(
         dry: None,
         stood_in: std::cell::Cell::new(false),
         spares: Spares::default(),
+        ends: None,
     }
 }
 
@@ -404,6 +432,49 @@ struct Matcher<'a, 'c> {
     stood_in: std::cell::Cell<bool>,
     /// Node values a hop unbound, for its next binding.
     spares: Spares,
+    /// Where a consumer of one node variable's distinct values takes them
+    /// ([`Want::Nodes`]).
+    ends: Option<Ends<'a>>,
+}
+
+/// Where the matches of node variable `var` go for a consumer that needs
+/// only its distinct values (`count(DISTINCT v)`): a match whose last step
+/// binds `var` adds its node to `nodes` instead of going through the
+/// walk's closures, the final WHERE and the sink with its whole row — a
+/// fifth of a breadth-first reach's distinct count.
+struct Ends<'a> {
+    var: &'a str,
+    nodes: &'a DistinctNodes,
+}
+
+/// Distinct nodes, each charged to the query's memory budget as it is
+/// added (the caller releases them: [`DistinctNodes::charged`]).
+#[derive(Default)]
+pub(crate) struct DistinctNodes(std::cell::RefCell<rustc_hash::FxHashSet<NodeId>>);
+
+impl DistinctNodes {
+    /// What a distinct node costs the budget: its entry in the set.
+    const PER_NODE: usize = 32;
+
+    pub(crate) fn add(&self, n: NodeId, guard: &crate::limits::Guard) -> Res<()> {
+        let mut set = self.0.borrow_mut();
+        if set.insert(n) {
+            if let Err(e) = guard.charge(Self::PER_NODE) {
+                set.remove(&n);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.borrow().len()
+    }
+
+    /// What the nodes held are charged.
+    pub(crate) fn charged(&self) -> usize {
+        self.len() * Self::PER_NODE
+    }
 }
 
 /// Node values given back when a hop unbinds its node and nothing else
@@ -1756,6 +1827,34 @@ impl Matcher<'_, '_> {
 
     /// Having followed `edges` from `from`, checks and binds the hop's end
     /// node and goes on with the remaining hops.
+    /// Whether a match that ends by binding `var` on the last hop of the
+    /// last pattern goes to [`Ends`]: what comes after it would only check
+    /// the WHERE and hand the row to the sink, which reads `var` alone (a
+    /// path variable would be bound after the hop, and the WHERE may read
+    /// it: then every match goes the long way).
+    fn takes_end(&self, var: &Option<String>) -> bool {
+        self.patterns_after == 0
+            && !self.trail_needed
+            && self
+                .ends
+                .as_ref()
+                .is_some_and(|e| var.as_deref() == Some(e.var))
+    }
+
+    /// [`Matcher::patterns`]' end of a match, for a match whose node `to`
+    /// goes to [`Ends`]: the WHERE unless the walk or the seek settled it.
+    fn take_end(&mut self, to: NodeId, row: &Row) -> Res<bool> {
+        if let (Some(w), false) = (self.where_, self.where_answered.get()) {
+            if !self.early.settled() && self.eval(w, row)? != Value::Bool(true) {
+                return Ok(false);
+            }
+        }
+        if let Some(e) = &self.ends {
+            e.nodes.add(to, self.ctx.guard)?;
+        }
+        Ok(false)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn arrive(
         &mut self,
@@ -1780,20 +1879,25 @@ impl Matcher<'_, '_> {
             false => Ok(None),
         };
         if let Ok(Some(k)) = early {
-            let mark = (trail.nodes.len(), trail.rels.len());
-            // Only a path variable reads the trail.
-            let mut at = from;
-            for n in edges.iter().filter(|_| self.trail_needed) {
-                let (s, e) = rel_of(at, n);
-                trail.rels.push(rel_value(n.edge, s, e));
-                trail.nodes.push(node_value(n.node));
-                at = n.node;
-            }
             self.early.passed += k;
-            stop = self.hops(rest, to, row, trail, done);
+            stop = if rest.is_empty() && self.takes_end(&hop.node.var) {
+                self.take_end(to, row)
+            } else {
+                let mark = (trail.nodes.len(), trail.rels.len());
+                // Only a path variable reads the trail.
+                let mut at = from;
+                for n in edges.iter().filter(|_| self.trail_needed) {
+                    let (s, e) = rel_of(at, n);
+                    trail.rels.push(rel_value(n.edge, s, e));
+                    trail.nodes.push(node_value(n.node));
+                    at = n.node;
+                }
+                let stop = self.hops(rest, to, row, trail, done);
+                trail.nodes.truncate(mark.0);
+                trail.rels.truncate(mark.1);
+                stop
+            };
             self.early.passed -= k;
-            trail.nodes.truncate(mark.0);
-            trail.rels.truncate(mark.1);
         }
         self.spares.give_back(unbind(row, &hop.node.var, did));
         early?;

@@ -22,6 +22,24 @@ const QUERIES: &[&str] = &[
     "MATCH (n)-[r]-(n) RETURN count(DISTINCT r)",
     "MATCH (a)-->(b)-->(c) RETURN count(DISTINCT c)",
     "MATCH (a:B), (b:A) RETURN count(DISTINCT b)",
+    // A last step binding the counted node hands it over bare
+    // (`pattern::Want::Nodes`): with labels and properties on it,
+    // a WHERE the walk settles or leaves to the end, a relationship list
+    // or a path the WHERE reads, an OR walked alternative by alternative,
+    // and the counted node bound by an earlier pattern than the last.
+    "MATCH (a)-[*1..2]-(b:A) RETURN count(DISTINCT b)",
+    "MATCH (a)-[*1..2]-(b {x: 2}) RETURN count(DISTINCT b)",
+    "MATCH (a)-[*1..2]->(b) WHERE a.x < b.x OR b:A RETURN count(DISTINCT b)",
+    "MATCH (a)-[r*1..2]->(b) WHERE size(r) > 1 RETURN count(DISTINCT b)",
+    "MATCH p = (a)-[*1..2]->(b) WHERE length(p) > 1 RETURN count(DISTINCT b)",
+    "MATCH (a:A)-[:T*0..2]-(b:A) WHERE a.x = 1 OR b.x = 2 RETURN count(DISTINCT b)",
+    "MATCH (c:B), (a)-[*1..2]->(b) WHERE b.x = c.x RETURN count(DISTINCT b)",
+    "MATCH (a)-[*1..2]->(b), (c:A) WHERE c.x = b.x RETURN count(DISTINCT b)",
+    "MATCH (a)-[:U]->(b)<-[:T]-(c) WHERE c.x <> a.x RETURN count(DISTINCT c)",
+    // A conjunct reading no variable of the MATCH is checked on the whole
+    // match, after the walk.
+    "MATCH (a)-[*1..2]->(b) WHERE b.x > 0 AND size([]) > 0 RETURN count(DISTINCT b)",
+    "MATCH (a)-[*1..2]->(b) WHERE b.x > 0 AND size([1]) > 0 RETURN count(DISTINCT b)",
 ];
 
 /// A graph of `n` nodes (labels `A` or `B`, a small `x`) and `edges` as
@@ -42,6 +60,10 @@ fn graph(n: usize, edges: &[(usize, usize, bool)]) -> Database {
             .expect("edge");
     }
     t.commit().expect("commits");
+    // An index lets an OR of equalities on either end walk once per
+    // alternative (`pattern/or_expand.rs`).
+    db.query("default", "CREATE INDEX FOR (n:A) ON (n.x)", &Params::new())
+        .expect("indexes");
     db
 }
 

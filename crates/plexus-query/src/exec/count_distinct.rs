@@ -18,7 +18,7 @@ use crate::limits::value_size;
 use crate::pattern;
 use plexus_common::Value;
 use plexus_cypher::{Expr, ExprKind, PathPattern, ProjectionItem, SingleQuery};
-use plexus_storage::GraphRead;
+use plexus_storage::{GraphRead, NodeId};
 
 /// What a distinct entity costs the query's memory budget: its entry in
 /// the set.
@@ -108,20 +108,36 @@ pub(super) fn count(
     let an = pattern::Analysis::new(patterns, where_);
     // Uncapped: the meter only counts.
     let meter = pattern::Meter::new(u64::MAX);
+    // A node variable's matches mostly come as bare nodes
+    // (`pattern::Want::Nodes`); those that come as rows join them.
+    let node_var = patterns.iter().any(|p| {
+        std::iter::once(&p.element.start)
+            .chain(p.element.chain.iter().map(|(_, n)| n))
+            .any(|n| n.var.as_deref() == Some(var))
+    });
+    let nodes = pattern::DistinctNodes::default();
     let mut walk = || -> Result<(), QueryError> {
         for r in rows {
             let mut sink = |m: &Row, _| {
-                seen.add(m.get(var), ctx)?;
+                match m.get(var) {
+                    Some(Value::Node(n)) if node_var => nodes.add(NodeId(n.id), ctx.guard)?,
+                    v => seen.add(v, ctx)?,
+                }
                 Ok(false)
             };
-            pattern::match_metered(g, ctx, patterns, where_, &an, r, true, &meter, &mut sink)?;
+            let want = match node_var {
+                true => pattern::Want::Nodes(var, &nodes),
+                false => pattern::Want::Distinct,
+            };
+            pattern::match_metered(g, ctx, patterns, where_, &an, r, want, &meter, &mut sink)?;
         }
         Ok(())
     };
     let walked = walk();
-    ctx.guard.release(seen.charged);
+    ctx.guard.release(seen.charged + nodes.charged());
     walked?;
-    Ok(i64::try_from(seen.count).unwrap_or(i64::MAX))
+    let count = seen.count.saturating_add(nodes.len());
+    Ok(i64::try_from(count).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

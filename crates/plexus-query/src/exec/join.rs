@@ -347,7 +347,7 @@ fn build(
         where_,
         &an,
         &seed,
-        distinct,
+        pattern::Want::rows(distinct),
         &meter,
         &mut |m, times| {
             let Some(Value::Node(k)) = m.get(&shape.key) else {

@@ -406,7 +406,15 @@ impl Exec<'_, '_> {
                         let an =
                             stage.analyses[i].get_or_init(|| pattern::Analysis::new(patterns, w));
                         pattern::match_metered(
-                            g, ctx, patterns, w, an, row, distinct, &meter, &mut each,
+                            g,
+                            ctx,
+                            patterns,
+                            w,
+                            an,
+                            row,
+                            pattern::Want::rows(distinct),
+                            &meter,
+                            &mut each,
                         )?;
                         join.borrow_mut().record(meter.used());
                     }

@@ -151,6 +151,21 @@ impl<'a> Matcher<'a, '_> {
         row: &mut Row,
         next: &mut dyn FnMut(&mut Self, &mut Row) -> Res<bool>,
     ) -> Res<bool> {
+        // A later alternative's match is checked against the earlier ones
+        // after the walk: none may skip that check (`Matcher::takes_end`).
+        let ends = self.ends.take();
+        let stop = self.walk_each_branch(p, branches, row, next);
+        self.ends = ends;
+        stop
+    }
+
+    fn walk_each_branch(
+        &mut self,
+        p: &PathPattern,
+        branches: &[Branch<'_>],
+        row: &mut Row,
+        next: &mut dyn FnMut(&mut Self, &mut Row) -> Res<bool>,
+    ) -> Res<bool> {
         for (k, b) in branches.iter().enumerate() {
             let (start, hops) = walk_order(&p.element, b.reverse);
             let earlier = &branches[..k];
