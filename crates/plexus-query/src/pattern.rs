@@ -1825,8 +1825,6 @@ impl Matcher<'_, '_> {
         }
     }
 
-    /// Having followed `edges` from `from`, checks and binds the hop's end
-    /// node and goes on with the remaining hops.
     /// Whether a match that ends by binding `var` on the last hop of the
     /// last pattern goes to [`Ends`]: what comes after it would only check
     /// the WHERE and hand the row to the sink, which reads `var` alone (a
@@ -1855,6 +1853,8 @@ impl Matcher<'_, '_> {
         Ok(false)
     }
 
+    /// Having followed `edges` from `from`, checks and binds the hop's end
+    /// node and goes on with the remaining hops.
     #[allow(clippy::too_many_arguments)]
     fn arrive(
         &mut self,
