@@ -456,13 +456,13 @@ impl DistinctNodes {
     /// What a distinct node costs the budget: its entry in the set.
     const PER_NODE: usize = 32;
 
+    /// Adds `n`, charging it when it is new. A charge past the budget fails
+    /// but stays taken (the guard counts it), so the node stays too: what
+    /// the set holds is always what it charged, and [`Self::charged`] gives
+    /// back exactly that.
     pub(crate) fn add(&self, n: NodeId, guard: &crate::limits::Guard) -> Res<()> {
-        let mut set = self.0.borrow_mut();
-        if set.insert(n) {
-            if let Err(e) = guard.charge(Self::PER_NODE) {
-                set.remove(&n);
-                return Err(e);
-            }
+        if self.0.borrow_mut().insert(n) {
+            guard.charge(Self::PER_NODE)?;
         }
         Ok(())
     }
@@ -2298,6 +2298,38 @@ mod tests {
             Value::Node(n) => n,
             other => panic!("not a node: {other:?}"),
         }
+    }
+
+    /// Each distinct node is charged once; a node past the budget fails the
+    /// query, and what the set holds is still what it charged (released
+    /// in full afterwards).
+    #[test]
+    fn distinct_nodes_are_charged_once_each_within_the_budget() {
+        use crate::limits::{Guard, QueryLimits};
+        let guard = Guard::unlimited();
+        let nodes = DistinctNodes::default();
+        for n in [1, 2, 1, 3, 2] {
+            nodes.add(NodeId(n), &guard).expect("no budget");
+        }
+        assert_eq!(nodes.len(), 3);
+        assert_eq!(guard.held(), nodes.charged());
+        let tight = Guard::new(
+            QueryLimits {
+                memory: Some(2 * DistinctNodes::PER_NODE),
+                ..Default::default()
+            },
+            Default::default(),
+        );
+        let nodes = DistinctNodes::default();
+        nodes.add(NodeId(1), &tight).expect("fits");
+        nodes.add(NodeId(2), &tight).expect("fits");
+        nodes
+            .add(NodeId(1), &tight)
+            .expect("seen: nothing more to charge");
+        assert!(nodes.add(NodeId(3), &tight).is_err(), "past the budget");
+        assert_eq!(tight.held(), nodes.charged());
+        tight.release(nodes.charged());
+        assert_eq!(tight.held(), 0);
     }
 
     /// A node value given back is reused, reset to the new node, only

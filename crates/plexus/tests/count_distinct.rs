@@ -135,3 +135,28 @@ fn named_and_zero_as_the_projection_has_them() {
         assert_eq!(t.rows, vec![vec![Value::Int(n)]], "{q}");
     }
 }
+
+/// A distinct count over long walks stays within the query's memory
+/// budget (the walk's visited nodes and the distinct nodes it holds are
+/// charged): past it the query fails with a resource-limit error, and the
+/// same query within a larger budget answers.
+#[test]
+fn the_distinct_nodes_counted_are_held_within_the_memory_budget() {
+    // A chain 0 -> 1 -> ... -> 199: 199 distinct ends from its first node.
+    let edges: Vec<(usize, usize, bool)> = (0..199).map(|i| (i, i + 1, true)).collect();
+    let db = graph(200, &edges);
+    let q = "MATCH (a {x: 0})-[:T*1..300]->(b) WHERE b.x >= 0 RETURN count(DISTINCT b)";
+    let run = |memory_limit| {
+        let opts = plexus::QueryOptions {
+            memory_limit: Some(memory_limit),
+            ..Default::default()
+        };
+        db.query_with("default", q, &Params::new(), &opts)
+    };
+    let e = run(2_000).expect_err("past the budget");
+    assert_eq!(e.kind(), plexus::ErrorKind::ResourceLimit, "{e}");
+    // Nodes with x = 0 are 0, 4, 8, ...: the ends of each start's walk
+    // along the chain, distinct over them all.
+    let t = run(1 << 20).expect("within the budget");
+    assert_eq!(t.rows, vec![vec![Value::Int(199)]]);
+}
