@@ -1012,8 +1012,13 @@ impl Matcher<'_, '_> {
                     false => None,
                 };
                 if let Some(n) = early {
+                    // Only a path variable reads the trail: without one it
+                    // stays empty, and a start costs no allocation for it.
                     let mut trail = Trail {
-                        nodes: vec![node_value(id)],
+                        nodes: match self.trail_needed {
+                            true => vec![node_value(id)],
+                            false => Vec::new(),
+                        },
                         rels: vec![],
                     };
                     self.early.passed += n;
