@@ -26,22 +26,37 @@ pub struct QueryLimits {
 }
 
 /// Cancels a running query from another thread. Cheap to clone.
-#[derive(Debug, Clone, Default)]
-pub struct CancelHandle(Arc<AtomicBool>);
+#[derive(Debug, Clone)]
+pub struct CancelHandle(Option<Arc<AtomicBool>>);
+
+impl Default for CancelHandle {
+    fn default() -> CancelHandle {
+        CancelHandle(Some(Arc::default()))
+    }
+}
 
 impl CancelHandle {
     pub fn new() -> CancelHandle {
         CancelHandle::default()
     }
 
+    /// A handle nothing holds another copy of, so nothing can cancel it:
+    /// for a query run without one, which then allocates none (a shared
+    /// flag was one of the few allocations of a one-seek query).
+    pub fn none() -> CancelHandle {
+        CancelHandle(None)
+    }
+
     /// Asks the query to stop; it fails with [`QueryError::Cancelled`] at
     /// its next check.
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        if let Some(flag) = &self.0 {
+            flag.store(true, Ordering::Relaxed);
+        }
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
     }
 }
 
@@ -72,7 +87,7 @@ pub struct Guard {
 
 impl Default for Guard {
     fn default() -> Self {
-        Guard::new(QueryLimits::default(), CancelHandle::default())
+        Guard::new(QueryLimits::default(), CancelHandle::none())
     }
 }
 
@@ -211,6 +226,20 @@ mod tests {
         g.release(101);
         assert_eq!(g.held(), 0);
         assert!(g.charge(100).is_ok());
+    }
+
+    /// A handle made for the user cancels every clone of itself; the one a
+    /// query without a handle gets cannot be cancelled (and holds no flag).
+    #[test]
+    fn only_a_shared_handle_cancels() {
+        let c = CancelHandle::default();
+        let copy = c.clone();
+        c.cancel();
+        assert!(copy.is_cancelled());
+        let none = CancelHandle::none();
+        none.cancel();
+        assert!(!none.is_cancelled());
+        assert!(Guard::unlimited().check_now().is_ok());
     }
 
     #[test]

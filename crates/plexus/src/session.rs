@@ -44,7 +44,7 @@ impl QueryOptions {
                 timeout: self.timeout.or(defaults.timeout),
                 memory: self.memory_limit.or(defaults.memory),
             },
-            self.cancel.clone().unwrap_or_default(),
+            self.cancel.clone().unwrap_or_else(CancelHandle::none),
         )
     }
 }
