@@ -1537,6 +1537,15 @@ fn reads_vars(e: &Expr) -> bool {
     }
 }
 
+/// The variables of the patterns' nodes, in order (a name may repeat).
+fn node_vars(patterns: &[PathPattern]) -> impl Iterator<Item = &str> {
+    patterns.iter().flat_map(|p| {
+        std::iter::once(&p.element.start)
+            .chain(p.element.chain.iter().map(|(_, n)| n))
+            .filter_map(|n| n.var.as_deref())
+    })
+}
+
 /// The names a pattern binds, in order (a name may repeat), borrowed.
 fn pattern_var_names(p: &PathPattern) -> impl Iterator<Item = &str> {
     let hops = p.element.chain.iter().flat_map(|(r, n)| [&r.var, &n.var]);

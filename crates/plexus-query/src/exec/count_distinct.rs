@@ -36,17 +36,13 @@ pub(crate) fn shape(
         return None;
     };
     // A path variable of the same name would be a binder error.
-    let entity = patterns.iter().any(|p| {
-        let mut nodes =
-            std::iter::once(&p.element.start).chain(p.element.chain.iter().map(|(_, n)| n));
-        let node = nodes.any(|n| n.var.as_deref() == Some(v));
-        let rel = p
-            .element
+    let rel = patterns.iter().any(|p| {
+        p.element
             .chain
             .iter()
-            .any(|(r, _)| r.length.is_none() && r.var.as_deref() == Some(v));
-        node || rel
+            .any(|(r, _)| r.length.is_none() && r.var.as_deref() == Some(v))
     });
+    let entity = rel || super::node_vars(patterns).any(|n| n == v);
     entity.then_some((patterns, where_, item, v.as_str()))
 }
 
@@ -110,17 +106,13 @@ pub(super) fn count(
     let meter = pattern::Meter::new(u64::MAX);
     // A node variable's matches mostly come as bare nodes
     // (`pattern::Want::Nodes`); those that come as rows join them.
-    let node_var = patterns.iter().any(|p| {
-        std::iter::once(&p.element.start)
-            .chain(p.element.chain.iter().map(|(_, n)| n))
-            .any(|n| n.var.as_deref() == Some(var))
-    });
+    let node_var = super::node_vars(patterns).any(|n| n == var);
     let nodes = pattern::DistinctNodes::default();
     let mut walk = || -> Result<(), QueryError> {
         for r in rows {
             let mut sink = |m: &Row, _| {
                 match m.get(var) {
-                    Some(Value::Node(n)) if node_var => nodes.add(NodeId(n.id), ctx.guard)?,
+                    Some(Value::Node(n)) => nodes.add(NodeId(n.id), ctx.guard)?,
                     v => seen.add(v, ctx)?,
                 }
                 Ok(false)

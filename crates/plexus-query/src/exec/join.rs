@@ -218,7 +218,7 @@ fn shape(
         return None;
     };
     let key = key.clone();
-    if !node_vars(patterns).any(|v| v == key) {
+    if !super::node_vars(patterns).any(|v| v == key) {
         return None;
     }
     let inputs = bound
@@ -255,14 +255,6 @@ pub(crate) fn planned(clause: &Clause, bound: &[String]) -> Option<String> {
         first.unwrap_or_default(),
         s.key
     ))
-}
-
-fn node_vars(patterns: &[PathPattern]) -> impl Iterator<Item = &str> {
-    patterns.iter().flat_map(|p| {
-        std::iter::once(&p.element.start)
-            .chain(p.element.chain.iter().map(|(_, n)| n))
-            .filter_map(|n| n.var.as_deref())
-    })
 }
 
 /// A labelled node that a seek can find: inline properties, or an
