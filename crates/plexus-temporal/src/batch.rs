@@ -57,75 +57,116 @@ pub(crate) fn write_plain(txn: &mut WriteTxn, writes: &[VersionWrite]) -> Result
     let mut order: Vec<usize> = (0..versions.len()).collect();
     // Stable: an entity's versions keep the order they were given in.
     order.sort_by(|&a, &b| entity(a).cmp(&entity(b)));
+    let encoded: Vec<Vec<u8>> = versions.iter().map(Version::encode).collect();
     // Every entry is written at the end, in one pass: no entity reads
     // another's keys (each names its entity or its version).
     let mut out = Written::default();
     for group in order.chunk_by(|&a, &b| entity(a) == entity(b)) {
-        let group: Vec<&Version> = group.iter().map(|&i| &versions[i]).collect();
+        let group: Vec<(&Version, &[u8])> = group
+            .iter()
+            .map(|&i| (&versions[i], &encoded[i][..]))
+            .collect();
         entity_entries(txn, &group, &mut out)?;
     }
-    let subjects: Vec<&[u8]> = out.subjects.iter().map(Vec::as_slice).collect();
-    crate::keyspace::write_all(txn, &subjects, out.entries)?;
+    out.records(&versions, encoded);
+    let (subjects, entries) = out.into_parts();
+    let subjects: Vec<&[u8]> = subjects.iter().map(Vec::as_slice).collect();
+    crate::keyspace::write_all(txn, &subjects, entries)?;
     Ok(versions)
 }
 
-/// The entries a batch writes and their conflict subjects.
+/// The entries a batch writes and their conflict subjects, kept in runs
+/// that are each in key order as they are made, so that sorting them all
+/// together (the transaction's buffer does) merges a few runs instead of
+/// sorting 40,000 keys that share long prefixes (a tenth of a 7,000-version
+/// commit when the entries came entity by entity, all tags mixed).
+/// An entry for the valid-time keyspace: its key and what to write.
+type Entry = (Vec<u8>, ValidWrite);
+
 #[derive(Default)]
 struct Written {
     subjects: Vec<Vec<u8>>,
-    entries: Vec<(Vec<u8>, ValidWrite)>,
+    /// `V | id` and `R | id`, in the order the versions were given: the
+    /// ids made here are time-ordered UUIDs, ascending as they are made.
+    records: Vec<Entry>,
+    stamps: Vec<Entry>,
+    /// `H | entity | n`, entity by entity in key order.
+    logs: Vec<Entry>,
+    /// `T | entity | from`, entity by entity in key order.
+    timelines: Vec<Entry>,
+    /// Index entries, in no particular order.
+    index: Vec<Entry>,
+}
+
+impl Written {
+    /// The record and the stamp of each version, taking its encoding.
+    fn records(&mut self, versions: &[Version], encoded: Vec<Vec<u8>>) {
+        self.records.reserve(versions.len());
+        self.stamps.reserve(versions.len());
+        for (v, bytes) in versions.iter().zip(encoded) {
+            self.subjects.push(timeline::version_key(&v.id));
+            let [record, stamp] = timeline::version_entries(&v.id, bytes);
+            self.records.push(record);
+            self.stamps.push(stamp);
+        }
+    }
+
+    /// The subjects, and every entry run after run.
+    fn into_parts(self) -> (Vec<Vec<u8>>, Vec<Entry>) {
+        let mut all = self.records;
+        for run in [self.stamps, self.logs, self.timelines, self.index] {
+            all.extend(run);
+        }
+        (self.subjects, all)
+    }
 }
 
 /// The versions `writes` make, with their ids checked: a given id must be
 /// new to the graph and to the batch.
 fn prepare(txn: &WriteTxn, writes: &[VersionWrite]) -> Result<Vec<Version>> {
     let mut given = HashSet::new();
-    writes
-        .iter()
-        .map(|w| {
-            let valid = w.valid.ok_or(TemporalError::NoInterval)?;
-            let v = version_of(w, valid)?;
-            if w.version_id.is_some() {
-                if !given.insert(v.id.clone()) {
-                    return Err(TemporalError::VersionExists(v.id));
-                }
-                timeline::refuse_taken(txn, &v.id)?;
+    // Sized first: collecting through `Result` cannot know the length, and
+    // growing a vector of versions copied them a dozen times.
+    let mut out = Vec::with_capacity(writes.len());
+    for w in writes {
+        let valid = w.valid.ok_or(TemporalError::NoInterval)?;
+        let v = version_of(w, valid)?;
+        if w.version_id.is_some() {
+            if !given.insert(v.id.clone()) {
+                return Err(TemporalError::VersionExists(v.id));
             }
-            Ok(v)
-        })
-        .collect()
+            timeline::refuse_taken(txn, &v.id)?;
+        }
+        out.push(v);
+    }
+    Ok(out)
 }
 
-/// The entries of the versions of one entity, in order, onto `out`.
-fn entity_entries(txn: &WriteTxn, versions: &[&Version], out: &mut Written) -> Result<()> {
-    let Some(first) = versions.first() else {
+/// The entries of the versions of one entity (each with its encoding), in
+/// order, onto `out`; their records and stamps are [`Written::records`].
+fn entity_entries(txn: &WriteTxn, versions: &[(&Version, &[u8])], out: &mut Written) -> Result<()> {
+    let Some((first, _)) = versions.first() else {
         return Ok(());
     };
     let (kind, id) = (first.kind, first.logical_id.as_str());
     let before = timeline::log_len_of(txn, kind, id)?;
-    let encoded: Vec<Vec<u8>> = versions.iter().map(|v| v.encode()).collect();
-    for ((n, v), bytes) in (before..).zip(versions).zip(&encoded) {
-        out.subjects.push(timeline::version_key(&v.id));
-        out.entries
-            .extend(timeline::version_entries(&v.id, bytes.clone()));
+    for (n, (v, _)) in (before..).zip(versions) {
         let log = timeline::log_key(kind, id, n);
-        out.entries
+        out.logs
             .push((log, ValidWrite::Put(v.id.as_bytes().to_vec())));
     }
-    let entries = versions.iter().flat_map(|v| crate::graph::entries(v));
+    let entries = versions.iter().flat_map(|(v, _)| crate::graph::entries(v));
     for k in crate::graph::unwritten(txn, entries.collect(), before > 0)? {
-        out.entries
-            .push((k, ValidWrite::Put(id.as_bytes().to_vec())));
+        out.index.push((k, ValidWrite::Put(id.as_bytes().to_vec())));
     }
     let cuts: Vec<_> = versions
         .iter()
-        .zip(&encoded)
         .map(|(v, bytes)| {
-            let holds = (v.op != Op::Retract).then_some((v.id.as_str(), &bytes[..]));
+            let holds = (v.op != Op::Retract).then_some((v.id.as_str(), *bytes));
             (v.valid, holds)
         })
         .collect();
-    out.entries
+    out.timelines
         .extend(timeline::cuts(txn, kind, id, &cuts, before == 0)?);
     out.subjects.push(subject(kind, id));
     Ok(())
