@@ -420,7 +420,7 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
     let procs = env.procs.unwrap_or(&no_procs);
     procedure::check(q, procs)?;
     let mut ex = Exec::new(access, env.params, env.guard, procs, 0);
-    ex.profile = (mode == Mode::Profile).then(Vec::new);
+    *ex.profile.get_mut() = (mode == Mode::Profile).then(Vec::new);
     ex.movable = if mode == Mode::Explain {
         &[]
     } else {
@@ -545,8 +545,9 @@ struct Ran {
     clause: usize,
     /// The rows it left.
     rows: usize,
-    /// From its start to its last row (the clauses run one after another
-    /// under PROFILE, each over the rows of the one before).
+    /// The time of its own work: from its start to its last row for a
+    /// clause run over all the rows of the one before; in a pipeline, the
+    /// time the rows spent in it (not in the clauses it handed them to).
     time: std::time::Duration,
 }
 
@@ -601,7 +602,7 @@ struct Exec<'t, 'p> {
     /// The columns the last CALL yielded: a standalone CALL's result.
     call_columns: Vec<String>,
     /// Under PROFILE: what each clause of the top-level parts did.
-    profile: Option<Vec<Ran>>,
+    profile: std::cell::RefCell<Option<Vec<Ran>>>,
     /// The UNION part running.
     part: usize,
     /// Depth of subqueries: only the top level is profiled.
@@ -632,7 +633,7 @@ impl<'t, 'p> Exec<'t, 'p> {
             guard,
             procs,
             call_columns: vec![],
-            profile: None,
+            profile: Default::default(),
             part: 0,
             nesting,
             movable: &[],
@@ -647,18 +648,27 @@ impl<'t, 'p> Exec<'t, 'p> {
 impl Exec<'_, '_> {
     /// Under PROFILE, that `clause` left `rows` rows after running since
     /// `began`.
-    fn record(&mut self, clause: usize, rows: usize, began: Instant) {
+    fn record(&self, clause: usize, rows: usize, began: Instant) {
+        self.record_time(clause, rows, began.elapsed());
+    }
+
+    /// Under PROFILE, that `clause` left `rows` rows and took `time`.
+    fn record_time(&self, clause: usize, rows: usize, time: std::time::Duration) {
         if self.nesting == 0 {
-            let part = self.part;
-            if let Some(p) = self.profile.as_mut() {
+            if let Some(p) = self.profile.borrow_mut().as_mut() {
                 p.push(Ran {
-                    part,
+                    part: self.part,
                     clause,
                     rows,
-                    time: began.elapsed(),
+                    time,
                 });
             }
         }
+    }
+
+    /// Whether this run is profiled (PROFILE, at the top level).
+    fn profiled(&self) -> bool {
+        self.nesting == 0 && self.profile.borrow().is_some()
     }
 
     fn graph(&self) -> Option<&dyn GraphRead> {
@@ -677,7 +687,7 @@ impl Exec<'_, '_> {
             guard: self.guard,
             // Sets of neighbours stay right only while nothing writes.
             adjacent: matches!(self.access, Access::Read(_)).then_some(&self.adjacent),
-            starts: self.profile.is_some().then_some(&self.starts),
+            starts: self.profile.borrow().is_some().then_some(&self.starts),
         }
     }
 
@@ -706,21 +716,25 @@ impl Exec<'_, '_> {
         mut rows: Vec<Row>,
         out: Option<&mut dyn RowSink>,
     ) -> Result<Table, QueryError> {
-        if self.profile.is_none() {
-            if let Some(t) = self.count_only(q, &rows)? {
+        // PROFILE runs the same way, so that it measures the plan that
+        // runs (and shows the plan EXPLAIN shows).
+        let began = Instant::now();
+        if let Some(t) = self.count_only(q, &rows)? {
+            self.record_count(q, &t, true, began);
+            return Ok(t);
+        }
+        if let Some(t) = self.count_distinct_only(q, &rows)? {
+            self.record_count(q, &t, false, began);
+            return Ok(t);
+        }
+        if let Some(g) = self.ctx().graph {
+            if let Some(t) = count_property::count(g, q, &rows)? {
+                self.record_count(q, &t, true, began);
                 return Ok(t);
             }
-            if let Some(t) = self.count_distinct_only(q, &rows)? {
-                return Ok(t);
-            }
-            if let Some(g) = self.ctx().graph {
-                if let Some(t) = count_property::count(g, q, &rows)? {
-                    return Ok(t);
-                }
-            }
-            if pipeline::streamable(q) {
-                return self.stream_part(q, rows, out);
-            }
+        }
+        if pipeline::streamable(q) {
+            return self.stream_part(q, rows, out);
         }
         let mut charged = 0;
         for (ci, clause) in q.clauses.iter().enumerate() {
@@ -803,6 +817,26 @@ impl Exec<'_, '_> {
             columns: vec![],
             rows: vec![],
         })
+    }
+
+    /// Under PROFILE, what a part answered by a count (`MATCH … RETURN
+    /// count(…)`, `t` its one row) did since `began`: its MATCH found as
+    /// many matches as it counted when `matches` (else only its starts and
+    /// hops say what they found), and its RETURN made the one row.
+    fn record_count(&self, q: &SingleQuery, t: &Table, matches: bool, began: Instant) {
+        if !self.profiled() {
+            return;
+        }
+        let time = began.elapsed();
+        let last = q.clauses.len().saturating_sub(1);
+        match (matches, t.rows.first().and_then(|r| r.first())) {
+            (true, Some(Value::Int(n))) => {
+                let n = usize::try_from(*n).unwrap_or(usize::MAX);
+                self.record_time(0, n, time);
+                self.record_time(last, t.rows.len(), std::time::Duration::ZERO);
+            }
+            _ => self.record_time(last, t.rows.len(), time),
+        }
     }
 
     fn clause(&mut self, clause: &Clause, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {

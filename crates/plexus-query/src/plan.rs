@@ -257,26 +257,20 @@ impl<'q> Counted<'q> {
 }
 
 /// The plan of a query, clause by clause; under PROFILE, with the starts
-/// the run took (`ran`): PROFILE runs a count's matches as rows, so as to
-/// count each clause's.
+/// the run took and the rows and time of each start and hop (`ran`).
+/// PROFILE runs the plan EXPLAIN shows: the same steps.
 pub fn explain(
     q: &Query,
     g: Option<&dyn GraphRead>,
     ctx: &Ctx<'_>,
     ran: Option<&Taken>,
 ) -> Vec<Step> {
-    let profiled = ran.is_some();
     let mut steps = Vec::new();
     for (pi, part) in q.parts().enumerate() {
         let mut bound: Vec<String> = Vec::new();
-        let counted = Counted::of(part, g).filter(|_| !profiled);
-        let column = ColumnCount::of(part, g, profiled);
-        // PROFILE runs each clause over all its rows, never asking a MATCH
-        // for distinct rows.
-        let distinct = match profiled {
-            true => vec![false; part.clauses.len()],
-            false => crate::exec::distinct_clauses(part),
-        };
+        let counted = Counted::of(part, g);
+        let column = ColumnCount::of(part, g);
+        let distinct = crate::exec::distinct_clauses(part);
         for (ci, c) in part.clauses.iter().enumerate() {
             let mut out = Vec::new();
             let at = Clauses {
@@ -334,11 +328,10 @@ struct ColumnCount<'q> {
 }
 
 impl<'q> ColumnCount<'q> {
-    /// Not under PROFILE, which runs the projection, nor where no column
-    /// serves.
-    fn of(part: &'q SingleQuery, g: Option<&dyn GraphRead>, profiled: bool) -> Option<Self> {
+    /// Not where no column serves.
+    fn of(part: &'q SingleQuery, g: Option<&dyn GraphRead>) -> Option<Self> {
         let (label, key, var, item) = crate::exec::count_property_shape(part)?;
-        let serves = !profiled && g.is_some_and(|g| g.columns_serve());
+        let serves = g.is_some_and(|g| g.columns_serve());
         serves.then_some(ColumnCount {
             label,
             key,
@@ -419,23 +412,20 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
                 Some(1.0),
             );
         }
-        // PROFILE runs the projection, as for a count.
-        Clause::Return(p) => {
-            match crate::exec::count_distinct_shape(at.part).filter(|_| at.ran.is_none()) {
-                Some((_, _, item, v)) => {
-                    let name = item.alias.as_ref().unwrap_or(&item.text);
-                    let what = "of the matches counted by identity, no rows built";
-                    push(
-                        "CountDistinct",
-                        format!("{name}: the distinct {v} {what}"),
-                        Some(1.0),
-                    );
-                }
-                None => {
-                    projection_steps(p, out);
-                }
+        Clause::Return(p) => match crate::exec::count_distinct_shape(at.part) {
+            Some((_, _, item, v)) => {
+                let name = item.alias.as_ref().unwrap_or(&item.text);
+                let what = "of the matches counted by identity, no rows built";
+                push(
+                    "CountDistinct",
+                    format!("{name}: the distinct {v} {what}"),
+                    Some(1.0),
+                );
             }
-        }
+            None => {
+                projection_steps(p, out);
+            }
+        },
         Clause::With(p) => *bound = projection_steps(p, out),
         Clause::Create { patterns, .. } => {
             push("Create", format!("{} pattern(s)", patterns.len()), None);

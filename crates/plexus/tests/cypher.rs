@@ -204,20 +204,52 @@ fn explain_shows_how_a_count_runs() {
         ops("EXPLAIN MATCH (a:N)-[:T]->() RETURN a.i"),
         ["NodeByLabelScan", "ExpandByDegree", "Projection"]
     );
-    assert_eq!(
-        ops("PROFILE MATCH ()-[:T]->() RETURN count(*) AS c"),
-        ["AllNodesScan", "ExpandByDegree", "Aggregation"]
-    );
     // A distinct count of an entity is counted by identity
-    // (`exec/count_distinct.rs`); PROFILE runs the projection.
+    // (`exec/count_distinct.rs`).
     let reach = "MATCH (a:N {i: 1})-[*1..2]->(b) RETURN count(DISTINCT b) AS c";
     assert_eq!(
         ops(&format!("EXPLAIN {reach}")),
         ["NodeByPropertyScan", "VarLengthExpand", "CountDistinct"]
     );
+    // PROFILE runs the plan EXPLAIN shows, counts included, and says what
+    // each count found.
+    for text in [
+        "MATCH ()-[:T]->() RETURN count(*) AS c",
+        "MATCH (a:N {i: 1})-[:T]->(b) RETURN count(*) AS c",
+        "MATCH (a:N)-[:T]->(b) WHERE b.i > 2 RETURN count(b) AS c",
+        reach,
+    ] {
+        assert_eq!(
+            ops(&format!("PROFILE {text}")),
+            ops(&format!("EXPLAIN {text}")),
+            "{text}"
+        );
+        let t = q(&db, &format!("PROFILE {text}"));
+        let rows = col(&t, "rows");
+        assert_eq!(
+            rows.last(),
+            Some(&Value::Int(1)),
+            "the count's one row: {t:?}"
+        );
+    }
+    let t = q(
+        &db,
+        "PROFILE MATCH (a:N)-[:T]->(b) WHERE b.i > 2 RETURN count(b) AS c",
+    );
+    let counted = q(
+        &db,
+        "MATCH (a:N)-[:T]->(b) WHERE b.i > 2 RETURN count(b) AS c",
+    )
+    .rows[0][0]
+        .clone();
+    let filter = col(&t, "operator")
+        .iter()
+        .position(|o| *o == Value::from("Filter"))
+        .unwrap_or_else(|| panic!("{t:?}"));
     assert_eq!(
-        ops(&format!("PROFILE {reach}")).last().map(String::as_str),
-        Some("Aggregation")
+        col(&t, "rows")[filter],
+        counted,
+        "the matches counted: {t:?}"
     );
     assert_eq!(q(&db, reach).rows, vec![vec![Value::Int(1)]]);
     assert_eq!(
@@ -508,6 +540,100 @@ fn profile_counts_the_rows_of_each_clause() {
         q(&db, "MATCH (x:X) RETURN count(*) AS c").rows,
         vec![vec![Value::Int(1)]]
     );
+}
+
+/// PROFILE runs a part that streams as it streams: the same steps and
+/// details as EXPLAIN (a variable-length hop walked breadth-first when only
+/// its distinct ends are needed), each clause with the rows it passed on,
+/// and a LIMIT that stops the clauses before it.
+#[test]
+fn profile_streams_as_the_query_does() {
+    let db = Database::in_memory().unwrap();
+    // A chain 1 -> 2 -> … -> 30, and each node also to the one two further.
+    q(
+        &db,
+        "UNWIND range(1, 30) AS i CREATE (:C {i: i}) WITH count(*) AS made \
+         MATCH (a:C), (b:C) WHERE b.i = a.i + 1 OR b.i = a.i + 2 CREATE (a)-[:R]->(b)",
+    );
+    let plan = |t: &Table| -> Vec<(Value, Value)> {
+        col(t, "operator")
+            .into_iter()
+            .zip(col(t, "details"))
+            .collect()
+    };
+    for text in [
+        "MATCH (a:C {i: 1})-[:R*1..4]->(b) RETURN DISTINCT b.i AS i",
+        "MATCH (a:C)-[:R]->(b) WITH b WHERE b.i > 5 RETURN b.i AS i LIMIT 4",
+        "UNWIND [1, 2, 3] AS x MATCH (a:C {i: x})-->(b) RETURN x, count(b) AS n ORDER BY x",
+    ] {
+        let explained = q(&db, &format!("EXPLAIN {text}"));
+        let profiled = q(&db, &format!("PROFILE {text}"));
+        assert_eq!(plan(&profiled), plan(&explained), "{text}");
+    }
+    let text = "MATCH (a:C {i: 1})-[:R*1..4]->(b) RETURN DISTINCT b.i AS i";
+    let t = q(&db, &format!("PROFILE {text}"));
+    let ops = col(&t, "operator");
+    let at = |op: &str| ops.iter().position(|o| *o == Value::from(op)).unwrap();
+    // Trail by trail, four hops from node 1 reach 2..5 by 1 + 1 + 2 + 3 + 5
+    // trails; breadth-first, each of the eight ends 2..9 once.
+    let distinct = q(&db, text).rows.len();
+    assert_eq!(distinct, 8);
+    assert_eq!(
+        col(&t, "rows")[at("VarLengthExpand")],
+        Value::Int(8),
+        "{t:?}"
+    );
+    assert_eq!(col(&t, "rows")[at("Distinct")], Value::Int(8), "{t:?}");
+    // LIMIT 4 stops the walk after the fourth row that passes the WHERE.
+    let t = q(
+        &db,
+        "PROFILE MATCH (a:C)-[:R]->(b) WITH b WHERE b.i > 5 RETURN b.i AS i LIMIT 4",
+    );
+    let (ops, rows) = (col(&t, "operator"), col(&t, "rows"));
+    let at = |op: &str, nth: usize| {
+        ops.iter()
+            .enumerate()
+            .filter(|(_, o)| **o == Value::from(op))
+            .nth(nth)
+            .map(|(k, _)| k)
+            .unwrap_or_else(|| panic!("{op} #{nth} in {t:?}"))
+    };
+    assert_eq!(rows[at("Limit", 0)], Value::Int(4), "{t:?}");
+    assert_eq!(rows[at("Filter", 0)], Value::Int(4), "{t:?}");
+    let expanded = match rows[at("Expand", 0)] {
+        Value::Int(n) => n,
+        ref other => panic!("{other:?} in {t:?}"),
+    };
+    assert!((4..57).contains(&expanded), "stopped early: {t:?}");
+    // The clause times are each the clause's own: together within the run.
+    let began = std::time::Instant::now();
+    let t = q(
+        &db,
+        "PROFILE UNWIND range(1, 3000) AS x MATCH (a:C {i: x % 30 + 1})-->(b) RETURN count(b) AS n",
+    );
+    let wall_ms = began.elapsed().as_secs_f64() * 1e3;
+    let total: f64 = col(&t, "time_ms")
+        .iter()
+        .map(|v| match v {
+            Value::Float(ms) => *ms,
+            _ => 0.0,
+        })
+        .sum();
+    assert!(
+        total > 0.0 && total <= wall_ms,
+        "{total} of {wall_ms} ms: {t:?}"
+    );
+    let ops = col(&t, "operator");
+    let agg = ops
+        .iter()
+        .position(|o| *o == Value::from("Aggregation"))
+        .unwrap();
+    assert_eq!(col(&t, "rows")[agg], Value::Int(1), "{t:?}");
+    let unwind = ops
+        .iter()
+        .position(|o| *o == Value::from("Unwind"))
+        .unwrap();
+    assert_eq!(col(&t, "rows")[unwind], Value::Int(3000), "{t:?}");
 }
 
 /// PROFILE gives the rows each pattern step produced, as the matcher

@@ -20,6 +20,7 @@ use plexus_common::Value;
 use plexus_cypher::{Clause, Expr, ExprKind, Projection, SingleQuery};
 use rustc_hash::FxHashMap;
 use std::cell::{Cell, RefCell};
+use std::time::Instant;
 
 /// Whether the rows before a stage are still wanted.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -157,6 +158,7 @@ impl Exec<'_, '_> {
                 .find(|i| breaks(&clauses[*i]))
                 .unwrap_or(clauses.len());
             let windows = self.windows(&clauses[start..end], &ctx)?;
+            let began = Instant::now();
             let stage = Stage {
                 clauses: &clauses[start..end],
                 windows: &windows,
@@ -170,6 +172,9 @@ impl Exec<'_, '_> {
                     })
                     .collect(),
                 analyses: (start..end).map(|_| Default::default()).collect(),
+                profile: self
+                    .profiled()
+                    .then(|| StageProfile::new(end - start, began)),
             };
             let Some(breaker) = clauses.get(end) else {
                 // No breaker left: the last clause is a streamed RETURN.
@@ -184,6 +189,7 @@ impl Exec<'_, '_> {
                     None => self.stream_to_table(&stage, rows, p, &ctx),
                 };
                 stage.release(&ctx);
+                self.record_stage(&stage, start, None);
                 return table;
             };
             let (Clause::With(p) | Clause::Return(p)) = breaker else {
@@ -202,7 +208,9 @@ impl Exec<'_, '_> {
                 }
             }
             stage.release(&ctx);
+            let finishing = Instant::now();
             let (columns, out) = pr.finish(&ctx).map_err(here)?;
+            self.record_stage(&stage, start, Some((out.len(), finishing.elapsed())));
             if let Clause::Return(_) = breaker {
                 let rows = out
                     .into_iter()
@@ -344,11 +352,44 @@ impl Exec<'_, '_> {
         sink: &mut Sink<'_>,
     ) -> Result<Flow, QueryError> {
         ctx.guard.check()?;
-        let Some(clause) = stage.clauses.get(i) else {
-            return sink(row);
+        let mut here = || match stage.clauses.get(i) {
+            None => sink(row),
+            Some(clause) => self
+                .push_into(stage, i, clause, row, ctx, sink)
+                .map_err(|e| e.at(clause.span().start)),
         };
-        self.push_into(stage, i, clause, row, ctx, sink)
-            .map_err(|e| e.at(clause.span().start))
+        match &stage.profile {
+            Some(p) => p.entering(i, ctx, here),
+            None => here(),
+        }
+    }
+
+    /// Under PROFILE, what each clause of a stage that started at clause
+    /// `start` did; `breaker`: the rows the projection ending it made and
+    /// the time it took to make them from all it was given.
+    fn record_stage(
+        &self,
+        stage: &Stage<'_>,
+        start: usize,
+        breaker: Option<(usize, std::time::Duration)>,
+    ) {
+        let Some(p) = &stage.profile else {
+            return;
+        };
+        p.stop();
+        let n = stage.clauses.len();
+        for k in 0..n {
+            let mut time = p.time[k].get();
+            if breaker.is_none() && k + 1 == n {
+                // The final RETURN: collecting its rows is its own work.
+                time += p.time[n].get();
+            }
+            let rows = usize::try_from(p.rows[k].get()).unwrap_or(usize::MAX);
+            self.record_time(start + k, rows, time);
+        }
+        if let Some((rows, finishing)) = breaker {
+            self.record_time(start + n, rows, p.time[n].get() + finishing);
+        }
     }
 
     /// [`Exec::push`] into `clause`, clause `i` of `stage`.
@@ -556,6 +597,66 @@ struct Stage<'a> {
     /// Each MATCH's seeks and early conjuncts, worked out at its first row
     /// (`pattern::Analysis`), by clause.
     analyses: Vec<std::cell::OnceCell<pattern::Analysis<'a>>>,
+    /// Under PROFILE: the rows each clause passed on and its time.
+    profile: Option<StageProfile>,
+}
+
+/// What the clauses of a stage did under PROFILE. A row goes through the
+/// clauses depth first, so each clause's own time is kept as the pattern
+/// matcher keeps its steps' (`pattern::start::Taken`): at each move from
+/// one clause to another, the time since the last move goes to the clause
+/// left. Index `n` (one past the last clause) is the projection that ends
+/// the stage, or the result's rows.
+struct StageProfile {
+    rows: Vec<Cell<u64>>,
+    time: Vec<Cell<std::time::Duration>>,
+    /// The clause working, and since when.
+    clock: Cell<(usize, Instant)>,
+}
+
+impl StageProfile {
+    /// For a stage of `n` clauses, whose work starts at its first clause.
+    fn new(n: usize, began: Instant) -> Self {
+        StageProfile {
+            rows: (0..n).map(|_| Cell::new(0)).collect(),
+            time: (0..=n).map(|_| Cell::default()).collect(),
+            clock: Cell::new((0, began)),
+        }
+    }
+
+    /// Charges the time since the last move to the clause working, and
+    /// makes `to` the one working; returns the one left.
+    fn switch(&self, to: usize) -> usize {
+        let now = Instant::now();
+        let (at, since) = self.clock.replace((to, now));
+        if let Some(t) = self.time.get(at) {
+            t.set(t.get() + now.saturating_duration_since(since));
+        }
+        at
+    }
+
+    /// The stage is done: the last stretch goes to the clause working.
+    fn stop(&self) {
+        self.switch(usize::MAX);
+    }
+
+    /// Runs `f`, which pushes a row into clause `i` (`n`: past the last):
+    /// a row the clause before passed on, counted, and time charged to
+    /// clause `i` while it works — and not to the pattern step that
+    /// found the row, whose own clock stops meanwhile.
+    fn entering<T>(&self, i: usize, ctx: &Ctx<'_>, f: impl FnOnce() -> T) -> T {
+        if let Some(before) = i.checked_sub(1).and_then(|b| self.rows.get(b)) {
+            before.set(before.get().saturating_add(1));
+        }
+        let step = ctx.starts.map(|t| t.borrow_mut().switch(0));
+        let left = self.switch(i);
+        let out = f();
+        self.switch(left);
+        if let (Some(t), Some(step)) = (ctx.starts, step) {
+            t.borrow_mut().switch(step);
+        }
+        out
+    }
 }
 
 impl Stage<'_> {

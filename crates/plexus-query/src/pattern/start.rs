@@ -129,10 +129,32 @@ impl Start<'_> {
     }
 }
 
-/// A pattern element's address in the query: what a profiled run's
-/// [`Taken`] is keyed by, stable while the query runs (0 is no element).
-pub(crate) fn address<T>(element: &T) -> usize {
-    element as *const T as usize
+/// A node or relationship pattern: what a profiled run's [`Taken`] counts
+/// rows and time by.
+pub(crate) trait Element {
+    fn span(&self) -> plexus_cypher::Span;
+}
+
+impl Element for NodePattern {
+    fn span(&self) -> plexus_cypher::Span {
+        self.span
+    }
+}
+
+impl Element for plexus_cypher::RelPattern {
+    fn span(&self) -> plexus_cypher::Span {
+        self.span
+    }
+}
+
+/// A pattern element's address in the query: where its text starts, plus
+/// one (0 is no element). Keyed by the text rather than by the element in
+/// memory, so that a copy of a pattern — the count of `MATCH … RETURN
+/// count(*)` walks one with the names nothing reads dropped, and EXPLAIN
+/// makes its own — is counted as the element it copies. No two elements
+/// of one query start at one place.
+pub(crate) fn address(element: &impl Element) -> usize {
+    element.span().start.saturating_add(1)
 }
 
 /// What a profiled run took: the starts, by node pattern (its address in
@@ -172,7 +194,7 @@ impl Taken {
     /// The rows counted at pattern element `element` (a start's node
     /// pattern, a hop's relationship pattern) and the time it spent, if the
     /// run took it (a step the run took another way counts none).
-    pub(crate) fn rows<T>(&self, element: &T) -> Option<(u64, Duration)> {
+    pub(crate) fn rows(&self, element: &impl Element) -> Option<(u64, Duration)> {
         let at = address(element);
         let time = self.time.get(&at).copied().unwrap_or_default();
         self.rows.get(&at).map(|n| (*n, time))
