@@ -127,6 +127,9 @@ class Cypher:
             "filter_prefix_unindexed": lambda: self.one(
                 f"MATCH (n:Node) WHERE n.{UNINDEXED_PREFIX[0]} STARTS WITH '{UNINDEXED_PREFIX[1]}' RETURN count(*)"
             ),
+            "group_count_unindexed": lambda: self.one(
+                f"MATCH (n:Node) RETURN count(*) AS c, n.{UNINDEXED[0]} AS k ORDER BY c DESC LIMIT 1"
+            ),
             "sample5": lambda: sum(
                 self.rows(f"MATCH (a:Node {{id: $id}})-[:{t[0]}]->(b) RETURN b.id LIMIT 5", {"id": s}) for s in self.seeds
             ),
@@ -323,6 +326,9 @@ class PlexusPy:
             "filter_count_unindexed": lambda: self.one(f"MATCH (n) WHERE n.{UNINDEXED[0]} = '{UNINDEXED[1]}' RETURN count(*)"),
             "filter_prefix_unindexed": lambda: self.one(
                 f"MATCH (n) WHERE n.{UNINDEXED_PREFIX[0]} STARTS WITH '{UNINDEXED_PREFIX[1]}' RETURN count(*)"
+            ),
+            "group_count_unindexed": lambda: self.one(
+                f"MATCH (n) RETURN count(*) AS c, n.{UNINDEXED[0]} AS k ORDER BY c DESC LIMIT 1"
             ),
             "sample5": lambda: sum(len(x) for x in db.sample_neighbors(self.seeds, 5, types=[t[0]], seed=42)),
             "star": lambda: db.degree(self.seeds[0], types=[t[0]]),

@@ -99,6 +99,7 @@ pub fn suite(graph: &str, nodes: u64, edges: Option<u64>) -> Result<Vec<Part>, S
                     "filter_count",
                     "filter_count_unindexed",
                     "filter_prefix_unindexed",
+                    "group_count_unindexed",
                 ]
                 .into_iter()
                 .map(|k| case(k, k, &seeds))
@@ -320,7 +321,7 @@ fn first_run_note(case: &Case, secs: &[f64]) -> Option<String> {
     let first = secs.first().filter(|_| {
         matches!(
             case.kind,
-            "filter_count_unindexed" | "filter_prefix_unindexed"
+            "filter_count_unindexed" | "filter_prefix_unindexed" | "group_count_unindexed"
         )
     })?;
     Some(format!(

@@ -254,6 +254,23 @@ pub fn run(
                 }
             }
         }
+        "group_count_unindexed" => {
+            // The property's column grouped (`column_groups`); without one
+            // (a remote store), each node's value counted.
+            let key = UNINDEXED_FILTER.0;
+            total = match r.column_groups(None, key)? {
+                Some(groups) => groups.iter().map(|(_, n)| *n).max().unwrap_or(0),
+                None => {
+                    let mut counts: std::collections::HashMap<String, u64> = Default::default();
+                    for id in r.nodes() {
+                        if let Some(plexus::Value::String(v)) = r.node_property(id?, key)? {
+                            *counts.entry(v).or_default() += 1;
+                        }
+                    }
+                    counts.into_values().max().unwrap_or(0)
+                }
+            }
+        }
         "sample5" => {
             let f = typed_hop(0).filter;
             let mut rng = Rng::new(42);
@@ -331,6 +348,11 @@ pub fn cypher_text(case: &Case, typed: &[&str], filter: (&str, i64)) -> Option<S
             "MATCH (n) WHERE n.{} STARTS WITH '{}' RETURN count(*)",
             UNINDEXED_PREFIX.0, UNINDEXED_PREFIX.1
         ),
+        // The largest group's size: a grouped count, sorted and cut.
+        "group_count_unindexed" => format!(
+            "MATCH (n) RETURN count(*) AS c, n.{} AS k ORDER BY c DESC LIMIT 1",
+            UNINDEXED_FILTER.0
+        ),
         "sample5" => format!("MATCH (a {{id: $id}})-[:{}]->(b) RETURN b.id LIMIT 5", t(0)),
         "knows_reach2" => format!(
             "MATCH (a {{id: $id}})-[:{}*1..2]-(b) WHERE b.id <> $id RETURN count(DISTINCT b)",
@@ -366,7 +388,10 @@ pub fn run_cypher(
     };
     let mut total = 0;
     match case.kind {
-        "filter_count" | "filter_count_unindexed" | "filter_prefix_unindexed" => {
+        "filter_count"
+        | "filter_count_unindexed"
+        | "filter_prefix_unindexed"
+        | "group_count_unindexed" => {
             total = count(db.query(graph, text, &plexus::Params::new())?)
         }
         "star" => total = count(db.query(graph, text, &id(&case.seeds[0]))?),

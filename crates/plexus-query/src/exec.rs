@@ -5,8 +5,10 @@ use crate::error::QueryError;
 use crate::eval::{eval, Ctx, Row};
 mod count_distinct;
 mod count_property;
+mod group_count;
 pub(crate) use count_distinct::shape as count_distinct_shape;
 pub(crate) use count_property::shape as count_property_shape;
+pub(crate) use group_count::{shape as group_count_shape, Shape as GroupShape};
 mod join;
 mod live;
 mod pipeline;
@@ -43,6 +45,23 @@ pub trait RowSink {
 pub struct Table {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Value>>,
+}
+
+impl Table {
+    /// The table of a projection's output rows: each row's values in the
+    /// order of `columns` (null where a row lacks one).
+    pub(crate) fn of_rows(columns: Vec<String>, rows: Vec<Row>) -> Table {
+        let rows = rows
+            .into_iter()
+            .map(|mut r| {
+                columns
+                    .iter()
+                    .map(|c| r.remove(c).unwrap_or(Value::Null))
+                    .collect()
+            })
+            .collect();
+        Table { columns, rows }
+    }
 }
 
 /// What a query may touch.
@@ -727,9 +746,15 @@ impl Exec<'_, '_> {
             self.record_count(q, &t, false, began);
             return Ok(t);
         }
-        if let Some(g) = self.ctx().graph {
+        let ctx = self.ctx();
+        if let Some(g) = ctx.graph {
             if let Some(t) = count_property::count(g, q, &rows)? {
                 self.record_count(q, &t, true, began);
+                return Ok(t);
+            }
+            let last = q.clauses.last().map_or(0, |c| c.span().start);
+            if let Some(t) = group_count::run(g, &ctx, q, &rows).map_err(|e| e.at(last))? {
+                self.record_count(q, &t, false, began);
                 return Ok(t);
             }
         }

@@ -270,6 +270,8 @@ pub fn explain(
         let mut bound: Vec<String> = Vec::new();
         let counted = Counted::of(part, g);
         let column = ColumnCount::of(part, g);
+        let grouped =
+            crate::exec::group_count_shape(part).filter(|_| g.is_some_and(|g| g.columns_serve()));
         let distinct = crate::exec::distinct_clauses(part);
         for (ci, c) in part.clauses.iter().enumerate() {
             let mut out = Vec::new();
@@ -279,6 +281,7 @@ pub fn explain(
                 part,
                 counted: counted.as_ref(),
                 column,
+                grouped,
                 distinct: distinct.get(ci).copied().unwrap_or(false),
                 ran,
             };
@@ -310,6 +313,9 @@ struct Clauses<'a, 'q> {
     /// The part is `MATCH (n[:L]) RETURN count(n.key)`, counted from the
     /// property's column ([`ColumnCount::of`]).
     column: Option<ColumnCount<'q>>,
+    /// The part is a grouped count over one property, grouped from its
+    /// column (`exec/group_count.rs`).
+    grouped: Option<crate::exec::GroupShape<'q>>,
     /// The pipeline asks this clause for each distinct row once.
     distinct: bool,
     /// Under PROFILE: the starts the run took.
@@ -366,6 +372,16 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
             }
             _ => {}
         }
+    }
+    if let (Some(s), Clause::Match { .. }) = (at.grouped, c) {
+        let node = s
+            .label
+            .map_or_else(|| format!("({})", s.var), |l| format!("({}:{l})", s.var));
+        let what = format!(
+            "{node} by value of .{}: the property's column, each value once with its nodes counted",
+            s.key
+        );
+        return push("NodePropertyGroupsFromColumn", what, None);
     }
     match c {
         Clause::Match { patterns, .. } if at.counted.is_some_and(|k| k.from_counters.is_some()) => {

@@ -287,10 +287,24 @@ impl<'p> Projector<'p> {
     }
 
     pub(crate) fn add(&mut self, row: &Row, ctx: &Ctx<'_>) -> Result<(), QueryError> {
+        self.add_times(row, 1, ctx)
+    }
+
+    /// Adds `row` as if it came `times` times: once to its group, and
+    /// `times` times to each aggregate (`Agg::add_times`). An aggregating
+    /// projection only: the grouped count of `exec/group_count.rs` adds one
+    /// row per value of a property's column, with the nodes holding it.
+    pub(crate) fn add_times(
+        &mut self,
+        row: &Row,
+        times: u64,
+        ctx: &Ctx<'_>,
+    ) -> Result<(), QueryError> {
         if self.columns.is_none() {
             self.columns = Some(columns(self.p, &self.names, Some(row))?);
         }
         if !self.aggregating {
+            debug_assert_eq!(times, 1, "only aggregates count a row more than once");
             if !self.top_decided {
                 self.top_decided = true;
                 self.top = self.top_n(ctx)?;
@@ -332,7 +346,7 @@ impl<'p> Projector<'p> {
         };
         let mut grew = 0;
         for s in &mut self.groups[g].states {
-            grew += s.add(row, ctx)?;
+            grew += s.add_times(row, times, ctx)?;
         }
         // The pipeline checked the guard for this row already.
         if grew == 0 {
@@ -699,6 +713,37 @@ impl<'p> Agg<'p> {
             seen: distinct.then(|| (RowSet::default(), Vec::new())),
             fold,
         }
+    }
+
+    /// Folds `row` in `times` times; returns the bytes the state grew by.
+    /// A count adds `times` at once; a DISTINCT aggregate, `min` and `max`
+    /// fold it once, which is the same; the others fold it `times` times
+    /// (a float sum rounds at each addition).
+    fn add_times(&mut self, row: &Row, times: u64, ctx: &Ctx<'_>) -> Result<usize, QueryError> {
+        let once = times == 1 || self.seen.is_some() || matches!(self.fold, Fold::Best(_));
+        if once {
+            return self.add(row, ctx);
+        }
+        if let Fold::Count(_) = self.fold {
+            let counted = match self.arg {
+                // `count()` without `*`: the error `add` gives.
+                None if !matches!(self.call.kind, ExprKind::CountStar) => {
+                    return self.add(row, ctx)
+                }
+                None => true,
+                Some(arg) => !eval(arg, row, ctx)?.is_null(),
+            };
+            if let (true, Fold::Count(n)) = (counted, &mut self.fold) {
+                *n = n.saturating_add(i64::try_from(times).unwrap_or(i64::MAX));
+            }
+            return Ok(0);
+        }
+        let mut grew = 0;
+        for _ in 0..times {
+            ctx.guard.check()?;
+            grew += self.add(row, ctx)?;
+        }
+        Ok(grew)
     }
 
     /// Folds one row in; returns the bytes the state grew by.

@@ -108,6 +108,41 @@ impl Column {
         out
     }
 
+    /// Per distinct value held by nodes with `label` (any labels for
+    /// `None`): the first such node and how many there are, in the order
+    /// of those first nodes. A value not equal to itself (a NaN, or a list
+    /// holding one) is a group of one node each: whether two are the same
+    /// is the caller's to decide.
+    pub fn groups(&self, label: Option<u32>) -> Vec<(NodeId, u64)> {
+        let in_set: Vec<bool> = self
+            .label_sets
+            .iter()
+            .map(|s| label.is_none_or(|l| s.contains(&l)))
+            .collect();
+        #[expect(clippy::eq_op, reason = "a NaN is not equal to itself")]
+        let alone: Vec<bool> = self.values.iter().map(|v| v != v).collect();
+        // Per code: its index in `out`, once a node holds it.
+        let mut at: Vec<Option<usize>> = vec![None; self.values.len()];
+        let mut out: Vec<(NodeId, u64)> = Vec::new();
+        for ((n, c), s) in self.nodes.iter().zip(&self.codes).zip(&self.sets) {
+            if !in_set[*s as usize] {
+                continue;
+            }
+            if alone[*c as usize] {
+                out.push((*n, 1));
+                continue;
+            }
+            match &mut at[*c as usize] {
+                Some(i) => out[*i].1 += 1,
+                slot @ None => {
+                    *slot = Some(out.len());
+                    out.push((*n, 1));
+                }
+            }
+        }
+        out
+    }
+
     /// The value of node `n`, when it has the property.
     pub fn value_of(&self, n: NodeId) -> Option<&Value> {
         let code = match &self.by_id {
@@ -573,6 +608,37 @@ mod tests {
         let mut b = ColumnBuilder::new(1);
         b.push(NodeId(1), &labels(&[]), &[0xff, 0xff]);
         assert!(matches!(b.finish(), Err(StorageError::Corrupt(_))));
+    }
+
+    #[test]
+    fn groups_are_counted_per_distinct_value_in_the_order_first_held() {
+        let c = column(&[
+            (3, &[1], Value::Int(7)),
+            (4, &[2], Value::from("a")),
+            (5, &[1, 2], Value::from("a")),
+            (9, &[1], Value::Int(7)),
+            (12, &[1], Value::Float(7.0)),
+        ]);
+        assert_eq!(
+            c.groups(None),
+            [(NodeId(3), 2), (NodeId(4), 2), (NodeId(12), 1)]
+        );
+        assert_eq!(
+            c.groups(Some(1)),
+            [(NodeId(3), 2), (NodeId(5), 1), (NodeId(12), 1)]
+        );
+        assert_eq!(c.groups(Some(2)), [(NodeId(4), 2)]);
+        assert!(c.groups(Some(3)).is_empty());
+        let nan = column(&[
+            (1, &[1], Value::Float(f64::NAN)),
+            (2, &[1], Value::Float(f64::NAN)),
+            (3, &[1], Value::Int(1)),
+            (4, &[1], Value::Int(1)),
+        ]);
+        assert_eq!(
+            nan.groups(None),
+            [(NodeId(1), 1), (NodeId(2), 1), (NodeId(3), 2)]
+        );
     }
 
     #[test]

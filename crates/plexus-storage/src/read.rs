@@ -577,6 +577,20 @@ pub trait GraphRead {
         Ok(crate::columns::column(c, k)?.map(|column| column.select(l, pred)))
     }
 
+    /// The nodes (with `label`, when given) holding property `key`, grouped
+    /// by its value as stored: per distinct value, the first node holding
+    /// it and how many do, in the order of those first nodes — from the
+    /// property's column, without reading a node. `None` when no column
+    /// serves (as [`GraphRead::nodes_where`]). For a grouped count
+    /// (`MATCH (n:L) RETURN n.key, count(*)`).
+    fn column_groups(&self, label: Option<&str>, key: &str) -> Result<Option<Vec<(NodeId, u64)>>> {
+        let c = self.core();
+        let Some((k, l)) = filter_tokens(c, label, key) else {
+            return Ok(Some(vec![]));
+        };
+        Ok(crate::columns::column(c, k)?.map(|column| column.groups(l)))
+    }
+
     /// A node's user id (its element id), without decoding the rest of it.
     fn node_user_id(&self, node: NodeId) -> Result<Option<String>> {
         let c = self.core();

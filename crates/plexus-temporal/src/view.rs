@@ -614,6 +614,11 @@ impl GraphRead for ValidTimeView<'_> {
         self.scan_nodes(label, key, pred).map(Some)
     }
 
+    /// No column holds the valid-time graph: a grouped count reads it.
+    fn column_groups(&self, _: Option<&str>, _: &str) -> Result<Option<Vec<(NodeId, u64)>>> {
+        Ok(None)
+    }
+
     fn node_user_id(&self, node: NodeId) -> Result<Option<String>> {
         let Some(name) = self.node_name(node) else {
             return Ok(None);

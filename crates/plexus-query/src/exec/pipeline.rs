@@ -212,16 +212,7 @@ impl Exec<'_, '_> {
             let (columns, out) = pr.finish(&ctx).map_err(here)?;
             self.record_stage(&stage, start, Some((out.len(), finishing.elapsed())));
             if let Clause::Return(_) = breaker {
-                let rows = out
-                    .into_iter()
-                    .map(|mut r| {
-                        columns
-                            .iter()
-                            .map(|c| r.remove(c).unwrap_or(Value::Null))
-                            .collect()
-                    })
-                    .collect();
-                return Ok(Table { columns, rows });
+                return Ok(Table::of_rows(columns, out));
             }
             rows = out;
             start = end + 1;
