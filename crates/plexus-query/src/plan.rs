@@ -554,3 +554,145 @@ fn projection_steps(p: &plexus_cypher::Projection, out: &mut Vec<Planned>) -> Ve
     }
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Guard;
+    use plexus_common::Value;
+    use plexus_storage::{IndexSpec, Props, Storage, DEFAULT_GRAPH};
+    use std::collections::BTreeMap;
+
+    /// 30 `P` nodes (`k` indexed, `kind` not), each with a `T` to the next.
+    fn graph() -> Storage {
+        let db = Storage::in_memory().expect("a store");
+        let mut t = db.write(DEFAULT_GRAPH).expect("a writer");
+        t.create_index(IndexSpec::property("P", "k"))
+            .expect("index");
+        let mut ids = Vec::new();
+        for i in 0..30i64 {
+            let props = Props::from([
+                ("k".to_string(), Value::Int(i)),
+                ("kind".to_string(), Value::from(format!("x{}", i % 3))),
+            ]);
+            ids.push(t.create_node(None, &["P"], &props).expect("a node"));
+        }
+        for w in ids.windows(2) {
+            t.create_edge(None, w[0], w[1], "T", &Props::new())
+                .expect("an edge");
+        }
+        t.commit().expect("commit");
+        db
+    }
+
+    /// The (operator, details) of each step EXPLAIN gives `text`.
+    fn steps(db: &Storage, text: &str) -> Vec<(String, String)> {
+        let r = db.read(DEFAULT_GRAPH).expect("a reader");
+        let q = plexus_cypher::parse(text).expect("parses");
+        let params = BTreeMap::new();
+        let guard = Guard::unlimited();
+        let ctx = Ctx::with_graph(&params, &r, &guard);
+        explain(&q, Some(&r), &ctx, None)
+            .into_iter()
+            .map(|s| (s.operator, s.details))
+            .collect()
+    }
+
+    fn ops(db: &Storage, text: &str) -> Vec<String> {
+        steps(db, text).into_iter().map(|(o, _)| o).collect()
+    }
+
+    #[test]
+    fn each_clause_and_hop_is_a_step_in_the_order_they_run() {
+        let db = graph();
+        assert_eq!(
+            ops(
+                &db,
+                "MATCH (a:P {k: 1})-[:T]->(b) WHERE b.k > 0 RETURN b.k ORDER BY b.k LIMIT 2"
+            ),
+            [
+                "NodeIndexSeek",
+                "Expand",
+                "Filter",
+                "Projection",
+                "Sort",
+                "Limit"
+            ]
+        );
+        assert_eq!(
+            ops(
+                &db,
+                "UNWIND [1, 2] AS x MATCH (a:P {k: x}) WITH DISTINCT a RETURN count(*)"
+            ),
+            ["Unwind", "NodeIndexSeek", "Distinct", "Aggregation"]
+        );
+        assert_eq!(
+            ops(&db, "MATCH (a:P)<-[:T]-(b) RETURN a"),
+            ["NodeByLabelScan", "Expand", "Projection"]
+        );
+    }
+
+    #[test]
+    fn a_hop_reads_as_written_in_the_direction_walked() {
+        let db = graph();
+        let hop = |text: &str| {
+            steps(&db, text)
+                .into_iter()
+                .find(|(o, _)| o.contains("Expand"))
+                .map(|(_, d)| d)
+                .expect("a hop")
+        };
+        assert_eq!(hop("MATCH (a:P {k: 1})-[:T]->(b) RETURN b"), "-[:T]->(b)");
+        assert_eq!(hop("MATCH (a:P {k: 1})<-[r]-(b) RETURN b"), "<-[r]-(b)");
+        assert_eq!(
+            hop("MATCH (a:P {k: 1})-[:T*1..3]-(b) RETURN b"),
+            "-[:T*1..3]-(b)"
+        );
+    }
+
+    #[test]
+    fn counts_are_planned_as_they_run() {
+        let db = graph();
+        assert_eq!(
+            ops(&db, "MATCH (n:P) RETURN count(*)"),
+            ["NodeCountFromCountStore", "CountMatches"]
+        );
+        assert_eq!(
+            ops(&db, "MATCH (a:P {k: 1})-[:T]->() RETURN count(*)"),
+            ["NodeIndexSeek", "ExpandByDegree", "CountMatches"]
+        );
+        assert_eq!(
+            ops(
+                &db,
+                "MATCH (a:P {k: 1})-[:T*1..2]->(b) RETURN count(DISTINCT b)"
+            ),
+            ["NodeIndexSeek", "VarLengthExpand", "CountDistinct"]
+        );
+        assert_eq!(
+            ops(
+                &db,
+                "MATCH (n:P) RETURN n.kind AS k, count(*) AS c ORDER BY c DESC"
+            ),
+            ["NodePropertyGroupsFromColumn", "Aggregation", "Sort"]
+        );
+        assert_eq!(
+            ops(&db, "MATCH (n:P) RETURN count(n.kind)"),
+            ["NodePropertyCountFromColumn", "CountFromColumn"]
+        );
+    }
+
+    #[test]
+    fn estimates_come_from_the_counters() {
+        let db = graph();
+        let r = db.read(DEFAULT_GRAPH).expect("a reader");
+        let q = plexus_cypher::parse("MATCH (a:P)-[:T]->(b) RETURN b").expect("parses");
+        let params = BTreeMap::new();
+        let guard = Guard::unlimited();
+        let ctx = Ctx::with_graph(&params, &r, &guard);
+        let s = explain(&q, Some(&r), &ctx, None);
+        // 30 P; 29 T over 30 nodes: about one a node.
+        assert_eq!(s[0].estimate, Some(30.0));
+        let per = 29.0 / 30.0;
+        assert!(s[1].estimate.is_some_and(|e| (e - 30.0 * per).abs() < 1e-9));
+    }
+}

@@ -150,6 +150,8 @@ const SEEDS: &[&str] = &[
     "SHOW FUNCTIONS YIELD name, category AS c WHERE c = 'String' RETURN c, count(*) AS n",
     "SHOW VECTOR INDEXES YIELD name, options WHERE name = $p RETURN options.indexConfig AS o",
     "PROFILE MATCH (n:A)-[r:T*1..2]->(m) WHERE m.name <> $p RETURN count(DISTINCT m)",
+    // A grouped count from the property's column (`exec/group_count.rs`).
+    "MATCH (n:A) RETURN n.name AS k, count(*) AS c, max(n.name) ORDER BY c DESC, k LIMIT 2",
 ];
 
 fn db() -> Database {
