@@ -559,26 +559,18 @@ fn projection_steps(p: &plexus_cypher::Projection, out: &mut Vec<Planned>) -> Ve
 mod tests {
     use super::*;
     use crate::limits::Guard;
-    use plexus_common::Value;
-    use plexus_storage::{IndexSpec, Props, Storage, DEFAULT_GRAPH};
+    use plexus_storage::{Props, Storage, DEFAULT_GRAPH};
     use std::collections::BTreeMap;
 
-    /// 30 `P` nodes (`k` indexed, `kind` not), each with a `T` to the next.
+    /// `start.rs`'s 200 `P` nodes (`k` indexed, `j` not) and 20 `Q`, each
+    /// `P` with a `T` to the next.
     fn graph() -> Storage {
-        let db = Storage::in_memory().expect("a store");
+        let db = crate::pattern::start::tests::graph();
         let mut t = db.write(DEFAULT_GRAPH).expect("a writer");
-        t.create_index(IndexSpec::property("P", "k"))
-            .expect("index");
-        let mut ids = Vec::new();
-        for i in 0..30i64 {
-            let props = Props::from([
-                ("k".to_string(), Value::Int(i)),
-                ("kind".to_string(), Value::from(format!("x{}", i % 3))),
-            ]);
-            ids.push(t.create_node(None, &["P"], &props).expect("a node"));
-        }
-        for w in ids.windows(2) {
-            t.create_edge(None, w[0], w[1], "T", &Props::new())
+        for i in 0..199 {
+            let id = |i: i64| t.node_id(&format!("u{i}")).expect("read").expect("a node");
+            let (a, b) = (id(i), id(i + 1));
+            t.create_edge(None, a, b, "T", &Props::new())
                 .expect("an edge");
         }
         t.commit().expect("commit");
@@ -671,12 +663,12 @@ mod tests {
         assert_eq!(
             ops(
                 &db,
-                "MATCH (n:P) RETURN n.kind AS k, count(*) AS c ORDER BY c DESC"
+                "MATCH (n:P) RETURN n.j AS k, count(*) AS c ORDER BY c DESC"
             ),
             ["NodePropertyGroupsFromColumn", "Aggregation", "Sort"]
         );
         assert_eq!(
-            ops(&db, "MATCH (n:P) RETURN count(n.kind)"),
+            ops(&db, "MATCH (n:P) RETURN count(n.j)"),
             ["NodePropertyCountFromColumn", "CountFromColumn"]
         );
     }
@@ -690,9 +682,11 @@ mod tests {
         let guard = Guard::unlimited();
         let ctx = Ctx::with_graph(&params, &r, &guard);
         let s = explain(&q, Some(&r), &ctx, None);
-        // 30 P; 29 T over 30 nodes: about one a node.
-        assert_eq!(s[0].estimate, Some(30.0));
-        let per = 29.0 / 30.0;
-        assert!(s[1].estimate.is_some_and(|e| (e - 30.0 * per).abs() < 1e-9));
+        // 200 P; 199 T over 220 nodes.
+        assert_eq!(s[0].estimate, Some(200.0));
+        let per = 199.0 / 220.0;
+        assert!(s[1]
+            .estimate
+            .is_some_and(|e| (e - 200.0 * per).abs() < 1e-9));
     }
 }

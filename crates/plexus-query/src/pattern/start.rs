@@ -299,15 +299,15 @@ pub(crate) fn planned(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::limits::Guard;
     use plexus_storage::{IndexSpec, Props, Storage, DEFAULT_GRAPH};
     use std::collections::BTreeMap;
 
     /// 200 `P` nodes (`k` indexed, `j` and `name` not, `tags` in a
-    /// list-element index) and 20 `Q` nodes.
-    fn graph() -> Storage {
+    /// list-element index) and 20 `Q` nodes, with user ids `u0`…`u219`.
+    pub(crate) fn graph() -> Storage {
         let db = Storage::in_memory().expect("a store");
         let mut t = db.write(DEFAULT_GRAPH).expect("a writer");
         t.create_index(IndexSpec::property("P", "k"))
