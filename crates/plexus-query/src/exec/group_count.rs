@@ -3,7 +3,8 @@
 //! node holding it and how many do (`GraphRead::column_groups`), each added
 //! to the projection once with that many as its weight
 //! (`Projector::add_times`), and the nodes lacking the key as one more
-//! group (`n.key` is null for them). Through the pipeline every node was
+//! group (`n.key` is null for them), each group where its first node puts
+//! it, so the rows come in the pipeline's order. Through the pipeline every node was
 //! bound, its property read and its row grouped: at 100,000 nodes, tens of
 //! milliseconds for what the column answers in one pass over an array.
 //!
@@ -168,13 +169,17 @@ pub(super) fn run(
         r.insert(s.var, crate::graph::node(node));
         pr.add_times(&r, times, ctx)
     };
-    for (node, times) in groups {
-        add(node, times)?;
-    }
+    // The nodes lacking the key are a group too, in its place among the
+    // others (ordered by their first nodes, as the pipeline meets them).
+    let mut groups = groups;
     if all > held {
         if let Some(node) = first_lacking(g, ctx, s)? {
-            add(node, all - held)?;
+            let at = groups.partition_point(|(first, _)| *first < node);
+            groups.insert(at, (node, all - held));
         }
+    }
+    for (node, times) in groups {
+        add(node, times)?;
     }
     let (columns, out) = pr.finish(ctx)?;
     Ok(Some(Table::of_rows(columns, out)))
