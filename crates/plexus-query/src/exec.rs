@@ -746,15 +746,9 @@ impl Exec<'_, '_> {
             self.record_count(q, &t, false, began);
             return Ok(t);
         }
-        let ctx = self.ctx();
-        if let Some(g) = ctx.graph {
+        if let Some(g) = self.ctx().graph {
             if let Some(t) = count_property::count(g, q, &rows)? {
                 self.record_count(q, &t, true, began);
-                return Ok(t);
-            }
-            let last = q.clauses.last().map_or(0, |c| c.span().start);
-            if let Some(t) = group_count::run(g, &ctx, q, &rows).map_err(|e| e.at(last))? {
-                self.record_count(q, &t, false, began);
                 return Ok(t);
             }
         }

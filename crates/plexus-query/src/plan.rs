@@ -373,7 +373,7 @@ fn clause_steps(at: Clauses<'_, '_>, c: &Clause, bound: &mut Vec<String>, out: &
             _ => {}
         }
     }
-    if let (Some(s), Clause::Match { .. }) = (at.grouped, c) {
+    if let Some(s) = at.grouped.filter(|s| std::ptr::eq(s.clause, c)) {
         let node = s
             .label
             .map_or_else(|| format!("({})", s.var), |l| format!("({}:{l})", s.var));

@@ -204,6 +204,9 @@ struct Group<'p> {
     states: Vec<Agg<'p>>,
 }
 
+/// A projection's output: its columns and rows.
+pub(crate) type Projected = (Vec<String>, Vec<Row>);
+
 /// Collects the rows of a projection that must see them all (aggregation,
 /// DISTINCT, ORDER BY) and produces its output at the end.
 pub(crate) struct Projector<'p> {
@@ -469,7 +472,7 @@ impl<'p> Projector<'p> {
     }
 
     /// The projection's columns and rows, after every row was added.
-    pub(crate) fn finish(mut self, ctx: &Ctx<'_>) -> Result<(Vec<String>, Vec<Row>), QueryError> {
+    pub(crate) fn finish(mut self, ctx: &Ctx<'_>) -> Result<Projected, QueryError> {
         let columns = match self.columns.take() {
             Some(c) => c,
             None => columns(self.p, &self.names, None)?,

@@ -19,6 +19,9 @@ const QUERIES: &[&str] = &[
     "MATCH (n) {m} RETURN coalesce(n.k, 'none') AS s, count(*) AS c",
     "MATCH (n) {m} RETURN min(n.k) AS lo, max(n.k) AS hi, count(*) AS c",
     "MATCH (n) {m} RETURN n.k AS k, collect(DISTINCT n.k) AS ks",
+    // A WITH that groups, then more clauses.
+    "MATCH (n) {m} WITH n.k AS k, count(*) AS c WHERE c > 1 RETURN k, c ORDER BY c DESC, k",
+    "MATCH (n:A) {m} WITH min(n.k) AS lo, count(*) AS c UNWIND [lo, c] AS x RETURN x",
     // Not a grouped count (another property is read): the pipeline.
     "MATCH (n) {m} RETURN n.k AS k, sum(DISTINCT n.i) AS s",
     "MATCH (n:A) {m} RETURN n.k AS k, count(*) AS c ORDER BY c DESC, k LIMIT 2",

@@ -1,5 +1,6 @@
 //! `MATCH (n[:L]) RETURN n.key, count(*)` — a grouped count over one
-//! property — from the property's column: per distinct value, the first
+//! property, ending in a RETURN or in a WITH that more clauses follow — from
+//! the property's column: per distinct value, the first
 //! node holding it and how many do (`GraphRead::column_groups`), each added
 //! to the projection once with that many as its weight
 //! (`Projector::add_times`), and the nodes lacking the key as one more
@@ -20,7 +21,7 @@
 //! pipeline uses, so grouping (`1` and `1.0` in one group, shown as the
 //! first node's), ORDER BY, SKIP, LIMIT and DISTINCT behave as there.
 
-use super::{Row, Table};
+use super::Row;
 use crate::error::QueryError;
 use crate::eval::{admits, is_aggregate, repeatable, Ctx};
 use crate::project::{item_names, Projector};
@@ -30,23 +31,33 @@ use plexus_storage::{GraphRead, NodeId};
 /// A part that is a grouped count over one property.
 #[derive(Clone, Copy)]
 pub(crate) struct Shape<'q> {
+    /// The MATCH.
+    pub clause: &'q Clause,
     pub label: Option<&'q str>,
     pub var: &'q str,
     pub key: &'q str,
     pub projection: &'q Projection,
 }
 
-/// The grouped count `q` is, if it is one: `MATCH (n[:L]) RETURN …` with one
-/// node pattern (no properties, WHERE or path), whose projection
-/// aggregates and reads the node only as `n.key` for one key (see the
-/// module's comment).
+/// The grouped count that `q` starts with, if it does: `MATCH (n[:L])`
+/// with one node pattern (no properties, WHERE or path), then a RETURN or
+/// WITH that aggregates and reads the node only as `n.key` for one key
+/// (see the module's comment).
 pub(crate) fn shape(q: &SingleQuery) -> Option<Shape<'_>> {
-    let [Clause::Match {
+    match q.clauses.as_slice() {
+        [m, Clause::Return(p) | Clause::With(p), ..] => shape_of(m, p),
+        _ => None,
+    }
+}
+
+/// The grouped count that MATCH `m` then projection `p` are, if they are.
+pub(crate) fn shape_of<'q>(m: &'q Clause, p: &'q Projection) -> Option<Shape<'q>> {
+    let Clause::Match {
         optional: false,
         patterns,
         where_: None,
         ..
-    }, Clause::Return(p)] = q.clauses.as_slice()
+    } = m
     else {
         return None;
     };
@@ -59,8 +70,7 @@ pub(crate) fn shape(q: &SingleQuery) -> Option<Shape<'_>> {
         && path.kind == PathKind::Normal
         && np.props.is_none()
         && np.where_.is_none()
-        && !p.star
-        && p.where_.is_none();
+        && !p.star;
     let label = match &np.labels {
         None => None,
         Some(LabelExpr::Name(l)) => Some(l.as_str()),
@@ -76,7 +86,10 @@ pub(crate) fn shape(q: &SingleQuery) -> Option<Shape<'_>> {
     let names: Vec<&str> = names.iter().map(|n| &**n).collect();
     let items = p.items.iter().all(|i| keyed(&i.expr, var, key, &[]));
     let order = p.order_by.iter().all(|s| keyed(&s.expr, var, key, &names));
-    (aggregates && items && order).then_some(Shape {
+    // A WITH's WHERE, after aggregating, sees the projected names only.
+    let filter = p.where_.as_ref().is_none_or(|w| keyed(w, var, key, &names));
+    (aggregates && items && order && filter).then_some(Shape {
+        clause: m,
         label,
         var,
         key,
@@ -137,17 +150,16 @@ fn weighs(call: &Expr, var: &str, key: &str) -> bool {
     }
 }
 
-/// The grouped count's table, or `None` when `q` is not one, the row binds
-/// the node's variable already, or no column serves.
+/// The rows of the projection `s` ends in (its columns and rows), from
+/// the property's column; `None` when the row binds the node's variable
+/// already or no column serves. The pipeline asks, for a stage that is a
+/// grouped count (`pipeline.rs`).
 pub(super) fn run(
     g: &dyn GraphRead,
     ctx: &Ctx<'_>,
-    q: &SingleQuery,
+    s: Shape<'_>,
     rows: &[Row],
-) -> Result<Option<Table>, QueryError> {
-    let Some(s) = shape(q) else {
-        return Ok(None);
-    };
+) -> Result<Option<crate::project::Projected>, QueryError> {
     let [row] = rows else {
         return Ok(None);
     };
@@ -181,8 +193,7 @@ pub(super) fn run(
     for (node, times) in groups {
         add(node, times)?;
     }
-    let (columns, out) = pr.finish(ctx)?;
-    Ok(Some(Table::of_rows(columns, out)))
+    pr.finish(ctx).map(Some)
 }
 
 /// The first node (with the label) that lacks the key: the group whose
@@ -243,6 +254,10 @@ mod tests {
                 None,
             ),
             ("MATCH (n) RETURN min(n.k), max(n.k)", None),
+            (
+                "MATCH (n:L) WITH n.k AS k, count(*) AS c WHERE c > 1 RETURN k",
+                Some("L"),
+            ),
         ] {
             assert_eq!(
                 key(text),
@@ -267,7 +282,9 @@ mod tests {
             "MATCH p = (n) RETURN n.k, count(*)",
             "OPTIONAL MATCH (n) RETURN n.k, count(*)",
             "MATCH (n) RETURN *, count(*)",
-            "MATCH (n) WITH n.k AS k, count(*) AS c RETURN k, c",
+            "MATCH (n) WITH n, n.k AS k, count(*) AS c RETURN k, c",
+            "MATCH (n) WITH n.k AS k, count(*) AS c WHERE n.j > 1 RETURN k, c",
+            "MATCH (n) WITH n RETURN n.k, count(*)",
         ] {
             assert_eq!(key(other), None, "{other}");
         }

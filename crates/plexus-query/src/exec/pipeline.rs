@@ -157,8 +157,21 @@ impl Exec<'_, '_> {
             let end = (start..clauses.len())
                 .find(|i| breaks(&clauses[*i]))
                 .unwrap_or(clauses.len());
-            let windows = self.windows(&clauses[start..end], &ctx)?;
             let began = Instant::now();
+            if let Some((columns, out)) =
+                self.grouped(start, &clauses[start..end], clauses.get(end), &rows, &ctx)?
+            {
+                // A grouped count from the property's column: the MATCH
+                // found every node (with the label), the projection made `out`.
+                let breaker = clauses.get(end);
+                if let Some(Clause::Return(_)) = breaker {
+                    return Ok(Table::of_rows(columns, out));
+                }
+                rows = out;
+                start = end + 1;
+                continue;
+            }
+            let windows = self.windows(&clauses[start..end], &ctx)?;
             let stage = Stage {
                 clauses: &clauses[start..end],
                 windows: &windows,
@@ -353,6 +366,44 @@ impl Exec<'_, '_> {
             Some(p) => p.entering(i, ctx, here),
             None => here(),
         }
+    }
+
+    /// The columns and rows of the part's first stage (`start` 0) when it is
+    /// one MATCH of a grouped count and the projection ending it
+    /// (`group_count.rs`), from the property's column; `None` for any other
+    /// stage (EXPLAIN foresees only the first), or when no column serves.
+    fn grouped(
+        &self,
+        start: usize,
+        stage: &[Clause],
+        breaker: Option<&Clause>,
+        rows: &[Row],
+        ctx: &Ctx<'_>,
+    ) -> Result<Option<crate::project::Projected>, QueryError> {
+        let ([m], Some(b @ (Clause::With(p) | Clause::Return(p))), Some(g), 0) =
+            (stage, breaker, ctx.graph, start)
+        else {
+            return Ok(None);
+        };
+        let Some(shape) = super::group_count::shape_of(m, p) else {
+            return Ok(None);
+        };
+        let began = Instant::now();
+        let Some((columns, out)) =
+            super::group_count::run(g, ctx, shape, rows).map_err(|e| e.at(b.span().start))?
+        else {
+            return Ok(None);
+        };
+        if self.profiled() {
+            let nodes = match shape.label {
+                Some(l) => g.label_count(l)?,
+                None => g.node_count()?,
+            };
+            let nodes = usize::try_from(nodes).unwrap_or(usize::MAX);
+            self.record_time(start, nodes, began.elapsed());
+            self.record_time(start + 1, out.len(), std::time::Duration::ZERO);
+        }
+        Ok(Some((columns, out)))
     }
 
     /// Under PROFILE, what each clause of a stage that started at clause
