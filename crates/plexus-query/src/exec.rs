@@ -761,17 +761,9 @@ impl Exec<'_, '_> {
             let began = Instant::now();
             if let Clause::Return(p) = clause {
                 let (columns, projected) = project(&rows, p, &self.ctx())?;
-                let rows = projected
-                    .into_iter()
-                    .map(|r| {
-                        columns
-                            .iter()
-                            .map(|c| r.get(c).cloned().unwrap_or(Value::Null))
-                            .collect()
-                    })
-                    .collect::<Vec<Vec<Value>>>();
-                self.record(ci, rows.len(), began);
-                return Ok(Table { columns, rows });
+                let table = Table::of_rows(columns, projected);
+                self.record(ci, table.rows.len(), began);
+                return Ok(table);
             }
             if let (
                 Clause::Unwind {
@@ -821,16 +813,7 @@ impl Exec<'_, '_> {
                     rows: vec![],
                 });
             }
-            let rows = rows
-                .into_iter()
-                .map(|r| {
-                    columns
-                        .iter()
-                        .map(|c| r.get(c).cloned().unwrap_or_default())
-                        .collect()
-                })
-                .collect();
-            return Ok(Table { columns, rows });
+            return Ok(Table::of_rows(columns, rows));
         }
         Ok(Table {
             columns: vec![],

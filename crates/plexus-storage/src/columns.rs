@@ -94,11 +94,7 @@ impl Column {
     /// satisfies `pred`, in id order. `pred` sees each distinct value once.
     pub fn select(&self, label: Option<u32>, mut pred: impl FnMut(&Value) -> bool) -> Vec<NodeId> {
         let hit: Vec<bool> = self.values.iter().map(&mut pred).collect();
-        let in_set: Vec<bool> = self
-            .label_sets
-            .iter()
-            .map(|s| label.is_none_or(|l| s.contains(&l)))
-            .collect();
+        let in_set = self.in_label(label);
         let mut out = Vec::new();
         for ((n, c), s) in self.nodes.iter().zip(&self.codes).zip(&self.sets) {
             if hit[*c as usize] && in_set[*s as usize] {
@@ -114,11 +110,7 @@ impl Column {
     /// holding one) is a group of one node each: whether two are the same
     /// is the caller's to decide.
     pub fn groups(&self, label: Option<u32>) -> Vec<(NodeId, u64)> {
-        let in_set: Vec<bool> = self
-            .label_sets
-            .iter()
-            .map(|s| label.is_none_or(|l| s.contains(&l)))
-            .collect();
+        let in_set = self.in_label(label);
         #[expect(clippy::eq_op, reason = "a NaN is not equal to itself")]
         let alone: Vec<bool> = self.values.iter().map(|v| v != v).collect();
         // Per code: its index in `out`, once a node holds it.
@@ -141,6 +133,14 @@ impl Column {
             }
         }
         out
+    }
+
+    /// Per label set: whether it holds `label` (every set does for `None`).
+    fn in_label(&self, label: Option<u32>) -> Vec<bool> {
+        self.label_sets
+            .iter()
+            .map(|s| label.is_none_or(|l| s.contains(&l)))
+            .collect()
     }
 
     /// The value of node `n`, when it has the property.

@@ -14,6 +14,15 @@ fn col(t: &Table, name: &str) -> Vec<Value> {
     t.rows.iter().map(|r| r[i].clone()).collect()
 }
 
+/// The `rows` of a plan's first step with operator `op`.
+fn rows_at(t: &Table, op: &str) -> Value {
+    let at = col(t, "operator")
+        .iter()
+        .position(|o| *o == Value::from(op))
+        .unwrap_or_else(|| panic!("{op} in {t:?}"));
+    col(t, "rows")[at].clone()
+}
+
 #[test]
 fn schema_commands_create_use_and_drop_indexes() {
     let db = Database::in_memory().unwrap();
@@ -242,15 +251,7 @@ fn explain_shows_how_a_count_runs() {
     )
     .rows[0][0]
         .clone();
-    let filter = col(&t, "operator")
-        .iter()
-        .position(|o| *o == Value::from("Filter"))
-        .unwrap_or_else(|| panic!("{t:?}"));
-    assert_eq!(
-        col(&t, "rows")[filter],
-        counted,
-        "the matches counted: {t:?}"
-    );
+    assert_eq!(rows_at(&t, "Filter"), counted, "the matches counted: {t:?}");
     assert_eq!(q(&db, reach).rows, vec![vec![Value::Int(1)]]);
     assert_eq!(
         q(&db, "MATCH (a:N)-[:T]->() RETURN a.i").rows.len(),
@@ -572,18 +573,12 @@ fn profile_streams_as_the_query_does() {
     }
     let text = "MATCH (a:C {i: 1})-[:R*1..4]->(b) RETURN DISTINCT b.i AS i";
     let t = q(&db, &format!("PROFILE {text}"));
-    let ops = col(&t, "operator");
-    let at = |op: &str| ops.iter().position(|o| *o == Value::from(op)).unwrap();
     // Trail by trail, four hops from node 1 reach 2..5 by 1 + 1 + 2 + 3 + 5
     // trails; breadth-first, each of the eight ends 2..9 once.
     let distinct = q(&db, text).rows.len();
     assert_eq!(distinct, 8);
-    assert_eq!(
-        col(&t, "rows")[at("VarLengthExpand")],
-        Value::Int(8),
-        "{t:?}"
-    );
-    assert_eq!(col(&t, "rows")[at("Distinct")], Value::Int(8), "{t:?}");
+    assert_eq!(rows_at(&t, "VarLengthExpand"), Value::Int(8), "{t:?}");
+    assert_eq!(rows_at(&t, "Distinct"), Value::Int(8), "{t:?}");
     // LIMIT 4 stops the walk after the fourth row that passes the WHERE.
     let t = q(
         &db,
@@ -623,17 +618,8 @@ fn profile_streams_as_the_query_does() {
         total > 0.0 && total <= wall_ms,
         "{total} of {wall_ms} ms: {t:?}"
     );
-    let ops = col(&t, "operator");
-    let agg = ops
-        .iter()
-        .position(|o| *o == Value::from("Aggregation"))
-        .unwrap();
-    assert_eq!(col(&t, "rows")[agg], Value::Int(1), "{t:?}");
-    let unwind = ops
-        .iter()
-        .position(|o| *o == Value::from("Unwind"))
-        .unwrap();
-    assert_eq!(col(&t, "rows")[unwind], Value::Int(3000), "{t:?}");
+    assert_eq!(rows_at(&t, "Aggregation"), Value::Int(1), "{t:?}");
+    assert_eq!(rows_at(&t, "Unwind"), Value::Int(3000), "{t:?}");
 }
 
 /// PROFILE gives the rows each pattern step produced, as the matcher
@@ -906,12 +892,7 @@ fn range_seeks_and_limit_pushdown_keep_answers() {
     );
     // LIMIT stops the MATCH early, and the answer is the same size.
     let t = q(&db, "PROFILE MATCH (p:P) RETURN p.name LIMIT 3");
-    let ops = col(&t, "operator");
-    let at = ops
-        .iter()
-        .position(|o| *o == Value::from("NodeByLabelScan"))
-        .unwrap();
-    assert_eq!(col(&t, "rows")[at], Value::Int(3), "{t:?}");
+    assert_eq!(rows_at(&t, "NodeByLabelScan"), Value::Int(3), "{t:?}");
     assert_eq!(
         q(&db, "MATCH (p:P) RETURN p.name SKIP 198 LIMIT 5")
             .rows

@@ -150,23 +150,23 @@ fn weighs(call: &Expr, var: &str, key: &str) -> bool {
     }
 }
 
-/// The rows of the projection `s` ends in (its columns and rows), from
-/// the property's column; `None` when the row binds the node's variable
-/// already or no column serves. The pipeline asks, for a stage that is a
-/// grouped count (`pipeline.rs`).
+/// The rows of the projection `s` ends in (its columns and rows) and the
+/// nodes the MATCH found, from the property's column; `None` when the row
+/// binds the node's variable already or no column serves. The pipeline
+/// asks, for a stage that is a grouped count (`pipeline.rs`).
 pub(super) fn run(
     g: &dyn GraphRead,
     ctx: &Ctx<'_>,
     s: Shape<'_>,
     rows: &[Row],
-) -> Result<Option<crate::project::Projected>, QueryError> {
+) -> Result<Option<(crate::project::Projected, u64)>, QueryError> {
     let [row] = rows else {
         return Ok(None);
     };
     if row.contains_key(s.var) {
         return Ok(None);
     }
-    let Some(groups) = g.column_groups(s.label, s.key)? else {
+    let Some(mut groups) = g.column_groups(s.label, s.key)? else {
         return Ok(None);
     };
     let all = match s.label {
@@ -174,26 +174,22 @@ pub(super) fn run(
         None => g.node_count()?,
     };
     let held = groups.iter().fold(0u64, |t, (_, n)| t.saturating_add(*n));
-    let mut pr = Projector::new(s.projection);
-    let mut add = |node: NodeId, times: u64| -> Result<(), QueryError> {
-        ctx.guard.check()?;
-        let mut r = row.clone();
-        r.insert(s.var, crate::graph::node(node));
-        pr.add_times(&r, times, ctx)
-    };
     // The nodes lacking the key are a group too, in its place among the
     // others (ordered by their first nodes, as the pipeline meets them).
-    let mut groups = groups;
     if all > held {
         if let Some(node) = first_lacking(g, ctx, s)? {
             let at = groups.partition_point(|(first, _)| *first < node);
             groups.insert(at, (node, all - held));
         }
     }
+    let mut pr = Projector::new(s.projection);
     for (node, times) in groups {
-        add(node, times)?;
+        ctx.guard.check()?;
+        let mut r = row.clone();
+        r.insert(s.var, crate::graph::node(node));
+        pr.add_times(&r, times, ctx)?;
     }
-    pr.finish(ctx).map(Some)
+    Ok(Some((pr.finish(ctx)?, all)))
 }
 
 /// The first node (with the label) that lacks the key: the group whose

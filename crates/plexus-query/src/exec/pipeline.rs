@@ -389,16 +389,12 @@ impl Exec<'_, '_> {
             return Ok(None);
         };
         let began = Instant::now();
-        let Some((columns, out)) =
+        let Some(((columns, out), nodes)) =
             super::group_count::run(g, ctx, shape, rows).map_err(|e| e.at(b.span().start))?
         else {
             return Ok(None);
         };
         if self.profiled() {
-            let nodes = match shape.label {
-                Some(l) => g.label_count(l)?,
-                None => g.node_count()?,
-            };
             let nodes = usize::try_from(nodes).unwrap_or(usize::MAX);
             self.record_time(start, nodes, began.elapsed());
             self.record_time(start + 1, out.len(), std::time::Duration::ZERO);
