@@ -460,8 +460,8 @@ fn drop_remote(
     Ok(())
 }
 
-/// The workloads as Cypher through `Database::query` (plan cache warm after
-/// the first repetition), on an on-disk copy of the graph whose nodes also
+/// The workloads as Cypher in a read-only transaction (plan cache warm
+/// after the first repetition), on an on-disk copy of the graph whose nodes also
 /// carry their id as an indexed property, as the peers store them.
 fn run_plexus_cypher(
     part: &Part,
@@ -477,8 +477,11 @@ fn run_plexus_cypher(
         let Some(text) = engine::cypher_text(case, &part.typed, part.filter) else {
             continue;
         };
-        let (count, secs, trips) =
-            timed(&db, reps, || engine::run_cypher(&db, graph, case, &text))?;
+        // One read-only transaction per workload, opened before the clock
+        // starts, as `run_plexus` holds one read transaction.
+        let mut tx = db.session(graph)?.begin_read()?;
+        let (count, secs, trips) = timed(&db, reps, || engine::run_cypher(&mut tx, case, &text))?;
+        drop(tx);
         let note = first_run_note(case, &secs);
         let mut row = own_row(&target.engine, part, case.name, Some(count), secs, &db)?;
         row.note = Some(match note {

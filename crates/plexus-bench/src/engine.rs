@@ -366,10 +366,11 @@ pub fn cypher_text(case: &Case, typed: &[&str], filter: (&str, i64)) -> Option<S
     })
 }
 
-/// Runs one workload once through `Database::query`, as the peers run it.
+/// Runs one workload once as Cypher in `tx`, a read-only transaction
+/// ([`plexus::Session::begin_read`]): queries on one snapshot, as the Rust
+/// API's runs read one [`ReadTxn`].
 pub fn run_cypher(
-    db: &Database,
-    graph: &str,
+    tx: &mut plexus::Transaction,
     case: &Case,
     text: &str,
 ) -> Result<u64, Box<dyn std::error::Error>> {
@@ -391,33 +392,27 @@ pub fn run_cypher(
         "filter_count"
         | "filter_count_unindexed"
         | "filter_prefix_unindexed"
-        | "group_count_unindexed" => {
-            total = count(db.query(graph, text, &plexus::Params::new())?)
-        }
-        "star" => total = count(db.query(graph, text, &id(&case.seeds[0]))?),
+        | "group_count_unindexed" => total = count(tx.query(text, &plexus::Params::new())?),
+        "star" => total = count(tx.query(text, &id(&case.seeds[0]))?),
         "sample5" => {
             for s in &case.seeds {
-                total += db.query(graph, text, &id(s))?.rows.len() as u64;
+                total += tx.query(text, &id(s))?.rows.len() as u64;
             }
         }
         "shortest_path" => {
             let n = case.seeds.len();
             for k in 0..n {
-                total += count(db.query(
-                    graph,
-                    text,
-                    &pair(&case.seeds[k], &case.seeds[(k + 1) % n]),
-                )?);
+                total += count(tx.query(text, &pair(&case.seeds[k], &case.seeds[(k + 1) % n]))?);
             }
         }
         "knows_shortest" => {
             for p in case.seeds.chunks_exact(2) {
-                total += count(db.query(graph, text, &pair(&p[0], &p[1]))?);
+                total += count(tx.query(text, &pair(&p[0], &p[1]))?);
             }
         }
         _ => {
             for s in &case.seeds {
-                total += count(db.query(graph, text, &id(s))?);
+                total += count(tx.query(text, &id(s))?);
             }
         }
     }

@@ -280,10 +280,19 @@ impl Database {
         }
     }
 
-    /// Opens an explicit transaction on `graph`.
-    fn begin(&self, py: Python<'_>, graph: &str) -> PyResult<Transaction> {
+    /// Opens an explicit transaction on `graph`; with `read_only`, every
+    /// query in it reads one snapshot and a query that writes is refused.
+    #[pyo3(signature = (graph, read_only=false))]
+    fn begin(&self, py: Python<'_>, graph: &str, read_only: bool) -> PyResult<Transaction> {
         let tx = py
-            .detach(|| self.db.session(graph)?.begin())
+            .detach(|| {
+                let s = self.db.session(graph)?;
+                if read_only {
+                    s.begin_read()
+                } else {
+                    s.begin()
+                }
+            })
             .map_err(errors::to_py)?;
         Ok(Transaction {
             tx: Mutex::new(Some(tx)),

@@ -181,7 +181,7 @@ pub fn to_py(e: Error) -> PyErr {
     match &e {
         Error::Query(q) => query(q, message),
         Error::Storage(s) => storage(s, message),
-        Error::TransactionFailed(_) | Error::TransactionClosed => {
+        Error::TransactionFailed(_) | Error::TransactionClosed | Error::WriteInReadTransaction => {
             raise::<TransactionError>(message, e.kind())
         }
         _ => by_kind(e.kind(), message),

@@ -28,6 +28,20 @@ def test_the_context_manager_commits_or_rolls_back(db):
     assert db.query("MATCH (t:T) RETURN count(t)").scalar() == 1
 
 
+def test_a_read_only_transaction_reads_one_snapshot_and_refuses_writes(db):
+    db.query("CREATE (:T {n: 1})").consume()
+    with db.transaction(read_only=True) as tx:
+        assert tx.query("MATCH (t:T) RETURN sum(t.n)").scalar() == 1
+        db.query("CREATE (:T {n: 2})").consume()
+        assert tx.query("MATCH (t:T) RETURN sum(t.n)").scalar() == 1
+        with pytest.raises(plexus.TransactionError, match="read access mode"):
+            tx.query("CREATE (:T {n: 10})")
+        # The refused write left nothing to undo: reads go on.
+        assert tx.query("MATCH (t:T) RETURN count(t)").scalar() == 1
+    assert tx.closed
+    assert db.query("MATCH (t:T) RETURN sum(t.n)").scalar() == 3
+
+
 def test_a_closed_transaction_refuses_queries(db):
     tx = db.transaction()
     tx.rollback()

@@ -587,6 +587,16 @@ fn eval_here(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
                 let lname = name.to_ascii_lowercase();
                 return crate::temporal::now_at(&lname, &vals, ctx.guard.started_at());
             }
+            if name.eq_ignore_ascii_case("timestamp") && vals.is_empty() {
+                // The statement's clock, as `datetime()`'s: one value for
+                // the whole query, as Neo4j documents.
+                let ms = ctx
+                    .guard
+                    .started_at()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis());
+                return Ok(Value::Int(i64::try_from(ms).unwrap_or(i64::MAX)));
+            }
             if name.eq_ignore_ascii_case("exists") && vals.len() == 1 {
                 return Ok(Value::Bool(!vals[0].is_null()));
             }
@@ -1379,13 +1389,6 @@ pub fn call(name: &str, args: Vec<Value>) -> R {
                 Value::String(s) => Value::Bool(s.is_empty()),
                 v => return Err(arg_error(name, v)),
             }
-        }
-        "timestamp" => {
-            arity(0)?;
-            let ms = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis());
-            Value::Int(i64::try_from(ms).unwrap_or(i64::MAX))
         }
         "char_length" | "character_length" => {
             arity(1)?;

@@ -80,9 +80,11 @@ pub struct Guard {
     cancel: CancelHandle,
     ticks: Cell<u32>,
     held: Cell<usize>,
-    /// When the query started, by the wall clock: the time every
-    /// `datetime()` of the query reads.
-    started: std::time::SystemTime,
+    /// The statement's wall clock: the time every `datetime()` and
+    /// `timestamp()` of the query reads. Read at the first call, not when
+    /// the guard is made: most queries never ask, and reading the clock
+    /// was a tenth of a one-row query's cost.
+    started: std::cell::OnceCell<std::time::SystemTime>,
 }
 
 impl Default for Guard {
@@ -100,13 +102,13 @@ impl Guard {
             cancel,
             ticks: Cell::new(0),
             held: Cell::new(0),
-            started: std::time::SystemTime::now(),
+            started: std::cell::OnceCell::new(),
         }
     }
 
-    /// The statement's clock: when the query started.
+    /// The statement's clock: the same instant for the whole query.
     pub fn started_at(&self) -> std::time::SystemTime {
-        self.started
+        *self.started.get_or_init(std::time::SystemTime::now)
     }
 
     /// An unlimited guard, for callers that set no limits.

@@ -171,3 +171,33 @@ fn hostile_temporal_input_is_an_error_not_a_panic() {
         Value::from("P1Y2M")
     );
 }
+
+#[test]
+fn the_statement_clock_is_one_instant_for_the_whole_query() {
+    // Neo4j: timestamp() and datetime() "return the same value during one
+    // entire query, even for long-running queries".
+    let t = run(
+        "UNWIND range(1, 20000) AS i WITH timestamp() AS t, datetime() AS d \
+         RETURN count(DISTINCT t) AS ts, count(DISTINCT d) AS ds, min(t) = max(t) AS same",
+    )
+    .unwrap();
+    assert_eq!(
+        t.rows,
+        vec![vec![Value::Int(1), Value::Int(1), Value::Bool(true)]]
+    );
+    assert_eq!(
+        one("RETURN timestamp() = datetime().epochMillis AS x"),
+        Value::Bool(true)
+    );
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let Value::Int(ms) = one("RETURN timestamp() AS x") else {
+        panic!("timestamp() is an integer")
+    };
+    assert!(
+        ms >= before && ms < before + 60_000,
+        "{ms} against {before}"
+    );
+}

@@ -539,18 +539,23 @@ impl Connection {
             Some(ms) if ms > 0 => Some(Instant::now() + Duration::from_millis(ms as u64)),
             _ => None,
         };
+        let read_only = Self::read_only(extra);
+        // A read-mode transaction (`execute_read` in the drivers) reads one
+        // snapshot and buffers nothing.
         let tx = if graph == SYSTEM {
             Ok(None)
         } else {
-            self.session(&graph)
-                .and_then(|s| s.begin().map(Some).map_err(|e| status::of(&e)))
+            self.session(&graph).and_then(|s| {
+                let tx = if read_only { s.begin_read() } else { s.begin() };
+                tx.map(Some).map_err(|e| status::of(&e))
+            })
         };
         match tx {
             Ok(tx) => {
                 self.tx = Some(Tx {
                     tx,
                     graph: graph.clone(),
-                    read_only: Self::read_only(extra),
+                    read_only,
                     deadline,
                     next_qid: 0,
                 });

@@ -69,6 +69,7 @@ pub fn of(e: &Error) -> Failure {
         Error::Storage(s) => of_storage(s),
         Error::TransactionFailed(_) => TX_FAILED,
         Error::TransactionClosed => INVALID_STATE,
+        Error::WriteInReadTransaction => ACCESS_MODE,
         Error::Thread(_) => UNAVAILABLE,
         _ => DATABASE_ERROR,
     };

@@ -34,6 +34,9 @@ pub enum Error {
     TransactionFailed(String),
     /// The transaction was committed or rolled back already.
     TransactionClosed,
+    /// A query that writes was run in a read-only transaction
+    /// (`Session::begin_read`).
+    WriteInReadTransaction,
     /// The operating system refused a thread for a streaming query.
     Thread(std::io::Error),
     /// Arrow refused a result's columns (a bug: their types are inferred
@@ -52,7 +55,9 @@ impl Error {
         match self {
             Error::Storage(e) => e.kind(),
             Error::Query(e) => e.kind(),
-            Error::TransactionFailed(_) | Error::TransactionClosed => ErrorKind::BadInput,
+            Error::TransactionFailed(_)
+            | Error::TransactionClosed
+            | Error::WriteInReadTransaction => ErrorKind::BadInput,
             Error::NotADatabase { .. } | Error::Missing(_) | Error::Exists(_) => {
                 ErrorKind::BadInput
             }
@@ -105,6 +110,10 @@ impl fmt::Display for Error {
                 "the transaction can only be rolled back: a query in it failed ({why})"
             ),
             Error::TransactionClosed => f.write_str("the transaction is closed"),
+            Error::WriteInReadTransaction => f.write_str(
+                "Writing in read access mode not allowed: the transaction was begun read-only; \
+                 run writes in a transaction begun for writing",
+            ),
             Error::Thread(e) => write!(f, "cannot start a thread for the query: {e}"),
             Error::Arrow(e) => write!(f, "cannot convert the result to Arrow: {e}"),
             Error::Vector(e) => write!(f, "{e}"),

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::query::Params;
 use plexus_common::Value;
 use plexus_query::{CancelHandle, Guard, QueryLimits, Table};
-use plexus_storage::{Counters, Isolation, WriteTxn};
+use plexus_storage::{Counters, Isolation, ReadTxn, WriteTxn};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -549,17 +549,67 @@ impl Session {
     pub fn begin_with(&self, isolation: Isolation) -> Result<Transaction> {
         Ok(Transaction {
             db: self.db.clone(),
-            txn: Some(self.db.write_with(&self.graph, isolation)?),
+            txn: Some(Txn::Write(Box::new(
+                self.db.write_with(&self.graph, isolation)?,
+            ))),
             failed: None,
         })
     }
+
+    /// Opens a read-only explicit transaction: every query in it reads one
+    /// snapshot (repeatable reads, as Bolt's `BEGIN` in read mode asks for),
+    /// a query that writes is refused with
+    /// [`Error::WriteInReadTransaction`], and nothing is buffered or checked
+    /// for conflicts, so its reads cost what an auto-commit read's do.
+    ///
+    /// ```
+    /// use plexus::{Database, Params};
+    /// let db = Database::in_memory().unwrap();
+    /// let s = db.session("default").unwrap();
+    /// let mut tx = s.begin_read().unwrap();
+    /// db.query("default", "CREATE (:N)", &Params::new()).unwrap();
+    /// // The transaction's snapshot predates the node.
+    /// let t = tx.query("MATCH (n) RETURN count(n)", &Params::new()).unwrap();
+    /// assert_eq!(t.rows[0][0], plexus::Value::Int(0));
+    /// assert!(tx.query("CREATE (:N)", &Params::new()).is_err());
+    /// ```
+    pub fn begin_read(&self) -> Result<Transaction> {
+        Ok(Transaction {
+            db: self.db.clone(),
+            txn: Some(Txn::Read(self.db.read(&self.graph)?)),
+            failed: None,
+        })
+    }
+}
+
+/// An explicit transaction reads one snapshot, which a query reading
+/// committed history as of another instant cannot share.
+fn refuse_as_of(plan: &plexus_query::Prepared, params: &Params, guard: &Guard) -> Result<()> {
+    if plan.as_of(params, guard).map_err(Error::Query)?.is_some() {
+        return Err(Error::Query(plexus_query::QueryError::Semantic {
+            code: "InvalidTimeQualifier",
+            message: "a query with FOR SYSTEM_TIME AS OF reads committed history: \
+                      run it outside an explicit transaction"
+                .into(),
+        }));
+    }
+    Ok(())
+}
+
+/// What an explicit transaction holds: a write transaction (which sees its
+/// own writes) or, for a read-only one, a snapshot.
+enum Txn {
+    /// Boxed: a write transaction's state is hundreds of bytes, a
+    /// snapshot's a pointer.
+    Write(Box<WriteTxn>),
+    Read(ReadTxn),
 }
 
 /// An explicit transaction: queries see each other's writes; nothing is
 /// visible to others before [`Transaction::commit`]. Dropping it rolls back.
 pub struct Transaction {
     db: Database,
-    txn: Option<WriteTxn>,
+    txn: Option<Txn>,
     /// Why the transaction can only be rolled back now.
     failed: Option<String>,
 }
@@ -585,15 +635,12 @@ impl Transaction {
                         .into(),
             }));
         }
-        let txn = self.txn.as_mut().ok_or(Error::TransactionClosed)?;
+        let txn = match self.txn.as_mut().ok_or(Error::TransactionClosed)? {
+            Txn::Write(txn) => txn,
+            Txn::Read(snap) => return Self::run_read(&self.db, snap, &plan, params, opts, started),
+        };
         let guard = opts.guard(&self.db);
-        if plan.as_of(params, &guard).map_err(Error::Query)?.is_some() {
-            return Err(Error::Query(plexus_query::QueryError::Semantic {
-                code: "InvalidTimeQualifier",
-                message: "a query with FOR SYSTEM_TIME AS OF reads committed history:                           run it outside an explicit transaction"
-                    .into(),
-            }));
-        }
+        refuse_as_of(&plan, params, &guard)?;
         let before = txn.counters();
         match plan.run_write(txn, params, None, &guard) {
             Ok(table) => {
@@ -611,9 +658,39 @@ impl Transaction {
         }
     }
 
+    /// A query in a read-only transaction: on its snapshot, or refused
+    /// when it writes. A failure leaves nothing to undo, so the
+    /// transaction stays usable.
+    fn run_read(
+        db: &Database,
+        snap: &ReadTxn,
+        plan: &plexus_query::Prepared,
+        params: &Params,
+        opts: &QueryOptions,
+        started: Instant,
+    ) -> Result<Cursor> {
+        if plan.is_write() {
+            return Err(Error::WriteInReadTransaction);
+        }
+        let guard = opts.guard(db);
+        refuse_as_of(plan, params, &guard)?;
+        let table = plan.run_read(snap, params, &guard).map_err(Error::Query)?;
+        Ok(Cursor::new(
+            table,
+            QueryKind::Read,
+            started,
+            Counters::default(),
+        ))
+    }
+
     /// Runs a query and returns its whole result.
     pub fn query(&mut self, text: &str, params: &Params) -> Result<Table> {
         self.run(text, params)?.into_table()
+    }
+
+    /// Whether the transaction was begun read-only ([`Session::begin_read`]).
+    pub fn is_read_only(&self) -> bool {
+        matches!(self.txn, Some(Txn::Read(_)))
     }
 
     /// Commits every write of the transaction atomically; `Conflict` when a
@@ -622,8 +699,11 @@ impl Transaction {
         if let Some(why) = self.failed.take() {
             return Err(Error::TransactionFailed(why));
         }
-        let txn = self.txn.take().ok_or(Error::TransactionClosed)?;
-        Ok(txn.commit()?)
+        match self.txn.take().ok_or(Error::TransactionClosed)? {
+            Txn::Write(txn) => Ok((*txn).commit()?),
+            // Nothing to write: ending it releases the snapshot.
+            Txn::Read(_) => Ok(()),
+        }
     }
 
     /// Discards every write of the transaction.

@@ -88,6 +88,51 @@ fn a_failed_query_leaves_its_transaction_only_to_roll_back() {
 }
 
 #[test]
+fn a_read_only_transaction_reads_one_snapshot_and_refuses_writes() {
+    for (_d, db) in databases() {
+        db.query("default", "CREATE (:P {n: 1})", &p()).unwrap();
+        let s = db.session("default").unwrap();
+        let mut tx = s.begin_read().unwrap();
+        assert!(tx.is_read_only());
+        let sum = |tx: &mut plexus::Transaction| {
+            tx.query("MATCH (x:P) RETURN sum(x.n)", &p()).unwrap().rows[0][0].clone()
+        };
+        assert_eq!(sum(&mut tx), Value::Int(1));
+        // A writer is not held up by the open read, and the read keeps
+        // its snapshot: both of its queries see the graph as it began.
+        let mut w = s.begin().unwrap();
+        w.run("CREATE (:P {n: 2})", &p()).unwrap();
+        w.commit().unwrap();
+        assert_eq!(count(&db, "MATCH (x:P) RETURN sum(x.n)"), 3);
+        assert_eq!(sum(&mut tx), Value::Int(1));
+        // A write is refused before it runs, and leaves the transaction
+        // usable: it wrote nothing.
+        let e = tx.run("CREATE (:P {n: 10})", &p()).unwrap_err();
+        assert!(matches!(e, Error::WriteInReadTransaction), "{e}");
+        assert_eq!(e.kind(), ErrorKind::BadInput);
+        assert!(e.to_string().contains("read access mode"), "{e}");
+        assert!(!tx.is_failed());
+        // So is reading history as of another instant.
+        let e = tx
+            .run("MATCH (x:P) FOR SYSTEM_TIME AS OF 1 RETURN x", &p())
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("outside an explicit transaction"),
+            "{e}"
+        );
+        // A failing read leaves it usable too.
+        assert!(tx.run("RETURN 1 / 0", &p()).is_err());
+        let c = tx.run("MATCH (x:P) RETURN x.n AS n", &p()).unwrap();
+        assert_eq!(c.columns(), ["n"]);
+        assert_eq!(c.summary().kind, QueryKind::Read);
+        tx.commit().unwrap();
+        assert_eq!(count(&db, "MATCH (x:P) RETURN count(x)"), 2);
+        // Rolling back a read-only transaction ends it the same way.
+        s.begin_read().unwrap().rollback();
+    }
+}
+
+#[test]
 fn cursors_give_columns_first_then_rows_in_pulls() {
     let db = Database::in_memory().unwrap();
     let s = db.session("default").unwrap();

@@ -214,6 +214,30 @@ def test_managed_write_retries_a_conflict(driver):
         assert s.execute_read(lambda tx: tx.run("MATCH (c:C) RETURN c.n AS n").single()["n"]) == 101
 
 
+def test_read_transaction_reads_one_snapshot_and_refuses_writes(driver):
+    db = fresh_db(driver, "readtx")
+    driver.execute_query("CREATE (:R {n: 1})", database_=db)
+
+    def work(tx):
+        first = tx.run("MATCH (r:R) RETURN sum(r.n) AS s").single()["s"]
+        # Another client commits meanwhile; the read transaction keeps the
+        # snapshot it began with.
+        driver.execute_query("CREATE (:R {n: 2})", database_=db)
+        second = tx.run("MATCH (r:R) RETURN sum(r.n) AS s").single()["s"]
+        return first, second
+
+    with driver.session(database=db) as s:
+        assert s.execute_read(work) == (1, 1)
+        assert driver.execute_query("MATCH (r:R) RETURN sum(r.n) AS s", database_=db).records[0]["s"] == 3
+    with driver.session(database=db, default_access_mode=neo4j.READ_ACCESS) as s:
+        tx = s.begin_transaction()
+        with pytest.raises(nx.ClientError) as e:
+            tx.run("CREATE (:R {n: 10})").consume()
+        assert "AccessMode" in e.value.code
+        tx.close()
+    assert driver.execute_query("MATCH (r:R) RETURN count(r) AS c", database_=db).records[0]["c"] == 2
+
+
 def test_execute_query_routing_read_refuses_writes(driver):
     with pytest.raises(nx.ClientError) as e:
         driver.execute_query("CREATE (:X)", routing_=neo4j.RoutingControl.READ)

@@ -376,9 +376,11 @@ class Database:
         keywords: ``db.query("MATCH (n {id: $id}) RETURN n", id=7)``."""
         return Result(self._db.query(self._graph, text, _merge(parameters, params), timeout))
 
-    def transaction(self) -> Transaction:
-        """Opens an explicit transaction (use it in a ``with`` block)."""
-        return Transaction(self._db.begin(self._graph))
+    def transaction(self, *, read_only: bool = False) -> Transaction:
+        """Opens an explicit transaction (use it in a ``with`` block). With
+        ``read_only=True`` every query in it reads one snapshot, and one that
+        writes raises ``TransactionError``."""
+        return Transaction(self._db.begin(self._graph, read_only))
 
     def import_data(
         self,

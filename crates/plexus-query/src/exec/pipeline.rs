@@ -157,7 +157,7 @@ impl Exec<'_, '_> {
             let end = (start..clauses.len())
                 .find(|i| breaks(&clauses[*i]))
                 .unwrap_or(clauses.len());
-            let began = Instant::now();
+            let began = self.clock();
             if let Some((columns, out)) =
                 self.grouped(start, &clauses[start..end], clauses.get(end), &rows, &ctx)?
             {
@@ -185,9 +185,7 @@ impl Exec<'_, '_> {
                     })
                     .collect(),
                 analyses: (start..end).map(|_| Default::default()).collect(),
-                profile: self
-                    .profiled()
-                    .then(|| StageProfile::new(end - start, began)),
+                profile: began.map(|b| StageProfile::new(end - start, b)),
             };
             let Some(breaker) = clauses.get(end) else {
                 // No breaker left: the last clause is a streamed RETURN.
@@ -221,9 +219,10 @@ impl Exec<'_, '_> {
                 }
             }
             stage.release(&ctx);
-            let finishing = Instant::now();
+            let finishing = self.clock();
             let (columns, out) = pr.finish(&ctx).map_err(here)?;
-            self.record_stage(&stage, start, Some((out.len(), finishing.elapsed())));
+            let finished = finishing.map(|f| (out.len(), f.elapsed()));
+            self.record_stage(&stage, start, finished);
             if let Clause::Return(_) = breaker {
                 return Ok(Table::of_rows(columns, out));
             }
@@ -388,13 +387,13 @@ impl Exec<'_, '_> {
         let Some(shape) = super::group_count::shape_of(m, p) else {
             return Ok(None);
         };
-        let began = Instant::now();
+        let began = self.clock();
         let Some(((columns, out), nodes)) =
             super::group_count::run(g, ctx, shape, rows).map_err(|e| e.at(b.span().start))?
         else {
             return Ok(None);
         };
-        if self.profiled() {
+        if let Some(began) = began {
             let nodes = usize::try_from(nodes).unwrap_or(usize::MAX);
             self.record_time(start, nodes, began.elapsed());
             self.record_time(start + 1, out.len(), std::time::Duration::ZERO);
