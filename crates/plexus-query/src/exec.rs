@@ -1591,7 +1591,7 @@ fn node_vars(patterns: &[PathPattern]) -> impl Iterator<Item = &str> {
 }
 
 /// The names a pattern binds, in order (a name may repeat), borrowed.
-fn pattern_var_names(p: &PathPattern) -> impl Iterator<Item = &str> {
+pub(crate) fn pattern_var_names(p: &PathPattern) -> impl Iterator<Item = &str> {
     let hops = p.element.chain.iter().flat_map(|(r, n)| [&r.var, &n.var]);
     std::iter::once(&p.var)
         .chain(std::iter::once(&p.element.start.var))

@@ -312,22 +312,19 @@ impl<'a> Analysis<'a> {
         element_hints(w, &mut an.elements);
         an.ors = any_of::ors(w);
         any_of::hints(&an.ors, &mut an.any_of);
-        let vars: Vec<String> = patterns
-            .iter()
-            .flat_map(crate::exec::pattern_vars)
-            .collect();
-        for c in conjuncts(w) {
-            let deps: Vec<String> = vars
+        each_conjunct(w, |c| {
+            let deps: Vec<String> = patterns
                 .iter()
+                .flat_map(crate::exec::pattern_var_names)
                 .filter(|v| !crate::eval::free_of(c, v))
-                .cloned()
+                .map(str::to_string)
                 .collect();
             if deps.is_empty() {
                 an.all = false;
             } else {
                 an.conjuncts.push((c, deps));
             }
-        }
+        });
         an
     }
 }
@@ -552,16 +549,16 @@ pub(super) enum Bounds<'k> {
 /// Collects the `var.key <op> expr` conjuncts of a predicate.
 pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
     use plexus_cypher::BinOp;
-    for c in conjuncts(e) {
+    each_conjunct(e, |c| {
         let ExprKind::Binary(op, a, b) = &c.kind else {
-            continue;
+            return;
         };
         let (lower, inclusive) = match op {
             BinOp::Gt => (true, false),
             BinOp::Ge => (true, true),
             BinOp::Lt => (false, false),
             BinOp::Le => (false, true),
-            _ => continue,
+            _ => return,
         };
         // `n.k > v` bounds from below; `v > n.k` from above. A bound is
         // evaluated once for every node: not `rand()`, drawn per node.
@@ -576,13 +573,13 @@ pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
                 });
             }
         }
-    }
+    });
 }
 
 /// `function(var) = expr` (either way round) among the conjuncts of `e`,
 /// for `function` `elementid` or `id` (lower case).
 pub(crate) fn id_hints<'e>(e: &'e Expr, function: &str, out: &mut Vec<(&'e str, &'e Expr)>) {
-    for (call, v) in equalities(e) {
+    each_equality(e, |call, v| {
         if let ExprKind::Call { name, args, .. } = &call.kind {
             if let ([arg], true) = (args.as_slice(), name.eq_ignore_ascii_case(function)) {
                 if let ExprKind::Var(var) = &arg.kind {
@@ -590,61 +587,72 @@ pub(crate) fn id_hints<'e>(e: &'e Expr, function: &str, out: &mut Vec<(&'e str, 
                 }
             }
         }
-    }
+    });
 }
 
 /// Each `x IN var.key` conjunct of a predicate, as (var, key, x): a seek in
 /// a list-element index of `key`.
 pub(crate) fn element_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
-    for c in conjuncts(e) {
+    each_conjunct(e, |c| {
         if let ExprKind::Binary(plexus_cypher::BinOp::In, x, list) = &c.kind {
             if let (Some((var, key)), true) = (var_property(list), repeatable(x)) {
                 out.push((var, key, x));
             }
         }
-    }
+    });
 }
 
 /// Collects the `var.key = expr` conjuncts of a predicate.
 pub(crate) fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
-    for (p, v) in equalities(e) {
+    each_equality(e, |p, v| {
         if let Some((var, key)) = var_property(p) {
             out.push((var, key, v));
         }
-    }
+    });
 }
 
-/// The conjuncts of a WHERE: `a AND (b AND c)` gives a, b, c (walked with
-/// a stack of its own: AND chains can be long).
+/// The conjuncts of a WHERE: `a AND (b AND c)` gives a, b, c.
 pub(crate) fn conjuncts(e: &Expr) -> Vec<&Expr> {
     let mut out = Vec::new();
-    let mut todo = vec![e];
-    while let Some(x) = todo.pop() {
-        match &x.kind {
-            ExprKind::Binary(plexus_cypher::BinOp::And, a, b) => {
-                todo.push(b);
-                todo.push(a);
-            }
-            _ => out.push(x),
-        }
-    }
+    each_conjunct(e, |c| out.push(c));
     out
 }
 
-/// Each `x = y` conjunct, both ways round: (x, y) and (y, x), where the
-/// second can be evaluated once for every node. A value such as `rand()`
-/// cannot: a seek would take one draw for all the nodes the WHERE draws
-/// for one by one.
-fn equalities(e: &Expr) -> impl Iterator<Item = (&Expr, &Expr)> {
-    conjuncts(e)
-        .into_iter()
-        .flat_map(|c| match &c.kind {
-            ExprKind::Binary(plexus_cypher::BinOp::Eq, a, b) => {
-                vec![(&**a, &**b), (&**b, &**a)]
+/// Calls `f` with each conjunct of `e` in order, walked with a stack of its
+/// own (AND chains can be long) that is never allocated for a WHERE of one
+/// conjunct: this runs for every MATCH of every query.
+pub(crate) fn each_conjunct<'e>(e: &'e Expr, mut f: impl FnMut(&'e Expr)) {
+    let mut rest: Vec<&'e Expr> = Vec::new();
+    let mut at = e;
+    loop {
+        if let ExprKind::Binary(plexus_cypher::BinOp::And, a, b) = &at.kind {
+            rest.push(b);
+            at = a;
+            continue;
+        }
+        f(at);
+        match rest.pop() {
+            Some(next) => at = next,
+            None => return,
+        }
+    }
+}
+
+/// Calls `f` with each `x = y` conjunct, both ways round: (x, y) and
+/// (y, x), where the second can be evaluated once for every node. A value
+/// such as `rand()` cannot: a seek would take one draw for all the nodes
+/// the WHERE draws for one by one.
+fn each_equality<'e>(e: &'e Expr, mut f: impl FnMut(&'e Expr, &'e Expr)) {
+    each_conjunct(e, |c| {
+        if let ExprKind::Binary(plexus_cypher::BinOp::Eq, a, b) = &c.kind {
+            if repeatable(b) {
+                f(a, b);
             }
-            _ => vec![],
-        })
-        .filter(|(_, v)| repeatable(v))
+            if repeatable(a) {
+                f(b, a);
+            }
+        }
+    });
 }
 
 /// The first of `labels` (then no label) that has an index `find` can
@@ -1171,6 +1179,11 @@ impl Matcher<'_, '_> {
             match start::hint_value(self, e, row, string) {
                 Ok(Value::String(key)) => {
                     let ids = self.g.node_id(&key)?.into_iter().collect();
+                    if self.where_is_element_id_of(np, e) {
+                        // The id map answered it exactly: the node found
+                        // has that element id, so it is not read again.
+                        self.where_answered.set(true);
+                    }
                     return Ok(Seek::of(Start::ElementId, ids));
                 }
                 Ok(_) => return Ok(Seek::of(Start::Nothing, vec![])),
@@ -1478,6 +1491,18 @@ impl Matcher<'_, '_> {
             self.where_answered.set(true);
         }
         Ok(ids.map(|ids| Seek::of(start, ids)))
+    }
+
+    /// Whether the WHERE is `elementId(var) = e` alone, `var` being
+    /// `np`'s variable.
+    fn where_is_element_id_of(&self, np: &NodePattern, e: &Expr) -> bool {
+        let Some(w) = self.where_ else {
+            return false;
+        };
+        let mut ids = Vec::new();
+        id_hints(w, "elementid", &mut ids);
+        conjuncts(w).len() == 1
+            && matches!(ids.as_slice(), [(v, x)] if np.var.as_deref() == Some(*v) && std::ptr::eq(*x, e))
     }
 
     /// Whether the WHERE is nothing but comparisons of `var.key` with

@@ -411,6 +411,29 @@ fn element_id_is_the_user_id_and_a_point_lookup() {
         let none = Params::from([("id".into(), Value::from("nobody"))]);
         let q = "MATCH (n) WHERE elementId(n) = $id RETURN n";
         assert!(db.query("default", q, &none).unwrap().rows.is_empty());
+        // A WHERE that is the equality alone is answered by the id map (the
+        // node is not read to compare its id again): the same answers, for
+        // nodes with a user id and without one, counted or returned.
+        let made = db
+            .query("default", "CREATE (x:Anon) RETURN elementId(x) AS e", &p())
+            .unwrap();
+        let anon = Params::from([("id".into(), made.rows[0][0].clone())]);
+        let count = "MATCH (n) WHERE elementId(n) = $id RETURN count(*) AS c";
+        for (params, want) in [(&params, 1), (&anon, 1), (&none, 0)] {
+            let t = db.query("default", count, params).unwrap();
+            assert_eq!(t.rows, vec![vec![Value::Int(want)]], "{params:?}");
+        }
+        let labels = "MATCH (n) WHERE elementId(n) = $id RETURN labels(n) AS l";
+        let t = db.query("default", labels, &anon).unwrap();
+        assert_eq!(t.rows, vec![vec![Value::List(vec![Value::from("Anon")])]]);
+        let wrong_type = Params::from([("id".into(), Value::Int(417))]);
+        assert!(db.query("default", q, &wrong_type).unwrap().rows.is_empty());
+        // Bound later in the same MATCH: the seek cannot use it, the WHERE
+        // still decides.
+        let later =
+            "MATCH (n:U), (m:U {i: 3}) WHERE elementId(n) = 'user-' + toString(m.i) RETURN n.i";
+        let t = db.query("default", later, &p()).unwrap();
+        assert_eq!(t.rows, vec![vec![Value::Int(3)]]);
         // The plan says so: one lookup, not a scan.
         let plan = db.query("default", &format!("EXPLAIN {q}"), &none).unwrap();
         let ops: Vec<String> = plan.rows.iter().map(|r| r[1].to_string()).collect();
