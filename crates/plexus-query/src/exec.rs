@@ -47,6 +47,25 @@ pub struct Table {
     pub rows: Vec<Vec<Value>>,
 }
 
+/// A statement's result with its plan apart ([`Prepared::run_read_planned`]):
+/// an EXPLAIN's rows are none and its plan the steps; a PROFILE's rows
+/// are the query's own and its plan the steps with what each did; any
+/// other statement has no plan.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Planned {
+    pub rows: Table,
+    pub plan: Option<QueryPlan>,
+}
+
+/// The plan of an EXPLAIN or a PROFILE, as the table of its steps that the
+/// statement gives as rows by default (`step`, `operator`, `details`,
+/// `estimated_rows`, and under PROFILE `rows`, `time_ms`, `self_ms`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryPlan {
+    pub profiled: bool,
+    pub steps: Table,
+}
+
 impl Table {
     /// The table of a projection's output rows: each row's values in the
     /// order of `columns` (null where a row lacks one).
@@ -204,6 +223,14 @@ impl Prepared {
         }
     }
 
+    /// Whether the statement is an EXPLAIN or a PROFILE.
+    pub fn shows_plan(&self) -> bool {
+        matches!(
+            self.statement,
+            Statement::Explain(_) | Statement::Profile(_)
+        )
+    }
+
     /// Whether the statement writes (CREATE, MERGE, SET, REMOVE, DELETE,
     /// FOREACH, or a schema change), so a caller can pick the transaction kind.
     pub fn is_write(&self) -> bool {
@@ -240,6 +267,7 @@ impl Prepared {
             procs,
             movable: &self.movable,
             counted: &self.counted,
+            plan_out: None,
         }
     }
 
@@ -299,6 +327,54 @@ impl Prepared {
         valid_time(q, Access::Read(g), &env, |a| run(q, mode, a, &env)).map_err(|e| self.located(e))
     }
 
+    /// [`Prepared::run_read`] with an EXPLAIN's or a PROFILE's plan apart
+    /// from the rows ([`Planned`]), as Neo4j answers them over Bolt.
+    pub fn run_read_planned(
+        &self,
+        g: &dyn GraphRead,
+        params: &Params,
+        guard: &Guard,
+    ) -> Result<Planned, QueryError> {
+        let out = std::cell::RefCell::new(None);
+        let rows = match self.shown(Some(g), params, guard) {
+            Some(shown) => shown?,
+            None => {
+                let (q, mode) = self.query()?;
+                let env = RunEnv {
+                    plan_out: Some(&out),
+                    ..self.env(params, guard, None)
+                };
+                valid_time(q, Access::Read(g), &env, |a| run(q, mode, a, &env))
+                    .map_err(|e| self.located(e))?
+            }
+        };
+        Ok(self.planned(rows, out.into_inner()))
+    }
+
+    /// [`Prepared::run_write`] with the plan apart, as
+    /// [`Prepared::run_read_planned`].
+    pub fn run_write_planned(
+        &self,
+        txn: &mut WriteTxn,
+        params: &Params,
+        procs: Option<&Procedures>,
+        guard: &Guard,
+    ) -> Result<Planned, QueryError> {
+        let out = std::cell::RefCell::new(None);
+        let rows = self.write_with(txn, params, procs, guard, Some(&out))?;
+        Ok(self.planned(rows, out.into_inner()))
+    }
+
+    fn planned(&self, rows: Table, steps: Option<Table>) -> Planned {
+        Planned {
+            rows,
+            plan: steps.map(|steps| QueryPlan {
+                profiled: matches!(self.statement, Statement::Profile(_)),
+                steps,
+            }),
+        }
+    }
+
     /// [`Prepared::run_read`], handing the result to `sink` as it is
     /// produced: a count or a LIMIT over a huge match streams in constant
     /// memory, and the first rows reach the sink before the last exist.
@@ -330,10 +406,24 @@ impl Prepared {
         procs: Option<&Procedures>,
         guard: &Guard,
     ) -> Result<Table, QueryError> {
+        self.write_with(txn, params, procs, guard, None)
+    }
+
+    fn write_with(
+        &self,
+        txn: &mut WriteTxn,
+        params: &Params,
+        procs: Option<&Procedures>,
+        guard: &Guard,
+        plan_out: Option<&std::cell::RefCell<Option<Table>>>,
+    ) -> Result<Table, QueryError> {
         if let Some(shown) = self.shown(Some(&*txn), params, guard) {
             return shown;
         }
-        let env = self.env(params, guard, procs);
+        let env = RunEnv {
+            plan_out,
+            ..self.env(params, guard, procs)
+        };
         match &self.statement {
             Statement::Query(_) | Statement::Explain(_) | Statement::Profile(_) => {
                 let (q, mode) = self.query()?;
@@ -370,6 +460,9 @@ struct RunEnv<'a> {
     procs: Option<&'a Procedures>,
     movable: &'a [(usize, usize)],
     counted: &'a [Option<Vec<PathPattern>>],
+    /// Where an EXPLAIN or PROFILE puts its plan when it is wanted apart
+    /// from the rows; `None`: the plan is the rows.
+    plan_out: Option<&'a std::cell::RefCell<Option<Table>>>,
 }
 
 fn writes(c: &Clause) -> bool {
@@ -447,10 +540,14 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
     };
     ex.counted = env.counted;
     if mode == Mode::Explain {
-        return Ok(plan_table(
-            &crate::plan::explain(q, ex.graph(), &ex.ctx(), None),
-            None,
-        ));
+        let plan = plan_table(&crate::plan::explain(q, ex.graph(), &ex.ctx(), None), None);
+        return Ok(match env.plan_out {
+            Some(out) => {
+                *out.borrow_mut() = Some(plan);
+                Table::default()
+            }
+            None => plan,
+        });
     }
     let mut table = ex.single(&q.first, vec![Row::new()])?;
     for (i, (all, part)) in q.unions.iter().enumerate() {
@@ -473,7 +570,13 @@ fn run(q: &Query, mode: Mode, access: Access<'_>, env: &RunEnv<'_>) -> Result<Ta
     if let Some(actual) = ex.profile.take() {
         let taken = ex.starts.borrow();
         let steps = crate::plan::explain(q, ex.graph(), &ex.ctx(), Some(&taken));
-        return Ok(plan_table(&steps, Some(&actual)));
+        let plan = plan_table(&steps, Some(&actual));
+        match env.plan_out {
+            // The query's own rows follow, as a query without PROFILE
+            // gives them.
+            Some(out) => *out.borrow_mut() = Some(plan),
+            None => return Ok(plan),
+        }
     }
     if let Some(g) = ex.graph() {
         for v in table.rows.iter_mut().flatten() {

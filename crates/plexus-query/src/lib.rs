@@ -37,7 +37,7 @@ mod vector;
 
 pub use as_of::instant as instant_micros;
 pub use error::{QueryError, StorageCause};
-pub use exec::{run_read, run_standalone, run_write, Prepared, RowSink, Table};
+pub use exec::{run_read, run_standalone, run_write, Planned, Prepared, QueryPlan, RowSink, Table};
 pub use limits::{CancelHandle, Guard, Limit, QueryLimits};
 pub use procedure::{ArgType, ProcedureFn, Procedures, Signature};
 

@@ -400,6 +400,9 @@ impl Connection {
             timeout,
             memory_limit: None,
             cancel: Some(cancel),
+            // EXPLAIN and PROFILE answer as Neo4j's do: the plan in the
+            // closing SUCCESS (`plan` / `profile`), PROFILE with its rows.
+            plan_apart: true,
         })
     }
 
@@ -690,6 +693,10 @@ impl Connection {
         ];
         if let Some(stats) = stats(&open.cursor.summary().counters) {
             meta.push(("stats".into(), stats));
+        }
+        if let Some(plan) = open.cursor.plan() {
+            let (key, tree) = crate::plan::entry(plan);
+            meta.push((key.into(), tree));
         }
         if self.tx.is_none() {
             meta.push(("bookmark".into(), Pack::string(self.bookmark())));

@@ -4,7 +4,8 @@
 //!
 //! Layers, each a module: [`packstream`] (the value encoding), [`message`]
 //! (framing and the request/response messages), [`values`] (Plexus values
-//! in Bolt structures), [`status`] (errors as Neo4j status codes),
+//! in Bolt structures), [`plan`] (EXPLAIN's and PROFILE's plans as summary
+//! metadata), [`status`] (errors as Neo4j status codes),
 //! [`auth`] (users), [`admin`] (database administration commands),
 //! [`connection`] (one client's state machine over the facade's sessions,
 //! transactions and cursors), [`server`] (listening and negotiation).
@@ -14,6 +15,7 @@ pub mod auth;
 pub mod connection;
 pub mod message;
 pub mod packstream;
+pub mod plan;
 pub mod server;
 pub mod status;
 pub mod tls;

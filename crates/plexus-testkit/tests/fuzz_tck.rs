@@ -174,7 +174,7 @@ fn run((seed, edits): (prop::sample::Index, Vec<Edit>)) {
     let opts = QueryOptions {
         timeout: Some(Duration::from_millis(300)),
         memory_limit: Some(32 << 20),
-        cancel: None,
+        ..QueryOptions::default()
     };
     let db = Database::in_memory().expect("an in-memory database");
     for q in &seed.setup {

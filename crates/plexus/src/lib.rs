@@ -35,7 +35,7 @@ pub use plexus_ingest as ingest;
 pub use plexus_knowledge as knowledge;
 pub use plexus_kv::{Backend, Compaction};
 pub use plexus_query::{
-    instant_micros, CancelHandle, Limit, Procedures, QueryError, QueryLimits, Table,
+    instant_micros, CancelHandle, Limit, Procedures, QueryError, QueryLimits, QueryPlan, Table,
 };
 pub use plexus_storage::{
     BulkEdge, BulkNode, BulkOptions, BulkReport, CommitStats, ConstraintInfo, ConstraintKind,

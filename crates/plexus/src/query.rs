@@ -4,7 +4,7 @@
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::session::QueryOptions;
-use plexus_query::{Prepared, Table};
+use plexus_query::{Planned, Prepared, Table};
 use plexus_storage::Counters;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -85,7 +85,7 @@ impl Database {
         opts: &QueryOptions,
     ) -> Result<Table> {
         let plan = self.plans().get(text)?;
-        Ok(self.run_prepared(graph, &plan, params, opts)?.0)
+        Ok(self.run_prepared(graph, &plan, params, opts)?.0.rows)
     }
 
     /// Runs a prepared query as [`Database::query_with`] does.
@@ -95,19 +95,17 @@ impl Database {
         plan: &Prepared,
         params: &Params,
         opts: &QueryOptions,
-    ) -> Result<(Table, Counters)> {
+    ) -> Result<(Planned, Counters)> {
         let guard = opts.guard(self);
         if plan.is_write() {
             let mut txn = self.write(graph)?;
-            let t = plan
-                .run_write(&mut txn, params, None, &guard)
-                .map_err(Error::Query)?;
+            let t = crate::session::run_write(plan, &mut txn, params, &guard, opts)?;
             let counters = txn.counters();
             txn.commit()?;
             Ok((t, counters))
         } else {
             let snap = self.read_for(graph, plan, params, &guard)?;
-            let t = plan.run_read(&snap, params, &guard).map_err(Error::Query)?;
+            let t = crate::session::run_read(plan, &snap, params, &guard, opts)?;
             Ok((t, Counters::default()))
         }
     }

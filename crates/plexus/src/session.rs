@@ -18,7 +18,7 @@ use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::query::Params;
 use plexus_common::Value;
-use plexus_query::{CancelHandle, Guard, QueryLimits, Table};
+use plexus_query::{CancelHandle, Guard, Planned, Prepared, QueryLimits, QueryPlan, Table};
 use plexus_storage::{Counters, Isolation, ReadTxn, WriteTxn};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -33,6 +33,10 @@ pub struct QueryOptions {
     pub memory_limit: Option<usize>,
     /// A handle another thread can use to cancel the query.
     pub cancel: Option<CancelHandle>,
+    /// An EXPLAIN or a PROFILE gives its plan as the cursor's
+    /// [`Cursor::plan`] instead of as rows: EXPLAIN then yields no rows and
+    /// PROFILE the query's own, as Neo4j answers them over Bolt.
+    pub plan_apart: bool,
 }
 
 impl QueryOptions {
@@ -103,6 +107,7 @@ pub struct Cursor {
     source: Source,
     summary: Summary,
     started: Instant,
+    plan: Option<QueryPlan>,
 }
 
 enum Source {
@@ -173,6 +178,7 @@ impl Started {
                 counters: Counters::default(),
             },
             started: self.started,
+            plan: None,
         }))
     }
 
@@ -262,7 +268,22 @@ impl Cursor {
             source: Source::Rows(table.rows.into_iter()),
             summary,
             started,
+            plan: None,
         }
+    }
+
+    /// The cursor of a run whose plan may be apart from its rows.
+    fn planned(ran: Planned, kind: QueryKind, started: Instant, counters: Counters) -> Cursor {
+        Cursor {
+            plan: ran.plan,
+            ..Cursor::new(ran.rows, kind, started, counters)
+        }
+    }
+
+    /// The plan of an EXPLAIN or a PROFILE run with
+    /// [`QueryOptions::plan_apart`]; `None` otherwise.
+    pub fn plan(&self) -> Option<&QueryPlan> {
+        self.plan.as_ref()
     }
 
     /// A cursor over rows computed elsewhere (a server's own commands).
@@ -471,8 +492,8 @@ impl Session {
         let started = Instant::now();
         let plan = self.db.plans().get(text)?;
         let kind = QueryKind::of(&plan);
-        let (table, counters) = self.db.run_prepared(&self.graph, &plan, params, opts)?;
-        Ok(Cursor::new(table, kind, started, counters))
+        let (ran, counters) = self.db.run_prepared(&self.graph, &plan, params, opts)?;
+        Ok(Cursor::planned(ran, kind, started, counters))
     }
 
     /// Runs an auto-commit query whose rows are produced while they are
@@ -497,7 +518,8 @@ impl Session {
     pub fn start(&self, text: &str, params: &Params, opts: &QueryOptions) -> Result<Started> {
         let started = Instant::now();
         let plan = self.db.plans().get(text)?;
-        if plan.is_write() {
+        // A plan given apart comes with the rows' end: nothing to stream.
+        if plan.is_write() || (opts.plan_apart && plan.shows_plan()) {
             let cursor = self.run_with(text, params, opts)?;
             return Ok(Started {
                 stream: None,
@@ -582,6 +604,40 @@ impl Session {
     }
 }
 
+/// Runs `plan` on a snapshot, its plan apart when `opts` asks.
+pub(crate) fn run_read(
+    plan: &Prepared,
+    snap: &ReadTxn,
+    params: &Params,
+    guard: &Guard,
+    opts: &QueryOptions,
+) -> Result<Planned> {
+    let ran = match opts.plan_apart {
+        true => plan.run_read_planned(snap, params, guard),
+        false => plan
+            .run_read(snap, params, guard)
+            .map(|rows| Planned { rows, plan: None }),
+    };
+    ran.map_err(Error::Query)
+}
+
+/// Runs `plan` in a write transaction, its plan apart when `opts` asks.
+pub(crate) fn run_write(
+    plan: &Prepared,
+    txn: &mut WriteTxn,
+    params: &Params,
+    guard: &Guard,
+    opts: &QueryOptions,
+) -> Result<Planned> {
+    let ran = match opts.plan_apart {
+        true => plan.run_write_planned(txn, params, None, guard),
+        false => plan
+            .run_write(txn, params, None, guard)
+            .map(|rows| Planned { rows, plan: None }),
+    };
+    ran.map_err(Error::Query)
+}
+
 /// An explicit transaction reads one snapshot, which a query reading
 /// committed history as of another instant cannot share.
 fn refuse_as_of(plan: &plexus_query::Prepared, params: &Params, guard: &Guard) -> Result<()> {
@@ -642,18 +698,18 @@ impl Transaction {
         let guard = opts.guard(&self.db);
         refuse_as_of(&plan, params, &guard)?;
         let before = txn.counters();
-        match plan.run_write(txn, params, None, &guard) {
-            Ok(table) => {
+        match run_write(&plan, txn, params, &guard, opts) {
+            Ok(ran) => {
                 let kind = QueryKind::of(&plan);
                 let counters = txn.counters().since(&before);
-                Ok(Cursor::new(table, kind, started, counters))
+                Ok(Cursor::planned(ran, kind, started, counters))
             }
             Err(e) => {
                 // Part of the query's writes may be in the transaction.
                 if plan.is_write() {
                     self.failed = Some(e.to_string());
                 }
-                Err(Error::Query(e))
+                Err(e)
             }
         }
     }
@@ -674,9 +730,9 @@ impl Transaction {
         }
         let guard = opts.guard(db);
         refuse_as_of(plan, params, &guard)?;
-        let table = plan.run_read(snap, params, &guard).map_err(Error::Query)?;
-        Ok(Cursor::new(
-            table,
+        let ran = run_read(plan, snap, params, &guard, opts)?;
+        Ok(Cursor::planned(
+            ran,
             QueryKind::Read,
             started,
             Counters::default(),

@@ -177,7 +177,7 @@ fn run(db: &Database, text: &str) -> bool {
     let opts = QueryOptions {
         timeout: Some(Duration::from_millis(300)),
         memory_limit: Some(32 << 20),
-        cancel: None,
+        ..QueryOptions::default()
     };
     db.query_with("default", text, &params, &opts).is_ok()
 }

@@ -133,6 +133,75 @@ fn a_read_only_transaction_reads_one_snapshot_and_refuses_writes() {
 }
 
 #[test]
+fn explain_and_profile_can_give_their_plan_apart_from_the_rows() {
+    for (_d, db) in databases() {
+        db.query(
+            "default",
+            "UNWIND range(1, 5) AS i CREATE (:P {n: i})",
+            &p(),
+        )
+        .unwrap();
+        let s = db.session("default").unwrap();
+        let apart = QueryOptions {
+            plan_apart: true,
+            ..Default::default()
+        };
+        let q = "MATCH (x:P) WHERE x.n > 2 RETURN x.n AS n ORDER BY n";
+        // By default the plan is the rows.
+        let rows = s.run(&format!("EXPLAIN {q}"), &p()).unwrap();
+        assert!(rows.plan().is_none());
+        assert_eq!(rows.columns()[1], "operator");
+        // Apart: EXPLAIN runs nothing and yields no rows.
+        let mut c = s.run_with(&format!("EXPLAIN {q}"), &p(), &apart).unwrap();
+        let plan = c.plan().cloned().expect("EXPLAIN's plan");
+        assert!(!plan.profiled);
+        assert!(plan.steps.rows.len() >= 2, "{plan:?}");
+        assert_eq!(c.next_row().unwrap(), None);
+        // PROFILE yields the query's own rows, and the steps with what
+        // each did; streamed auto-commit gives the same.
+        for c in [
+            s.run_with(&format!("PROFILE {q}"), &p(), &apart).unwrap(),
+            s.stream(&format!("PROFILE {q}"), &p(), &apart).unwrap(),
+        ] {
+            let plan = c.plan().cloned().expect("PROFILE's plan");
+            assert!(plan.profiled);
+            assert!(plan.steps.columns.iter().any(|c| c == "rows"));
+            assert_eq!(c.columns(), ["n"]);
+            let t = c.into_table().unwrap();
+            assert_eq!(
+                t.rows,
+                vec![
+                    vec![Value::Int(3)],
+                    vec![Value::Int(4)],
+                    vec![Value::Int(5)]
+                ]
+            );
+        }
+        // A profiled write writes once, in a transaction or not.
+        let c = s
+            .run_with("PROFILE CREATE (:Q {n: 1}) RETURN 1 AS one", &p(), &apart)
+            .unwrap();
+        assert!(c.plan().is_some_and(|p| p.profiled));
+        assert_eq!(c.summary().counters.nodes_created, 1);
+        let mut tx = s.begin().unwrap();
+        let c = tx
+            .run_with("PROFILE CREATE (:Q {n: 2})", &p(), &apart)
+            .unwrap();
+        assert!(c.plan().is_some());
+        tx.commit().unwrap();
+        let mut rtx = s.begin_read().unwrap();
+        let c = rtx
+            .run_with("EXPLAIN MATCH (q:Q) RETURN q", &p(), &apart)
+            .unwrap();
+        assert!(c.plan().is_some_and(|p| !p.profiled));
+        assert_eq!(count(&db, "MATCH (q:Q) RETURN count(q)"), 2);
+        // A query without EXPLAIN or PROFILE has no plan.
+        let c = s.run_with(q, &p(), &apart).unwrap();
+        assert!(c.plan().is_none());
+    }
+}
+
+#[test]
 fn cursors_give_columns_first_then_rows_in_pulls() {
     let db = Database::in_memory().unwrap();
     let s = db.session("default").unwrap();
@@ -172,7 +241,7 @@ fn limited(memory: Option<usize>, timeout: Option<Duration>) -> QueryOptions {
     QueryOptions {
         timeout,
         memory_limit: memory,
-        cancel: None,
+        ..Default::default()
     }
 }
 

@@ -101,3 +101,22 @@ test('errors: syntax, wrong password, missing database', async () => {
     await wrong.close()
   }
 })
+
+test('EXPLAIN and PROFILE: the plan in the summary, PROFILE with its rows', async () => {
+  const driver = neo4j.driver(`bolt://${address}`, auth())
+  try {
+    await driver.executeQuery('UNWIND range(1, 4) AS i CREATE (:Js {n: i})')
+    const q = 'MATCH (x:Js) WHERE x.n > 2 RETURN x.n AS n ORDER BY n'
+    const explained = await driver.executeQuery('EXPLAIN ' + q)
+    assert.equal(explained.records.length, 0)
+    assert.ok(explained.summary.hasPlan() && !explained.summary.hasProfile())
+    assert.ok(explained.summary.plan.operatorType.length > 0)
+    const profiled = await driver.executeQuery('PROFILE ' + q)
+    assert.deepEqual(profiled.records.map(r => r.get('n').toNumber()), [3, 4])
+    assert.ok(profiled.summary.hasProfile())
+    assert.equal(typeof profiled.summary.profile.rows, 'number')
+    assert.ok(profiled.summary.profile.children.length <= 1)
+  } finally {
+    await driver.close()
+  }
+})

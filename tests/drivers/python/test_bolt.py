@@ -238,6 +238,42 @@ def test_read_transaction_reads_one_snapshot_and_refuses_writes(driver):
     assert driver.execute_query("MATCH (r:R) RETURN count(r) AS c", database_=db).records[0]["c"] == 2
 
 
+def test_explain_and_profile_put_their_plan_in_the_summary(driver):
+    db = fresh_db(driver, "plans")
+    driver.execute_query("UNWIND range(1, 5) AS i CREATE (:P {n: i})", database_=db)
+    q = "MATCH (p:P) WHERE p.n > 2 RETURN p.n AS n ORDER BY n"
+
+    def operators(plan):
+        out = []
+        while plan:
+            out.append(plan["operatorType"])
+            plan = plan["children"][0] if plan["children"] else None
+        return out
+
+    with driver.session(database=db) as s:
+        result = s.run("EXPLAIN " + q)
+        assert list(result) == [], "EXPLAIN runs nothing"
+        summary = result.consume()
+        assert summary.plan and summary.profile is None
+        assert len(operators(summary.plan)) >= 2
+        assert "args" in summary.plan and "identifiers" in summary.plan
+
+        result = s.run("PROFILE " + q)
+        assert [r["n"] for r in result] == [3, 4, 5], "PROFILE returns the query's rows"
+        profile = result.consume().profile
+        assert profile and profile["rows"] >= 0 and "dbHits" in profile and "time" in profile
+        assert operators(profile) == operators(summary.plan)
+
+    def in_tx(tx):
+        r = tx.run("PROFILE CREATE (:Q) RETURN 1 AS one")
+        return [x["one"] for x in r], r.consume()
+
+    with driver.session(database=db) as s:
+        rows, summary = s.execute_write(in_tx)
+    assert rows == [1] and summary.profile and summary.counters.nodes_created == 1
+    assert driver.execute_query("MATCH (q:Q) RETURN count(q) AS c", database_=db).records[0]["c"] == 1
+
+
 def test_execute_query_routing_read_refuses_writes(driver):
     with pytest.raises(nx.ClientError) as e:
         driver.execute_query("CREATE (:X)", routing_=neo4j.RoutingControl.READ)
