@@ -390,10 +390,18 @@ impl Cursor {
 
     /// The rest of the result as a table.
     pub fn into_table(mut self) -> Result<Table> {
-        let mut rows = Vec::new();
-        while let Some(row) = self.next_row()? {
-            rows.push(row);
-        }
+        let rows = match &mut self.source {
+            // The rows as the run made them: the same allocation, not a
+            // copy row by row (a one-row query's table was a tenth of it).
+            Source::Rows(rows) => std::mem::take(rows).collect(),
+            Source::Stream(_) => {
+                let mut rows = Vec::new();
+                while let Some(row) = self.next_row()? {
+                    rows.push(row);
+                }
+                rows
+            }
+        };
         Ok(Table {
             columns: std::mem::take(&mut self.columns),
             rows,
@@ -575,6 +583,7 @@ impl Session {
                 self.db.write_with(&self.graph, isolation)?,
             ))),
             failed: None,
+            last: None,
         })
     }
 
@@ -600,6 +609,7 @@ impl Session {
             db: self.db.clone(),
             txn: Some(Txn::Read(self.db.read(&self.graph)?)),
             failed: None,
+            last: None,
         })
     }
 }
@@ -668,6 +678,10 @@ pub struct Transaction {
     txn: Option<Txn>,
     /// Why the transaction can only be rolled back now.
     failed: Option<String>,
+    /// The last query's text and plan: a transaction that runs one query
+    /// again and again with other parameters finds it without the shared
+    /// cache's lock and hash.
+    last: Option<(Box<str>, std::sync::Arc<Prepared>)>,
 }
 
 impl Transaction {
@@ -681,7 +695,14 @@ impl Transaction {
         if let Some(why) = &self.failed {
             return Err(Error::TransactionFailed(why.clone()));
         }
-        let plan = self.db.plans().get(text)?;
+        let plan = match &self.last {
+            Some((last, plan)) if **last == *text => plan.clone(),
+            _ => {
+                let plan = self.db.plans().get(text)?;
+                self.last = Some((text.into(), plan.clone()));
+                plan
+            }
+        };
         if plan.in_transactions() {
             return Err(Error::Query(plexus_query::QueryError::Semantic {
                 code: "ImplicitTransactionRequired",

@@ -129,6 +129,21 @@ fn a_read_only_transaction_reads_one_snapshot_and_refuses_writes() {
         assert_eq!(count(&db, "MATCH (x:P) RETURN count(x)"), 2);
         // Rolling back a read-only transaction ends it the same way.
         s.begin_read().unwrap().rollback();
+        // A transaction keeps its last plan: a query run again, or another
+        // one in between, gets its own answer.
+        let mut tx = s.begin_read().unwrap();
+        for (q, want) in [
+            ("RETURN 1 AS x", 1),
+            ("RETURN 1 AS x", 1),
+            ("RETURN 2 AS x", 2),
+            ("RETURN 1 AS x", 1),
+        ] {
+            assert_eq!(
+                tx.query(q, &p()).unwrap().rows,
+                vec![vec![Value::Int(want)]],
+                "{q}"
+            );
+        }
     }
 }
 
