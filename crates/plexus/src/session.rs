@@ -61,7 +61,7 @@ pub enum QueryKind {
 }
 
 impl QueryKind {
-    pub(crate) fn of(plan: &plexus_query::Prepared) -> QueryKind {
+    pub(crate) fn of(plan: &Prepared) -> QueryKind {
         if plan.is_write() {
             QueryKind::Write
         } else {
@@ -650,7 +650,7 @@ pub(crate) fn run_write(
 
 /// An explicit transaction reads one snapshot, which a query reading
 /// committed history as of another instant cannot share.
-fn refuse_as_of(plan: &plexus_query::Prepared, params: &Params, guard: &Guard) -> Result<()> {
+fn refuse_as_of(plan: &Prepared, params: &Params, guard: &Guard) -> Result<()> {
     if plan.as_of(params, guard).map_err(Error::Query)?.is_some() {
         return Err(Error::Query(plexus_query::QueryError::Semantic {
             code: "InvalidTimeQualifier",
@@ -741,7 +741,7 @@ impl Transaction {
     fn run_read(
         db: &Database,
         snap: &ReadTxn,
-        plan: &plexus_query::Prepared,
+        plan: &Prepared,
         params: &Params,
         opts: &QueryOptions,
         started: Instant,
