@@ -281,15 +281,17 @@ pub(crate) struct Analysis<'a> {
     /// of `any_of`, and of the walks per alternative (`or_expand.rs`).
     ors: Vec<any_of::Or<'a>>,
     /// The conjuncts checked during the walk ([`Early`]).
-    conjuncts: Vec<(&'a Expr, Vec<String>)>,
+    conjuncts: Vec<(&'a Expr, Vec<&'a str>)>,
     /// Every conjunct reads a variable the MATCH binds.
     all: bool,
+    /// The WHERE is one conjunct (no AND at its top).
+    one_conjunct: bool,
     /// The variables' names, shared by every row that binds them.
     names: Names,
 }
 
 impl<'a> Analysis<'a> {
-    pub(crate) fn new(patterns: &[PathPattern], where_: Option<&'a Expr>) -> Analysis<'a> {
+    pub(crate) fn new(patterns: &'a [PathPattern], where_: Option<&'a Expr>) -> Analysis<'a> {
         let mut an = Analysis {
             hints: Vec::new(),
             ranges: Vec::new(),
@@ -300,24 +302,30 @@ impl<'a> Analysis<'a> {
             ors: Vec::new(),
             conjuncts: Vec::new(),
             all: where_.is_some(),
+            one_conjunct: false,
             names: Names::default(),
         };
         let Some(w) = where_ else {
             return an;
         };
-        equality_hints(w, &mut an.hints);
-        range_hints(w, &mut an.ranges);
-        id_hints(w, "elementid", &mut an.ids);
-        id_hints(w, "id", &mut an.internal_ids);
-        element_hints(w, &mut an.elements);
-        an.ors = any_of::ors(w);
-        any_of::hints(&an.ors, &mut an.any_of);
+        // One walk of the WHERE's conjuncts gives every kind of hint (this
+        // runs for every MATCH of every query; a walk per kind was a third
+        // of a point lookup by element id).
+        let mut count = 0;
         each_conjunct(w, |c| {
-            let deps: Vec<String> = patterns
+            count += 1;
+            for (x, v) in equality_sides(c).into_iter().flatten() {
+                an.hints.extend(property_hint(x, v));
+                an.ids.extend(id_hint(x, v, "elementid"));
+                an.internal_ids.extend(id_hint(x, v, "id"));
+            }
+            range_hints_of(c, &mut an.ranges);
+            an.elements.extend(element_hint(c));
+            an.ors.extend(any_of::or_of(c));
+            let deps: Vec<&str> = patterns
                 .iter()
                 .flat_map(crate::exec::pattern_var_names)
                 .filter(|v| !crate::eval::free_of(c, v))
-                .map(str::to_string)
                 .collect();
             if deps.is_empty() {
                 an.all = false;
@@ -325,6 +333,8 @@ impl<'a> Analysis<'a> {
                 an.conjuncts.push((c, deps));
             }
         });
+        an.one_conjunct = count == 1;
+        any_of::hints(&an.ors, &mut an.any_of);
         an
     }
 }
@@ -511,7 +521,7 @@ impl Spares {
 /// whole WHERE is checked again on a complete match unless every conjunct
 /// was checked on the way (`all` and `passed`).
 struct Early<'a> {
-    conjuncts: &'a [(&'a Expr, Vec<String>)],
+    conjuncts: &'a [(&'a Expr, Vec<&'a str>)],
     /// Every conjunct reads a variable this MATCH binds.
     all: bool,
     /// How many conjuncts the current partial match passed.
@@ -548,67 +558,77 @@ pub(super) enum Bounds<'k> {
 
 /// Collects the `var.key <op> expr` conjuncts of a predicate.
 pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
+    each_conjunct(e, |c| range_hints_of(c, out));
+}
+
+/// [`range_hints`] of one conjunct.
+fn range_hints_of<'e>(c: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
     use plexus_cypher::BinOp;
-    each_conjunct(e, |c| {
-        let ExprKind::Binary(op, a, b) = &c.kind else {
-            return;
-        };
-        let (lower, inclusive) = match op {
-            BinOp::Gt => (true, false),
-            BinOp::Ge => (true, true),
-            BinOp::Lt => (false, false),
-            BinOp::Le => (false, true),
-            _ => return,
-        };
-        // `n.k > v` bounds from below; `v > n.k` from above. A bound is
-        // evaluated once for every node: not `rand()`, drawn per node.
-        for (p, v, lower) in [(a, b, lower), (b, a, !lower)] {
-            if let (Some((var, key)), true) = (var_property(p), repeatable(v)) {
-                out.push(RangeHint {
-                    var,
-                    key,
-                    value: v,
-                    lower,
-                    inclusive,
-                });
-            }
+    let ExprKind::Binary(op, a, b) = &c.kind else {
+        return;
+    };
+    let (lower, inclusive) = match op {
+        BinOp::Gt => (true, false),
+        BinOp::Ge => (true, true),
+        BinOp::Lt => (false, false),
+        BinOp::Le => (false, true),
+        _ => return,
+    };
+    // `n.k > v` bounds from below; `v > n.k` from above. A bound is
+    // evaluated once for every node: not `rand()`, drawn per node.
+    for (p, v, lower) in [(a, b, lower), (b, a, !lower)] {
+        if let (Some((var, key)), true) = (var_property(p), repeatable(v)) {
+            out.push(RangeHint {
+                var,
+                key,
+                value: v,
+                lower,
+                inclusive,
+            });
         }
-    });
+    }
 }
 
 /// `function(var) = expr` (either way round) among the conjuncts of `e`,
 /// for `function` `elementid` or `id` (lower case).
 pub(crate) fn id_hints<'e>(e: &'e Expr, function: &str, out: &mut Vec<(&'e str, &'e Expr)>) {
-    each_equality(e, |call, v| {
-        if let ExprKind::Call { name, args, .. } = &call.kind {
-            if let ([arg], true) = (args.as_slice(), name.eq_ignore_ascii_case(function)) {
-                if let ExprKind::Var(var) = &arg.kind {
-                    out.push((var, v));
-                }
-            }
-        }
-    });
+    each_equality(e, |x, v| out.extend(id_hint(x, v, function)));
 }
 
-/// Each `x IN var.key` conjunct of a predicate, as (var, key, x): a seek in
-/// a list-element index of `key`.
-pub(crate) fn element_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
-    each_conjunct(e, |c| {
-        if let ExprKind::Binary(plexus_cypher::BinOp::In, x, list) = &c.kind {
-            if let (Some((var, key)), true) = (var_property(list), repeatable(x)) {
-                out.push((var, key, x));
-            }
-        }
-    });
+/// `function(var)` compared with `v`, as (var, v).
+fn id_hint<'e>(call: &'e Expr, v: &'e Expr, function: &str) -> Option<(&'e str, &'e Expr)> {
+    let ExprKind::Call { name, args, .. } = &call.kind else {
+        return None;
+    };
+    match (args.as_slice(), name.eq_ignore_ascii_case(function)) {
+        ([arg], true) => match &arg.kind {
+            ExprKind::Var(var) => Some((var, v)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An `x IN var.key` conjunct, as (var, key, x): a seek in a list-element
+/// index of `key`.
+fn element_hint(c: &Expr) -> Option<(&str, &str, &Expr)> {
+    let ExprKind::Binary(plexus_cypher::BinOp::In, x, list) = &c.kind else {
+        return None;
+    };
+    match (var_property(list), repeatable(x)) {
+        (Some((var, key)), true) => Some((var, key, x)),
+        _ => None,
+    }
 }
 
 /// Collects the `var.key = expr` conjuncts of a predicate.
 pub(crate) fn equality_hints<'e>(e: &'e Expr, out: &mut Vec<(&'e str, &'e str, &'e Expr)>) {
-    each_equality(e, |p, v| {
-        if let Some((var, key)) = var_property(p) {
-            out.push((var, key, v));
-        }
-    });
+    each_equality(e, |x, v| out.extend(property_hint(x, v)));
+}
+
+/// `var.key` compared with `v`, as (var, key, v).
+fn property_hint<'e>(x: &'e Expr, v: &'e Expr) -> Option<(&'e str, &'e str, &'e Expr)> {
+    var_property(x).map(|(var, key)| (var, key, v))
 }
 
 /// The conjuncts of a WHERE: `a AND (b AND c)` gives a, b, c.
@@ -644,15 +664,21 @@ pub(crate) fn each_conjunct<'e>(e: &'e Expr, mut f: impl FnMut(&'e Expr)) {
 /// the WHERE draws for one by one.
 fn each_equality<'e>(e: &'e Expr, mut f: impl FnMut(&'e Expr, &'e Expr)) {
     each_conjunct(e, |c| {
-        if let ExprKind::Binary(plexus_cypher::BinOp::Eq, a, b) = &c.kind {
-            if repeatable(b) {
-                f(a, b);
-            }
-            if repeatable(a) {
-                f(b, a);
-            }
+        for (x, v) in equality_sides(c).into_iter().flatten() {
+            f(x, v);
         }
     });
+}
+
+/// [`each_equality`] of one conjunct.
+fn equality_sides(c: &Expr) -> [Option<(&Expr, &Expr)>; 2] {
+    match &c.kind {
+        ExprKind::Binary(plexus_cypher::BinOp::Eq, a, b) => [
+            repeatable(b).then_some((&**a, &**b)),
+            repeatable(a).then_some((&**b, &**a)),
+        ],
+        _ => [None, None],
+    }
 }
 
 /// The first of `labels` (then no label) that has an index `find` can
@@ -1346,13 +1372,10 @@ impl Matcher<'_, '_> {
     /// Whether the WHERE is nothing but `var.key = value` for this node's
     /// variable and this key.
     fn answers_where(&self, np: &NodePattern, key: &str) -> bool {
-        let mut hints = Vec::new();
-        if let Some(w) = self.where_ {
-            if let ExprKind::Binary(plexus_cypher::BinOp::Eq, ..) = &w.kind {
-                equality_hints(w, &mut hints);
-            }
-        }
-        hints.len() == 1 && np.var.as_deref() == Some(hints[0].0) && hints[0].1 == key
+        // One conjunct with one property equality: the WHERE is that
+        // equality (the analysis found it; the WHERE is not walked again).
+        self.an.one_conjunct
+            && matches!(self.an.hints.as_slice(), [(v, k, _)] if np.var.as_deref() == Some(*v) && *k == key)
     }
 
     /// The nodes whose list `key` holds `x`, for a WHERE conjunct
@@ -1496,13 +1519,8 @@ impl Matcher<'_, '_> {
     /// Whether the WHERE is `elementId(var) = e` alone, `var` being
     /// `np`'s variable.
     fn where_is_element_id_of(&self, np: &NodePattern, e: &Expr) -> bool {
-        let Some(w) = self.where_ else {
-            return false;
-        };
-        let mut ids = Vec::new();
-        id_hints(w, "elementid", &mut ids);
-        conjuncts(w).len() == 1
-            && matches!(ids.as_slice(), [(v, x)] if np.var.as_deref() == Some(*v) && std::ptr::eq(*x, e))
+        self.an.one_conjunct
+            && matches!(self.an.ids.as_slice(), [(v, x)] if np.var.as_deref() == Some(*v) && std::ptr::eq(*x, e))
     }
 
     /// Whether the WHERE is nothing but comparisons of `var.key` with
@@ -1529,7 +1547,7 @@ impl Matcher<'_, '_> {
         }
         let mut n = 0;
         for (c, deps) in self.early.conjuncts {
-            if deps.iter().any(|d| d == var) && deps.iter().all(|d| row.contains_key(d)) {
+            if deps.contains(&var) && deps.iter().all(|d| row.contains_key(d)) {
                 if self.eval(c, row)? != Value::Bool(true) {
                     return Ok(None);
                 }

@@ -6,7 +6,7 @@
 //! their union (each node once, in id order) instead of from every node
 //! of the label. The WHERE is still evaluated on every match.
 
-use super::{conjuncts, equality_hints, first_index, Matcher, Res, Seek, Start};
+use super::{equality_hints, first_index, Matcher, Res, Seek, Start};
 use crate::eval::Row;
 use plexus_common::Value;
 use plexus_cypher::{BinOp, Expr, ExprKind, NodePattern};
@@ -47,23 +47,21 @@ pub(crate) struct Or<'e> {
     pub alternatives: Vec<(&'e Expr, Equalities<'e>)>,
 }
 
-/// The ORs among the conjuncts of `e`.
-pub(crate) fn ors(e: &Expr) -> Vec<Or<'_>> {
-    conjuncts(e)
-        .into_iter()
-        .map(disjuncts)
-        .filter(|alternatives| alternatives.len() > 1)
-        .map(|alternatives| Or {
-            alternatives: alternatives
-                .into_iter()
-                .map(|a| {
-                    let mut h = Vec::new();
-                    equality_hints(a, &mut h);
-                    (a, h)
-                })
-                .collect(),
-        })
-        .collect()
+/// The conjunct `c` as an OR, when it is one.
+pub(crate) fn or_of(c: &Expr) -> Option<Or<'_>> {
+    if !matches!(c.kind, ExprKind::Binary(BinOp::Or, ..)) {
+        return None;
+    }
+    Some(Or {
+        alternatives: disjuncts(c)
+            .into_iter()
+            .map(|a| {
+                let mut h = Vec::new();
+                equality_hints(a, &mut h);
+                (a, h)
+            })
+            .collect(),
+    })
 }
 
 /// Collects, for each of `ors`, every `var.key` that each of its
@@ -161,8 +159,12 @@ mod tests {
         else {
             panic!("a MATCH first")
         };
+        let ors: Vec<Or<'_>> = super::super::conjuncts(where_.as_ref().expect("a WHERE"))
+            .into_iter()
+            .filter_map(or_of)
+            .collect();
         let mut out = Vec::new();
-        hints(&ors(where_.as_ref().expect("a WHERE")), &mut out);
+        hints(&ors, &mut out);
         out.iter()
             .map(|h| (h.var.to_string(), h.key.to_string(), h.values.len()))
             .collect()
