@@ -124,6 +124,11 @@ impl Join {
         else {
             return Ok(None);
         };
+        if self.shape.is_none() && row.keys().len() == 0 {
+            // Nothing bound, nothing to join on (`shape` would say so):
+            // the first MATCH of most queries.
+            return Ok(None);
+        }
         let shape = self.shape.get_or_insert_with(|| {
             let bound: Vec<&str> = row.keys().map(|k| &**k).collect();
             shape(clause, patterns, where_.as_ref(), &bound)
