@@ -125,14 +125,20 @@ pub(crate) fn with_graph(g: GraphId, cap: usize) -> Vec<u8> {
 }
 
 pub(crate) fn node_key(g: GraphId, n: NodeId) -> Vec<u8> {
-    let mut k = with_graph(g, 8);
-    push_u64(&mut k, n.0);
-    k
+    record_key(g, n.0).to_vec()
 }
 
 pub(crate) fn edge_key(g: GraphId, e: EdgeId) -> Vec<u8> {
-    let mut k = with_graph(g, 8);
-    push_u64(&mut k, e.0);
+    record_key(g, e.0).to_vec()
+}
+
+/// The key of a node's or a relationship's record (`node_key`,
+/// `edge_key`) on the stack: a read looks it up without an allocation
+/// (one a property read of every reached node made).
+pub(crate) fn record_key(g: GraphId, id: u64) -> [u8; 12] {
+    let mut k = [0u8; 12];
+    k[..4].copy_from_slice(&g.0.to_be_bytes());
+    k[4..].copy_from_slice(&id.to_be_bytes());
     k
 }
 

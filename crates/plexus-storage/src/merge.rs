@@ -21,7 +21,9 @@
 
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId};
-use crate::keys::{edge_key, node_key, node_version_key, EDGES, NODES, PROP_INDEX, STATS};
+use crate::keys::{
+    edge_key, node_key, node_version_key, record_key, EDGES, NODES, PROP_INDEX, STATS,
+};
 use crate::read::Entity;
 use crate::record::{EdgeRecord, NodeRecord};
 use crate::schema::IndexDef;
@@ -113,7 +115,7 @@ impl Listed for NodeRecord {
         def.entries(self)
     }
     fn stored(snap: &dyn Snapshot, g: GraphId, id: u64) -> Result<Option<Self>> {
-        snap.get(NODES, &node_key(g, NodeId(id)))?
+        snap.get(NODES, &record_key(g, id))?
             .map(|b| NodeRecord::decode(&b))
             .transpose()
     }

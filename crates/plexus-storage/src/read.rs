@@ -111,7 +111,7 @@ fn property_read(c: &TxnCore, node: NodeId, key: &str) -> Option<u32> {
 
 /// Property `k` of `node`, decoded from its record.
 fn record_property(c: &TxnCore, node: NodeId, k: u32) -> Result<Option<Value>> {
-    let found = c.with_value(NODES, &node_key(c.g, node), |b| {
+    let found = c.with_value(NODES, &record_key(c.g, node.0), |b| {
         crate::record::node_prop(b, k)
     })?;
     Ok(found.flatten())
@@ -210,7 +210,7 @@ pub trait GraphRead {
         let c = self.core();
         c.overlay
             .as_ref()
-            .is_some_and(|o| o.pending(EDGES, &edge_key(c.g, edge)) == Some(None))
+            .is_some_and(|o| o.pending(EDGES, &record_key(c.g, edge.0)) == Some(None))
     }
 
     /// The node with this internal id.
@@ -595,7 +595,7 @@ pub trait GraphRead {
     fn node_user_id(&self, node: NodeId) -> Result<Option<String>> {
         let c = self.core();
         c.read(Subject::Node(c.g.0, node.0));
-        c.with_value(NODES, &node_key(c.g, node), crate::record::node_user_id)
+        c.with_value(NODES, &record_key(c.g, node.0), crate::record::node_user_id)
     }
 
     /// One property of a node, without decoding names or other properties.
@@ -642,7 +642,7 @@ pub trait GraphRead {
         if let Some(has) = crate::members::has_label(c, node, l)? {
             return Ok(has);
         }
-        let found = c.with_value(NODES, &node_key(c.g, node), |b| {
+        let found = c.with_value(NODES, &record_key(c.g, node.0), |b| {
             crate::record::node_has_label(b, l)
         })?;
         Ok(found.unwrap_or(false))
@@ -1150,12 +1150,12 @@ fn group(
 fn deleted_here(c: &TxnCore, node: NodeId) -> bool {
     c.overlay
         .as_ref()
-        .is_some_and(|o| o.pending(NODES, &node_key(c.g, node)) == Some(None))
+        .is_some_and(|o| o.pending(NODES, &record_key(c.g, node.0)) == Some(None))
 }
 
 pub(crate) fn node_record(c: &TxnCore, id: NodeId) -> Result<Option<NodeRecord>> {
     c.read(Subject::Node(c.g.0, id.0));
-    c.get(NODES, &node_key(c.g, id))?
+    c.get(NODES, &record_key(c.g, id.0))?
         .map(|b| NodeRecord::decode(&b))
         .transpose()
 }
@@ -1165,7 +1165,7 @@ pub(crate) fn node_record(c: &TxnCore, id: NodeId) -> Result<Option<NodeRecord>>
 /// checked on every edge created).
 pub(crate) fn node_exists(c: &TxnCore, id: NodeId) -> Result<bool> {
     c.read(Subject::Node(c.g.0, id.0));
-    Ok(c.with_value(NODES, &node_key(c.g, id), |_| Ok(()))?
+    Ok(c.with_value(NODES, &record_key(c.g, id.0), |_| Ok(()))?
         .is_some())
 }
 
@@ -1180,7 +1180,7 @@ fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> 
     if let Some(written) = c
         .overlay
         .as_ref()
-        .and_then(|o| o.pending(EDGES, &edge_key(c.g, id)))
+        .and_then(|o| o.pending(EDGES, &record_key(c.g, id.0)))
     {
         return written.map(f).transpose();
     }
@@ -1188,7 +1188,7 @@ fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> 
         // The history keeps one version per edge, not blocks.
         return c
             .snap
-            .get(EDGES, &edge_key(c.g, id))?
+            .get(EDGES, &record_key(c.g, id.0))?
             .map(|r| f(&r))
             .transpose();
     }

@@ -86,17 +86,16 @@ fn repeats_pass_through(c: &Clause) -> bool {
 /// enough, once: the stage ends in a projection that ignores repeats and
 /// every clause after it up to there treats each copy of a row alike
 /// ([`repeats_pass_through`]). Decided once per stage, not per row.
-fn distinct_from(clauses: &[Clause], breaker: Option<&Clause>) -> Vec<bool> {
-    let mut out = vec![false; clauses.len()];
+/// `out` holds one flag per clause.
+fn distinct_from(clauses: &[Clause], breaker: Option<&Clause>, out: &mut [bool]) {
     let mut holds = matches!(
         breaker,
         Some(Clause::With(p) | Clause::Return(p)) if project::ignores_repeats(p)
     );
-    for (i, c) in clauses.iter().enumerate().rev() {
-        out[i] = holds;
+    for (c, flag) in clauses.iter().zip(out.iter_mut()).rev() {
+        *flag = holds;
         holds &= repeats_pass_through(c);
     }
-    out
 }
 
 /// For each clause of `part`, whether the pipeline asks it for each
@@ -115,8 +114,7 @@ pub(crate) fn distinct_clauses(part: &SingleQuery) -> Vec<bool> {
         let end = (start..clauses.len())
             .find(|i| breaks(&clauses[*i]))
             .unwrap_or(clauses.len());
-        let stage = distinct_from(&clauses[start..end], clauses.get(end));
-        out[start..end].copy_from_slice(&stage);
+        distinct_from(&clauses[start..end], clauses.get(end), &mut out[start..end]);
         start = end + 1;
     }
     out
@@ -175,7 +173,7 @@ impl Exec<'_, '_> {
             let stage = Stage {
                 clauses: &clauses[start..end],
                 windows: &windows,
-                distinct: distinct[start..end].to_vec(),
+                distinct: &distinct[start..end],
                 breaker: clauses.get(end),
                 live: RefCell::default(),
                 joins: (start..end)
@@ -622,7 +620,7 @@ struct Stage<'a> {
     windows: &'a [Option<Window>],
     /// By clause: whether what comes after it gives the same result with
     /// each distinct row it yields once ([`distinct_from`]).
-    distinct: Vec<bool>,
+    distinct: &'a [bool],
     /// The projection that ends the stage and collects its rows, if any.
     breaker: Option<&'a Clause>,
     /// Whether a variable is read from clause `i` on: one map per clause,
