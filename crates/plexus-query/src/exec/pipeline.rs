@@ -279,14 +279,22 @@ impl Exec<'_, '_> {
         sink: &mut dyn RowSink,
         hydrate: bool,
     ) -> Result<Vec<String>, QueryError> {
-        let names = project::item_names(p);
+        // `p` ends the stage: its window named its items already.
+        let own;
+        let names: &[Name] = match stage.windows.last() {
+            Some(Some(w)) => &w.names,
+            _ => {
+                own = project::item_names(p);
+                &own
+            }
+        };
         let mut columns: Option<Vec<String>> = None;
         for r in &rows {
             let flow = self.push(stage, 0, r, ctx, &mut |row| {
                 let cols = match &columns {
                     Some(c) => c,
                     None => {
-                        let c = columns.insert(project::columns(p, &names, Some(row))?);
+                        let c = columns.insert(project::columns(p, names, Some(row))?);
                         sink.columns(c)?;
                         c
                     }
@@ -310,7 +318,7 @@ impl Exec<'_, '_> {
         match columns {
             Some(c) => Ok(c),
             None => {
-                let c = project::columns(p, &names, None)?;
+                let c = project::columns(p, names, None)?;
                 sink.columns(&c)?;
                 Ok(c)
             }
