@@ -319,39 +319,25 @@ impl Prepared {
         params: &Params,
         guard: &Guard,
     ) -> Result<Table, QueryError> {
-        if let Some(shown) = self.shown(Some(g), params, guard) {
-            return shown;
-        }
-        let (q, mode) = self.query()?;
-        let env = self.env(params, guard, None);
-        valid_time(q, Access::Read(g), &env, |a| run(q, mode, a, &env)).map_err(|e| self.located(e))
+        self.read_with(g, params, guard, None)
     }
 
-    /// [`Prepared::run_read`] with an EXPLAIN's or a PROFILE's plan apart
-    /// from the rows ([`Planned`]), as Neo4j answers them over Bolt.
+    /// [`Prepared::run_read`]; with `plan_apart`, an EXPLAIN's or a
+    /// PROFILE's plan comes apart from the rows ([`Planned`]), as Neo4j
+    /// answers them over Bolt, else it is the rows.
     pub fn run_read_planned(
         &self,
         g: &dyn GraphRead,
         params: &Params,
         guard: &Guard,
+        plan_apart: bool,
     ) -> Result<Planned, QueryError> {
         let out = std::cell::RefCell::new(None);
-        let rows = match self.shown(Some(g), params, guard) {
-            Some(shown) => shown?,
-            None => {
-                let (q, mode) = self.query()?;
-                let env = RunEnv {
-                    plan_out: Some(&out),
-                    ..self.env(params, guard, None)
-                };
-                valid_time(q, Access::Read(g), &env, |a| run(q, mode, a, &env))
-                    .map_err(|e| self.located(e))?
-            }
-        };
+        let rows = self.read_with(g, params, guard, plan_apart.then_some(&out))?;
         Ok(self.planned(rows, out.into_inner()))
     }
 
-    /// [`Prepared::run_write`] with the plan apart, as
+    /// [`Prepared::run_write`] with the plan apart when asked, as
     /// [`Prepared::run_read_planned`].
     pub fn run_write_planned(
         &self,
@@ -359,10 +345,29 @@ impl Prepared {
         params: &Params,
         procs: Option<&Procedures>,
         guard: &Guard,
+        plan_apart: bool,
     ) -> Result<Planned, QueryError> {
         let out = std::cell::RefCell::new(None);
-        let rows = self.write_with(txn, params, procs, guard, Some(&out))?;
+        let rows = self.write_with(txn, params, procs, guard, plan_apart.then_some(&out))?;
         Ok(self.planned(rows, out.into_inner()))
+    }
+
+    fn read_with(
+        &self,
+        g: &dyn GraphRead,
+        params: &Params,
+        guard: &Guard,
+        plan_out: PlanOut<'_>,
+    ) -> Result<Table, QueryError> {
+        if let Some(shown) = self.shown(Some(g), params, guard) {
+            return shown;
+        }
+        let (q, mode) = self.query()?;
+        let env = RunEnv {
+            plan_out,
+            ..self.env(params, guard, None)
+        };
+        valid_time(q, Access::Read(g), &env, |a| run(q, mode, a, &env)).map_err(|e| self.located(e))
     }
 
     fn planned(&self, rows: Table, steps: Option<Table>) -> Planned {
@@ -415,7 +420,7 @@ impl Prepared {
         params: &Params,
         procs: Option<&Procedures>,
         guard: &Guard,
-        plan_out: Option<&std::cell::RefCell<Option<Table>>>,
+        plan_out: PlanOut<'_>,
     ) -> Result<Table, QueryError> {
         if let Some(shown) = self.shown(Some(&*txn), params, guard) {
             return shown;
@@ -460,10 +465,12 @@ struct RunEnv<'a> {
     procs: Option<&'a Procedures>,
     movable: &'a [(usize, usize)],
     counted: &'a [Option<Vec<PathPattern>>],
-    /// Where an EXPLAIN or PROFILE puts its plan when it is wanted apart
-    /// from the rows; `None`: the plan is the rows.
-    plan_out: Option<&'a std::cell::RefCell<Option<Table>>>,
+    plan_out: PlanOut<'a>,
 }
+
+/// Where an EXPLAIN or PROFILE puts its plan when it is wanted apart from
+/// the rows; `None`: the plan is the rows.
+type PlanOut<'a> = Option<&'a std::cell::RefCell<Option<Table>>>;
 
 fn writes(c: &Clause) -> bool {
     match c {
@@ -937,7 +944,8 @@ impl Exec<'_, '_> {
     /// many matches as it counted when `matches` (else only its starts and
     /// hops say what they found), and its RETURN made the one row.
     fn record_count(&self, q: &SingleQuery, t: &Table, matches: bool, began: Option<Instant>) {
-        let Some(began) = began.filter(|_| self.profiled()) else {
+        // Taken only when profiled (`Exec::clock`).
+        let Some(began) = began else {
             return;
         };
         let time = began.elapsed();

@@ -319,7 +319,7 @@ impl<'a> Analysis<'a> {
                 an.ids.extend(id_hint(x, v, "elementid"));
                 an.internal_ids.extend(id_hint(x, v, "id"));
             }
-            range_hints_of(c, &mut an.ranges);
+            range_hints(c, &mut an.ranges);
             an.elements.extend(element_hint(c));
             an.ors.extend(any_of::or_of(c));
             let deps: Vec<&str> = patterns
@@ -556,13 +556,8 @@ pub(super) enum Bounds<'k> {
     },
 }
 
-/// Collects the `var.key <op> expr` conjuncts of a predicate.
-pub(crate) fn range_hints<'e>(e: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
-    each_conjunct(e, |c| range_hints_of(c, out));
-}
-
-/// [`range_hints`] of one conjunct.
-fn range_hints_of<'e>(c: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
+/// A `var.key <op> expr` conjunct (either way round) as range hints.
+fn range_hints<'e>(c: &'e Expr, out: &mut Vec<RangeHint<'e>>) {
     use plexus_cypher::BinOp;
     let ExprKind::Binary(op, a, b) = &c.kind else {
         return;

@@ -99,13 +99,17 @@ impl Database {
         let guard = opts.guard(self);
         if plan.is_write() {
             let mut txn = self.write(graph)?;
-            let t = crate::session::run_write(plan, &mut txn, params, &guard, opts)?;
+            let t = plan
+                .run_write_planned(&mut txn, params, None, &guard, opts.plan_apart)
+                .map_err(Error::Query)?;
             let counters = txn.counters();
             txn.commit()?;
             Ok((t, counters))
         } else {
             let snap = self.read_for(graph, plan, params, &guard)?;
-            let t = crate::session::run_read(plan, &snap, params, &guard, opts)?;
+            let t = plan
+                .run_read_planned(&snap, params, &guard, opts.plan_apart)
+                .map_err(Error::Query)?;
             Ok((t, Counters::default()))
         }
     }

@@ -614,40 +614,6 @@ impl Session {
     }
 }
 
-/// Runs `plan` on a snapshot, its plan apart when `opts` asks.
-pub(crate) fn run_read(
-    plan: &Prepared,
-    snap: &ReadTxn,
-    params: &Params,
-    guard: &Guard,
-    opts: &QueryOptions,
-) -> Result<Planned> {
-    let ran = match opts.plan_apart {
-        true => plan.run_read_planned(snap, params, guard),
-        false => plan
-            .run_read(snap, params, guard)
-            .map(|rows| Planned { rows, plan: None }),
-    };
-    ran.map_err(Error::Query)
-}
-
-/// Runs `plan` in a write transaction, its plan apart when `opts` asks.
-pub(crate) fn run_write(
-    plan: &Prepared,
-    txn: &mut WriteTxn,
-    params: &Params,
-    guard: &Guard,
-    opts: &QueryOptions,
-) -> Result<Planned> {
-    let ran = match opts.plan_apart {
-        true => plan.run_write_planned(txn, params, None, guard),
-        false => plan
-            .run_write(txn, params, None, guard)
-            .map(|rows| Planned { rows, plan: None }),
-    };
-    ran.map_err(Error::Query)
-}
-
 /// An explicit transaction reads one snapshot, which a query reading
 /// committed history as of another instant cannot share.
 fn refuse_as_of(plan: &Prepared, params: &Params, guard: &Guard) -> Result<()> {
@@ -719,7 +685,10 @@ impl Transaction {
         let guard = opts.guard(&self.db);
         refuse_as_of(&plan, params, &guard)?;
         let before = txn.counters();
-        match run_write(&plan, txn, params, &guard, opts) {
+        match plan
+            .run_write_planned(txn, params, None, &guard, opts.plan_apart)
+            .map_err(Error::Query)
+        {
             Ok(ran) => {
                 let kind = QueryKind::of(&plan);
                 let counters = txn.counters().since(&before);
@@ -751,7 +720,9 @@ impl Transaction {
         }
         let guard = opts.guard(db);
         refuse_as_of(plan, params, &guard)?;
-        let ran = run_read(plan, snap, params, &guard, opts)?;
+        let ran = plan
+            .run_read_planned(snap, params, &guard, opts.plan_apart)
+            .map_err(Error::Query)?;
         Ok(Cursor::planned(
             ran,
             QueryKind::Read,
