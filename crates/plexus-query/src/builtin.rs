@@ -49,6 +49,10 @@ pub(crate) type NodeSearch =
 /// A relationship search: the arguments and a filter.
 pub(crate) type EdgeSearch = fn(&Graph<'_>, &[Value], Option<&dyn Fn(EdgeId) -> bool>) -> Records;
 
+/// The valid-time version a call writes, from its arguments (as many as
+/// the procedure's inputs, the missing ones null).
+pub(crate) type VersionOf = fn(&[Value]) -> Result<plexus_temporal::VersionWrite, QueryError>;
+
 /// A built-in procedure: its signature and body.
 pub(crate) struct Builtin {
     /// The name as documented; calls match it case-insensitively.
@@ -65,6 +69,10 @@ pub(crate) struct Builtin {
     /// Set for procedures that filter what they yield themselves; `body`
     /// is then the call without a filter.
     pub filtered: Option<Filtered>,
+    /// Set for procedures that write one valid-time version a call: the
+    /// version a call's arguments ask for, so that a call over many rows
+    /// writes them all as one batch (`Exec::call`).
+    pub batch: Option<VersionOf>,
 }
 
 impl Builtin {
@@ -101,6 +109,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: query_nodes,
         filtered: Some(Filtered::Nodes(crate::vector::query_nodes)),
+        batch: None,
     },
     Builtin {
         name: "db.index.vector.queryRelationships",
@@ -115,6 +124,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: query_relationships,
         filtered: Some(Filtered::Relationships(crate::vector::query_relationships)),
+        batch: None,
     },
     Builtin {
         name: "db.create.setRelationshipVectorProperty",
@@ -129,6 +139,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::vector::set_relationship_vector_property,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "db.create.setNodeVectorProperty",
@@ -143,6 +154,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::vector::set_node_vector_property,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "db.labels",
@@ -153,6 +165,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: labels,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "db.relationshipTypes",
@@ -163,6 +176,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: relationship_types,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "db.propertyKeys",
@@ -173,6 +187,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: property_keys,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "dbms.components",
@@ -183,6 +198,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: components,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "apoc.create.addLabels",
@@ -193,6 +209,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: add_labels,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "apoc.merge.relationship",
@@ -210,6 +227,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: merge_relationship,
         filtered: None,
+        batch: None,
     },
     list_update_builtin(
         "plexus.list.add",
@@ -244,6 +262,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::valid_time::assert_node,
         filtered: None,
+        batch: Some(crate::valid_time::assert_node_write),
     },
     Builtin {
         name: "plexus.temporal.assertRelationship",
@@ -262,6 +281,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::valid_time::assert_edge,
         filtered: None,
+        batch: Some(crate::valid_time::assert_edge_write),
     },
     Builtin {
         name: "plexus.temporal.retract",
@@ -278,6 +298,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::valid_time::retract,
         filtered: None,
+        batch: Some(crate::valid_time::retract_write),
     },
     Builtin {
         name: "plexus.temporal.correct",
@@ -293,6 +314,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::valid_time::correct,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "plexus.temporal.asOf",
@@ -307,6 +329,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: crate::valid_time::as_of,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "plexus.temporal.versions",
@@ -317,6 +340,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: crate::valid_time::versions,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "plexus.temporal.nodes",
@@ -327,6 +351,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: crate::valid_time::nodes,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "plexus.temporal.neighbors",
@@ -342,6 +367,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: crate::valid_time::neighbors,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "plexus.temporal.shortestPath",
@@ -359,6 +385,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: crate::valid_time::shortest_path,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.assertClaim",
@@ -374,6 +401,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::knowledge::assert_claim,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.correctClaim",
@@ -384,6 +412,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::knowledge::correct_claim,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.retractClaim",
@@ -399,6 +428,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::knowledge::retract_claim,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.claims",
@@ -409,6 +439,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: crate::knowledge::claims,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.claimStatus",
@@ -424,6 +455,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: crate::knowledge::claim_status,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.createRule",
@@ -438,6 +470,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::knowledge::create_rule,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.runRules",
@@ -448,6 +481,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::knowledge::run_rules,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.maintainTruth",
@@ -458,6 +492,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::knowledge::maintain_truth,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.explain",
@@ -468,6 +503,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: crate::knowledge::explain,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.assertAccessibility",
@@ -484,6 +520,7 @@ const BUILTINS: &[Builtin] = &[
         writes: true,
         body: crate::knowledge::assert_accessibility,
         filtered: None,
+        batch: None,
     },
     Builtin {
         name: "kg.entails",
@@ -499,6 +536,7 @@ const BUILTINS: &[Builtin] = &[
         writes: false,
         body: crate::knowledge::entails,
         filtered: None,
+        batch: None,
     },
 ];
 
@@ -543,6 +581,7 @@ const fn list_update_builtin(
         writes: true,
         body,
         filtered: None,
+        batch: None,
     }
 }
 

@@ -93,42 +93,65 @@ pub(crate) fn interval(from: &Value, to: &Value, proc_name: &str) -> Result<Inte
 
 fn write(g: &mut Graph<'_>, w: VersionWrite, proc_name: &str) -> Records {
     let v = plexus_temporal::write_version(txn(g, proc_name)?, &w)?;
-    Ok(vec![vec![Value::String(v.id)]])
+    Ok(vec![version_id_row(v)])
+}
+
+/// What a call that wrote version `v` yields: its id.
+pub(crate) fn version_id_row(v: Version) -> Vec<Value> {
+    vec![Value::String(v.id)]
+}
+
+const ASSERT_NODE: &str = "plexus.temporal.assertNode";
+const ASSERT_EDGE: &str = "plexus.temporal.assertRelationship";
+const RETRACT: &str = "plexus.temporal.retract";
+
+/// The version `assertNode(id, labels, properties, validFrom, validTo)`
+/// writes.
+pub(crate) fn assert_node_write(a: &[Value]) -> Result<VersionWrite, QueryError> {
+    let state = NodeState {
+        labels: labels(&a[1], ASSERT_NODE)?,
+        props: props(&a[2], ASSERT_NODE)?,
+    };
+    let id = string(&a[0], ASSERT_NODE, "id")?;
+    let valid = interval(&a[3], &a[4], ASSERT_NODE)?;
+    Ok(VersionWrite::assert_node(id, state, valid))
 }
 
 pub(crate) fn assert_node(g: &mut Graph<'_>, a: &[Value]) -> Records {
-    const NAME: &str = "plexus.temporal.assertNode";
-    let state = NodeState {
-        labels: labels(&a[1], NAME)?,
-        props: props(&a[2], NAME)?,
+    write(g, assert_node_write(a)?, ASSERT_NODE)
+}
+
+/// The version `assertRelationship(id, source, target, type, properties,
+/// validFrom, validTo)` writes.
+pub(crate) fn assert_edge_write(a: &[Value]) -> Result<VersionWrite, QueryError> {
+    let state = EdgeState {
+        src: string(&a[1], ASSERT_EDGE, "source")?.to_string(),
+        dst: string(&a[2], ASSERT_EDGE, "target")?.to_string(),
+        rel_type: string(&a[3], ASSERT_EDGE, "type")?.to_string(),
+        props: props(&a[4], ASSERT_EDGE)?,
     };
-    let id = string(&a[0], NAME, "id")?;
-    let w = VersionWrite::assert_node(id, state, interval(&a[3], &a[4], NAME)?);
-    write(g, w, NAME)
+    let id = string(&a[0], ASSERT_EDGE, "id")?;
+    let valid = interval(&a[5], &a[6], ASSERT_EDGE)?;
+    Ok(VersionWrite::assert_edge(id, state, valid))
 }
 
 pub(crate) fn assert_edge(g: &mut Graph<'_>, a: &[Value]) -> Records {
-    const NAME: &str = "plexus.temporal.assertRelationship";
-    let state = EdgeState {
-        src: string(&a[1], NAME, "source")?.to_string(),
-        dst: string(&a[2], NAME, "target")?.to_string(),
-        rel_type: string(&a[3], NAME, "type")?.to_string(),
-        props: props(&a[4], NAME)?,
-    };
-    let id = string(&a[0], NAME, "id")?;
-    let w = VersionWrite::assert_edge(id, state, interval(&a[5], &a[6], NAME)?);
-    write(g, w, NAME)
+    write(g, assert_edge_write(a)?, ASSERT_EDGE)
 }
 
-pub(crate) fn retract(g: &mut Graph<'_>, a: &[Value]) -> Records {
-    const NAME: &str = "plexus.temporal.retract";
-    let k = kind(&a[0], NAME)?;
-    let id = string(&a[1], NAME, "id")?;
-    let mut w = VersionWrite::retract(k, id, interval(&a[2], &a[3], NAME)?);
+/// The version `retract(kind, id, validFrom, validTo, reason)` writes.
+pub(crate) fn retract_write(a: &[Value]) -> Result<VersionWrite, QueryError> {
+    let k = kind(&a[0], RETRACT)?;
+    let id = string(&a[1], RETRACT, "id")?;
+    let mut w = VersionWrite::retract(k, id, interval(&a[2], &a[3], RETRACT)?);
     if let Value::String(reason) = &a[4] {
         w = w.reason(reason);
     }
-    write(g, w, NAME)
+    Ok(w)
+}
+
+pub(crate) fn retract(g: &mut Graph<'_>, a: &[Value]) -> Records {
+    write(g, retract_write(a)?, RETRACT)
 }
 
 /// `correct(versionId, properties, validFrom, validTo)`: the superseded

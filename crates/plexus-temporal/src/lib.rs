@@ -51,4 +51,6 @@ pub use snapshot::{Snapshot, Window};
 pub use time::Interval;
 pub use version::{EdgeState, Kind, NodeState, Op, Props, State, Version};
 pub use view::{ValidTimeView, When};
-pub use write::{commit_versions, rebuild_indexes, write_version, VersionWrite, MAX_ID_LEN};
+pub use write::{
+    commit_versions, rebuild_indexes, write_version, write_versions, VersionWrite, MAX_ID_LEN,
+};

@@ -206,16 +206,21 @@ pub fn write_version(txn: &mut WriteTxn, w: &VersionWrite) -> Result<Version> {
 /// version by version.
 pub fn commit_versions(db: &Storage, graph: &str, writes: &[VersionWrite]) -> Result<Vec<Version>> {
     let mut txn = db.write(graph)?;
-    let out = if writes.len() > 1 && writes.iter().all(crate::batch::plain) {
-        crate::batch::write_plain(&mut txn, writes)?
-    } else {
-        writes
-            .iter()
-            .map(|w| write_version(&mut txn, w))
-            .collect::<Result<Vec<_>>>()?
-    };
+    let out = write_versions(&mut txn, writes)?;
     txn.commit()?;
     Ok(out)
+}
+
+/// Writes `writes` in order in `txn`, as [`write_version`] one after the
+/// other would: a batch of plain writes only (`batch::plain`) entity by
+/// entity, any other version by version. Returns the versions in the
+/// order given. On an error `txn` may hold part of the writes: roll it
+/// back.
+pub fn write_versions(txn: &mut WriteTxn, writes: &[VersionWrite]) -> Result<Vec<Version>> {
+    if writes.len() > 1 && writes.iter().all(crate::batch::plain) {
+        return crate::batch::write_plain(txn, writes);
+    }
+    writes.iter().map(|w| write_version(txn, w)).collect()
 }
 
 /// How many versions [`rebuild_indexes`] reads and indexes per
