@@ -333,6 +333,14 @@ fn the_temporal_workload_agrees_with_gestaltdb() {
             "{table}"
         );
     }
+    // The node lookups through Cypher, bitemporal too, per commit size
+    // (each answer checked, or the run fails).
+    let bitemporal = lines
+        .iter()
+        .filter(|l| l["bench"] == "temporal-cypher" && l["by"] == "id, bitemporal")
+        .filter(|l| l["lookups"].as_u64().is_some_and(|n| n > 0))
+        .count();
+    assert_eq!(bitemporal, 2, "{table}");
     let scale: Vec<_> = lines
         .iter()
         .filter(|l| l["bench"] == "temporal-scale")
