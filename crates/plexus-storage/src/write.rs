@@ -1539,7 +1539,14 @@ impl WriteTxn {
         for s in subjects {
             self.fp.writes.insert(Subject::ValidTime(g.0, s).hash());
         }
-        let (mut versioned, mut unversioned) = (Vec::new(), Vec::new());
+        // Sized first: a large batch's vectors would otherwise be copied
+        // at each doubling, onto fresh pages the kernel must zero.
+        let held = entries
+            .iter()
+            .filter(|(p, _, _)| *p == ValidPart::Versioned)
+            .count();
+        let mut versioned = Vec::with_capacity(held);
+        let mut unversioned = Vec::with_capacity(entries.len().saturating_sub(held));
         for (part, key, w) in entries {
             let mut k = crate::keys::with_graph(g, key.len());
             k.extend_from_slice(&key);

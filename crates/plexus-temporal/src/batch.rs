@@ -60,7 +60,7 @@ pub(crate) fn write_plain(txn: &mut WriteTxn, writes: &[VersionWrite]) -> Result
     let encoded: Vec<Vec<u8>> = versions.iter().map(Version::encode).collect();
     // Every entry is written at the end, in one pass: no entity reads
     // another's keys (each names its entity or its version).
-    let mut out = Written::default();
+    let mut out = Written::with_capacity(versions.len());
     for group in order.chunk_by(|&a, &b| entity(a) == entity(b)) {
         let group: Vec<(&Version, &[u8])> = group
             .iter()
@@ -83,7 +83,6 @@ pub(crate) fn write_plain(txn: &mut WriteTxn, writes: &[VersionWrite]) -> Result
 /// An entry for the valid-time keyspace: its key and what to write.
 type Entry = (Vec<u8>, ValidWrite);
 
-#[derive(Default)]
 struct Written {
     subjects: Vec<Vec<u8>>,
     /// `V | id` and `R | id`, in the order the versions were given: the
@@ -99,6 +98,21 @@ struct Written {
 }
 
 impl Written {
+    /// Room for the entries of `n` versions, so that no run is copied as
+    /// it grows: each copy of a large run lands on fresh pages, which the
+    /// kernel zeroes first. Room reserved and never written costs no page.
+    fn with_capacity(n: usize) -> Self {
+        Written {
+            subjects: Vec::with_capacity(2 * n),
+            records: Vec::with_capacity(n),
+            stamps: Vec::with_capacity(n),
+            logs: Vec::with_capacity(n),
+            timelines: Vec::with_capacity(n),
+            // A relationship's two endpoints and a property or two.
+            index: Vec::with_capacity(4 * n),
+        }
+    }
+
     /// The record and the stamp of each version, taking its encoding.
     fn records(&mut self, versions: &[Version], encoded: Vec<Vec<u8>>) {
         self.records.reserve(versions.len());
@@ -114,7 +128,9 @@ impl Written {
     /// The subjects, and every entry run after run.
     fn into_parts(self) -> (Vec<Vec<u8>>, Vec<Entry>) {
         let mut all = self.records;
-        for run in [self.stamps, self.logs, self.timelines, self.index] {
+        let runs = [self.stamps, self.logs, self.timelines, self.index];
+        all.reserve_exact(runs.iter().map(Vec::len).sum());
+        for run in runs {
             all.extend(run);
         }
         (self.subjects, all)
