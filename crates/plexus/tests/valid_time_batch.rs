@@ -136,8 +136,16 @@ fn row() -> impl Strategy<Value = Row> {
         })
 }
 
+/// Cases: 64, or `PROPTEST_CASES` for a longer run.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn a_batch_of_calls_leaves_what_the_calls_one_by_one_leave(
