@@ -1249,7 +1249,7 @@ impl Exec<'_, '_> {
         self.call_columns = bound.iter().map(|(_, n)| n.clone()).collect();
         let pushed = pushed_filter(&bound, yields);
         let mut batched = self
-            .batch_call(clause, procedure, args, yields, &rows)?
+            .batch_call(clause, procedure, (&inputs, args), yields, &rows)?
             .map(Vec::into_iter);
         let mut out = Vec::new();
         for r in rows {
@@ -1311,9 +1311,10 @@ impl Exec<'_, '_> {
 
     /// A built-in that writes one valid-time version a call, called on
     /// many rows: every row's version written as one batch
-    /// (`plexus_temporal::write_versions`, entity by entity when all are
-    /// plain, about twice the rate of one by one), each row given what its
-    /// own call would yield. `None` (call row by row) for one row, or when
+    /// (`plexus_temporal::write_versions`, which goes entity by entity when
+    /// all are plain), each row given what its own call would yield; the
+    /// arguments are the procedure's inputs and the call's expressions, as
+    /// `call_args` takes them. `None` (call row by row) for one row, or when
     /// an argument or the `YIELD`'s `WHERE` holds a subquery, a pattern
     /// or a comprehension: only those could read the valid-time versions
     /// an earlier row's call wrote (a query that writes reads no
@@ -1322,7 +1323,7 @@ impl Exec<'_, '_> {
         &mut self,
         clause: &Clause,
         procedure: &str,
-        args: Option<&[Expr]>,
+        (inputs, args): (&[String], Option<&[Expr]>),
         yields: Option<&plexus_cypher::Yield>,
         rows: &[Row],
     ) -> Result<Option<Vec<Vec<Vec<Value>>>>, QueryError> {
@@ -1342,10 +1343,9 @@ impl Exec<'_, '_> {
         {
             return Ok(None);
         }
-        let inputs: Vec<String> = b.inputs.iter().map(|(n, _)| n.to_string()).collect();
         let mut writes = Vec::with_capacity(rows.len());
         for r in rows {
-            let mut values = self.call_args(&inputs, args, r)?;
+            let mut values = self.call_args(inputs, args, r)?;
             values.resize(b.inputs.len(), Value::Null);
             writes.push(version_of(&values)?);
         }
