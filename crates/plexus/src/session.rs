@@ -106,8 +106,16 @@ pub struct Cursor {
     columns: Vec<String>,
     source: Source,
     summary: Summary,
-    started: Instant,
+    /// When the query began; `None` when no one reads its time
+    /// ([`Transaction::query`] returns rows only), which saves both
+    /// clock reads of a short query.
+    started: Option<Instant>,
     plan: Option<QueryPlan>,
+}
+
+/// The time since `started`, zero when untimed.
+fn since(started: Option<Instant>) -> Duration {
+    started.map_or(Duration::ZERO, |t| t.elapsed())
 }
 
 enum Source {
@@ -177,7 +185,7 @@ impl Started {
                 elapsed: Duration::ZERO,
                 counters: Counters::default(),
             },
-            started: self.started,
+            started: Some(self.started),
             plan: None,
         }))
     }
@@ -256,11 +264,11 @@ impl Drop for Stream {
 }
 
 impl Cursor {
-    fn new(table: Table, kind: QueryKind, started: Instant, counters: Counters) -> Cursor {
+    fn new(table: Table, kind: QueryKind, started: Option<Instant>, counters: Counters) -> Cursor {
         let summary = Summary {
             kind,
             rows: table.rows.len(),
-            elapsed: started.elapsed(),
+            elapsed: since(started),
             counters,
         };
         Cursor {
@@ -273,7 +281,12 @@ impl Cursor {
     }
 
     /// The cursor of a run whose plan may be apart from its rows.
-    fn planned(ran: Planned, kind: QueryKind, started: Instant, counters: Counters) -> Cursor {
+    fn planned(
+        ran: Planned,
+        kind: QueryKind,
+        started: Option<Instant>,
+        counters: Counters,
+    ) -> Cursor {
         Cursor {
             plan: ran.plan,
             ..Cursor::new(ran.rows, kind, started, counters)
@@ -288,7 +301,7 @@ impl Cursor {
 
     /// A cursor over rows computed elsewhere (a server's own commands).
     pub fn from_table(table: Table, kind: QueryKind) -> Cursor {
-        Cursor::new(table, kind, Instant::now(), Counters::default())
+        Cursor::new(table, kind, Some(Instant::now()), Counters::default())
     }
 
     /// The column names, in order.
@@ -305,7 +318,7 @@ impl Cursor {
                 let row = s.next()?;
                 match &row {
                     Some(_) => self.summary.rows += 1,
-                    None => self.summary.elapsed = self.started.elapsed(),
+                    None => self.summary.elapsed = since(self.started),
                 }
                 Ok(row)
             }
@@ -322,7 +335,7 @@ impl Cursor {
                 let polled = s.poll(Some(wait))?;
                 match &polled {
                     Polled::Row(_) => self.summary.rows += 1,
-                    Polled::End => self.summary.elapsed = self.started.elapsed(),
+                    Polled::End => self.summary.elapsed = since(self.started),
                     Polled::Pending => {}
                 }
                 Ok(polled)
@@ -379,7 +392,7 @@ impl Cursor {
     pub fn consume(mut self) -> Result<Summary> {
         if let Source::Stream(s) = &self.source {
             s.cancel.cancel();
-            self.summary.elapsed = self.started.elapsed();
+            self.summary.elapsed = since(self.started);
         }
         Ok(self.summary.clone())
     }
@@ -501,7 +514,7 @@ impl Session {
         let plan = self.db.plans().get(text)?;
         let kind = QueryKind::of(&plan);
         let (ran, counters) = self.db.run_prepared(&self.graph, &plan, params, opts)?;
-        Ok(Cursor::planned(ran, kind, started, counters))
+        Ok(Cursor::planned(ran, kind, Some(started), counters))
     }
 
     /// Runs an auto-commit query whose rows are produced while they are
@@ -657,7 +670,17 @@ impl Transaction {
     }
 
     pub fn run_with(&mut self, text: &str, params: &Params, opts: &QueryOptions) -> Result<Cursor> {
-        let started = Instant::now();
+        self.run_timed(text, params, opts, Some(Instant::now()))
+    }
+
+    /// [`Transaction::run_with`], begun at `started` (`None`: untimed).
+    fn run_timed(
+        &mut self,
+        text: &str,
+        params: &Params,
+        opts: &QueryOptions,
+        started: Option<Instant>,
+    ) -> Result<Cursor> {
         if let Some(why) = &self.failed {
             return Err(Error::TransactionFailed(why.clone()));
         }
@@ -713,7 +736,7 @@ impl Transaction {
         plan: &Prepared,
         params: &Params,
         opts: &QueryOptions,
-        started: Instant,
+        started: Option<Instant>,
     ) -> Result<Cursor> {
         if plan.is_write() {
             return Err(Error::WriteInReadTransaction);
@@ -733,7 +756,9 @@ impl Transaction {
 
     /// Runs a query and returns its whole result.
     pub fn query(&mut self, text: &str, params: &Params) -> Result<Table> {
-        self.run(text, params)?.into_table()
+        // Untimed: a table has no summary to hold the time.
+        self.run_timed(text, params, &QueryOptions::default(), None)?
+            .into_table()
     }
 
     /// Whether the transaction was begun read-only ([`Session::begin_read`]).
