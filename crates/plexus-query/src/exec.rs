@@ -1226,8 +1226,14 @@ impl Exec<'_, '_> {
         rows: Vec<Row>,
     ) -> Result<Vec<Row>, QueryError> {
         let procs = self.procs;
+        // A registered procedure shadows a built-in of the same name; each
+        // is looked up once, not per row.
+        let builtin = match procs.get(procedure) {
+            Some(_) => None,
+            None => builtin::get(procedure),
+        };
         let (name, inputs, outputs): (&str, Vec<String>, Vec<String>) =
-            match (procs.get(procedure), builtin::get(procedure)) {
+            match (procs.get(procedure), builtin) {
                 (Some((sig, _)), _) => (
                     &sig.name,
                     sig.inputs.iter().map(|(n, _)| n.clone()).collect(),
@@ -1248,9 +1254,11 @@ impl Exec<'_, '_> {
         let bound = bind_yields(name, &outputs, yields)?;
         self.call_columns = bound.iter().map(|(_, n)| n.clone()).collect();
         let pushed = pushed_filter(&bound, yields);
-        let mut batched = self
-            .batch_call(clause, procedure, (&inputs, args), yields, &rows)?
-            .map(Vec::into_iter);
+        let mut batched = match builtin {
+            Some(b) => self.batch_call(clause, b, &inputs, args, yields, &rows)?,
+            None => None,
+        }
+        .map(Vec::into_iter);
         let mut out = Vec::new();
         for r in rows {
             if let Some(records) = batched.as_mut().and_then(Iterator::next) {
@@ -1260,7 +1268,7 @@ impl Exec<'_, '_> {
             let values = self.call_args(&inputs, args, &r)?;
             let records = match procs.get(procedure) {
                 Some((sig, body)) => procedure::call(sig, body.as_ref(), values)?,
-                None => match builtin::get(procedure) {
+                None => match builtin {
                     Some(b) => match (b.filtered, pushed) {
                         (Some(f), Some((node, w))) => {
                             self.call_filtered(f, b.inputs.len(), values, &r, node, w)?
@@ -1313,8 +1321,8 @@ impl Exec<'_, '_> {
     /// many rows: every row's version written as one batch
     /// (`plexus_temporal::write_versions`, which goes entity by entity when
     /// all are plain), each row given what its own call would yield; the
-    /// arguments are the procedure's inputs and the call's expressions, as
-    /// `call_args` takes them. `None` (call row by row) for one row, or when
+    /// arguments as `call_args` takes them. `None` (call row by row) for a
+    /// built-in of another kind, for one row, or when
     /// an argument or the `YIELD`'s `WHERE` holds a subquery, a pattern
     /// or a comprehension: only those could read the valid-time versions
     /// an earlier row's call wrote (a query that writes reads no
@@ -1322,19 +1330,16 @@ impl Exec<'_, '_> {
     fn batch_call(
         &mut self,
         clause: &Clause,
-        procedure: &str,
-        (inputs, args): (&[String], Option<&[Expr]>),
+        b: &builtin::Builtin,
+        inputs: &[String],
+        args: Option<&[Expr]>,
         yields: Option<&plexus_cypher::Yield>,
         rows: &[Row],
     ) -> Result<Option<Vec<Vec<Vec<Value>>>>, QueryError> {
-        let b = match builtin::get(procedure) {
-            Some(b) if self.procs.get(procedure).is_none() => b,
-            _ => return Ok(None),
-        };
-        let self_contained = |e: &Expr| crate::eval::admits(e, &mut |_| None);
         let Some(version_of) = b.batch else {
             return Ok(None);
         };
+        let self_contained = |e: &Expr| crate::eval::admits(e, &mut |_| None);
         if rows.len() < 2
             || !args.is_none_or(|a| a.iter().all(self_contained))
             || yields

@@ -115,8 +115,6 @@ impl Written {
 
     /// The record and the stamp of each version, taking its encoding.
     fn records(&mut self, versions: &[Version], encoded: Vec<Vec<u8>>) {
-        self.records.reserve(versions.len());
-        self.stamps.reserve(versions.len());
         for (v, bytes) in versions.iter().zip(encoded) {
             self.subjects.push(timeline::version_key(&v.id));
             let [record, stamp] = timeline::version_entries(&v.id, bytes);
