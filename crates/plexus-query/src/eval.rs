@@ -964,13 +964,15 @@ fn comparison(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
     })
 }
 
-/// A comparison of a node's property (`b.id <> $id`) with a variable,
+/// A comparison of a node's property (`b.id <> $id`, or `$end >
+/// m.creationDate` with the property on the right) with a variable,
 /// parameter or literal, made on the value where the store holds it
 /// (`GraphRead::with_node_property`) rather than on a clone of it. `None`
 /// when that does not apply or the node has no such property: the general
 /// path then answers (null, or that the query deleted the node). The other
 /// side, a name or a constant, is evaluated first: only a missing parameter
-/// can fail there, and the general path would fail on it too.
+/// can fail there, and the general path would fail on it too. The operands
+/// keep their sides, so the answer is the general path's exactly.
 fn lent_comparison(
     op: BinOp,
     a: &Expr,
@@ -991,10 +993,20 @@ fn lent_comparison(
                 | ExprKind::String(_)
         )
     };
-    if !matches!(op, Eq | Neq | Lt | Gt | Le | Ge) || !simple(b) {
+    if !matches!(op, Eq | Neq | Lt | Gt | Le | Ge) {
         return Ok(None);
     }
-    let (ExprKind::Property(base, key), Some(g)) = (&a.kind, ctx.graph) else {
+    // Which side is the property: the left one (`n.k < 3`), else the
+    // right one (`3 > n.k`, the first half of `$a > n.k >= $b`).
+    let property = |e: &Expr| matches!(&e.kind, ExprKind::Property(base, _) if matches!(base.kind, ExprKind::Var(_)));
+    let (prop, other, right) = if property(a) && simple(b) {
+        (a, b, false)
+    } else if property(b) && simple(a) {
+        (b, a, true)
+    } else {
+        return Ok(None);
+    };
+    let (ExprKind::Property(base, key), Some(g)) = (&prop.kind, ctx.graph) else {
         return Ok(None);
     };
     let ExprKind::Var(v) = &base.kind else {
@@ -1003,10 +1015,13 @@ fn lent_comparison(
     let Some(Value::Node(n)) = row.get(v) else {
         return Ok(None);
     };
-    let y = operand(b, row, ctx)?;
+    let y = operand(other, row, ctx)?;
     let mut out = None;
     g.with_node_property(NodeId(n.id), key, &mut |x| {
-        out = x.and_then(|x| comparison(op, x, y.as_ref()));
+        out = x.and_then(|x| match right {
+            false => comparison(op, x, y.as_ref()),
+            true => comparison(op, y.as_ref(), x),
+        });
     })?;
     Ok(out)
 }

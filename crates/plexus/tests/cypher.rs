@@ -1629,7 +1629,8 @@ fn unindexed_range_filters_agree_with_filtering_every_node() {
 
 /// A node's property compared with a parameter, a variable or a literal
 /// is compared where the store holds it (`GraphRead::with_node_property`,
-/// from the property's column once one is built): every comparison
+/// from the property's column once one is built), with the property on
+/// either side (`$x > n.v` as well as `n.v < $x`): every comparison
 /// operator over values of mixed types (numbers, strings, null, lists,
 /// NaN, booleans) answers as the same comparison of the value after a WITH,
 /// in rounds that let the column be built, and after a write.
@@ -1671,15 +1672,39 @@ fn property_comparisons_agree_with_comparing_a_copy() {
                 ] {
                     assert_eq!(run(&fast, x), want, "{round}: {fast} with {x:?}");
                 }
+                // The property on the right: the operands keep their sides.
+                let slow_right = format!(
+                    "MATCH (:H)-->(n) WITH n, n.v AS v WHERE $x {op} v \
+                     RETURN count(n) AS c, sum(id(n)) AS s"
+                );
+                let want_right = run(&slow_right, x);
+                for fast in [
+                    format!("MATCH (:H)-->(n) WHERE $x {op} n.v RETURN count(n) AS c, sum(id(n)) AS s"),
+                    format!("WITH $x AS k MATCH (:H)-->(n) WHERE k {op} n.v RETURN count(n) AS c, sum(id(n)) AS s"),
+                ] {
+                    assert_eq!(run(&fast, x), want_right, "{round}: {fast} with {x:?}");
+                }
             }
-            let literal = format!("MATCH (:H)-->(n) WHERE n.v {op} 60 RETURN count(n) AS c");
-            let copied =
-                format!("MATCH (:H)-->(n) WITH n.v AS v WHERE v {op} 60 RETURN count(*) AS c");
-            assert_eq!(
-                run(&literal, &Value::Null),
-                run(&copied, &Value::Null),
-                "{round}: {literal}"
-            );
+            for (literal, copied) in [
+                (
+                    format!("MATCH (:H)-->(n) WHERE n.v {op} 60 RETURN count(n) AS c"),
+                    format!("MATCH (:H)-->(n) WITH n.v AS v WHERE v {op} 60 RETURN count(*) AS c"),
+                ),
+                (
+                    format!("MATCH (:H)-->(n) WHERE 60 {op} n.v RETURN count(n) AS c"),
+                    format!("MATCH (:H)-->(n) WITH n.v AS v WHERE 60 {op} v RETURN count(*) AS c"),
+                ),
+                (
+                    format!("MATCH (:H)-->(n) WHERE 0 {op} n.v {op} 120 RETURN count(n) AS c"),
+                    format!("MATCH (:H)-->(n) WITH n.v AS v WHERE 0 {op} v {op} 120 RETURN count(*) AS c"),
+                ),
+            ] {
+                assert_eq!(
+                    run(&literal, &Value::Null),
+                    run(&copied, &Value::Null),
+                    "{round}: {literal}"
+                );
+            }
         }
     };
     for round in ["first", "second", "third"] {
