@@ -1661,28 +1661,24 @@ fn property_comparisons_agree_with_comparing_a_copy() {
     let check = |round: &str| {
         for op in ["=", "<>", "<", ">", "<=", ">="] {
             for x in &probes {
-                let slow = format!(
-                    "MATCH (:H)-->(n) WITH n, n.v AS v WHERE v {op} $x \
-                     RETURN count(n) AS c, sum(id(n)) AS s"
-                );
-                let want = run(&slow, x);
-                for fast in [
-                    format!("MATCH (:H)-->(n) WHERE n.v {op} $x RETURN count(n) AS c, sum(id(n)) AS s"),
-                    format!("WITH $x AS k MATCH (:H)-->(n) WHERE n.v {op} k RETURN count(n) AS c, sum(id(n)) AS s"),
-                ] {
-                    assert_eq!(run(&fast, x), want, "{round}: {fast} with {x:?}");
-                }
-                // The property on the right: the operands keep their sides.
-                let slow_right = format!(
-                    "MATCH (:H)-->(n) WITH n, n.v AS v WHERE $x {op} v \
-                     RETURN count(n) AS c, sum(id(n)) AS s"
-                );
-                let want_right = run(&slow_right, x);
-                for fast in [
-                    format!("MATCH (:H)-->(n) WHERE $x {op} n.v RETURN count(n) AS c, sum(id(n)) AS s"),
-                    format!("WITH $x AS k MATCH (:H)-->(n) WHERE k {op} n.v RETURN count(n) AS c, sum(id(n)) AS s"),
-                ] {
-                    assert_eq!(run(&fast, x), want_right, "{round}: {fast} with {x:?}");
+                // The property on either side: the operands keep theirs.
+                for right in [false, true] {
+                    let cmp = |p: &str, k: &str| match right {
+                        false => format!("{p} {op} {k}"),
+                        true => format!("{k} {op} {p}"),
+                    };
+                    let slow = format!(
+                        "MATCH (:H)-->(n) WITH n, n.v AS v WHERE {} \
+                         RETURN count(n) AS c, sum(id(n)) AS s",
+                        cmp("v", "$x")
+                    );
+                    let want = run(&slow, x);
+                    for fast in [
+                        format!("MATCH (:H)-->(n) WHERE {} RETURN count(n) AS c, sum(id(n)) AS s", cmp("n.v", "$x")),
+                        format!("WITH $x AS k MATCH (:H)-->(n) WHERE {} RETURN count(n) AS c, sum(id(n)) AS s", cmp("n.v", "k")),
+                    ] {
+                        assert_eq!(run(&fast, x), want, "{round}: {fast} with {x:?}");
+                    }
                 }
             }
             for (literal, copied) in [
