@@ -12,7 +12,7 @@ use crate::schema::{
     push_value_key, ConstraintInfo, ConstraintKind, IndexDef, IndexInfo, IndexKind, TRUNCATED_LEN,
 };
 use crate::view::TxnCore;
-use plexus_common::{encode_key_value, read_u32, read_u64, Value};
+use plexus_common::{encode_key_value, push_u32, read_u32, read_u64, Value};
 use plexus_kv::{prefix_successor, KeyRange, Ks, ScanOptions};
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -1406,12 +1406,27 @@ fn lookup_value(
     Ok(())
 }
 
+/// Bytes enough for most values' index keys ([`push_value_key`]): a
+/// string's or bytes' own length and their markers (an escaped zero byte
+/// takes two), any other scalar's at most 17; a key is cut at
+/// [`TRUNCATED_LEN`].
+fn value_key_room(v: &Value) -> usize {
+    let raw = match v {
+        Value::String(s) => s.len() + 3,
+        Value::Bytes(b) => b.len() + 3,
+        _ => 17,
+    };
+    raw.min(TRUNCATED_LEN)
+}
+
 /// The ids an index holds under exactly the value `v`, and `v` encoded in
 /// full when its key was cut (each hit must then be confirmed).
 fn index_hits(c: &TxnCore, def: &IndexDef, v: &Value) -> Result<(Vec<u64>, Option<Vec<u8>>)> {
     // The prefix built in one buffer, which the range then owns: an
-    // equality seek starts most queries, and each copy was an allocation.
-    let mut prefix = index_prefix(c, def);
+    // equality seek starts most queries, and each copy was an allocation
+    // (so was each growth of the buffer while the value's key went in).
+    let mut prefix = with_graph(c.g, 4 + value_key_room(v));
+    push_u32(&mut prefix, def.id);
     let vk_len = push_value_key(v, &mut prefix);
     let len = prefix.len();
     // The entries' ids first, read in place (an equality seek is most
