@@ -134,7 +134,10 @@ fn project_row_given(
     ctx: &Ctx<'_>,
 ) -> Result<Row, QueryError> {
     let mut given = given.into_iter().peekable();
-    let mut o = if p.star { row.clone() } else { Row::new() };
+    let mut o = match p.star {
+        true => row.clone_with_room(p.items.len()),
+        false => Row::with_capacity(p.items.len()),
+    };
     for (i, (item, name)) in p.items.iter().zip(names).enumerate() {
         let v = match given.next_if(|(g, _)| *g == i) {
             Some((_, v)) => v,
@@ -552,7 +555,7 @@ impl<'p> Projector<'p> {
             adjacent: ctx.adjacent,
             starts: ctx.starts,
         };
-        let mut o = Row::new();
+        let mut o = Row::with_capacity(self.p.items.len());
         let mut key = g.key.into_iter();
         for (i, (item, name)) in self.p.items.iter().zip(&self.names).enumerate() {
             let v = if self.keys.contains(&i) {
@@ -565,9 +568,9 @@ impl<'p> Projector<'p> {
         let mut keys = Vec::with_capacity(self.p.order_by.len());
         if !self.p.order_by.is_empty() {
             let mut scope = if self.p.distinct {
-                Row::new()
+                Row::with_capacity(o.iter().len())
             } else {
-                g.first.clone()
+                g.first.clone_with_room(o.iter().len())
             };
             scope.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
             for s in &self.p.order_by {
@@ -629,8 +632,8 @@ fn sort(
     for (o, r) in out {
         ctx.guard.check()?;
         let mut scope = match &r {
-            Some(r) if !p.distinct => r.clone(),
-            _ => Row::new(),
+            Some(r) if !p.distinct => r.clone_with_room(o.iter().len()),
+            _ => Row::with_capacity(o.iter().len()),
         };
         scope.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
         let keys = p

@@ -137,6 +137,23 @@ impl Row {
         Row::default()
     }
 
+    /// A row with room for `n` variables: a projection knows how many it
+    /// binds, and growing the row one insert at a time reallocated it
+    /// (3% of LDBC IC4's instructions in a profile).
+    pub fn with_capacity(n: usize) -> Row {
+        Row {
+            entries: Vec::with_capacity(n),
+        }
+    }
+
+    /// A copy of the row with room for `more` variables besides (a clone
+    /// has no spare room, so the first insert after it reallocated).
+    pub fn clone_with_room(&self, more: usize) -> Row {
+        let mut entries = Vec::with_capacity(self.entries.len() + more);
+        entries.extend(self.entries.iter().cloned());
+        Row { entries }
+    }
+
     /// Where `name` is, or where it would go.
     fn find(&self, name: &str) -> Result<usize, usize> {
         // Short rows are scanned: most names differ in length or first
