@@ -72,6 +72,22 @@ fn reads() -> Vec<(String, &'static str, String)> {
         .collect()
 }
 
+/// The reference Cypher of the read `name` (`IS1`…`IS7`, `IC1`…`IC14`) in
+/// the suite `dir`, with the parameters picked from the SNB-like graph
+/// `graph` of `db` (as `plexus-bench ldbc` runs it).
+pub fn read_query(
+    db: &Database,
+    graph: &str,
+    dir: &Path,
+    name: &str,
+) -> Result<(String, Params), String> {
+    let (_, version, stem) = reads()
+        .into_iter()
+        .find(|(n, _, _)| n == name)
+        .ok_or_else(|| format!("no LDBC read named '{name}' (IS1-IS7, IC1-IC14)"))?;
+    Ok((reference(dir, version, &stem)?, parameters(db, graph)?))
+}
+
 fn one(db: &Database, graph: &str, q: &str, params: &Params) -> Result<Value, String> {
     let t = db
         .query(graph, q, params)

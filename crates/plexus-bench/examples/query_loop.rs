@@ -1,0 +1,91 @@
+//! One Cypher query run in a loop on an in-memory graph, for counting the
+//! instructions it takes under callgrind: on a shared machine a change of
+//! a few percent is lost in the timings' noise, an instruction count is
+//! the same from run to run (docs/benchmarks/README.md, "Instruction
+//! counts"). Only `query_loop` is counted when callgrind is told so:
+//!
+//! ```sh
+//! cargo build --release -p plexus-bench --example query_loop
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='query_loop::query_loop' \
+//!     target/release/examples/query_loop skewed 'MATCH (a {id: $id}) RETURN count(*)' 100
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='query_loop::query_loop' \
+//!     target/release/examples/query_loop ldbc IC4 5
+//! ```
+//!
+//! `skewed QUERY RUNS`: `compare`'s skewed graph of 100,000 nodes (ids
+//! also an indexed `id` property, as its Cypher engine loads them), the
+//! query run RUNS times for each of ten seeds bound to `$id`. `ldbc NAME
+//! RUNS`: the SNB-like graph at SF 1 and the read NAME of the LDBC suite
+//! beside the repository, with the parameters `plexus-bench ldbc` picks,
+//! run RUNS times. Both run once before the counted loop (the plan cache
+//! warm), and print what the loop returned and took.
+
+use plexus::{Database, Params, Value};
+use plexus_bench::{engine, gen::Skewed, ldbc};
+use std::time::Instant;
+
+/// As the command line's, so that counts compare with what users run.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The rows the runs returned (and the first column's sum, when integer).
+#[inline(never)]
+fn query_loop(
+    db: &Database,
+    graph: &str,
+    text: &str,
+    params: &[Params],
+    runs: usize,
+) -> Res<(usize, i64)> {
+    let mut tx = db.session(graph)?.begin_read()?;
+    let (mut rows, mut sum) = (0, 0);
+    for _ in 0..runs {
+        for p in params {
+            let t = tx.query(text, p)?;
+            rows += t.rows.len();
+            sum += t
+                .rows
+                .iter()
+                .filter_map(|r| r.first()?.as_int())
+                .sum::<i64>();
+        }
+    }
+    Ok((rows, sum))
+}
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [kind, what, runs] = args.as_slice() else {
+        return Err("usage: query_loop skewed QUERY RUNS | query_loop ldbc IC4 RUNS".into());
+    };
+    let runs: usize = runs.parse()?;
+    let (db, graph, text, params) = match kind.as_str() {
+        "skewed" => {
+            let n = 100_000;
+            let db = Database::in_memory()?;
+            engine::load_with(&db, "bench", &Skewed { n, seed: 42 }, "grp", true)?;
+            let seeds = (0..10u64).map(|k| {
+                let id = format!("v{}", (k * 99_991 + 17) % n);
+                Params::from([("id".to_string(), Value::from(id.as_str()))])
+            });
+            (db, "bench".to_string(), what.clone(), seeds.collect())
+        }
+        "ldbc" => {
+            let (db, graph) = ldbc::load(1.0, 42)?;
+            let (text, params) = ldbc::read_query(&db, &graph, &ldbc::default_dir(), what)?;
+            (db, graph, text, vec![params])
+        }
+        other => return Err(format!("unknown graph '{other}' (skewed or ldbc)").into()),
+    };
+    query_loop(&db, &graph, &text, &params, 1)?;
+    let started = Instant::now();
+    let (rows, sum) = query_loop(&db, &graph, &text, &params, runs)?;
+    let per = started.elapsed().as_secs_f64() * 1e6 / (runs * params.len()).max(1) as f64;
+    println!(
+        "{} queries: {rows} rows, first column summing to {sum}, {per:.2} µs each",
+        runs * params.len()
+    );
+    Ok(())
+}
