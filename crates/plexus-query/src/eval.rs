@@ -399,6 +399,14 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
         ExprKind::Property(base, key) if matches!(base.kind, ExprKind::Var(_)) => {
             property(operand(base, row, ctx)?.as_ref(), key, ctx)
         }
+        // So does a comparison of a node's property with one of those (a
+        // WHERE checked at every step of a walk: `b.id <> $id`).
+        ExprKind::Binary(op, a, b) if lent_shape(*op, a, b).is_some() => {
+            match lent_comparison(*op, a, b, row, ctx)? {
+                Some(v) => Ok(v),
+                None => compared(*op, a, b, row, ctx),
+            }
+        }
         _ => crate::deep(|| eval_here(e, row, ctx)),
     }
 }
@@ -911,6 +919,12 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     if let Some(v) = lent_comparison(op, a, b, row, ctx)? {
         return Ok(v);
     }
+    compared(op, a, b, row, ctx)
+}
+
+/// `a op b` for the operators [`binary`] leaves to the general path, once
+/// the shortcuts before it did not apply.
+fn compared(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     // Variables and parameters are compared where they are, not cloned:
     // a node in a row is boxed, and a list may be long.
     let (x, y) = (operand(a, row, ctx)?, operand(b, row, ctx)?);
@@ -980,30 +994,7 @@ fn lent_comparison(
     row: &Row,
     ctx: &Ctx<'_>,
 ) -> Result<Option<Value>, QueryError> {
-    use BinOp::{Eq, Ge, Gt, Le, Lt, Neq};
-    let simple = |e: &Expr| {
-        matches!(
-            e.kind,
-            ExprKind::Var(_)
-                | ExprKind::Param(_)
-                | ExprKind::Null
-                | ExprKind::Bool(_)
-                | ExprKind::Int(_)
-                | ExprKind::Float(_)
-                | ExprKind::String(_)
-        )
-    };
-    if !matches!(op, Eq | Neq | Lt | Gt | Le | Ge) {
-        return Ok(None);
-    }
-    // Which side is the property: the left one (`n.k < 3`), else the
-    // right one (`3 > n.k`, the first half of `$a > n.k >= $b`).
-    let property = |e: &Expr| matches!(&e.kind, ExprKind::Property(base, _) if matches!(base.kind, ExprKind::Var(_)));
-    let (prop, other, right) = if property(a) && simple(b) {
-        (a, b, false)
-    } else if property(b) && simple(a) {
-        (b, a, true)
-    } else {
+    let Some((prop, other, right)) = lent_shape(op, a, b) else {
         return Ok(None);
     };
     let (ExprKind::Property(base, key), Some(g)) = (&prop.kind, ctx.graph) else {
@@ -1024,6 +1015,37 @@ fn lent_comparison(
         });
     })?;
     Ok(out)
+}
+
+/// Whether `a op b` is a comparison [`lent_comparison`] may answer: which
+/// side is the variable's property (the left one, `n.k < 3`, else the
+/// right one, `3 > n.k`, the first half of `$a > n.k >= $b`), the other
+/// side, and whether the property is on the right. Neither side recurses
+/// any further.
+fn lent_shape<'e>(op: BinOp, a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr, bool)> {
+    use BinOp::{Eq, Ge, Gt, Le, Lt, Neq};
+    let simple = |e: &Expr| {
+        matches!(
+            e.kind,
+            ExprKind::Var(_)
+                | ExprKind::Param(_)
+                | ExprKind::Null
+                | ExprKind::Bool(_)
+                | ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::String(_)
+        )
+    };
+    let property = |e: &Expr| matches!(&e.kind, ExprKind::Property(base, _) if matches!(base.kind, ExprKind::Var(_)));
+    if !matches!(op, Eq | Neq | Lt | Gt | Le | Ge) {
+        None
+    } else if property(a) && simple(b) {
+        Some((a, b, false))
+    } else if property(b) && simple(a) {
+        Some((b, a, true))
+    } else {
+        None
+    }
 }
 
 /// Refuses a `range()` whose list would not fit the query's memory budget
