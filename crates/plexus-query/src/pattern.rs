@@ -1542,7 +1542,8 @@ impl Matcher<'_, '_> {
         }
         let mut n = 0;
         for (c, deps) in self.early.conjuncts {
-            if deps.contains(&var) && deps.iter().all(|d| row.contains_key(d)) {
+            // `var` was just bound: only the others are looked up.
+            if deps.contains(&var) && deps.iter().all(|d| *d == var || row.contains_key(d)) {
                 if self.eval(c, row)? != Value::Bool(true) {
                     return Ok(None);
                 }
