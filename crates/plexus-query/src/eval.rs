@@ -400,13 +400,15 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
             property(operand(base, row, ctx)?.as_ref(), key, ctx)
         }
         // So does a comparison of a node's property with one of those (a
-        // WHERE checked at every step of a walk: `b.id <> $id`).
-        ExprKind::Binary(op, a, b) if lent_shape(*op, a, b).is_some() => {
-            match lent_comparison(*op, a, b, row, ctx)? {
+        // WHERE checked at every step of a walk: `b.id <> $id`), answered
+        // on the stored value when it can be, else as `binary` answers it.
+        ExprKind::Binary(op, a, b) => match lent_shape(*op, a, b) {
+            Some(shape) => match lent_comparison(*op, shape, row, ctx)? {
                 Some(v) => Ok(v),
-                None => compared(*op, a, b, row, ctx),
-            }
-        }
+                None => binary(*op, a, b, row, ctx),
+            },
+            None => crate::deep(|| eval_here(e, row, ctx)),
+        },
         _ => crate::deep(|| eval_here(e, row, ctx)),
     }
 }
@@ -916,15 +918,8 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     if let (BinOp::In, ExprKind::List(items)) = (op, &b.kind) {
         return in_literal(a, items, row, ctx);
     }
-    if let Some(v) = lent_comparison(op, a, b, row, ctx)? {
-        return Ok(v);
-    }
-    compared(op, a, b, row, ctx)
-}
-
-/// `a op b` for the operators [`binary`] leaves to the general path, once
-/// the shortcuts before it did not apply.
-fn compared(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
+    // A node's property compared with a name or a constant was tried on
+    // the stored value first (`eval`, `lent_comparison`).
     // Variables and parameters are compared where they are, not cloned:
     // a node in a row is boxed, and a list may be long.
     let (x, y) = (operand(a, row, ctx)?, operand(b, row, ctx)?);
@@ -986,17 +981,14 @@ fn comparison(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
 /// path then answers (null, or that the query deleted the node). The other
 /// side, a name or a constant, is evaluated first: only a missing parameter
 /// can fail there, and the general path would fail on it too. The operands
-/// keep their sides, so the answer is the general path's exactly.
+/// keep their sides, so the answer is the general path's exactly. The
+/// sides come as [`lent_shape`] found them.
 fn lent_comparison(
     op: BinOp,
-    a: &Expr,
-    b: &Expr,
+    (prop, other, right): (&Expr, &Expr, bool),
     row: &Row,
     ctx: &Ctx<'_>,
 ) -> Result<Option<Value>, QueryError> {
-    let Some((prop, other, right)) = lent_shape(op, a, b) else {
-        return Ok(None);
-    };
     let (ExprKind::Property(base, key), Some(g)) = (&prop.kind, ctx.graph) else {
         return Ok(None);
     };

@@ -1225,32 +1225,32 @@ impl Exec<'_, '_> {
         yields: Option<&plexus_cypher::Yield>,
         rows: Vec<Row>,
     ) -> Result<Vec<Row>, QueryError> {
-        let procs = self.procs;
         // A registered procedure shadows a built-in of the same name; each
         // is looked up once, not per row.
-        let builtin = match procs.get(procedure) {
+        let registered = self.procs.get(procedure);
+        let builtin = match registered {
             Some(_) => None,
             None => builtin::get(procedure),
         };
-        let (name, inputs, outputs): (&str, Vec<String>, Vec<String>) =
-            match (procs.get(procedure), builtin) {
-                (Some((sig, _)), _) => (
-                    &sig.name,
-                    sig.inputs.iter().map(|(n, _)| n.clone()).collect(),
-                    sig.outputs.clone(),
-                ),
-                (None, Some(b)) => (
-                    b.name,
-                    b.inputs.iter().map(|(n, _)| n.to_string()).collect(),
-                    b.outputs.iter().map(|o| o.to_string()).collect(),
-                ),
-                (None, None) => {
-                    return Err(QueryError::Semantic {
-                        code: "ProcedureNotFound",
-                        message: format!("there is no procedure {procedure}()"),
-                    })
-                }
-            };
+        let (name, inputs, outputs): (&str, Vec<String>, Vec<String>) = match (registered, builtin)
+        {
+            (Some((sig, _)), _) => (
+                &sig.name,
+                sig.inputs.iter().map(|(n, _)| n.clone()).collect(),
+                sig.outputs.clone(),
+            ),
+            (None, Some(b)) => (
+                b.name,
+                b.inputs.iter().map(|(n, _)| n.to_string()).collect(),
+                b.outputs.iter().map(|o| o.to_string()).collect(),
+            ),
+            (None, None) => {
+                return Err(QueryError::Semantic {
+                    code: "ProcedureNotFound",
+                    message: format!("there is no procedure {procedure}()"),
+                })
+            }
+        };
         let bound = bind_yields(name, &outputs, yields)?;
         self.call_columns = bound.iter().map(|(_, n)| n.clone()).collect();
         let pushed = pushed_filter(&bound, yields);
@@ -1266,7 +1266,7 @@ impl Exec<'_, '_> {
                 continue;
             }
             let values = self.call_args(&inputs, args, &r)?;
-            let records = match procs.get(procedure) {
+            let records = match registered {
                 Some((sig, body)) => procedure::call(sig, body.as_ref(), values)?,
                 None => match builtin {
                     Some(b) => match (b.filtered, pushed) {
