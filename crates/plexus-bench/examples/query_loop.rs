@@ -17,8 +17,10 @@
 //! query run RUNS times for each of ten seeds bound to `$id`. `ldbc NAME
 //! RUNS`: the SNB-like graph at SF 1 and the read NAME of the LDBC suite
 //! beside the repository, with the parameters `plexus-bench ldbc` picks,
-//! run RUNS times. Both run once before the counted loop (the plan cache
-//! warm), and print what the loop returned and took.
+//! run RUNS times; or, given a QUERY after RUNS, that query with the
+//! read's parameters (a part of the read, to see what each part costs).
+//! Both run once before the counted loop (the plan cache warm), and print
+//! what the loop returned and took.
 
 use plexus::{Database, Params, Value};
 use plexus_bench::{engine, gen::Skewed, ldbc};
@@ -57,8 +59,14 @@ fn query_loop(
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [kind, what, runs] = args.as_slice() else {
-        return Err("usage: query_loop skewed QUERY RUNS | query_loop ldbc IC4 RUNS".into());
+    let (kind, what, runs, instead) = match args.as_slice() {
+        [kind, what, runs] => (kind, what, runs, None),
+        [kind, what, runs, instead] if kind == "ldbc" => (kind, what, runs, Some(instead)),
+        _ => {
+            return Err(
+                "usage: query_loop skewed QUERY RUNS | query_loop ldbc IC4 RUNS [QUERY]".into(),
+            )
+        }
     };
     let runs: usize = runs.parse()?;
     let (db, graph, text, params) = match kind.as_str() {
@@ -75,7 +83,7 @@ fn main() -> Res<()> {
         "ldbc" => {
             let (db, graph) = ldbc::load(1.0, 42)?;
             let (text, params) = ldbc::read_query(&db, &graph, &ldbc::default_dir(), what)?;
-            (db, graph, text, vec![params])
+            (db, graph, instead.cloned().unwrap_or(text), vec![params])
         }
         other => return Err(format!("unknown graph '{other}' (skewed or ldbc)").into()),
     };

@@ -120,14 +120,7 @@ fn micros(v: &Value) -> Result<u64, QueryError> {
 
 /// A qualifier's expression, evaluated with the parameters alone.
 fn evaluate(e: &Expr, params: &Params, guard: &Guard) -> Result<Value, QueryError> {
-    let ctx = Ctx {
-        params,
-        graph: None,
-        aggregates: None,
-        guard,
-        adjacent: None,
-        starts: None,
-    };
+    let ctx = Ctx::without_graph(params, guard);
     crate::eval::eval(e, &Default::default(), &ctx)
 }
 

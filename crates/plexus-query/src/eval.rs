@@ -32,6 +32,19 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// Evaluation of what reads no graph (parameters, options, constants),
+    /// outside aggregation.
+    pub(crate) fn without_graph(params: &'a BTreeMap<String, Value>, guard: &'a Guard) -> Ctx<'a> {
+        Ctx {
+            params,
+            graph: None,
+            aggregates: None,
+            guard,
+            adjacent: None,
+            starts: None,
+        }
+    }
+
     /// Evaluation over a graph, outside aggregation.
     pub fn with_graph(
         params: &'a BTreeMap<String, Value>,
@@ -396,17 +409,26 @@ pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     match &e.kind {
         ExprKind::Var(v) => row.get(v).cloned().ok_or_else(|| undefined(v)),
         ExprKind::Param(p) => param(p, ctx).cloned(),
+        // Nor does a constant (`THEN 1 ELSE 0`, `x > 0`).
+        ExprKind::Null => Ok(Value::Null),
+        ExprKind::Bool(b) => Ok(Value::Bool(*b)),
+        ExprKind::Int(i) => Ok(Value::Int(*i)),
+        ExprKind::Float(f) => Ok(Value::Float(*f)),
+        ExprKind::String(s) => Ok(Value::String(s.clone())),
         ExprKind::Property(base, key) if matches!(base.kind, ExprKind::Var(_)) => {
             property(operand(base, row, ctx)?.as_ref(), key, ctx)
         }
         // So does a comparison of a node's property with one of those (a
         // WHERE checked at every step of a walk: `b.id <> $id`), answered
-        // on the stored value when it can be, else as `binary` answers it.
+        // on the stored value when it can be, else as `binary` answers it;
+        // and any operator between two of those (`x > 0`, `a = b`), which
+        // `binary` evaluates without going deeper.
         ExprKind::Binary(op, a, b) => match lent_shape(*op, a, b) {
             Some(shape) => match lent_comparison(*op, shape, row, ctx)? {
                 Some(v) => Ok(v),
                 None => binary(*op, a, b, row, ctx),
             },
+            None if is_leaf(a) && is_leaf(b) => binary(*op, a, b, row, ctx),
             None => crate::deep(|| eval_here(e, row, ctx)),
         },
         _ => crate::deep(|| eval_here(e, row, ctx)),
@@ -1016,24 +1038,12 @@ fn lent_comparison(
 /// any further.
 fn lent_shape<'e>(op: BinOp, a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr, bool)> {
     use BinOp::{Eq, Ge, Gt, Le, Lt, Neq};
-    let simple = |e: &Expr| {
-        matches!(
-            e.kind,
-            ExprKind::Var(_)
-                | ExprKind::Param(_)
-                | ExprKind::Null
-                | ExprKind::Bool(_)
-                | ExprKind::Int(_)
-                | ExprKind::Float(_)
-                | ExprKind::String(_)
-        )
-    };
     let property = |e: &Expr| matches!(&e.kind, ExprKind::Property(base, _) if matches!(base.kind, ExprKind::Var(_)));
     if !matches!(op, Eq | Neq | Lt | Gt | Le | Ge) {
         None
-    } else if property(a) && simple(b) {
+    } else if property(a) && is_leaf(b) {
         Some((a, b, false))
-    } else if property(b) && simple(a) {
+    } else if property(b) && is_leaf(a) {
         Some((b, a, true))
     } else {
         None
@@ -1593,6 +1603,21 @@ pub(crate) fn repeatable(e: &Expr) -> bool {
 }
 
 /// A literal scalar or a parameter: reads no variable.
+/// A variable, a parameter or a constant: what [`eval`] answers without
+/// recursing.
+fn is_leaf(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Var(_)
+            | ExprKind::Param(_)
+            | ExprKind::Null
+            | ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::String(_)
+    )
+}
+
 pub(crate) fn is_constant_leaf(k: &ExprKind) -> bool {
     matches!(
         k,
@@ -1619,6 +1644,23 @@ pub(crate) fn reads_only(e: &Expr, allowed: &dyn Fn(&str) -> bool) -> bool {
         ExprKind::Var(v) => Some(allowed(v)),
         _ => None,
     })
+}
+
+/// The variables `e` reads, each once, or `None` when it holds a part this
+/// does not look into: `reads_only(e, allowed)` is whether each of them
+/// is allowed, found without walking `e` again.
+pub(crate) fn vars_read(e: &Expr) -> Option<Vec<String>> {
+    let mut vars: Vec<String> = Vec::new();
+    let whole = admits(e, &mut |x| match &x.kind {
+        ExprKind::Var(v) => {
+            if !vars.contains(v) {
+                vars.push(v.clone());
+            }
+            Some(true)
+        }
+        _ => None,
+    });
+    whole.then_some(vars)
 }
 
 /// Whether `decide` admits every part of `e`: it is asked first of `e`,
@@ -1680,6 +1722,81 @@ mod tests {
         assert!(reads_only(&e("a.x > 1 AND b IS NOT NULL"), &outputs));
         assert!(!reads_only(&e("a.x > c"), &outputs));
         assert!(!reads_only(&e("any(x IN a WHERE x > 1)"), &outputs));
+    }
+
+    #[test]
+    fn vars_read_answers_as_reads_only() {
+        let e = |s: &str| plexus_cypher::parse_expression(s).unwrap();
+        let names = |vs: &[&str]| Some(vs.iter().map(|v| v.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            vars_read(&e("a.x > 1 AND b IS NOT NULL AND a.y < $p")),
+            names(&["a", "b"])
+        );
+        assert_eq!(vars_read(&e("1 < 2")), names(&[]));
+        assert_eq!(vars_read(&e("any(x IN a WHERE x > 1)")), None);
+        let texts = [
+            "a.x > 1 AND b IS NOT NULL",
+            "a.x > c",
+            "CASE WHEN a > 0 THEN b ELSE c END",
+            "[x IN [1] | x] = [a]",
+            "count(*) + 1",
+        ];
+        let sets: [&[&str]; 4] = [&[], &["a"], &["a", "b"], &["a", "b", "c"]];
+        for t in texts {
+            for set in sets {
+                let allowed = |v: &str| set.contains(&v);
+                let by_list = vars_read(&e(t)).is_some_and(|vs| vs.iter().all(|v| allowed(v)));
+                assert_eq!(by_list, reads_only(&e(t), &allowed), "{t} over {set:?}");
+            }
+        }
+    }
+
+    /// `eval` answers a constant, and an operator between names and
+    /// constants, without `eval_here`: the same values and errors.
+    #[test]
+    fn the_short_paths_answer_as_eval_here() {
+        let params: BTreeMap<String, Value> = [("p".to_string(), Value::Int(3))].into();
+        let guard = crate::limits::Guard::unlimited();
+        let ctx = Ctx::without_graph(&params, &guard);
+        let mut row = Row::new();
+        row.insert("x", Value::Int(2));
+        row.insert("s", Value::from("ab"));
+        row.insert("l", Value::List(vec![Value::Int(2), Value::Null]));
+        row.insert("n", Value::Null);
+        let texts = [
+            "1",
+            "2.5",
+            "'a'",
+            "true",
+            "null",
+            "x > 0",
+            "x = $p",
+            "x + 1",
+            "$p * x",
+            "s + 'c'",
+            "s STARTS WITH 'a'",
+            "s =~ 'a.'",
+            "x IN l",
+            "3 IN l",
+            "n = x",
+            "x / 0",
+            "x AND true",
+            "n OR false",
+            "s < x",
+            "x - 9223372036854775807 - 2",
+            "y > 1",
+        ];
+        for t in texts {
+            let e = plexus_cypher::parse_expression(t).unwrap();
+            let (short, long) = (eval(&e, &row, &ctx), eval_here(&e, &row, &ctx));
+            match (short, long) {
+                (Ok(a), Ok(b)) => {
+                    assert!(a == b || (a.is_null() && b.is_null()), "{t}: {a:?} {b:?}")
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{t}"),
+                (a, b) => panic!("{t}: {a:?} against {b:?}"),
+            }
+        }
     }
 
     #[test]

@@ -148,10 +148,30 @@ fn project_row_given(
     Ok(o)
 }
 
+/// The variables a projection's WHERE reads (`None`: it may read any, as
+/// a pattern or a subquery may), found once per projection: walking the
+/// expression for every row took as long as evaluating it.
+pub(crate) struct WhereReads(Option<Vec<String>>);
+
+impl WhereReads {
+    pub(crate) fn new(p: &Projection) -> WhereReads {
+        WhereReads(p.where_.as_ref().and_then(crate::eval::vars_read))
+    }
+
+    /// Whether the WHERE reads only variables `out` binds.
+    fn within(&self, out: &Row) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|vs| vs.iter().all(|v| out.contains_key(v)))
+    }
+}
+
 /// WITH ... WHERE: sees the incoming variables too, unless the projection
-/// aggregates or is DISTINCT (then `input` is `None`).
+/// aggregates or is DISTINCT (then `input` is `None`). `reads` is
+/// [`WhereReads::new`] of `p`.
 pub(crate) fn where_holds(
     p: &Projection,
+    reads: &WhereReads,
     out: &Row,
     input: Option<&Row>,
     ctx: &Ctx<'_>,
@@ -162,9 +182,8 @@ pub(crate) fn where_holds(
     // The input row is in scope only for what the output does not bind
     // (`WITH a WHERE b.x = 1`); a WHERE over the output alone reads it as
     // it is, without merging the two rows.
-    let outputs = |v: &str| out.contains_key(v);
     let v = match input {
-        Some(r) if !p.distinct && !crate::eval::reads_only(w, &outputs) => {
+        Some(r) if !p.distinct && !reads.within(out) => {
             let mut scope = r.clone();
             scope.extend(out.iter().map(|(k, v)| (k.clone(), v.clone())));
             eval(w, &scope, ctx)?
@@ -245,6 +264,7 @@ pub(crate) struct Projector<'p> {
     order_items: Vec<usize>,
     /// Bytes taken from the query's memory budget.
     charged: usize,
+    where_reads: WhereReads,
 }
 
 impl<'p> Projector<'p> {
@@ -284,6 +304,7 @@ impl<'p> Projector<'p> {
                     .collect()
             },
             charged: 0,
+            where_reads: WhereReads::new(p),
         }
     }
 
@@ -488,7 +509,7 @@ impl<'p> Projector<'p> {
                 ctx.guard.check()?;
                 let given = self.order_items.iter().copied().zip(r.items);
                 let o = project_row_given(p, &self.names, &r.input, given, ctx)?;
-                if where_holds(p, &o, Some(&r.input), ctx)? {
+                if where_holds(p, &self.where_reads, &o, Some(&r.input), ctx)? {
                     rows.push(o);
                 }
             }
@@ -529,7 +550,7 @@ impl<'p> Projector<'p> {
         let mut rows = Vec::new();
         for (o, r) in out.into_iter().skip(skip).take(limit) {
             ctx.guard.check()?;
-            if where_holds(p, &o, r.as_ref(), ctx)? {
+            if where_holds(p, &self.where_reads, &o, r.as_ref(), ctx)? {
                 rows.push(o);
             }
         }
@@ -977,14 +998,7 @@ mod tests {
             panic!("no RETURN");
         };
         let params = Default::default();
-        let ctx = Ctx {
-            params: &params,
-            graph: None,
-            aggregates: None,
-            guard,
-            adjacent: None,
-            starts: None,
-        };
+        let ctx = Ctx::without_graph(&params, guard);
         let mut pr = Projector::new(p);
         for x in xs {
             pr.add(&Row::from([("x".to_string(), x.clone())]), &ctx)?;

@@ -38,14 +38,7 @@ fn index_options(
     let Some(e) = options else {
         return Ok(vec![]);
     };
-    let ctx = Ctx {
-        params,
-        graph: None,
-        aggregates: None,
-        guard,
-        adjacent: None,
-        starts: None,
-    };
+    let ctx = Ctx::without_graph(params, guard);
     let Value::Map(m) = crate::eval::eval(e, &Default::default(), &ctx)? else {
         return Err(bad_option("OPTIONS takes a map".into()));
     };

@@ -149,14 +149,7 @@ mod tests {
         );
         let guard = Guard::unlimited();
         let params = Default::default();
-        let ctx = Ctx {
-            params: &params,
-            graph: None,
-            aggregates: None,
-            guard: &guard,
-            adjacent: None,
-            starts: None,
-        };
+        let ctx = Ctx::without_graph(&params, &guard);
         let mut d = Distinct::default();
         let values = [
             node(1),

@@ -132,6 +132,7 @@ fn breaks(c: &Clause) -> bool {
 /// rows pass.
 struct Window {
     names: Vec<Name>,
+    where_reads: project::WhereReads,
     skip: usize,
     limit: usize,
     seen: Cell<usize>,
@@ -333,6 +334,7 @@ impl Exec<'_, '_> {
         let window = |p: &Projection| -> Result<Window, QueryError> {
             Ok(Window {
                 names: project::item_names(p),
+                where_reads: project::WhereReads::new(p),
                 skip: project::bound(&p.skip, "SKIP", ctx)?.unwrap_or(0),
                 limit: project::bound(&p.limit, "LIMIT", ctx)?.unwrap_or(usize::MAX),
                 seen: Cell::new(0),
@@ -531,7 +533,7 @@ impl Exec<'_, '_> {
                     return Ok(Flow::More);
                 }
                 w.passed.set(w.passed.get() + 1);
-                let flow = if project::where_holds(p, &o, Some(row), ctx)? {
+                let flow = if project::where_holds(p, &w.where_reads, &o, Some(row), ctx)? {
                     self.push(stage, i + 1, &o, ctx, sink)?
                 } else {
                     Flow::More
