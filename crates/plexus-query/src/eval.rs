@@ -900,7 +900,15 @@ fn in_literal(x: &Expr, items: &[Expr], row: &Row, ctx: &Ctx<'_>) -> R {
 fn member<'v>(x: &Value, items: impl Iterator<Item = &'v Value>) -> Value {
     let mut unknown = false;
     for it in items {
-        match equals(x, it) {
+        // A node or relationship by its id: `equals` would first compare
+        // the two values' types, at every element (`friend IN friends`,
+        // LDBC's IC5, checks a list of nodes for each of 10,000 rows).
+        let same = match (x, it) {
+            (Value::Node(a), Value::Node(b)) => Some(a.id == b.id),
+            (Value::Relationship(a), Value::Relationship(b)) => Some(a.id == b.id),
+            _ => equals(x, it),
+        };
+        match same {
             Some(true) => return Value::Bool(true),
             None => unknown = true,
             Some(false) => {}

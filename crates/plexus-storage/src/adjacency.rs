@@ -239,6 +239,21 @@ pub(crate) fn decode(block: &[u8], t: Option<u32>, out: &mut Vec<Entry>) -> Resu
     })
 }
 
+/// [`decode`] and [`count`] in one pass over the headers (a walk reads a
+/// block at every expansion, and the headers were a tenth of LDBC IC5's
+/// instructions when each was read four times).
+fn decode_counted(block: &[u8], t: Option<u32>, out: &mut Vec<Entry>) -> Result<u64> {
+    let mut n = 0u64;
+    each_section(block, |s| {
+        if t.is_none_or(|t| t == s.rel_type) {
+            n = n.saturating_add(s.count);
+            decode_section(block, &s, out)?;
+        }
+        Ok(())
+    })?;
+    Ok(n)
+}
+
 /// The number of entries in the block (of type `t` only, with one), from
 /// its header.
 pub(crate) fn count(block: &[u8], t: Option<u32>) -> Result<u64> {
@@ -298,10 +313,10 @@ impl Group {
         decode_block: bool,
     ) -> Result<()> {
         if key.len() == BLOCK_KEY_LEN {
-            self.block_count = count(value, t)?;
-            if decode_block {
-                decode(value, t, &mut self.entries)?;
-            }
+            self.block_count = match decode_block {
+                true => decode_counted(value, t, &mut self.entries)?,
+                false => count(value, t)?,
+            };
             return Ok(());
         }
         let e = delta_entry(key)?;
@@ -684,8 +699,12 @@ mod tests {
             let mut back = Vec::new();
             decode(&b, Some(t), &mut back).unwrap();
             prop_assert_eq!(count(&b, Some(t)).unwrap(), typed.len() as u64);
-            prop_assert_eq!(back, typed);
+            prop_assert_eq!(&back, &typed);
             prop_assert_eq!(count(&b, None).unwrap(), es.len() as u64);
+            // In one pass, the same entries and count.
+            let mut once = Vec::new();
+            prop_assert_eq!(decode_counted(&b, Some(t), &mut once).unwrap(), typed.len() as u64);
+            prop_assert_eq!(once, typed);
         }
 
         #[test]
@@ -702,6 +721,7 @@ mod tests {
             let _ = decode(&b[..cut.min(b.len())], None, &mut Vec::new());
             let _ = count(&damaged, Some(1));
             let _ = count(&b[..cut.min(b.len())], None);
+            let _ = decode_counted(&damaged, Some(1), &mut Vec::new());
         }
 
         #[test]
