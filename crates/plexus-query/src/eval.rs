@@ -897,7 +897,7 @@ fn in_literal(x: &Expr, items: &[Expr], row: &Row, ctx: &Ctx<'_>) -> R {
 
 /// `x IN list` over the list's elements: true on an equal one, else null
 /// when some comparison was unknown, else false.
-fn member<'v>(x: &Value, items: impl Iterator<Item = &'v Value>) -> Value {
+pub(crate) fn member<'v>(x: &Value, items: impl Iterator<Item = &'v Value>) -> Value {
     let mut unknown = false;
     for it in items {
         // A node or relationship by its id: `equals` would first compare

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 pub(crate) mod adjacent;
 pub(crate) mod any_of;
 mod column_filter;
+mod in_set;
 pub(crate) mod or_expand;
 pub(crate) mod reach;
 pub(crate) mod rel_seek;
@@ -371,6 +372,7 @@ fn matcher<'a, 'c>(
         dry: None,
         stood_in: std::cell::Cell::new(false),
         spares: Spares::default(),
+        in_sets: in_set::InSets::default(),
         ends: None,
     }
 }
@@ -439,6 +441,8 @@ struct Matcher<'a, 'c> {
     stood_in: std::cell::Cell<bool>,
     /// Node values a hop unbound, for its next binding.
     spares: Spares,
+    /// The lists of `x IN list` conjuncts as sets (`in_set.rs`).
+    in_sets: in_set::InSets,
     /// Where a consumer of one node variable's distinct values takes them
     /// ([`Want::Nodes`]).
     ends: Option<Ends<'a>>,
@@ -1544,7 +1548,11 @@ impl Matcher<'_, '_> {
         for (c, deps) in self.early.conjuncts {
             // `var` was just bound: only the others are looked up.
             if deps.contains(&var) && deps.iter().all(|d| *d == var || row.contains_key(d)) {
-                if self.eval(c, row)? != Value::Bool(true) {
+                let v = match self.in_sets.answer(c, deps, row, self.ctx)? {
+                    Some(v) => v,
+                    None => self.eval(c, row)?,
+                };
+                if v != Value::Bool(true) {
                     return Ok(None);
                 }
                 n += 1;

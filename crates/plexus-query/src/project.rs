@@ -166,6 +166,18 @@ impl WhereReads {
     }
 }
 
+/// The variables an aggregating projection reads of a group's first row:
+/// those of its items that aggregate (a grouping key is evaluated on each
+/// row as it comes) and of its ORDER BY; `None` when one may read any.
+fn first_reads(p: &Projection) -> Option<Vec<String>> {
+    let mut reads = Vec::new();
+    let items = p.items.iter().map(|i| &i.expr).filter(|e| has_aggregate(e));
+    for e in items.chain(p.order_by.iter().map(|s| &s.expr)) {
+        reads.extend(crate::eval::vars_read(e)?);
+    }
+    Some(reads)
+}
+
 /// WITH ... WHERE: sees the incoming variables too, unless the projection
 /// aggregates or is DISTINCT (then `input` is `None`). `reads` is
 /// [`WhereReads::new`] of `p`.
@@ -265,6 +277,9 @@ pub(crate) struct Projector<'p> {
     /// Bytes taken from the query's memory budget.
     charged: usize,
     where_reads: WhereReads,
+    /// The variables a group's first row is read for ([`Projector::first_of`]);
+    /// `None`: any.
+    first_reads: Option<Vec<String>>,
 }
 
 impl<'p> Projector<'p> {
@@ -305,6 +320,7 @@ impl<'p> Projector<'p> {
             },
             charged: 0,
             where_reads: WhereReads::new(p),
+            first_reads: first_reads(p),
         }
     }
 
@@ -361,10 +377,11 @@ impl<'p> Projector<'p> {
         let g = match found {
             Some(g) => g,
             None => {
-                let bytes = key.iter().map(value_size).sum::<usize>() + row_size(row);
+                let first = self.first_of(row);
+                let bytes = key.iter().map(value_size).sum::<usize>() + row_size(&first);
                 self.groups.push(Group {
                     key,
-                    first: row.clone(),
+                    first,
                     states: self.calls.iter().map(|c| Agg::new(c)).collect(),
                 });
                 self.charge(bytes, ctx)?;
@@ -380,6 +397,23 @@ impl<'p> Projector<'p> {
             return Ok(());
         }
         self.charge(grew, ctx)
+    }
+
+    /// What a new group keeps of its first row: the variables its items
+    /// and ORDER BY may read, or all of it when one may read any. A row
+    /// also carries what the query no longer reads (IC12's list of 2,000
+    /// tag ids, copied into each group, then into each sort key's scope).
+    fn first_of(&self, row: &Row) -> Row {
+        let Some(reads) = &self.first_reads else {
+            return row.clone();
+        };
+        let mut first = Row::with_capacity(reads.len());
+        first.extend(
+            row.iter()
+                .filter(|(k, _)| reads.iter().any(|r| r.as_str() == &***k))
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+        first
     }
 
     /// A top-k of `skip + limit` rows, when this projection is ORDER BY …
@@ -961,16 +995,36 @@ mod tests {
     use crate::limits::{CancelHandle, Guard, QueryLimits};
     use plexus_cypher::{parse, Clause};
 
+    /// A group keeps of its first row what its aggregating items and ORDER
+    /// BY read, and all of it when one of them may read anything.
+    #[test]
+    fn a_group_keeps_of_its_first_row_what_it_reads() {
+        let kept = |ret: &str| {
+            let p = &returned(ret);
+            let row = Row::from([
+                ("x".to_string(), Value::Int(1)),
+                ("p".to_string(), Value::Float(0.5)),
+                ("big".to_string(), Value::List(vec![Value::Int(1); 100])),
+            ]);
+            let first = Projector::new(p).first_of(&row);
+            first.keys().map(|k| k.to_string()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            kept("RETURN x AS k, count(*) AS c ORDER BY c"),
+            Vec::<String>::new()
+        );
+        assert_eq!(kept("RETURN x AS k, percentileDisc(x, p) AS d"), ["p", "x"]);
+        assert_eq!(kept("RETURN count(*) AS c ORDER BY size(big)"), ["big"]);
+        assert_eq!(
+            kept("RETURN count(*) AS c ORDER BY size([y IN big | y])"),
+            ["big", "p", "x"]
+        );
+    }
+
     /// The RETURN of `RETURN …` text, projected over rows with `x` bound.
     #[test]
     fn projections_that_ignore_repeated_rows() {
-        let ignores = |ret: &str| {
-            let q = parse(&format!("WITH 1 AS x {ret}")).unwrap();
-            let Some(Clause::Return(p)) = q.first.clauses.last() else {
-                panic!("no RETURN");
-            };
-            ignores_repeats(p)
-        };
+        let ignores = |ret: &str| ignores_repeats(&returned(ret));
         for yes in [
             "RETURN DISTINCT x",
             "RETURN count(DISTINCT x) AS n",
@@ -992,11 +1046,17 @@ mod tests {
         }
     }
 
-    fn project_xs(ret: &str, xs: &[Value], guard: &Guard) -> Result<Vec<Row>, QueryError> {
+    /// The RETURN of `WITH 1 AS x` followed by `ret`.
+    fn returned(ret: &str) -> Projection {
         let q = parse(&format!("WITH 1 AS x {ret}")).unwrap();
         let Some(Clause::Return(p)) = q.first.clauses.last() else {
             panic!("no RETURN");
         };
+        p.clone()
+    }
+
+    fn project_xs(ret: &str, xs: &[Value], guard: &Guard) -> Result<Vec<Row>, QueryError> {
+        let p = &returned(ret);
         let params = Default::default();
         let ctx = Ctx::without_graph(&params, guard);
         let mut pr = Projector::new(p);
