@@ -28,7 +28,7 @@
 
 use crate::error::{Result, StorageError};
 use crate::ids::{EdgeId, GraphId, NodeId, TypeId};
-use crate::keys::{adj_prefix, ADJ, DIR_OUT, NODES};
+use crate::keys::{adj_prefix, record_key, ADJ, DIR_OUT, NODES};
 use crate::read::Neighbor;
 use plexus_common::{read_u32, read_u64};
 use plexus_common::{write_varint, Reader};
@@ -346,13 +346,30 @@ impl Group {
 /// only, besides the block, with one — deltas of lower types between them
 /// are skipped by [`Group::take`]).
 pub(crate) fn group_range(g: GraphId, node: NodeId, dir: u8, t: Option<u32>) -> KeyRange {
-    let block = block_key(g, node, dir);
-    let mut upto = block.clone();
+    // Each end built at its size, the successor in place: a walk reads a
+    // group at every expansion, and growing, copying and succeeding the
+    // keys were five allocations a read.
+    let mut block = Vec::with_capacity(BLOCK_KEY_LEN);
+    block.extend_from_slice(&record_key(g, node.0));
+    block.push(dir);
+    let mut end = Vec::with_capacity(BLOCK_KEY_LEN + 4);
+    end.extend_from_slice(&block);
     if let Some(t) = t {
-        upto.extend_from_slice(&t.to_be_bytes());
+        end.extend_from_slice(&t.to_be_bytes());
     }
+    // The first key past every key that starts with `end`'s bytes.
+    while end.last() == Some(&0xff) {
+        end.pop();
+    }
+    let end = match end.last_mut() {
+        Some(last) => {
+            *last += 1;
+            Bound::Excluded(end)
+        }
+        None => Bound::Unbounded,
+    };
     KeyRange {
-        end: prefix_successor(&upto).map_or(Bound::Unbounded, Bound::Excluded),
+        end,
         start: Bound::Included(block),
     }
 }
@@ -734,6 +751,35 @@ mod tests {
             want.extend(added.iter().copied());
             let got = apply(block, &added, &removed);
             prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+        }
+    }
+
+    /// A group's range as the block key and the successor of its prefix
+    /// give it, ids and types ending in 0xff included.
+    #[test]
+    fn a_group_range_is_its_block_key_up_to_the_successor_of_its_prefix() {
+        for (node, t) in [
+            (0, None),
+            (7, Some(3)),
+            (0xff, Some(u32::MAX)),
+            (u64::MAX, None),
+            (u64::MAX, Some(u32::MAX)),
+            (0x1ff, Some(0xff)),
+        ] {
+            for dir in [DIR_OUT, DIR_OUT.wrapping_add(1), 0xff] {
+                let g = GraphId(0xffff_ffff);
+                let block = adj_prefix(g, NodeId(node), Some(dir), None);
+                let prefix = adj_prefix(g, NodeId(node), Some(dir), t);
+                let want = KeyRange {
+                    end: prefix_successor(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
+                    start: Bound::Included(block),
+                };
+                assert_eq!(
+                    group_range(g, NodeId(node), dir, t),
+                    want,
+                    "{node} {dir} {t:?}"
+                );
+            }
         }
     }
 
