@@ -1701,6 +1701,30 @@ fn property_comparisons_agree_with_comparing_a_copy() {
                     "{round}: {literal}"
                 );
             }
+            // A chained comparison outside a MATCH's WHERE, one AND whose
+            // two sides read the property once (`eval::lent_between`):
+            // its true, false and null rows counted apart.
+            for x in &probes {
+                let counted = |e: &str| {
+                    format!(
+                        "MATCH (:H)-->(n) WITH n, n.v AS v RETURN count(CASE WHEN {e} THEN 1 END) \
+                         AS t, count(CASE WHEN NOT ({e}) THEN 1 END) AS f, count(*) AS all"
+                    )
+                };
+                for (fast, slow) in [
+                    (format!("$x {op} n.v {op} 60"), format!("$x {op} v {op} 60")),
+                    (
+                        format!("n.v {op} $x AND 0 < n.v"),
+                        format!("v {op} $x AND 0 < v"),
+                    ),
+                ] {
+                    assert_eq!(
+                        run(&counted(&fast), x),
+                        run(&counted(&slow), x),
+                        "{round}: {fast} with {x:?}"
+                    );
+                }
+            }
         }
     };
     for round in ["first", "second", "third"] {
