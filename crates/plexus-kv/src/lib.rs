@@ -125,11 +125,16 @@ fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 /// The smallest key greater than every key starting with `prefix`, or `None`
 /// when the prefix is all 0xff bytes (then the range runs to the end).
 pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut s = prefix.to_vec();
-    while let Some(last) = s.pop() {
+    into_prefix_successor(prefix.to_vec())
+}
+
+/// [`prefix_successor`] made in `prefix`'s own buffer (a caller that built
+/// the prefix for this spares a copy).
+pub fn into_prefix_successor(mut prefix: Vec<u8>) -> Option<Vec<u8>> {
+    while let Some(last) = prefix.pop() {
         if last < 0xff {
-            s.push(last + 1);
-            return Some(s);
+            prefix.push(last + 1);
+            return Some(prefix);
         }
     }
     None

@@ -1020,18 +1020,12 @@ fn lent_comparison(
     row: &Row,
     ctx: &Ctx<'_>,
 ) -> Result<Option<Value>, QueryError> {
-    let (ExprKind::Property(base, key), Some(g)) = (&prop.kind, ctx.graph) else {
-        return Ok(None);
-    };
-    let ExprKind::Var(v) = &base.kind else {
-        return Ok(None);
-    };
-    let Some(Value::Node(n)) = row.get(v) else {
+    let Some((g, n, key)) = lent_node(prop, row, ctx) else {
         return Ok(None);
     };
     let y = operand(other, row, ctx)?;
     let mut out = None;
-    g.with_node_property(NodeId(n.id), key, &mut |x| {
+    g.with_node_property(n, key, &mut |x| {
         out = x.and_then(|x| match right {
             false => comparison(op, x, y.as_ref()),
             true => comparison(op, y.as_ref(), x),
@@ -1053,9 +1047,9 @@ fn and(x: Option<bool>, y: Option<bool>) -> Option<bool> {
 /// constant — a chained comparison, `$end > m.date >= $start`, is one —
 /// with the property read once for both (each read was a sixth of IC4's
 /// projection). `None` when that does not apply or the node has no such
-/// property: the general path then answers, in its own order. `a`'s other
-/// side is evaluated first and `b`'s error, if any, comes only after `a`
-/// was answered, as when each is evaluated alone.
+/// property, or `b`'s other side fails: the general path then answers, in
+/// its own order (so `b`'s error comes after `a` was answered, as when
+/// each is evaluated alone).
 fn lent_between(a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> Result<Option<Value>, QueryError> {
     let (ExprKind::Binary(op1, a1, a2), ExprKind::Binary(op2, b1, b2)) = (&a.kind, &b.kind) else {
         return Ok(None);
@@ -1063,43 +1057,58 @@ fn lent_between(a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> Result<Option<V
     let (Some(s1), Some(s2)) = (lent_shape(*op1, a1, a2), lent_shape(*op2, b1, b2)) else {
         return Ok(None);
     };
-    let (ExprKind::Property(base, key), ExprKind::Property(base2, key2), Some(g)) =
-        (&s1.0.kind, &s2.0.kind, ctx.graph)
-    else {
-        return Ok(None);
-    };
-    let (ExprKind::Var(v), ExprKind::Var(v2)) = (&base.kind, &base2.kind) else {
-        return Ok(None);
-    };
-    if v != v2 || key != key2 {
+    // The same property of the same variable on both sides.
+    if var_property(s1.0).is_none() || var_property(s1.0) != var_property(s2.0) {
         return Ok(None);
     }
-    let Some(Value::Node(n)) = row.get(v) else {
+    let Some((g, n, key)) = lent_node(s1.0, row, ctx) else {
         return Ok(None);
     };
     let y1 = operand(s1.1, row, ctx)?;
-    let y2 = operand(s2.1, row, ctx);
+    // `b`'s other side failing is the general path's to report, after `a`.
+    let Ok(y2) = operand(s2.1, row, ctx) else {
+        return Ok(None);
+    };
     let side = |op: BinOp, x: &Value, y: &Value, right: bool| match right {
         false => comparison(op, x, y),
         true => comparison(op, y, x),
     };
     let mut out = None;
-    g.with_node_property(NodeId(n.id), key, &mut |x| {
-        out = x.map(|x| {
-            let first = side(*op1, x, y1.as_ref(), s1.2);
-            let second = y2.as_ref().ok().map(|y2| side(*op2, x, y2.as_ref(), s2.2));
-            (first, second)
+    g.with_node_property(n, key, &mut |x| {
+        out = x.and_then(|x| {
+            let first = side(*op1, x, y1.as_ref(), s1.2)?;
+            Some((first, side(*op2, x, y2.as_ref(), s2.2)?))
         });
     })?;
-    let Some((first, second)) = out else {
-        return Ok(None);
-    };
-    // `b`'s other side fails only now, after `a` was answered.
-    y2?;
-    let (Some(first), Some(Some(second))) = (first, second) else {
-        return Ok(None);
-    };
-    Ok(Some(tri(and(truth(&first)?, truth(&second)?))))
+    match out {
+        Some((first, second)) => Ok(Some(tri(and(truth(&first)?, truth(&second)?)))),
+        None => Ok(None),
+    }
+}
+
+/// The graph, node and key of `prop`, a property of a variable bound to a
+/// node, for [`lent_comparison`] and [`lent_between`].
+fn lent_node<'e, 'g>(
+    prop: &'e Expr,
+    row: &Row,
+    ctx: &Ctx<'g>,
+) -> Option<(&'g dyn GraphRead, NodeId, &'e str)> {
+    let ((v, key), g) = (var_property(prop)?, ctx.graph?);
+    match row.get(v) {
+        Some(Value::Node(n)) => Some((g, NodeId(n.id), key)),
+        _ => None,
+    }
+}
+
+/// The variable and key of `v.key`.
+fn var_property(e: &Expr) -> Option<(&str, &str)> {
+    match &e.kind {
+        ExprKind::Property(base, key) => match &base.kind {
+            ExprKind::Var(v) => Some((v, key)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Whether `a op b` is a comparison [`lent_comparison`] may answer: which
@@ -1673,22 +1682,13 @@ pub(crate) fn repeatable(e: &Expr) -> bool {
     })
 }
 
-/// A literal scalar or a parameter: reads no variable.
 /// A variable, a parameter or a constant: what [`eval`] answers without
 /// recursing.
 fn is_leaf(e: &Expr) -> bool {
-    matches!(
-        e.kind,
-        ExprKind::Var(_)
-            | ExprKind::Param(_)
-            | ExprKind::Null
-            | ExprKind::Bool(_)
-            | ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::String(_)
-    )
+    matches!(e.kind, ExprKind::Var(_)) || is_constant_leaf(&e.kind)
 }
 
+/// A literal scalar or a parameter: reads no variable.
 pub(crate) fn is_constant_leaf(k: &ExprKind) -> bool {
     matches!(
         k,

@@ -166,18 +166,6 @@ impl WhereReads {
     }
 }
 
-/// The variables an aggregating projection reads of a group's first row:
-/// those of its items that aggregate (a grouping key is evaluated on each
-/// row as it comes) and of its ORDER BY; `None` when one may read any.
-fn first_reads(p: &Projection) -> Option<Vec<String>> {
-    let mut reads = Vec::new();
-    let items = p.items.iter().map(|i| &i.expr).filter(|e| has_aggregate(e));
-    for e in items.chain(p.order_by.iter().map(|s| &s.expr)) {
-        reads.extend(crate::eval::vars_read(e)?);
-    }
-    Some(reads)
-}
-
 /// WITH ... WHERE: sees the incoming variables too, unless the projection
 /// aggregates or is DISTINCT (then `input` is `None`). `reads` is
 /// [`WhereReads::new`] of `p`.
@@ -277,9 +265,6 @@ pub(crate) struct Projector<'p> {
     /// Bytes taken from the query's memory budget.
     charged: usize,
     where_reads: WhereReads,
-    /// The variables a group's first row is read for ([`Projector::first_of`]);
-    /// `None`: any.
-    first_reads: Option<Vec<String>>,
 }
 
 impl<'p> Projector<'p> {
@@ -320,7 +305,6 @@ impl<'p> Projector<'p> {
             },
             charged: 0,
             where_reads: WhereReads::new(p),
-            first_reads: first_reads(p),
         }
     }
 
@@ -377,7 +361,7 @@ impl<'p> Projector<'p> {
         let g = match found {
             Some(g) => g,
             None => {
-                let first = self.first_of(row);
+                let first = self.what_order_reads(row);
                 let bytes = key.iter().map(value_size).sum::<usize>() + row_size(&first);
                 self.groups.push(Group {
                     key,
@@ -397,23 +381,6 @@ impl<'p> Projector<'p> {
             return Ok(());
         }
         self.charge(grew, ctx)
-    }
-
-    /// What a new group keeps of its first row: the variables its items
-    /// and ORDER BY may read, or all of it when one may read any. A row
-    /// also carries what the query no longer reads (IC12's list of 2,000
-    /// tag ids, copied into each group, then into each sort key's scope).
-    fn first_of(&self, row: &Row) -> Row {
-        let Some(reads) = &self.first_reads else {
-            return row.clone();
-        };
-        let mut first = Row::with_capacity(reads.len());
-        first.extend(
-            row.iter()
-                .filter(|(k, _)| reads.iter().any(|r| r.as_str() == &***k))
-                .map(|(k, v)| (k.clone(), v.clone())),
-        );
-        first
     }
 
     /// A top-k of `skip + limit` rows, when this projection is ORDER BY …
@@ -504,20 +471,29 @@ impl<'p> Projector<'p> {
     }
 
     /// The part of an input row that ORDER BY or WHERE may read — and the
-    /// items too, for rows a top-k projects later (conservatively: a
-    /// variable is dropped only when no expression can read it,
-    /// `eval::free_of`).
+    /// items too, for rows a top-k projects later; of an aggregating
+    /// projection's group, the first row's part that ORDER BY and the
+    /// aggregating items may read (a grouping key is evaluated on each row
+    /// as it comes, and a row also carries what the query no longer reads:
+    /// IC12's list of 2,000 tag ids was copied into every group).
+    /// Conservatively: a variable is dropped only when no expression can
+    /// read it (`eval::free_of`).
     fn what_order_reads(&mut self, row: &Row) -> Row {
         let p = self.p;
         let items_later = self.top.is_some();
-        let mut kept = Row::new();
+        let aggregating = self.aggregating;
+        let mut kept = Row::with_capacity(row.iter().len());
         for (k, v) in row {
             let reads = match self.reads.get(&**k) {
                 Some(r) => *r,
                 None => {
+                    let item_free = |e: &Expr| match aggregating {
+                        true => !has_aggregate(e) || free_of(e, k),
+                        false => !items_later || free_of(e, k),
+                    };
                     let free = p.order_by.iter().all(|s| free_of(&s.expr, k))
-                        && p.where_.iter().all(|w| free_of(w, k))
-                        && (!items_later || p.items.iter().all(|i| free_of(&i.expr, k)));
+                        && (aggregating || p.where_.iter().all(|w| free_of(w, k)))
+                        && p.items.iter().all(|i| item_free(&i.expr));
                     self.reads.insert(k.clone(), !free);
                     !free
                 }
@@ -1006,7 +982,7 @@ mod tests {
                 ("p".to_string(), Value::Float(0.5)),
                 ("big".to_string(), Value::List(vec![Value::Int(1); 100])),
             ]);
-            let first = Projector::new(p).first_of(&row);
+            let first = Projector::new(p).what_order_reads(&row);
             first.keys().map(|k| k.to_string()).collect::<Vec<_>>()
         };
         assert_eq!(

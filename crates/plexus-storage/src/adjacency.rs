@@ -32,7 +32,7 @@ use crate::keys::{adj_prefix, record_key, ADJ, DIR_OUT, NODES};
 use crate::read::Neighbor;
 use plexus_common::{read_u32, read_u64};
 use plexus_common::{write_varint, Reader};
-use plexus_kv::{prefix_successor, KeyRange, Op, Snapshot, WriteBatch};
+use plexus_kv::{into_prefix_successor, prefix_successor, KeyRange, Op, Snapshot, WriteBatch};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
@@ -346,7 +346,7 @@ impl Group {
 /// only, besides the block, with one — deltas of lower types between them
 /// are skipped by [`Group::take`]).
 pub(crate) fn group_range(g: GraphId, node: NodeId, dir: u8, t: Option<u32>) -> KeyRange {
-    // Each end built at its size, the successor in place: a walk reads a
+    // Each end built at its size, the successor in its buffer: a walk reads a
     // group at every expansion, and growing, copying and succeeding the
     // keys were five allocations a read.
     let mut block = Vec::with_capacity(BLOCK_KEY_LEN);
@@ -357,19 +357,8 @@ pub(crate) fn group_range(g: GraphId, node: NodeId, dir: u8, t: Option<u32>) -> 
     if let Some(t) = t {
         end.extend_from_slice(&t.to_be_bytes());
     }
-    // The first key past every key that starts with `end`'s bytes.
-    while end.last() == Some(&0xff) {
-        end.pop();
-    }
-    let end = match end.last_mut() {
-        Some(last) => {
-            *last += 1;
-            Bound::Excluded(end)
-        }
-        None => Bound::Unbounded,
-    };
     KeyRange {
-        end,
+        end: into_prefix_successor(end).map_or(Bound::Unbounded, Bound::Excluded),
         start: Bound::Included(block),
     }
 }

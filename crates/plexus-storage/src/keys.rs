@@ -196,7 +196,13 @@ pub(crate) fn token_member_key(g: GraphId, token: u32, id: u64) -> Vec<u8> {
 }
 
 pub(crate) fn token_prefix(g: GraphId, token: u32) -> Vec<u8> {
-    let mut k = with_graph(g, 4);
+    token_prefix_with_room(g, token, 0)
+}
+
+/// [`token_prefix`] with room for `more` bytes after it (an index seek's
+/// value key: growing the buffer while it went in was an allocation).
+pub(crate) fn token_prefix_with_room(g: GraphId, token: u32, more: usize) -> Vec<u8> {
+    let mut k = with_graph(g, 4 + more);
     push_u32(&mut k, token);
     k
 }

@@ -12,7 +12,7 @@ use crate::schema::{
     push_value_key, ConstraintInfo, ConstraintKind, IndexDef, IndexInfo, IndexKind, TRUNCATED_LEN,
 };
 use crate::view::TxnCore;
-use plexus_common::{encode_key_value, push_u32, read_u32, read_u64, Value};
+use plexus_common::{encode_key_value, read_u32, read_u64, Value};
 use plexus_kv::{prefix_successor, KeyRange, Ks, ScanOptions};
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -1425,8 +1425,7 @@ fn index_hits(c: &TxnCore, def: &IndexDef, v: &Value) -> Result<(Vec<u64>, Optio
     // The prefix built in one buffer, which the range then owns: an
     // equality seek starts most queries, and each copy was an allocation
     // (so was each growth of the buffer while the value's key went in).
-    let mut prefix = with_graph(c.g, 4 + value_key_room(v));
-    push_u32(&mut prefix, def.id);
+    let mut prefix = token_prefix_with_room(c.g, def.id, value_key_room(v));
     let vk_len = push_value_key(v, &mut prefix);
     let len = prefix.len();
     // The entries' ids first, read in place (an equality seek is most
