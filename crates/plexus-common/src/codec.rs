@@ -93,15 +93,18 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
         Reader { buf, pos: 0 }
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()
     }
 
     /// Bytes left to read.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len().saturating_sub(self.pos)
     }
@@ -113,12 +116,14 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline]
     pub fn byte(&mut self) -> Result<u8, DecodeError> {
         let b = *self.buf.get(self.pos).ok_or_else(|| self.err("byte"))?;
         self.pos += 1;
         Ok(b)
     }
 
+    #[inline]
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         let end = self.pos.checked_add(n).ok_or_else(|| self.err("length"))?;
         let s = self
@@ -129,7 +134,20 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    #[inline]
     pub fn varint(&mut self) -> Result<u64, DecodeError> {
+        // Most varints a record or a block holds (ids' low bits, lengths,
+        // tokens) fit in one byte: read those without the loop.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b & 0x80 == 0 {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+        }
+        self.varint_long()
+    }
+
+    fn varint_long(&mut self) -> Result<u64, DecodeError> {
         let mut out = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -146,6 +164,7 @@ impl<'a> Reader<'a> {
         Ok((v >> 1) as i64 ^ -((v & 1) as i64))
     }
 
+    #[inline]
     pub fn len(&mut self) -> Result<usize, DecodeError> {
         let n = self.varint()?;
         // A length can never exceed what is left to read; checking here
@@ -493,6 +512,35 @@ fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Value, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One-byte varints take a path of their own: both paths, at their
+    /// edges, read back what was written, and a truncated or overlong
+    /// varint is an error.
+    #[test]
+    fn varints_read_back_at_every_width() {
+        let values = [
+            0,
+            1,
+            0x7f,
+            0x80,
+            0x3fff,
+            0x4000,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ];
+        let mut out = Vec::new();
+        for v in values {
+            write_varint(&mut out, v);
+        }
+        let mut r = Reader::new(&out);
+        for v in values {
+            assert_eq!(r.varint().unwrap(), v);
+        }
+        assert!(r.is_empty() && r.varint().is_err());
+        assert_eq!(read_varint(&[0x80, 0x01]).unwrap(), (0x80, 2));
+        assert!(read_varint(&[0x80]).is_err());
+        assert!(read_varint(&[0xff; 11]).is_err());
+    }
 
     fn sample() -> Vec<Value> {
         let mut m = BTreeMap::new();

@@ -78,8 +78,9 @@ type RecordVisitor<'a> = dyn FnMut(u64, &[u8], &[u8]) -> Result<bool> + 'a;
 
 /// Walks a block's records in id order, handing `f` each one's id low
 /// bits, user id and the record after it, until `f` returns false. Callers
-/// rebuild only the records they keep.
-fn walk(block: &[u8], f: &mut RecordVisitor<'_>) -> Result<()> {
+/// rebuild only the records they keep. Without `users`, the user ids are
+/// skipped, not rebuilt, and `f` gets an empty one.
+fn walk(block: &[u8], users: bool, f: &mut RecordVisitor<'_>) -> Result<()> {
     let bad = |_| corrupt("record");
     let mut r = Reader::new(block);
     if r.byte().map_err(bad)? != MARK {
@@ -91,7 +92,11 @@ fn walk(block: &[u8], f: &mut RecordVisitor<'_>) -> Result<()> {
     let mut last = None;
     while !r.is_empty() {
         let low = next_low(&mut r, &mut last)?;
-        crate::prefix::next(&mut r, &mut user, false).map_err(bad)?;
+        if users {
+            crate::prefix::next(&mut r, &mut user, false).map_err(bad)?;
+        } else {
+            crate::prefix::read(&mut r).map_err(bad)?;
+        }
         let len = r.len().map_err(bad)?;
         if !f(low, &user, r.bytes(len).map_err(bad)?)? {
             break;
@@ -108,7 +113,7 @@ pub(crate) fn each(
 ) -> Result<()> {
     let base = base_of(key)?;
     let mut record = Vec::new();
-    walk(block, &mut |low, user, rest| {
+    walk(block, true, &mut |low, user, rest| {
         join_key(user, rest, &mut record);
         f(EdgeId(base | low), &record)?;
         Ok(true)
@@ -119,7 +124,7 @@ pub(crate) fn each(
 /// the records.
 pub(crate) fn each_id(key: &[u8], block: &[u8], f: &mut dyn FnMut(EdgeId)) -> Result<()> {
     let base = base_of(key)?;
-    walk(block, &mut |low, _, _| {
+    walk(block, false, &mut |low, _, _| {
         f(EdgeId(base | low));
         Ok(true)
     })
@@ -157,54 +162,129 @@ pub(crate) fn convert_v2(key: &[u8], block: &[u8]) -> Result<(Vec<u8>, u64)> {
 /// The committed record bytes of edge `id` of graph `g`, rebuilt from its
 /// block in `snap`.
 pub(crate) fn record(snap: &dyn Snapshot, g: GraphId, id: EdgeId) -> Result<Option<Vec<u8>>> {
-    let block = block_key(g, id);
+    in_snapshot(snap, &block_key(g, id), id, true, |user, rest| {
+        let mut record = Vec::with_capacity(user.len() + rest.len() + 2);
+        join_key(user, rest, &mut record);
+        Ok(record)
+    })
+}
+
+/// `f` of edge `id`'s record in the block at `key` in `snap`, read in
+/// place: its user id (empty unless `users`) and the rest ([`find`]).
+fn in_snapshot<T>(
+    snap: &dyn Snapshot,
+    key: &[u8],
+    id: EdgeId,
+    users: bool,
+    f: impl FnOnce(&[u8], &[u8]) -> Result<T>,
+) -> Result<Option<T>> {
     let range = KeyRange {
-        start: Bound::Included(block.clone()),
-        end: Bound::Included(block),
+        start: Bound::Included(key.to_vec()),
+        end: Bound::Included(key.to_vec()),
     };
-    let mut record = Vec::with_capacity(64);
-    let mut found = Ok(false);
+    let (mut f, mut out) = (Some(f), Ok(None));
     snap.visit(EDGES, &range, &mut |_, v| {
-        found = find(v, id, &mut record);
+        if let Some(f) = f.take() {
+            out = find(v, id, users, f);
+        }
         Ok(false)
     })?;
-    Ok(found?.then_some(record))
+    out
 }
 
-/// The blocks a transaction may keep decoded at most this large: an edge
-/// with a long vector property makes a block of megabytes.
+/// The blocks a transaction may keep at most this large: an edge with a
+/// long vector property makes a block of megabytes.
 const CACHED_BLOCK_BYTES: usize = 256 << 10;
 
-/// A block's records, rebuilt into one buffer: each record's id low bits
-/// and where it ends in `bytes`, in id order (one allocation per block,
-/// not per record).
+/// A block kept by a [`BlockCache`]: its bytes, where each record's part
+/// after its user id lies in them, and the user ids once one was asked for.
 #[derive(Default)]
-struct Records {
-    ends: Vec<(u64, usize)>,
+struct Held {
     bytes: Vec<u8>,
+    /// Per record in id order: its id low bits, where its rest starts and
+    /// where it ends in `bytes`.
+    rests: Vec<(u8, u32, u32)>,
+    /// The records' user ids one after another, and where each ends, in the
+    /// order of `rests`: rebuilt from their prefixes only when needed
+    /// (`elementId(r)`, a whole record); a property read needs none.
+    users: Option<(Vec<u8>, Vec<u32>)>,
 }
 
-impl Records {
-    fn get(&self, low: u64) -> Option<&[u8]> {
-        let i = self.ends.binary_search_by_key(&low, |(l, _)| *l).ok()?;
-        let start = i.checked_sub(1).map_or(0, |p| self.ends[p].1);
-        self.bytes.get(start..self.ends[i].1)
+impl Held {
+    /// The block `bytes` held, indexed (a block holds at most 64 records).
+    fn new(bytes: Vec<u8>) -> Result<Held> {
+        let mut rests = Vec::with_capacity(1 << SHIFT);
+        let start = bytes.as_ptr() as usize;
+        walk(&bytes, false, &mut |low, _, rest| {
+            let at = rest.as_ptr() as usize - start;
+            let (lo, s, e) = (
+                u8::try_from(low),
+                u32::try_from(at),
+                u32::try_from(at + rest.len()),
+            );
+            let (Ok(lo), Ok(s), Ok(e)) = (lo, s, e) else {
+                return Err(corrupt("size"));
+            };
+            rests.push((lo, s, e));
+            Ok(true)
+        })?;
+        Ok(Held {
+            bytes,
+            rests,
+            users: None,
+        })
+    }
+
+    /// The user id (empty unless `users`) and the rest of the record with
+    /// id low bits `low`.
+    fn get(&mut self, low: u64, users: bool) -> Result<Option<(&[u8], &[u8])>> {
+        let Ok(i) = self
+            .rests
+            .binary_search_by_key(&low, |&(l, _, _)| u64::from(l))
+        else {
+            return Ok(None);
+        };
+        if users && self.users.is_none() {
+            let (mut ids, mut ends) = (Vec::new(), Vec::with_capacity(self.rests.len()));
+            walk(&self.bytes, true, &mut |_, user, _| {
+                ids.extend_from_slice(user);
+                ends.push(u32::try_from(ids.len()).map_err(|_| corrupt("size"))?);
+                Ok(true)
+            })?;
+            self.users = Some((ids, ends));
+        }
+        let (_, s, e) = self.rests[i];
+        let rest = self
+            .bytes
+            .get(s as usize..e as usize)
+            .ok_or_else(|| corrupt("record"))?;
+        let user = match &self.users {
+            Some((ids, ends)) if users => {
+                let start = i.checked_sub(1).map_or(0, |p| ends[p]);
+                ids.get(start as usize..ends[i] as usize)
+                    .ok_or_else(|| corrupt("record"))?
+            }
+            _ => &[],
+        };
+        Ok(Some((user, rest)))
     }
 }
 
-/// The edge blocks a transaction read last (up to [`KEPT_BLOCKS`]), each
-/// decoded once a second record of it is read. A delete of a document
-/// reads its relationships in id order, each twice (its owners, then the
-/// record it removes): 64 of them share a block, and each read walked half
-/// the block after a seek. A node's relationships come in neighbour order,
-/// their ids spread over a few blocks (LDBC's IS3 reads 228 `KNOWS` of one
-/// person across four blocks, alternating): one block kept was dropped at
-/// nearly every read, so each read walked its block again. The record read
-/// last in a block is kept too, so reading one relationship's properties
-/// one after another (`r.creationDate` as a sort key, then as a column)
-/// copies that record instead of decoding its whole block. A transaction's
-/// snapshot never changes, so what is kept stays right; its own writes are
-/// read before it (`read.rs`).
+/// The edge blocks a transaction read last (up to [`KEPT_BLOCKS`]). A
+/// block read once is only remembered; read again, it is copied and
+/// indexed, so that each further read is a binary search. A delete of a
+/// document reads its relationships in id order, each twice (its owners,
+/// then the record it removes): 64 of them share a block. A node's
+/// relationships come in neighbour order, their ids spread over a few
+/// blocks (LDBC's IS3 reads 228 `KNOWS` of one person across four blocks,
+/// alternating); reading one relationship's properties one after another
+/// (`r.creationDate` as a sort key, then as a column) reads its block
+/// twice. But a walk that reads one relationship per block (IC5's
+/// memberships: 2,106 of 3,072 reads the first of their block) would copy
+/// a block for one record, so a first read walks the block in place,
+/// skipping the user ids it does not need. A transaction's snapshot never
+/// changes, so what is kept stays right; its own writes are read before it
+/// (`read.rs`).
 #[derive(Default)]
 pub(crate) struct BlockCache {
     /// Oldest first; the oldest goes when a new one comes past the limit.
@@ -212,93 +292,98 @@ pub(crate) struct BlockCache {
 }
 
 /// Blocks a transaction keeps: with [`CACHED_BLOCK_BYTES`] each, at most
-/// 2 MiB decoded.
+/// 2 MiB.
 const KEPT_BLOCKS: usize = 8;
 
 struct Kept {
     key: Vec<u8>,
-    /// The record read last in this block, by id (`None`: not there).
-    last: Option<(EdgeId, Option<Vec<u8>>)>,
-    /// The block's records, once decoded.
-    records: Option<Records>,
+    state: State,
+}
+
+enum State {
+    /// Read once, not kept.
+    Seen,
+    /// Too large to keep: read in place every time.
+    Large,
+    /// Kept (empty when the snapshot has no such block).
+    Held(Held),
 }
 
 impl BlockCache {
-    /// [`record`], through the cache.
-    pub(crate) fn record(
+    /// `f` of the user id and the rest of edge `id`'s committed record
+    /// (`split_key`), through the cache; `None` when the edge is not there.
+    /// Without `users`, the user id is not rebuilt and `f` gets an empty
+    /// one: a property read needs none.
+    pub(crate) fn read<T>(
         &mut self,
         snap: &dyn Snapshot,
         g: GraphId,
         id: EdgeId,
-    ) -> Result<Option<Vec<u8>>> {
+        users: bool,
+        f: impl FnOnce(&[u8], &[u8]) -> Result<T>,
+    ) -> Result<Option<T>> {
         let block = block_key(g, id);
         let Some(kept) = self.blocks.iter_mut().find(|k| k.key == block) else {
-            let found = record(snap, g, id)?;
+            let out = in_snapshot(snap, &block, id, users, f)?;
             if self.blocks.len() == KEPT_BLOCKS {
                 self.blocks.pop_front();
             }
             self.blocks.push_back(Kept {
                 key: block,
-                last: Some((id, found.clone())),
-                records: None,
+                state: State::Seen,
             });
-            return Ok(found);
+            return Ok(out);
         };
-        if let Some((last, found)) = &kept.last {
-            if *last == id {
-                return Ok(found.clone());
-            }
+        if let State::Seen = kept.state {
+            kept.state = held(snap, &kept.key)?;
         }
-        if kept.records.is_none() {
-            kept.records = decoded(snap, &kept.key)?;
+        match &mut kept.state {
+            State::Held(held) => held
+                .get(id.0 & ((1 << SHIFT) - 1), users)?
+                .map(|(user, rest)| f(user, rest))
+                .transpose(),
+            State::Seen | State::Large => in_snapshot(snap, &kept.key, id, users, f),
         }
-        let Some(records) = &kept.records else {
-            return record(snap, g, id);
-        };
-        Ok(records.get(id.0 & ((1 << SHIFT) - 1)).map(<[u8]>::to_vec))
     }
 }
 
-/// Every record of the block at `key` in `snap` by id low bits, in order;
-/// `None` for a block too large to keep.
-fn decoded(snap: &dyn Snapshot, key: &[u8]) -> Result<Option<Records>> {
+/// The block at `key` in `snap`, copied and indexed unless too large.
+fn held(snap: &dyn Snapshot, key: &[u8]) -> Result<State> {
     let range = KeyRange {
         start: Bound::Included(key.to_vec()),
         end: Bound::Included(key.to_vec()),
     };
-    let mut out = Ok(Some(Records::default()));
+    let mut bytes = None;
     snap.visit(EDGES, &range, &mut |_, v| {
-        if v.len() > CACHED_BLOCK_BYTES {
-            out = Ok(None);
-            return Ok(false);
-        }
-        let mut records = Records::default();
-        let mut record = Vec::new();
-        out = walk(v, &mut |low, user, rest| {
-            join_key(user, rest, &mut record);
-            records.bytes.extend_from_slice(&record);
-            records.ends.push((low, records.bytes.len()));
-            Ok(true)
-        })
-        .map(|()| Some(records));
+        bytes = Some((v.len() <= CACHED_BLOCK_BYTES).then(|| v.to_vec()));
         Ok(false)
     })?;
-    out
+    Ok(match bytes {
+        None => State::Held(Held::default()),
+        Some(None) => State::Large,
+        Some(Some(bytes)) => State::Held(Held::new(bytes)?),
+    })
 }
 
-/// Puts the record of `id` from its block into `record`; false when the
-/// block does not hold it.
-pub(crate) fn find(block: &[u8], id: EdgeId, record: &mut Vec<u8>) -> Result<bool> {
+/// `f` of the user id (empty unless `users`) and the rest of the record of
+/// `id` in `block`; `None` when the block does not hold it.
+fn find<T>(
+    block: &[u8],
+    id: EdgeId,
+    users: bool,
+    f: impl FnOnce(&[u8], &[u8]) -> Result<T>,
+) -> Result<Option<T>> {
     let want = id.0 & ((1 << SHIFT) - 1);
-    let mut found = false;
-    walk(block, &mut |low, user, rest| {
+    let (mut f, mut out) = (Some(f), None);
+    walk(block, users, &mut |low, user, rest| {
         if low == want {
-            join_key(user, rest, record);
-            found = true;
+            if let Some(f) = f.take() {
+                out = Some(f(user, rest)?);
+            }
         }
         Ok(low < want)
     })?;
-    Ok(found)
+    Ok(out)
 }
 
 /// Appends one record to a block being built, after the record before it
@@ -445,22 +530,26 @@ mod tests {
             }
             p.finish(&mut run);
             let mut seen = Vec::new();
-            let mut buf = Vec::new();
+            let joined = |u: &[u8], r: &[u8]| {
+                let mut out = Vec::new();
+                join_key(u, r, &mut out);
+                Ok(out)
+            };
             for (k, v) in run.iter() {
                 each(k, v, &mut |id, r| {
                     assert_eq!(r, record(id.0));
-                    assert!(find(v, id, &mut buf).unwrap());
-                    assert_eq!(buf, r);
+                    assert_eq!(find(v, id, true, joined).unwrap().as_deref(), Some(r));
                     seen.push(id.0);
                     Ok(())
                 }).unwrap();
                 let base = base_of(k).unwrap();
                 for id in base..base + 64 {
-                    let found = find(v, EdgeId(id), &mut buf).unwrap();
-                    prop_assert_eq!(found, ids.contains(&id));
-                    if found {
-                        prop_assert_eq!(&buf, &record(id));
-                    }
+                    let want = ids.contains(&id).then(|| record(id));
+                    prop_assert_eq!(&find(v, EdgeId(id), true, joined).unwrap(), &want);
+                    // Without the user ids, the same rest and no user id.
+                    let rest = find(v, EdgeId(id), false, |u, r| Ok((u.to_vec(), r.to_vec())));
+                    let want = want.map(|w| (Vec::new(), split_key(&w).unwrap().1.to_vec()));
+                    prop_assert_eq!(rest.unwrap(), want);
                 }
             }
             prop_assert_eq!(seen, ids.iter().copied().collect::<Vec<_>>());
@@ -470,7 +559,8 @@ mod tests {
                 let i = at.index(v.len());
                 v[i] ^= flip;
                 let _ = each(k, &v, &mut |_, _| Ok(()));
-                let _ = find(&v, EdgeId(5), &mut buf);
+                let _ = find(&v, EdgeId(5), true, |_, _| Ok(()));
+                let _ = Held::new(v.clone()).and_then(|mut h| h.get(5, true).map(|_| ()));
             }
         }
     }
@@ -485,37 +575,100 @@ mod tests {
             reads in proptest::collection::vec(0u64..1220, 0..300),
         ) {
             let g = GraphId(2);
-            let mut run = plexus_kv::Run::new();
-            let mut p = Packer::default();
-            for id in &ids {
+            let snap = packed(g, ids.iter().map(|&id| {
                 let mut r = Vec::new();
                 join_key(format!("e{id}").as_bytes(), &id.to_le_bytes(), &mut r);
-                p.add(g, EdgeId(*id), &r, &mut run).unwrap();
-            }
-            p.finish(&mut run);
-            let ks: Vec<String> = (0..=EDGES.0).map(|k| format!("ks{k}")).collect();
-            let names: Vec<&str> = ks.iter().map(String::as_str).collect();
-            let kv = plexus_kv::open(
-                plexus_kv::Backend::Memory,
-                std::path::Path::new(""),
-                &names,
-                &plexus_kv::KvOptions::default(),
-            ).unwrap();
-            let mut batch = WriteBatch::new();
-            for (k, v) in run.iter() {
-                batch.put(EDGES, k.to_vec(), v.to_vec());
-            }
-            kv.write(batch).unwrap();
-            let snap = kv.snapshot().unwrap();
+                (id, r)
+            }));
             let mut cache = BlockCache::default();
-            // Each id twice in a row (the record kept), then its
-            // neighbour (the block decoded).
-            for id in reads.iter().flat_map(|&i| [i, i, i + 1]) {
+            // Each id twice in a row (the block kept), then its neighbour;
+            // the rest alone, then the whole record, then the rest again
+            // (the user ids rebuilt between).
+            for (n, id) in reads.iter().flat_map(|&i| [i, i, i + 1]).enumerate() {
                 let want = record(&*snap, g, EdgeId(id)).unwrap();
                 prop_assert_eq!(want.is_some(), ids.contains(&id));
-                prop_assert_eq!(cache.record(&*snap, g, EdgeId(id)).unwrap(), want);
+                if n % 3 == 1 {
+                    let through = cache.read(&*snap, g, EdgeId(id), true, |user, rest| {
+                        let mut r = Vec::new();
+                        join_key(user, rest, &mut r);
+                        Ok(r)
+                    });
+                    prop_assert_eq!(through.unwrap(), want);
+                } else {
+                    let rest = cache.read(&*snap, g, EdgeId(id), false, |user, rest| {
+                        assert!(user.is_empty());
+                        Ok(rest.to_vec())
+                    });
+                    let want = want.map(|w| split_key(&w).unwrap().1.to_vec());
+                    prop_assert_eq!(rest.unwrap(), want);
+                }
             }
         }
+    }
+
+    /// A memory store's snapshot of `records` (edge id, record) of graph
+    /// `g`, packed into blocks.
+    fn packed(g: GraphId, records: impl IntoIterator<Item = (u64, Vec<u8>)>) -> Box<dyn Snapshot> {
+        let mut run = plexus_kv::Run::new();
+        let mut p = Packer::default();
+        for (id, r) in records {
+            p.add(g, EdgeId(id), &r, &mut run).unwrap();
+        }
+        p.finish(&mut run);
+        let ks: Vec<String> = (0..=EDGES.0).map(|k| format!("ks{k}")).collect();
+        let names: Vec<&str> = ks.iter().map(String::as_str).collect();
+        let kv = plexus_kv::open(
+            plexus_kv::Backend::Memory,
+            std::path::Path::new(""),
+            &names,
+            &plexus_kv::KvOptions::default(),
+        )
+        .unwrap();
+        let mut batch = WriteBatch::new();
+        for (k, v) in run.iter() {
+            batch.put(EDGES, k.to_vec(), v.to_vec());
+        }
+        kv.write(batch).unwrap();
+        kv.snapshot().unwrap()
+    }
+
+    /// A block too large to keep is read in place every time, whole
+    /// records and rests alike.
+    #[test]
+    fn a_block_too_large_to_keep_is_read_in_place() {
+        let g = GraphId(1);
+        let records: Vec<Vec<u8>> = [10usize, CACHED_BLOCK_BYTES, 7]
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| {
+                let mut r = Vec::new();
+                join_key(format!("e{i}").as_bytes(), &vec![i as u8; len], &mut r);
+                r
+            })
+            .collect();
+        let snap = packed(
+            g,
+            records
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(i, r)| (i as u64, r)),
+        );
+        let mut cache = BlockCache::default();
+        for id in [0u64, 2, 1, 0, 3, 2] {
+            let whole = cache.read(&*snap, g, EdgeId(id), true, |u, r| {
+                let mut out = Vec::new();
+                join_key(u, r, &mut out);
+                Ok(out)
+            });
+            assert_eq!(whole.unwrap().as_ref(), records.get(id as usize));
+            let rest = cache.read(&*snap, g, EdgeId(id), false, |_, r| Ok(r.len()));
+            let want = records
+                .get(id as usize)
+                .map(|r| split_key(r).unwrap().1.len());
+            assert_eq!(rest.unwrap(), want);
+        }
+        assert!(matches!(cache.blocks[0].state, State::Large));
     }
 
     #[test]

@@ -655,15 +655,15 @@ pub trait GraphRead {
             return Ok(None);
         };
         c.read(Subject::Edge(c.g.0, edge.0));
-        Ok(with_edge(c, edge, |b| crate::record::edge_prop(b, k))?.flatten())
+        Ok(edge_rest(c, edge, |rest| crate::record::edge_prop(rest, k))?.flatten())
     }
 
     /// An edge's user id and type name, without decoding its properties.
     fn edge_key_and_type(&self, edge: EdgeId) -> Result<Option<(String, Arc<str>)>> {
         let c = self.core();
         c.read(Subject::Edge(c.g.0, edge.0));
-        with_edge(c, edge, |b| {
-            let (key, t) = crate::record::edge_key_and_type(b)?;
+        with_edge(c, edge, |user, rest| {
+            let (key, t) = crate::record::edge_key_and_type(user, rest)?;
             Ok((key, c.shared.catalog.name(Token::Type, t)?))
         })
     }
@@ -1171,29 +1171,55 @@ pub(crate) fn node_exists(c: &TxnCore, id: NodeId) -> Result<bool> {
 
 pub(crate) fn edge_record(c: &TxnCore, id: EdgeId) -> Result<Option<EdgeRecord>> {
     c.read(Subject::Edge(c.g.0, id.0));
-    with_edge(c, id, EdgeRecord::decode)
+    with_edge(c, id, EdgeRecord::decode_parts)
 }
 
-/// `f` of the record bytes of edge `id`: the transaction's own write, else
-/// the record rebuilt from its block (`edge_blocks.rs`).
-fn with_edge<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<Option<T>> {
+/// `f` of the record of edge `id`, cut into its user id and the rest
+/// (`record::split_key`): the transaction's own write, else the record
+/// from its block (`edge_blocks.rs`), lent where the block cache holds it.
+fn with_edge<T>(
+    c: &TxnCore,
+    id: EdgeId,
+    f: impl FnOnce(&[u8], &[u8]) -> Result<T>,
+) -> Result<Option<T>> {
+    edge_parts(c, id, true, f)
+}
+
+/// `f` of the record of edge `id` after its user id, which a block's
+/// record then need not rebuild: what a property read needs.
+fn edge_rest<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<Option<T>> {
+    edge_parts(c, id, false, |_, rest| f(rest))
+}
+
+/// [`with_edge`], the user id given only with `users`.
+fn edge_parts<T>(
+    c: &TxnCore,
+    id: EdgeId,
+    users: bool,
+    f: impl FnOnce(&[u8], &[u8]) -> Result<T>,
+) -> Result<Option<T>> {
     if let Some(written) = c
         .overlay
         .as_ref()
         .and_then(|o| o.pending(EDGES, &record_key(c.g, id.0)))
     {
-        return written.map(f).transpose();
+        return written.map(|r| whole(r, f)).transpose();
     }
     if c.as_of.is_some() {
         // The history keeps one version per edge, not blocks.
         return c
             .snap
             .get(EDGES, &record_key(c.g, id.0))?
-            .map(|r| f(&r))
+            .map(|r| whole(&r, f))
             .transpose();
     }
-    let record = c.edge_block.borrow_mut().record(&*c.snap, c.g, id)?;
-    record.map(|r| f(&r)).transpose()
+    c.edge_block.borrow_mut().read(&*c.snap, c.g, id, users, f)
+}
+
+/// `f` of a whole record cut as [`with_edge`] hands it on.
+fn whole<T>(record: &[u8], f: impl FnOnce(&[u8], &[u8]) -> Result<T>) -> Result<T> {
+    let (user, rest) = crate::record::split_key(record)?;
+    f(user, rest)
 }
 
 /// Every edge id of the graph, in order: the committed blocks' with the

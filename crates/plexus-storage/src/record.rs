@@ -213,24 +213,29 @@ pub(crate) fn label_section(b: &[u8]) -> Result<Vec<u32>> {
 
 /// The user id and the type of an encoded edge record, its properties
 /// left undecoded (`type(r)` and `elementId(r)` need no more).
-pub(crate) fn edge_key_and_type(b: &[u8]) -> Result<(String, u32)> {
-    let mut r = Reader::new(b);
-    let key = header(&mut r, "edge")?;
+pub(crate) fn edge_key_and_type(key: &[u8], rest: &[u8]) -> Result<(String, u32)> {
+    let mut r = Reader::new(rest);
     r.varint()?;
     r.varint()?;
     let t = u32::try_from(r.varint()?)
         .map_err(|_| StorageError::Corrupt("edge record with a type id out of range".into()))?;
-    Ok((key, t))
+    Ok((user_id(key)?, t))
 }
 
-/// One property of an encoded edge record.
-pub(crate) fn edge_prop(b: &[u8], key: u32) -> Result<Option<Value>> {
-    let mut r = Reader::new(b);
-    skip_header(&mut r, "edge")?;
+/// One property of an edge record, given as [`split_key`] cuts it (the user
+/// id is not needed: a block's records are read without rebuilding it).
+pub(crate) fn edge_prop(rest: &[u8], key: u32) -> Result<Option<Value>> {
+    let mut r = Reader::new(rest);
     r.varint()?;
     r.varint()?;
     r.varint()?;
     find_prop(&mut r, key)
+}
+
+/// A record's user id, as text.
+fn user_id(key: &[u8]) -> Result<String> {
+    String::from_utf8(key.to_vec())
+        .map_err(|_| StorageError::Corrupt("record user id is not UTF-8".into()))
 }
 
 impl NodeRecord {
@@ -288,8 +293,14 @@ impl EdgeRecord {
     }
 
     pub fn decode(b: &[u8]) -> Result<EdgeRecord> {
-        let mut r = Reader::new(b);
-        let key = header(&mut r, "edge")?;
+        let (key, rest) = split_key(b)?;
+        EdgeRecord::decode_parts(key, rest)
+    }
+
+    /// [`EdgeRecord::decode`] of a record as [`split_key`] cuts it.
+    pub(crate) fn decode_parts(key: &[u8], rest: &[u8]) -> Result<EdgeRecord> {
+        let mut r = Reader::new(rest);
+        let key = user_id(key)?;
         let src = NodeId(r.varint()?);
         let dst = NodeId(r.varint()?);
         let rel_type = token(&mut r)?;
@@ -351,7 +362,7 @@ mod tests {
         for key in 0..9 {
             let want = prop(&n.props, key).cloned();
             assert_eq!(node_prop(&nb, key).unwrap(), want);
-            assert_eq!(edge_prop(&eb, key).unwrap(), want);
+            assert_eq!(edge_prop(split_key(&eb).unwrap().1, key).unwrap(), want);
         }
     }
 
@@ -484,7 +495,7 @@ mod tests {
         fn check_edge(b: &[u8]) {
             let whole = EdgeRecord::decode(b);
             for key in [0, 7, 39] {
-                let one = edge_prop(b, key);
+                let one = split_key(b).and_then(|(_, rest)| edge_prop(rest, key));
                 if let (Ok(rec), Ok(one)) = (&whole, one) {
                     assert!(
                         same(one.as_ref(), prop(&rec.props, key)),
