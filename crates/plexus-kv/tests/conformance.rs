@@ -223,6 +223,10 @@ fn visits_lend_what_scans_give(backend: Backend) {
     assert_eq!(floor(b"a", b"a25"), Some(b"a2".to_vec()));
     assert_eq!(floor(b"a", b"zz"), Some(b"b1".to_vec()));
     assert_eq!(floor(b"a", b"a0"), None);
+    // Bounds longer than the memory store keeps inline in its tree.
+    let long = [b"a2".as_slice(), &[b'z'; 40]].concat();
+    assert_eq!(floor(b"a", &long), Some(b"a2".to_vec()));
+    assert_eq!(floor(b"a", &[b'a'; 40]), Some(b"a3".to_vec()));
     assert_eq!(
         floor(b"a4", b"b0"),
         None,

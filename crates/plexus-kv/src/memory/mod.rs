@@ -162,6 +162,23 @@ impl Snapshot for MemorySnapshot {
     fn visit_rev(&self, ks: Ks, range: &KeyRange, f: &mut PairVisitor<'_>) -> Result<()> {
         self.visit_in(ks, range, true, f)
     }
+
+    // One search for the pair, without building the range the default
+    // visits backwards (two keys copied, an iterator boxed): a packed
+    // index's equality seek starts with a floor.
+    fn floor(&self, ks: Ks, min: &[u8], key: &[u8], f: &mut PairVisitor<'_>) -> Result<()> {
+        let m = self.maps.get(ks.0).ok_or(KvError::NoSuchKeyspace(ks.0))?;
+        let found = match Key::inline(key) {
+            Some(k) => m.range(..=k).next_back(),
+            None => m
+                .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
+                .next_back(),
+        };
+        if let Some((k, v)) = found.filter(|(k, _)| k.as_slice() >= min) {
+            f(k.as_slice(), v)?;
+        }
+        Ok(())
+    }
 }
 
 /// The value of `key`: searched as an inline [`Key`] when it is short
