@@ -746,6 +746,9 @@ struct Exec<'t, 'p> {
     adjacent: std::cell::RefCell<crate::pattern::adjacent::Adjacent>,
     /// Under PROFILE: where each pattern's walks started.
     starts: std::cell::RefCell<crate::pattern::start::Taken>,
+    /// The parameters by name (`eval::ParamIndex`), for the top level
+    /// only: a subquery runs per outer row.
+    by_name: Option<crate::eval::ParamIndex<'p>>,
 }
 
 impl<'t, 'p> Exec<'t, 'p> {
@@ -770,6 +773,7 @@ impl<'t, 'p> Exec<'t, 'p> {
             streamed: std::cell::Cell::new(false),
             adjacent: Default::default(),
             starts: Default::default(),
+            by_name: (nesting == 0).then(|| crate::eval::ParamIndex::new(params)),
         }
     }
 }
@@ -825,6 +829,10 @@ impl Exec<'_, '_> {
             // Sets of neighbours stay right only while nothing writes.
             adjacent: matches!(self.access, Access::Read(_)).then_some(&self.adjacent),
             starts: self.profile.borrow().is_some().then_some(&self.starts),
+            by_name: self
+                .by_name
+                .as_ref()
+                .map(|p| p as &dyn crate::eval::ParamLookup),
         }
     }
 

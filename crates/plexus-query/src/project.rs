@@ -585,6 +585,7 @@ impl<'p> Projector<'p> {
             guard: ctx.guard,
             adjacent: ctx.adjacent,
             starts: ctx.starts,
+            by_name: ctx.by_name,
         };
         let mut o = Row::with_capacity(self.p.items.len());
         let mut key = g.key.into_iter();
