@@ -214,6 +214,12 @@ fn each_section(block: &[u8], mut f: impl FnMut(Section) -> Result<()>) -> Resul
 fn decode_section(block: &[u8], s: &Section, out: &mut Vec<Entry>) -> Result<()> {
     let bad = |_| corrupt("block entry");
     let mut r = Reader::new(&block[s.start..s.end]);
+    // Room made once (a walk decodes a section at every expansion, and
+    // growing from nothing was a tenth of its allocations), for at most
+    // as many entries as the section's bytes can hold (two bytes each at
+    // least): the count is read from the store.
+    let fits = s.end.saturating_sub(s.start) / 2;
+    out.reserve(usize::try_from(s.count).map_or(fits, |n| n.min(fits)));
     let (mut node, mut edge) = (0u64, 0u64);
     for _ in 0..s.count {
         node = node.wrapping_add(r.varint().map_err(bad)?);

@@ -1088,7 +1088,9 @@ fn push_entries(
     d: u8,
 ) {
     let outgoing = d == DIR_OUT;
-    for e in group.into_entries() {
+    let entries = group.into_entries();
+    out.reserve(entries.len());
+    for e in entries {
         if dir == Direction::Both && !outgoing && e.node == node.0 {
             continue; // a self-loop was reported as outgoing
         }
