@@ -535,7 +535,7 @@ impl<'p> Projector<'p> {
                     states: self.calls.iter().map(|c| Agg::new(c)).collect(),
                 });
             }
-            let mut keyed = Vec::new();
+            let mut keyed = Vec::with_capacity(self.groups.len());
             for g in std::mem::take(&mut self.groups) {
                 let (o, keys) = self.group_row(g, ctx)?;
                 keyed.push((keys, o));
@@ -557,7 +557,9 @@ impl<'p> Projector<'p> {
         }
         let skip = bound(&p.skip, "SKIP", ctx)?.unwrap_or(0);
         let limit = bound(&p.limit, "LIMIT", ctx)?.unwrap_or(usize::MAX);
-        let mut rows = Vec::new();
+        // Sized for every row passing (they are built already: the room
+        // costs no more than the growth would).
+        let mut rows = Vec::with_capacity(out.len().saturating_sub(skip).min(limit));
         for (o, r) in out.into_iter().skip(skip).take(limit) {
             ctx.guard.check()?;
             if where_holds(p, &self.where_reads, &o, r.as_ref(), ctx)? {
