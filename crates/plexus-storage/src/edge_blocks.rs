@@ -170,7 +170,8 @@ pub(crate) fn record(snap: &dyn Snapshot, g: GraphId, id: EdgeId) -> Result<Opti
 }
 
 /// `f` of edge `id`'s record in the block at `key` in `snap`, read in
-/// place: its user id (empty unless `users`) and the rest ([`find`]).
+/// place (lent by the store): its user id (empty unless `users`) and the
+/// rest ([`find`]).
 fn in_snapshot<T>(
     snap: &dyn Snapshot,
     key: &[u8],
@@ -178,16 +179,12 @@ fn in_snapshot<T>(
     users: bool,
     f: impl FnOnce(&[u8], &[u8]) -> Result<T>,
 ) -> Result<Option<T>> {
-    let range = KeyRange {
-        start: Bound::Included(key.to_vec()),
-        end: Bound::Included(key.to_vec()),
-    };
     let (mut f, mut out) = (Some(f), Ok(None));
-    snap.visit(EDGES, &range, &mut |_, v| {
+    snap.get_with(EDGES, key, &mut |v| {
         if let Some(f) = f.take() {
             out = find(v, id, users, f);
         }
-        Ok(false)
+        Ok(())
     })?;
     out
 }
@@ -349,14 +346,10 @@ impl BlockCache {
 
 /// The block at `key` in `snap`, copied and indexed unless too large.
 fn held(snap: &dyn Snapshot, key: &[u8]) -> Result<State> {
-    let range = KeyRange {
-        start: Bound::Included(key.to_vec()),
-        end: Bound::Included(key.to_vec()),
-    };
     let mut bytes = None;
-    snap.visit(EDGES, &range, &mut |_, v| {
+    snap.get_with(EDGES, key, &mut |v| {
         bytes = Some((v.len() <= CACHED_BLOCK_BYTES).then(|| v.to_vec()));
-        Ok(false)
+        Ok(())
     })?;
     Ok(match bytes {
         None => State::Held(Held::default()),

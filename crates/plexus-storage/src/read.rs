@@ -655,14 +655,14 @@ pub trait GraphRead {
             return Ok(None);
         };
         c.read(Subject::Edge(c.g.0, edge.0));
-        Ok(edge_rest(c, edge, |rest| crate::record::edge_prop(rest, k))?.flatten())
+        Ok(with_edge(c, edge, false, |_, rest| crate::record::edge_prop(rest, k))?.flatten())
     }
 
     /// An edge's user id and type name, without decoding its properties.
     fn edge_key_and_type(&self, edge: EdgeId) -> Result<Option<(String, Arc<str>)>> {
         let c = self.core();
         c.read(Subject::Edge(c.g.0, edge.0));
-        with_edge(c, edge, |user, rest| {
+        with_edge(c, edge, true, |user, rest| {
             let (key, t) = crate::record::edge_key_and_type(user, rest)?;
             Ok((key, c.shared.catalog.name(Token::Type, t)?))
         })
@@ -1173,28 +1173,15 @@ pub(crate) fn node_exists(c: &TxnCore, id: NodeId) -> Result<bool> {
 
 pub(crate) fn edge_record(c: &TxnCore, id: EdgeId) -> Result<Option<EdgeRecord>> {
     c.read(Subject::Edge(c.g.0, id.0));
-    with_edge(c, id, EdgeRecord::decode_parts)
+    with_edge(c, id, true, EdgeRecord::decode_parts)
 }
 
 /// `f` of the record of edge `id`, cut into its user id and the rest
 /// (`record::split_key`): the transaction's own write, else the record
 /// from its block (`edge_blocks.rs`), lent where the block cache holds it.
+/// Without `users`, a block's record does not rebuild its user id and `f`
+/// may get an empty one: a property read needs none.
 fn with_edge<T>(
-    c: &TxnCore,
-    id: EdgeId,
-    f: impl FnOnce(&[u8], &[u8]) -> Result<T>,
-) -> Result<Option<T>> {
-    edge_parts(c, id, true, f)
-}
-
-/// `f` of the record of edge `id` after its user id, which a block's
-/// record then need not rebuild: what a property read needs.
-fn edge_rest<T>(c: &TxnCore, id: EdgeId, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<Option<T>> {
-    edge_parts(c, id, false, |_, rest| f(rest))
-}
-
-/// [`with_edge`], the user id given only with `users`.
-fn edge_parts<T>(
     c: &TxnCore,
     id: EdgeId,
     users: bool,
