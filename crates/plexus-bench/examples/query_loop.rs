@@ -20,7 +20,12 @@
 //! run RUNS times; or, given a QUERY after RUNS, that query with the
 //! read's parameters (a part of the read, to see what each part costs).
 //! Both run once before the counted loop (the plan cache warm), and print
-//! what the loop returned and took.
+//! what the loop returned and took. `api KIND RUNS`: the Rust API's side of
+//! `compare`'s workload KIND (`lookup`, `neighbors`, `reach3`, …) on the
+//! same skewed graph and seeds, counted in `api_loop`, so that a Cypher
+//! query's count has the API's beside it. `--disk DIR` first: the graph in
+//! a new database at DIR on the default store (LMDB), as `compare` runs
+//! it, instead of in memory.
 
 use plexus::{Database, Params, Value};
 use plexus_bench::{engine, gen::Skewed, ldbc};
@@ -31,6 +36,56 @@ use std::time::Instant;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The skewed graph of `skewed QUERY RUNS`, with its ten seeds' user ids.
+fn skewed(disk: Option<&str>) -> Res<(Database, Vec<String>)> {
+    let n = 100_000;
+    let db = match disk {
+        Some(dir) => plexus_bench::compare::fresh_db(std::path::Path::new(dir), None)?,
+        None => Database::in_memory()?,
+    };
+    engine::load_with(&db, "bench", &Skewed { n, seed: 42 }, "grp", true)?;
+    let seeds = (0..10u64).map(|k| format!("v{}", (k * 99_991 + 17) % n));
+    Ok((db, seeds.collect()))
+}
+
+/// `api KIND RUNS`: the Rust API's run of workload KIND, once warm and
+/// then RUNS times in the counted `api_loop`.
+fn api(kind: &str, runs: usize, disk: Option<&str>) -> Res<()> {
+    let (db, seeds) = skewed(disk)?;
+    let kind = *[
+        "lookup",
+        "neighbors",
+        "typed_neighbors",
+        "reach3",
+        "typed_path2",
+    ]
+    .iter()
+    .find(|k| **k == kind)
+    .ok_or_else(|| format!("unknown workload '{kind}'"))?;
+    let case = plexus_bench::Case {
+        name: kind,
+        kind,
+        seeds,
+    };
+    let r = db.read("bench")?;
+    api_loop(&r, &case, 1)?;
+    let started = Instant::now();
+    let total = api_loop(&r, &case, runs)?;
+    let per = started.elapsed().as_secs_f64() * 1e6 / runs.max(1) as f64;
+    println!("{runs} runs of ten seeds: counts summing to {total}, {per:.2} µs a run");
+    Ok(())
+}
+
+/// The API's runs of `case` (each one over its ten seeds); their counts' sum.
+#[inline(never)]
+fn api_loop(r: &plexus::ReadTxn, case: &plexus_bench::Case, runs: usize) -> Res<u64> {
+    let mut total = 0;
+    for _ in 0..runs {
+        total += engine::run(r, case, &["T0", "T1"], ("grp", 7))?;
+    }
+    Ok(total)
+}
 
 /// The rows the runs returned (and the first column's sum, when integer).
 #[inline(never)]
@@ -58,28 +113,38 @@ fn query_loop(
 }
 
 fn main() -> Res<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (kind, what, runs, instead) = match args.as_slice() {
-        [kind, what, runs] => (kind, what, runs, None),
-        [kind, what, runs, instead] if kind == "ldbc" => (kind, what, runs, Some(instead)),
-        _ => {
-            return Err(
-                "usage: query_loop skewed QUERY RUNS | query_loop ldbc IC4 RUNS [QUERY]".into(),
-            )
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let disk = match args.first().map(String::as_str) {
+        Some("--disk") if args.len() > 1 => {
+            let dir = args.remove(1);
+            args.remove(0);
+            Some(dir)
         }
+        _ => None,
     };
+    let (kind, what, runs, instead) =
+        match args.as_slice() {
+            [kind, what, runs] => (kind, what, runs, None),
+            [kind, what, runs, instead] if kind == "ldbc" => (kind, what, runs, Some(instead)),
+            _ => return Err(
+                "usage: query_loop [--disk DIR] skewed QUERY RUNS | query_loop [--disk DIR] api \
+                 KIND RUNS | query_loop ldbc IC4 RUNS [QUERY]"
+                    .into(),
+            ),
+        };
     let runs: usize = runs.parse()?;
+    if kind == "api" {
+        return api(what, runs, disk.as_deref());
+    }
     let (db, graph, text, params) = match kind.as_str() {
         "skewed" => {
-            let n = 100_000;
-            let db = Database::in_memory()?;
-            engine::load_with(&db, "bench", &Skewed { n, seed: 42 }, "grp", true)?;
-            let seeds = (0..10u64).map(|k| {
-                let id = format!("v{}", (k * 99_991 + 17) % n);
-                Params::from([("id".to_string(), Value::from(id.as_str()))])
-            });
+            let (db, seeds) = skewed(disk.as_deref())?;
+            let seeds = seeds
+                .iter()
+                .map(|id| Params::from([("id".to_string(), Value::from(id.as_str()))]));
             (db, "bench".to_string(), what.clone(), seeds.collect())
         }
+        "ldbc" if disk.is_some() => return Err("--disk is for the skewed graph only".into()),
         "ldbc" => {
             let (db, graph) = ldbc::load(1.0, 42)?;
             let (text, params) = ldbc::read_query(&db, &graph, &ldbc::default_dir(), what)?;

@@ -155,6 +155,13 @@ fn specs(nodes: usize, edges: usize, intervals: usize) -> Vec<Spec> {
     out
 }
 
+/// GestaltDB's workload (`nodes`, `edges` and `intervals` versions) as
+/// the Rust API writes it: for `examples/temporal_write.rs`, which counts
+/// what one batch's write takes.
+pub fn workload(nodes: usize, edges: usize, intervals: usize) -> Vec<VersionWrite> {
+    versions(&specs(nodes, edges, intervals))
+}
+
 /// The versions as the Rust API writes them.
 fn versions(specs: &[Spec]) -> Vec<VersionWrite> {
     specs

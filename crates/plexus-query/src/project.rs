@@ -93,7 +93,7 @@ pub(crate) fn columns(
     names: &[Name],
     first: Option<&Row>,
 ) -> Result<Vec<String>, QueryError> {
-    let mut columns: Vec<String> = Vec::new();
+    let mut columns: Vec<String> = Vec::with_capacity(names.len());
     if p.star {
         let mut vars: Vec<String> = first
             .map(|r| r.keys().map(|k| k.to_string()).collect())
@@ -108,7 +108,9 @@ pub(crate) fn columns(
                 message: format!("column `{n}` appears twice"),
             });
         }
-        columns.push(n.to_string());
+        // From the `str`, not through `Display` (a formatter per column
+        // per query).
+        columns.push(String::from(&**n));
     }
     Ok(columns)
 }

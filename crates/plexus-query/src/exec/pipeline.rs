@@ -246,7 +246,7 @@ impl Exec<'_, '_> {
             },
             guard: ctx.guard,
         };
-        self.stream_rows(stage, rows, p, ctx, &mut table, false)?;
+        table.table.columns = self.stream_rows(stage, rows, p, ctx, &mut table, false)?;
         Ok(table.table)
     }
 
@@ -611,8 +611,8 @@ struct Collect<'g> {
 }
 
 impl RowSink for Collect<'_> {
-    fn columns(&mut self, columns: &[String]) -> Result<(), QueryError> {
-        self.table.columns = columns.to_vec();
+    /// Taken from what [`Exec::stream_rows`] returns, not copied here.
+    fn columns(&mut self, _: &[String]) -> Result<(), QueryError> {
         Ok(())
     }
 
