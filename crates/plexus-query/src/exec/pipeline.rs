@@ -151,7 +151,19 @@ impl Exec<'_, '_> {
         let ctx = self.ctx();
         let mut rows = input;
         let mut start = 0;
-        let distinct = distinct_clauses(q);
+        // A top-level part's were prepared with the plan.
+        let prepared = self
+            .distinct
+            .get(self.part)
+            .filter(|d| self.nesting == 0 && d.len() == clauses.len());
+        let own;
+        let distinct: &[bool] = match prepared {
+            Some(d) => d,
+            None => {
+                own = distinct_clauses(q);
+                &own
+            }
+        };
         loop {
             let end = (start..clauses.len())
                 .find(|i| breaks(&clauses[*i]))
