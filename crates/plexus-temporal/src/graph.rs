@@ -27,7 +27,11 @@ const OUT: u8 = b'O';
 const IN: u8 = b'I';
 
 fn key(tag: u8, parts: &[&str]) -> Vec<u8> {
-    let mut k = vec![tag];
+    // Sized for every part and its end (an escaped zero byte aside): grown
+    // part by part, a relationship's endpoint keys were reallocated twice
+    // each, for every version a batch writes.
+    let mut k = Vec::with_capacity(1 + parts.iter().map(|p| p.len() + 2).sum::<usize>());
+    k.push(tag);
     for p in parts {
         push_escaped(&mut k, p.as_bytes());
     }

@@ -120,14 +120,22 @@ fn value_part(v: &Value) -> Option<Vec<u8>> {
 
 /// `P | key` (escaped), or `E | key`.
 fn key_prefix(of: Of, key: &str) -> Vec<u8> {
-    let mut k = vec![of.tag()];
+    key_prefix_with_room(of, key, 0)
+}
+
+/// [`key_prefix`] with room for `more` bytes after it.
+fn key_prefix_with_room(of: Of, key: &str, more: usize) -> Vec<u8> {
+    let mut k = Vec::with_capacity(3 + key.len() + more);
+    k.push(of.tag());
     push_escaped(&mut k, key.as_bytes());
     k
 }
 
-/// `P | key | value` (each escaped): every entry of one value starts so.
-fn prop_prefix(of: Of, key: &str, part: &[u8]) -> Vec<u8> {
-    let mut k = key_prefix(of, key);
+/// `P | key | value` (each escaped): every entry of one value starts so;
+/// with room for `more` bytes after it (an entry's id and its end), so
+/// that an entry is built in one allocation.
+fn prop_prefix(of: Of, key: &str, part: &[u8], more: usize) -> Vec<u8> {
+    let mut k = key_prefix_with_room(of, key, part.len() + 2 + more);
     push_escaped(&mut k, part);
     k
 }
@@ -153,7 +161,7 @@ pub(crate) fn entries(
 ) {
     for (k, value) in props {
         if let Some(part) = value_part(value) {
-            let mut entry = prop_prefix(of, k, &part);
+            let mut entry = prop_prefix(of, k, &part, id.len() + 2);
             push_escaped(&mut entry, id.as_bytes());
             out.push(entry);
         }
@@ -163,7 +171,12 @@ pub(crate) fn entries(
 /// The key of `value`'s entry for node `id` (for tests that remove one).
 #[cfg(test)]
 pub(crate) fn entry_key(key: &str, value: &Value, id: &str) -> Vec<u8> {
-    let mut k = prop_prefix(Of::Nodes, key, &value_part(value).unwrap_or_default());
+    let mut k = prop_prefix(
+        Of::Nodes,
+        key,
+        &value_part(value).unwrap_or_default(),
+        id.len() + 2,
+    );
     push_escaped(&mut k, id.as_bytes());
     k
 }
@@ -203,7 +216,7 @@ pub(crate) fn ever_valued(
     let Some(part) = value_part(value) else {
         return Ok(None);
     };
-    let lo = prop_prefix(of, key, &part);
+    let lo = prop_prefix(of, key, &part, 0);
     let mut hi = lo.clone();
     // Past every id after the value (each part ends `00 01`).
     if let Some(last) = hi.last_mut() {
@@ -291,7 +304,7 @@ pub(crate) fn within(of: Of, key: &str, value: &Value, range: &KeyRange) -> bool
     let Some(part) = value_part(value) else {
         return false;
     };
-    let k = prop_prefix(of, key, &part);
+    let k = prop_prefix(of, key, &part, 0);
     range.0 <= k && k < range.1
 }
 
@@ -344,8 +357,8 @@ mod tests {
                     assert_eq!(pa, pb, "{a:?} and {b:?}");
                 }
                 let (ka, kb) = (
-                    prop_prefix(Of::Nodes, "k", &pa),
-                    prop_prefix(Of::Nodes, "k", &pb),
+                    prop_prefix(Of::Nodes, "k", &pa, 0),
+                    prop_prefix(Of::Nodes, "k", &pb, 0),
                 );
                 let order = match (a, b) {
                     (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
