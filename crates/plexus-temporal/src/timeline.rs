@@ -47,7 +47,8 @@ fn stem(tag: u8, kind: Kind, id: &str) -> Vec<u8> {
 
 /// The conflict subject of an entity.
 pub(crate) fn subject(kind: Kind, id: &str) -> Vec<u8> {
-    let mut s = vec![kind.byte()];
+    let mut s = Vec::with_capacity(1 + id.len());
+    s.push(kind.byte());
     s.extend_from_slice(id.as_bytes());
     s
 }
@@ -65,13 +66,17 @@ pub(crate) fn recorded(
 }
 
 fn recorded_key(id: &str) -> Vec<u8> {
-    let mut k = vec![RECORDED];
+    let mut k = Vec::with_capacity(1 + id.len());
+    k.push(RECORDED);
     k.extend_from_slice(id.as_bytes());
     k
 }
 
+/// Sized for the tag and the id (as [`recorded_key`] and [`subject`]):
+/// from one byte, each key of a batch's versions was reallocated.
 pub(crate) fn version_key(id: &str) -> Vec<u8> {
-    let mut k = vec![VERSION];
+    let mut k = Vec::with_capacity(1 + id.len());
+    k.push(VERSION);
     k.extend_from_slice(id.as_bytes());
     k
 }
@@ -87,7 +92,8 @@ pub(crate) struct Segment {
 
 /// `stem | at`: the key of the segment of `stem`'s timeline from `at`.
 fn at_key(stem: &[u8], at: i64) -> Vec<u8> {
-    let mut k = stem.to_vec();
+    let mut k = Vec::with_capacity(stem.len() + 8);
+    k.extend_from_slice(stem);
     push_i64(&mut k, at);
     k
 }

@@ -151,7 +151,14 @@ fn get_props(r: &mut Reader<'_>) -> Result<Props> {
 
 impl Version {
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut out = vec![self.kind.byte(), self.op.byte()];
+        // Room for the fixed fields and the ids, so that a small version is
+        // encoded without growing (a batch encodes thousands).
+        let ids = match &self.state {
+            State::Edge(e) => e.src.len() + e.dst.len() + e.rel_type.len(),
+            _ => 0,
+        };
+        let mut out = Vec::with_capacity(64 + self.logical_id.len() + ids);
+        out.extend_from_slice(&[self.kind.byte(), self.op.byte()]);
         put_str(&mut out, &self.logical_id);
         push_i64(&mut out, self.valid.from);
         push_i64(&mut out, self.valid.end());
