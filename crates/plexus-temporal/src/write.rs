@@ -129,10 +129,15 @@ pub(crate) fn version_of(w: &VersionWrite, valid: Interval) -> Result<Version> {
     // version adds under its id (`V | id`, `R | id`) go after those of the
     // versions before it, onto pages a commit already holds, where random
     // ids put each on a page of its own (a page copied per version).
-    let id = w
-        .version_id
-        .clone()
-        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    let id = w.version_id.clone().unwrap_or_else(|| {
+        // Encoded into a buffer, not through `Display` (a formatter and a
+        // growing string per version of a batch).
+        let mut buf = uuid::Uuid::encode_buffer();
+        uuid::Uuid::now_v7()
+            .hyphenated()
+            .encode_lower(&mut buf)
+            .to_owned()
+    });
     check_id("version id", &id)?;
     Ok(Version {
         id,
