@@ -30,6 +30,14 @@ fn inserts(nodes: u64) -> Case {
     }
 }
 
+/// The user ids of the skewed graph's ten seeds among `nodes` nodes,
+/// spread over the id range (`examples/query_loop.rs` runs from them too).
+pub fn skewed_seeds(nodes: u64) -> Vec<String> {
+    (0..10u64)
+        .map(|k| format!("v{}", (k * 99_991 + 17) % nodes.max(1)))
+        .collect()
+}
+
 fn case(name: &'static str, kind: &'static str, seeds: &[String]) -> Case {
     Case {
         name,
@@ -82,9 +90,7 @@ pub fn suite(graph: &str, nodes: u64, edges: Option<u64>) -> Result<Vec<Part>, S
             if edges.is_some() {
                 return Err("the skewed graph always has 5 edges per node; drop --edges".into());
             }
-            let seeds: Vec<String> = (0..10u64)
-                .map(|k| format!("v{}", (k * 99_991 + 17) % nodes))
-                .collect();
+            let seeds = skewed_seeds(nodes);
             Ok(vec![Part {
                 gen: Box::new(Skewed { n: nodes, seed: 42 }),
                 cases: [

@@ -47,10 +47,16 @@ fn stem(tag: u8, kind: Kind, id: &str) -> Vec<u8> {
 
 /// The conflict subject of an entity.
 pub(crate) fn subject(kind: Kind, id: &str) -> Vec<u8> {
-    let mut s = Vec::with_capacity(1 + id.len());
-    s.push(kind.byte());
-    s.extend_from_slice(id.as_bytes());
-    s
+    tagged(kind.byte(), id)
+}
+
+/// `tag | id`, sized for both: from one byte, each such key of a batch's
+/// versions was reallocated.
+fn tagged(tag: u8, id: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + id.len());
+    k.push(tag);
+    k.extend_from_slice(id.as_bytes());
+    k
 }
 
 /// The system time the commit that wrote version `id` was stamped with
@@ -66,19 +72,11 @@ pub(crate) fn recorded(
 }
 
 fn recorded_key(id: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(1 + id.len());
-    k.push(RECORDED);
-    k.extend_from_slice(id.as_bytes());
-    k
+    tagged(RECORDED, id)
 }
 
-/// Sized for the tag and the id (as [`recorded_key`] and [`subject`]):
-/// from one byte, each key of a batch's versions was reallocated.
 pub(crate) fn version_key(id: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(1 + id.len());
-    k.push(VERSION);
-    k.extend_from_slice(id.as_bytes());
-    k
+    tagged(VERSION, id)
 }
 
 /// One segment of an entity's timeline.
