@@ -433,6 +433,34 @@ pub enum BinOp {
     Pow,
 }
 
+impl BinOp {
+    /// The operator as a query writes it, for messages.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Or => "OR",
+            BinOp::Xor => "XOR",
+            BinOp::And => "AND",
+            BinOp::Eq => "=",
+            BinOp::Neq => "<>",
+            BinOp::Lt => "<",
+            BinOp::Gt => ">",
+            BinOp::Le => "<=",
+            BinOp::Ge => ">=",
+            BinOp::RegexMatch => "=~",
+            BinOp::In => "IN",
+            BinOp::StartsWith => "STARTS WITH",
+            BinOp::EndsWith => "ENDS WITH",
+            BinOp::Contains => "CONTAINS",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Mod => "%",
+            BinOp::Pow => "^",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UnOp {
     Not,

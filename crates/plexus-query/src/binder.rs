@@ -776,7 +776,10 @@ fn expr_checked(e: &Expr, scope: &Scope, allow_aggregates: bool) -> Result<(), Q
             b,
         ) if [a, b].iter().any(|x| kind_of(x, scope) == Kind::NotNumber) => Err(err(
             "InvalidArgumentType",
-            format!("{op:?} takes numbers (or temporal values), not a string or a boolean"),
+            format!(
+                "`{}` takes numbers (or temporal values), not a string or a boolean",
+                op.symbol()
+            ),
         )),
         ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
             sub(a)?;

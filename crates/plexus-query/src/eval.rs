@@ -426,7 +426,8 @@ fn arith(a: Value, b: Value, op: BinOp) -> R {
         }
         (x, y) => {
             return Err(QueryError::type_error(format!(
-                "cannot apply {op:?} to {} and {}",
+                "cannot apply {} to {} and {}",
+                op.symbol(),
                 x.value_type(),
                 y.value_type()
             )))
@@ -457,8 +458,15 @@ fn slice_bound(len: usize, v: Value) -> Result<Option<usize>, QueryError> {
     }
 }
 
-/// Evaluates `e` in `row`.
+/// Evaluates `e` in `row`. An error is blamed on the innermost expression
+/// that failed (`QueryError::at` keeps a blame already made inside), so
+/// `RETURN a, b + 1` names where `b + 1` starts, not the clause.
 pub fn eval(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
+    // Only an error pays for the blame: `map_err` on the path `?` takes.
+    eval_unblamed(e, row, ctx).map_err(|err| err.at(e.span.start))
+}
+
+fn eval_unblamed(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     // A variable, a parameter or a property of a variable recurses no
     // further: no stack check, and not `eval_here`'s large frame (most of
     // what a row evaluates, and the bulk of its cost in IC4's profile).
@@ -1946,7 +1954,7 @@ mod tests {
         ];
         for t in texts {
             let e = plexus_cypher::parse_expression(t).unwrap();
-            let (short, long) = (eval(&e, &row, &ctx), eval_here(&e, &row, &ctx));
+            let (short, long) = (eval_unblamed(&e, &row, &ctx), eval_here(&e, &row, &ctx));
             match (short, long) {
                 (Ok(a), Ok(b)) => {
                     assert!(a == b || (a.is_null() && b.is_null()), "{t}: {a:?} {b:?}")

@@ -1558,13 +1558,42 @@ fn pushed_filter<'a>(
         .then_some((node.1.as_str(), w))
 }
 
-/// Whether a variable may be read by these clauses. Conservative: it
-/// searches the clauses' debug form for the name as a quoted string (every
-/// variable use, binding and alias prints so) and answers yes whenever a
-/// `*` projection or YIELD could pass every variable on.
-fn mentioned_later(clauses: &[Clause], name: &str) -> bool {
-    let text = format!("{clauses:?}");
-    text.contains("star: true") || text.contains(&format!("{name:?}"))
+/// Whether clauses may read variable `name`, walked in order. Conservative:
+/// yes for any clause it does not look into (writes, CALL, subqueries,
+/// FOREACH) and for any expression [`free_of`] cannot clear. The first
+/// WITH or RETURN ends the walk: a name it does not pass on (no `*`, no
+/// item reading it) is out of scope for every clause after it.
+fn read_later(clauses: &[Clause], name: &str) -> bool {
+    let free = |e: &Expr| crate::eval::free_of(e, name);
+    let free_opt = |e: &Option<Expr>| e.as_ref().is_none_or(free);
+    for c in clauses {
+        match c {
+            Clause::With(p) | Clause::Return(p) => {
+                let clear = !p.star
+                    && p.items.iter().all(|i| free(&i.expr))
+                    && p.order_by.iter().all(|s| free(&s.expr))
+                    && [&p.skip, &p.limit, &p.where_].into_iter().all(free_opt);
+                return !clear;
+            }
+            Clause::Unwind { expr, .. } if free(expr) => {}
+            Clause::Match {
+                patterns, where_, ..
+            } if free_opt(where_) && patterns.iter().all(|p| pattern_free_of(p, name)) => {}
+            _ => return true,
+        }
+    }
+    false
+}
+
+/// Whether pattern `p` neither binds nor reads `name` (its variables, its
+/// property maps and inline WHEREs).
+fn pattern_free_of(p: &PathPattern, name: &str) -> bool {
+    let free = |e: &Option<Box<Expr>>| e.as_deref().is_none_or(|e| crate::eval::free_of(e, name));
+    let nodes = std::iter::once(&p.element.start).chain(p.element.chain.iter().map(|(_, n)| n));
+    let rels = p.element.chain.iter().map(|(r, _)| r);
+    pattern_var_names(p).all(|v| v != name)
+        && nodes.into_iter().all(|n| free(&n.props) && free(&n.where_))
+        && rels.into_iter().all(|r| free(&r.props) && free(&r.where_))
 }
 
 /// The top-level `UNWIND list AS x` clauses, as (part, clause), after which
@@ -1583,7 +1612,7 @@ fn movable_unwinds(q: &Query) -> Vec<(usize, usize)> {
                 ..
             } = c
             {
-                if list != alias && !mentioned_later(&part.clauses[ci + 1..], list) {
+                if list != alias && !read_later(&part.clauses[ci + 1..], list) {
                     out.push((pi, ci));
                 }
             }
@@ -1831,6 +1860,36 @@ fn index_label(g: &dyn GraphRead, name: Option<&Value>) -> Result<Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An UNWIND moves its list out of the row exactly when no later
+    /// clause of its part can read the list (`read_later`).
+    #[test]
+    fn an_unwind_moves_its_list_only_when_nothing_after_reads_it() {
+        let movable = |tail: &str| {
+            let text = format!("WITH [1, 2] AS l UNWIND l AS x {tail}");
+            let q = plexus_cypher::parse(&text).expect("a valid query");
+            // The UNWIND after the WITH: part 0, clause 1.
+            movable_unwinds(&q).contains(&(0, 1))
+        };
+        // Not read: a projection that drops it ends its scope; a string
+        // that spells its name is not a read.
+        assert!(movable("RETURN x"));
+        assert!(movable("RETURN x, 'l' AS s"));
+        assert!(movable("MATCH (n {v: x}) WHERE n.w = x RETURN n"));
+        assert!(movable("WITH x AS l RETURN l"));
+        assert!(movable("UNWIND [x] AS y WITH y ORDER BY y RETURN y"));
+        // Read, or maybe read.
+        assert!(!movable("RETURN x, size(l)"));
+        assert!(!movable("WITH * RETURN x"));
+        assert!(!movable("WITH x ORDER BY size(l) RETURN x"));
+        assert!(!movable("WITH x WHERE size(l) > 1 RETURN x"));
+        assert!(!movable("MATCH (n {v: size(l)}) RETURN n"));
+        assert!(!movable("MATCH (n)-[r WHERE r.w IN l]->() RETURN n"));
+        assert!(!movable("MATCH (n) WHERE n.v IN l RETURN n"));
+        assert!(!movable("UNWIND l AS y RETURN y"));
+        assert!(!movable("CALL { WITH l RETURN size(l) AS s } RETURN x, s"));
+        assert!(!movable("CREATE ({v: x}) RETURN x"));
+    }
 
     /// The names of the last node of each prepared count's pattern, per
     /// part (`None`: the part keeps its own patterns).

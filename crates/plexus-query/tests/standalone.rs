@@ -201,3 +201,30 @@ fn the_statement_clock_is_one_instant_for_the_whole_query() {
         "{ms} against {before}"
     );
 }
+
+/// A run-time error names where the expression that failed starts, not
+/// only its clause.
+#[test]
+fn run_time_errors_name_the_failing_expression() {
+    let cases = [
+        ("RETURN 1, 2 + 9223372036854775807", "(line 1, column 11)"),
+        (
+            "WITH 1 AS x RETURN x,\n  x + 9223372036854775807 AS y",
+            "(line 2, column 3)",
+        ),
+        ("UNWIND [1, 0] AS d RETURN 10 / d", "(line 1, column 27)"),
+        (
+            "RETURN [1, abs(-9223372036854775808)]",
+            "(line 1, column 12)",
+        ),
+        ("RETURN 'é', 'a' =~ '(('", "(line 1, column 13)"),
+        (
+            "RETURN toUpper('a') - 1",
+            "cannot apply - to STRING and INT (line 1, column 8)",
+        ),
+    ];
+    for (q, want) in cases {
+        let e = run(q).expect_err(q).to_string();
+        assert!(e.ends_with(want), "{q}: {e}");
+    }
+}
