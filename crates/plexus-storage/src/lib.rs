@@ -55,7 +55,7 @@ pub use integrity::IntegrityReport;
 pub use maintain::{Cause, EntryWrite, IndexEntries, IndexMaintainer, MaintainedIndex, Staged};
 pub use read::{
     stored_equal, Edge, Entity, GraphRead, IdIter, MaintainedView, Neighbor, Node, PairFn, Props,
-    ValidPart, ValidVersion, ValidWrite,
+    ValidPart, ValidVersion, ValidWrite, VALID_KEY_ROOM,
 };
 pub use schema::{
     ConstraintInfo, ConstraintKind, ConstraintSpec, IndexInfo, IndexKind, IndexMode, IndexSpec,

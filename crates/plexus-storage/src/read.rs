@@ -170,6 +170,12 @@ pub enum ValidPart {
     Unversioned,
 }
 
+/// Spare bytes a valid-time key's buffer may keep for the graph prefix
+/// [`crate::WriteTxn::valid_time_write_all`] puts before the key: with them
+/// the key is moved within its buffer, not copied into a new one (a large
+/// batch's every key was allocated twice).
+pub const VALID_KEY_ROOM: usize = 4;
+
 /// What [`crate::WriteTxn::valid_time_write_all`] writes under a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ValidWrite {

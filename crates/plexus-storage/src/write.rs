@@ -1548,8 +1548,7 @@ impl WriteTxn {
         let mut versioned = Vec::with_capacity(held);
         let mut unversioned = Vec::with_capacity(entries.len().saturating_sub(held));
         for (part, key, w) in entries {
-            let mut k = crate::keys::with_graph(g, key.len());
-            k.extend_from_slice(&key);
+            let k = graph_first(g, key);
             let v = match w {
                 ValidWrite::Put(v) => Some(v),
                 ValidWrite::Stamp => Some(pending.to_vec()),
@@ -1565,6 +1564,17 @@ impl WriteTxn {
         ov.extend(ValidPart::Unversioned.keyspace(), unversioned);
         Ok(())
     }
+}
+
+/// `key` with graph `g`'s prefix before it, in `key`'s own buffer: moved
+/// there, without a new allocation when the buffer has
+/// [`crate::VALID_KEY_ROOM`] bytes to spare.
+fn graph_first(g: GraphId, mut key: Vec<u8>) -> Vec<u8> {
+    // The bytes `keys::graph_prefix` makes, without its allocation.
+    let prefix = g.0.to_be_bytes();
+    key.extend_from_slice(&prefix);
+    key.rotate_right(prefix.len());
+    key
 }
 
 /// After a commit: the slow part of its maintained-index changes, then a
@@ -1614,5 +1624,24 @@ fn node_missing(id: NodeId) -> StorageError {
     StorageError::NotFound {
         what: "node",
         id: id.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The key moved behind the graph prefix reads as the prefix made
+    /// apart then the key, with room to spare or without.
+    #[test]
+    fn a_key_gets_its_graph_prefix_in_place() {
+        let g = GraphId(0x0102_0304);
+        for room in [0, crate::VALID_KEY_ROOM] {
+            let mut key = Vec::with_capacity(5 + room);
+            key.extend_from_slice(b"Vabcd");
+            let want = [graph_prefix(g), key.clone()].concat();
+            assert_eq!(graph_first(g, key), want);
+        }
+        assert_eq!(graph_first(g, Vec::new()), graph_prefix(g));
     }
 }

@@ -19,7 +19,7 @@ use crate::read::as_of;
 use crate::timeline::subject;
 use crate::version::{Kind, State, Version};
 use plexus_common::push_escaped;
-use plexus_storage::{GraphRead, ValidWrite, WriteTxn};
+use plexus_storage::{GraphRead, ValidWrite, WriteTxn, VALID_KEY_ROOM};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 const LABELS: u8 = b'L';
@@ -30,7 +30,8 @@ fn key(tag: u8, parts: &[&str]) -> Vec<u8> {
     // Sized for every part and its end (an escaped zero byte aside): grown
     // part by part, a relationship's endpoint keys were reallocated twice
     // each, for every version a batch writes.
-    let mut k = Vec::with_capacity(1 + parts.iter().map(|p| p.len() + 2).sum::<usize>());
+    let room = 1 + VALID_KEY_ROOM;
+    let mut k = Vec::with_capacity(room + parts.iter().map(|p| p.len() + 2).sum::<usize>());
     k.push(tag);
     for p in parts {
         push_escaped(&mut k, p.as_bytes());

@@ -28,7 +28,7 @@ use crate::error::Result;
 use crate::timeline::{any_entity, subject, values_between};
 use crate::version::Kind;
 use plexus_common::{push_escaped, Value};
-use plexus_storage::{GraphRead, WriteTxn};
+use plexus_storage::{GraphRead, WriteTxn, VALID_KEY_ROOM};
 use std::ops::Bound;
 
 /// Present when every node version has its property entries in this form.
@@ -125,7 +125,7 @@ fn key_prefix(of: Of, key: &str) -> Vec<u8> {
 
 /// [`key_prefix`] with room for `more` bytes after it.
 fn key_prefix_with_room(of: Of, key: &str, more: usize) -> Vec<u8> {
-    let mut k = Vec::with_capacity(3 + key.len() + more);
+    let mut k = Vec::with_capacity(3 + key.len() + more + VALID_KEY_ROOM);
     k.push(of.tag());
     push_escaped(&mut k, key.as_bytes());
     k

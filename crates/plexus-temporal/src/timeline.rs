@@ -27,18 +27,18 @@ use crate::error::{Result, TemporalError};
 use crate::time::Interval;
 use crate::version::Kind;
 use plexus_common::{push_escaped, push_i64, read_escaped, read_i64, write_varint, Reader};
-use plexus_storage::{GraphRead, ValidWrite, WriteTxn};
+use plexus_storage::{GraphRead, ValidWrite, WriteTxn, VALID_KEY_ROOM};
 use std::ops::Bound;
 
 const TIMELINE: u8 = b'T';
 const VERSION: u8 = b'V';
-const ENTITY_LOG: u8 = b'H';
+pub(crate) const ENTITY_LOG: u8 = b'H';
 /// `R | version id → commit stamp`: when the version was recorded.
 const RECORDED: u8 = b'R';
 
 /// `tag | kind | escaped id | 00 01`.
 fn stem(tag: u8, kind: Kind, id: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(id.len() + 12);
+    let mut k = Vec::with_capacity(id.len() + 12 + VALID_KEY_ROOM);
     k.push(tag);
     k.push(kind.byte());
     push_escaped(&mut k, id.as_bytes());
@@ -53,7 +53,7 @@ pub(crate) fn subject(kind: Kind, id: &str) -> Vec<u8> {
 /// `tag | id`, sized for both: from one byte, each such key of a batch's
 /// versions was reallocated.
 fn tagged(tag: u8, id: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(1 + id.len());
+    let mut k = Vec::with_capacity(1 + id.len() + VALID_KEY_ROOM);
     k.push(tag);
     k.extend_from_slice(id.as_bytes());
     k
@@ -90,7 +90,7 @@ pub(crate) struct Segment {
 
 /// `stem | at`: the key of the segment of `stem`'s timeline from `at`.
 fn at_key(stem: &[u8], at: i64) -> Vec<u8> {
-    let mut k = Vec::with_capacity(stem.len() + 8);
+    let mut k = Vec::with_capacity(stem.len() + 8 + VALID_KEY_ROOM);
     k.extend_from_slice(stem);
     push_i64(&mut k, at);
     k
