@@ -45,6 +45,16 @@ pub(crate) fn plain(w: &VersionWrite) -> bool {
 /// batch: roll it back.
 pub(crate) fn write_plain(txn: &mut WriteTxn, writes: &[VersionWrite]) -> Result<Vec<Version>> {
     let versions = prepare(txn, writes)?;
+    // The kinds the graph has no entity of yet (a seek each): an entity of
+    // one has no log, timeline or index entries to read, so a first load
+    // into a new graph seeks nothing entity by entity (the log lengths
+    // were 7% of such a commit's time on LMDB, in perf).
+    let mut new_kinds = Vec::with_capacity(2);
+    for kind in [Kind::Node, Kind::Edge] {
+        if versions.iter().any(|v| v.kind == kind) && !timeline::any_entity(txn, kind)? {
+            new_kinds.push(kind);
+        }
+    }
     // Before any entity log of the kind is written: the marker is set by
     // the first entity of a kind the graph gets.
     for kind in [Kind::Node, Kind::Edge] {
@@ -66,7 +76,7 @@ pub(crate) fn write_plain(txn: &mut WriteTxn, writes: &[VersionWrite]) -> Result
             .iter()
             .map(|&i| (&versions[i], &encoded[i][..]))
             .collect();
-        entity_entries(txn, &group, &mut out)?;
+        entity_entries(txn, &group, &new_kinds, &mut out)?;
     }
     out.records(&versions, encoded);
     let (subjects, entries) = out.into_parts();
@@ -211,12 +221,22 @@ fn prepare(txn: &WriteTxn, writes: &[VersionWrite]) -> Result<Vec<Version>> {
 
 /// The entries of the versions of one entity (each with its encoding), in
 /// order, onto `out`; their records and stamps are [`Written::records`].
-fn entity_entries(txn: &WriteTxn, versions: &[(&Version, &[u8])], out: &mut Written) -> Result<()> {
+/// An entity of one of `new_kinds` (none of its kind in the graph yet) has
+/// no versions before.
+fn entity_entries(
+    txn: &WriteTxn,
+    versions: &[(&Version, &[u8])],
+    new_kinds: &[Kind],
+    out: &mut Written,
+) -> Result<()> {
     let Some((first, _)) = versions.first() else {
         return Ok(());
     };
     let (kind, id) = (first.kind, first.logical_id.as_str());
-    let before = timeline::log_len_of(txn, kind, id)?;
+    let before = match new_kinds.contains(&kind) {
+        true => 0,
+        false => timeline::log_len_of(txn, kind, id)?,
+    };
     for (n, (v, _)) in (before..).zip(versions) {
         let log = timeline::log_key(kind, id, n);
         out.logs
