@@ -7,8 +7,10 @@ use plexus_common::Value;
 use plexus_storage::{BulkEdge, BulkNode, Origin, Props, StorageError};
 
 struct Parsed {
-    /// The record's fields as owned strings, its line, and the header.
+    /// The record's fields as owned strings, its line, and the byte it
+    /// starts at.
     line: u64,
+    byte: u64,
     fields: Vec<String>,
 }
 
@@ -55,34 +57,99 @@ fn open(
     for (i, f) in header.iter().enumerate() {
         cols.push(column(f).map_err(|m| IngestError::bad(at(Some(i + 1)), m))?);
     }
+    crate::header::check(&cols).map_err(|(field, m)| IngestError::bad(at(Some(field)), m))?;
     Ok((data.into_records(), cols))
 }
 
-fn records(
-    input: &Input,
+fn records<'a>(
+    input: &'a Input,
+    opts: &'a CsvOptions,
     it: csv::StringRecordsIntoIter<std::fs::File>,
     width: usize,
-) -> impl Iterator<Item = Result<Parsed, IngestError>> + '_ {
-    it.map(move |r| {
-        let rec = r.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line());
-            IngestError::bad(input.at(line, None), format!("malformed CSV: {e}"))
-        })?;
-        let line = rec.position().map_or(0, |p| p.line());
-        if rec.len() != width {
-            return Err(IngestError::bad(
-                input.at(line, None),
-                format!(
-                    "the row has {} fields but the header has {width}",
-                    rec.len()
-                ),
-            ));
-        }
-        Ok(Parsed {
-            line,
-            fields: rec.iter().map(String::from).collect(),
+) -> impl Iterator<Item = Result<Parsed, IngestError>> + 'a {
+    let mut it = it
+        .map(move |r| {
+            let rec = r.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line());
+                IngestError::bad(input.at(line, None), format!("malformed CSV: {e}"))
+            })?;
+            let (line, byte) = rec.position().map_or((0, 0), |p| (p.line(), p.byte()));
+            if rec.len() != width {
+                return Err(IngestError::bad(
+                    input.at(line, None),
+                    format!(
+                        "the row has {} fields but the header has {width}",
+                        rec.len()
+                    ),
+                ));
+            }
+            Ok(Parsed {
+                line,
+                byte,
+                fields: rec.iter().map(String::from).collect(),
+            })
+        })
+        .peekable();
+    // The last row is checked before it is handed on: the reader takes a
+    // quoted field that never closes to the end of the file as its value,
+    // so a file cut short inside a quoted field, or a quote left open,
+    // would swallow every row after it into one value without a word.
+    std::iter::from_fn(move || {
+        let next = it.next()?;
+        Some(match (next, it.peek()) {
+            (Ok(p), None) => match ends_in_quotes(&input.path, p.byte, opts) {
+                Ok(false) => Ok(p),
+                Ok(true) => Err(IngestError::bad(
+                    input.at(p.line, None),
+                    "a quoted field opened on this row is never closed: the file ends inside it \
+                     (cut short, or a closing quote missing)",
+                )),
+                Err(error) => Err(IngestError::Io {
+                    file: input.path.clone(),
+                    error,
+                }),
+            },
+            (next, _) => next,
         })
     })
+}
+
+/// Whether the CSV bytes of the file at `path` from byte `from` (where a
+/// row starts) end inside a quoted field: one opened by a quote where a
+/// field starts and not closed by a quote that is not doubled.
+fn ends_in_quotes(path: &std::path::Path, from: u64, opts: &CsvOptions) -> std::io::Result<bool> {
+    use std::io::{BufRead, Seek};
+    #[derive(Clone, Copy, PartialEq)]
+    enum At {
+        FieldStart,
+        Unquoted,
+        Quoted,
+        /// A quote inside a quoted field: its end, or the first of two.
+        QuoteInQuoted,
+    }
+    let mut file = std::io::BufReader::new(std::fs::File::open(path)?);
+    file.seek(std::io::SeekFrom::Start(from))?;
+    let mut at = At::FieldStart;
+    loop {
+        let chunk = file.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(at == At::Quoted);
+        }
+        for &b in chunk {
+            let ends_field = b == opts.delimiter || b == b'\n' || b == b'\r';
+            at = match at {
+                At::FieldStart if b == opts.quote => At::Quoted,
+                At::FieldStart | At::Unquoted | At::QuoteInQuoted if ends_field => At::FieldStart,
+                At::FieldStart | At::Unquoted => At::Unquoted,
+                At::Quoted if b == opts.quote => At::QuoteInQuoted,
+                At::Quoted => At::Quoted,
+                At::QuoteInQuoted if b == opts.quote => At::Quoted,
+                At::QuoteInQuoted => At::Unquoted,
+            };
+        }
+        let n = chunk.len();
+        file.consume(n);
+    }
 }
 
 fn value(
@@ -138,7 +205,7 @@ pub fn nodes<'a>(
     let id = require(input, &cols, &ColumnKind::Id, ":ID")?;
     let width = cols.len();
     let source = input.source();
-    Ok(records(input, it, width)
+    Ok(records(input, opts, it, width)
         .map(move |r| {
             let p = r?;
             let mut labels: Vec<String> = input.name.iter().cloned().collect();
@@ -189,7 +256,7 @@ pub fn edges<'a>(
     let id = cols.iter().position(|c| c.kind == ColumnKind::Id);
     let width = cols.len();
     let source = input.source();
-    Ok(records(input, it, width)
+    Ok(records(input, opts, it, width)
         .map(move |r| {
             let p = r?;
             let rel_type = match type_col

@@ -130,3 +130,101 @@ pub fn column(field: &str) -> Result<Column, String> {
         kind,
     })
 }
+
+/// Checks a header's columns together: at most one column of each of
+/// `:ID`, `:START_ID`, `:END_ID` and `:TYPE`, and no property named twice
+/// (a named `:ID` column is stored as a property too). Otherwise the 1-based
+/// field that repeats one, and what is wrong: a second id column was read
+/// as a property of the first's node, and a repeated name kept one value.
+pub fn check(cols: &[Column]) -> Result<(), (usize, String)> {
+    for (i, c) in cols.iter().enumerate() {
+        let earlier = &cols[..i];
+        let unique = matches!(
+            c.kind,
+            ColumnKind::Id | ColumnKind::StartId | ColumnKind::EndId | ColumnKind::Type
+        );
+        if let Some(j) = earlier.iter().position(|e| unique && e.kind == c.kind) {
+            return Err((
+                i + 1,
+                format!(
+                    "a second {} column (field {} is one already)",
+                    kind_name(&c.kind),
+                    j + 1
+                ),
+            ));
+        }
+        let stored = |c: &Column| {
+            !c.name.is_empty() && matches!(c.kind, ColumnKind::Id | ColumnKind::Property { .. })
+        };
+        if let Some(j) = earlier
+            .iter()
+            .position(|e| stored(c) && stored(e) && e.name == c.name)
+        {
+            return Err((
+                i + 1,
+                format!(
+                    "property '{}' is named twice (field {} names it too)",
+                    c.name,
+                    j + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How a header writes a column kind that may appear once.
+fn kind_name(kind: &ColumnKind) -> &'static str {
+    match kind {
+        ColumnKind::Id => ":ID",
+        ColumnKind::StartId => ":START_ID",
+        ColumnKind::EndId => ":END_ID",
+        ColumnKind::Type => ":TYPE",
+        ColumnKind::Label => ":LABEL",
+        ColumnKind::Ignore => ":IGNORE",
+        ColumnKind::Property { .. } => "property",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(fields: &[&str]) -> Result<(), (usize, String)> {
+        let cols: Vec<Column> = fields
+            .iter()
+            .map(|f| column(f))
+            .collect::<Result<_, _>>()
+            .map_err(|m| (0, m))?;
+        check(&cols)
+    }
+
+    #[test]
+    fn a_header_repeats_no_id_and_no_property() {
+        assert_eq!(
+            header(&["id:ID", "name", ":LABEL", ":LABEL", "x:IGNORE", "x:IGNORE"]),
+            Ok(())
+        );
+        assert_eq!(
+            header(&[":START_ID", ":END_ID", ":TYPE", "w:FLOAT"]),
+            Ok(())
+        );
+        let (field, m) = header(&["id:ID", "name", "id:ID"]).unwrap_err();
+        assert_eq!(
+            (field, m.as_str()),
+            (3, "a second :ID column (field 1 is one already)")
+        );
+        let (field, m) = header(&[":START_ID", ":END_ID", ":END_ID"]).unwrap_err();
+        assert_eq!(
+            (field, m.as_str()),
+            (3, "a second :END_ID column (field 2 is one already)")
+        );
+        let (field, m) = header(&[":ID", "name", "age:INT", "name:STRING"]).unwrap_err();
+        assert_eq!(
+            (field, m.as_str()),
+            (4, "property 'name' is named twice (field 2 names it too)")
+        );
+        let (field, _) = header(&["name:ID", "name"]).unwrap_err();
+        assert_eq!(field, 2);
+    }
+}

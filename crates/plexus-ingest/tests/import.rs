@@ -171,6 +171,27 @@ fn bad_input_names_its_place_and_changes_nothing() {
             "bad.jsonl:2:",
         ),
         (
+            // Cut short inside a quoted field: the rest is not one value.
+            vec![write(d, "cut.csv", "id:ID,name\na,x\nb,\"Bo\nc,z\n")],
+            vec![],
+            "cut.csv:3: a quoted field opened on this row is never closed",
+        ),
+        (
+            vec![write(d, "cutend.csv", "id:ID,name\na,\"x\"\"y")],
+            vec![],
+            "cutend.csv:2: a quoted field opened on this row is never closed",
+        ),
+        (
+            vec![write(d, "twoids.csv", "id:ID,name,key:ID\na,x,k\n")],
+            vec![],
+            "twoids.csv:1:3: a second :ID column (field 1 is one already)",
+        ),
+        (
+            vec![write(d, "twice.csv", "id:ID,name,age:INT,name\na,x,1,y\n")],
+            vec![],
+            "twice.csv:1:4: property 'name' is named twice (field 2 names it too)",
+        ),
+        (
             vec![d.join("missing.csv").to_string_lossy().to_string()],
             vec![],
             "missing.csv",
@@ -210,7 +231,9 @@ fn header_files_and_quotes() {
     let data = write(
         d,
         "people-data.csv",
-        "ann,'Ann, the first',34\nbob,Bob,41\n",
+        // The last row's quoted field spans two lines and doubles its
+        // quotes, and the file ends right after it: closed, not cut short.
+        "ann,'Ann, the first',34\nbob,Bob,41\ncy,'Cy ''the''\nsecond',7",
     );
     let s = db();
     let opts = ImportOptions {
@@ -232,10 +255,12 @@ fn header_files_and_quotes() {
         )
     };
     let r = load(&s, format!("Person={header},{data}")).unwrap();
-    assert_eq!(r.nodes, 2);
+    assert_eq!(r.nodes, 3);
     let t = s.read("default").unwrap();
     let ann = t.node(t.node_id("ann").unwrap().unwrap()).unwrap().unwrap();
     assert_eq!(ann.props["name"], Value::from("Ann, the first"));
+    let cy = t.node(t.node_id("cy").unwrap().unwrap()).unwrap().unwrap();
+    assert_eq!(cy.props["name"], Value::from("Cy 'the'\nsecond"));
     assert_eq!(ann.props["age"], Value::Int(34));
     drop(t);
     let bad_data = write(d, "bad-data.csv", "cy,Cy,young\n");
