@@ -40,7 +40,7 @@ pub(crate) fn query_instant(
     guard: &Guard,
 ) -> Result<Option<u64>, QueryError> {
     match system_instant(q, params, guard)? {
-        Some(v) => micros(&v).map(Some),
+        Some((v, e)) => micros(&v).map(Some).map_err(|err| err.at(e.span.start)),
         None => Ok(None),
     }
 }
@@ -54,7 +54,10 @@ pub(crate) fn valid_time(
     params: &Params,
     guard: &Guard,
 ) -> Result<Option<When>, QueryError> {
-    let at = |e: &Expr, what: &str| instant(&evaluate(e, params, guard)?, what);
+    // Each error is blamed on the expression it is about.
+    let at = |e: &Expr, what: &str| {
+        instant(&evaluate(e, params, guard)?, what).map_err(|err| err.at(e.span.start))
+    };
     let mut seen: Option<When> = None;
     for t in q.as_of.iter().filter(|t| t.valid) {
         let when = match &t.end {
@@ -75,7 +78,8 @@ pub(crate) fn valid_time(
                             "the FOR VALID_TIME range from {from} to {last} µs is empty: \
                              its end must come after its start"
                         ),
-                    });
+                    }
+                    .at(t.at.span.start));
                 }
                 When::Within { from, to }
             }
@@ -84,7 +88,8 @@ pub(crate) fn valid_time(
             return Err(semantic(
                 "the MATCH clauses of one query read as of different instants: \
                  FOR VALID_TIME applies to the whole query",
-            ));
+            )
+            .at(t.at.span.start));
         }
         seen = Some(when);
     }
@@ -92,18 +97,23 @@ pub(crate) fn valid_time(
 }
 
 /// The value the `FOR SYSTEM_TIME` qualifiers name (all must name the
-/// same).
-fn system_instant(q: &Query, params: &Params, guard: &Guard) -> Result<Option<Value>, QueryError> {
-    let mut at: Option<Value> = None;
+/// same), with the first expression that names it.
+fn system_instant<'q>(
+    q: &'q Query,
+    params: &Params,
+    guard: &Guard,
+) -> Result<Option<(Value, &'q Expr)>, QueryError> {
+    let mut at: Option<(Value, &Expr)> = None;
     for t in q.as_of.iter().filter(|t| !t.valid) {
         let v = evaluate(&t.at, params, guard)?;
-        if at.as_ref().is_some_and(|a| *a != v) {
+        if at.as_ref().is_some_and(|(a, _)| *a != v) {
             return Err(semantic(
                 "the MATCH clauses of one query read as of different instants: \
                  FOR SYSTEM_TIME AS OF applies to the whole query",
-            ));
+            )
+            .at(t.at.span.start));
         }
-        at = Some(v);
+        at.get_or_insert((v, &t.at));
     }
     Ok(at)
 }

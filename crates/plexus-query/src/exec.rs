@@ -228,7 +228,7 @@ impl Prepared {
     pub fn as_of(&self, params: &Params, guard: &Guard) -> Result<Option<u64>, QueryError> {
         match &self.statement {
             Statement::Query(q) | Statement::Explain(q) | Statement::Profile(q) => {
-                crate::as_of::query_instant(q, params, guard)
+                crate::as_of::query_instant(q, params, guard).map_err(|e| self.located(e))
             }
             _ => Ok(None),
         }
