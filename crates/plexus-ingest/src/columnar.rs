@@ -137,7 +137,10 @@ fn per_batch<'a, T: 'a>(
         Ok(batch) => {
             let start = seen;
             seen += batch.num_rows() as u64;
-            make(&batch, start)
+            match twice_named(&batch) {
+                Some(m) => all_bad(input, &batch, start, &m),
+                None => make(&batch, start),
+            }
         }
         Err(e) => vec![Err(row_error(
             input,
@@ -146,6 +149,25 @@ fn per_batch<'a, T: 'a>(
             format!("cannot read the file: {e}"),
         ))],
     })
+}
+
+/// What is wrong with a batch whose schema names a column twice (Arrow
+/// allows it): roles go by name, and a row's properties kept one of the
+/// two values without a word.
+fn twice_named(batch: &RecordBatch) -> Option<String> {
+    let schema = batch.schema();
+    let mut seen = std::collections::HashMap::new();
+    for (i, f) in schema.fields().iter().enumerate() {
+        if let Some(j) = seen.insert(f.name().as_str(), i) {
+            return Some(format!(
+                "column '{}' appears twice (columns {} and {})",
+                f.name(),
+                j + 1,
+                i + 1
+            ));
+        }
+    }
+    None
 }
 
 /// Every row of a batch as the same error (a column the file lacks): each

@@ -226,4 +226,31 @@ fn arrow_ipc_files_and_record_batches() {
         e.to_string().contains("not a readable Arrow IPC file"),
         "{e}"
     );
+    // A schema may name a column twice; an import refuses it, leaving
+    // nothing behind.
+    let twice = RecordBatch::try_from_iter(vec![
+        ("id", Arc::new(StringArray::from(vec!["a"])) as ArrayRef),
+        ("w", Arc::new(Float64Array::from(vec![1.0]))),
+        ("w", Arc::new(Float64Array::from(vec![2.0]))),
+    ])
+    .unwrap();
+    let s = db();
+    let e = plexus_ingest::import_batches(
+        &s,
+        "default",
+        vec![plexus_ingest::BatchInput {
+            name: None,
+            batches: vec![twice],
+        }],
+        vec![],
+        &Default::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("column 'w' appears twice (columns 2 and 3)"),
+        "{e}"
+    );
+    assert_eq!(s.read("default").unwrap().node_count().unwrap(), 0);
 }

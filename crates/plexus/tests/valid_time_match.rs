@@ -388,9 +388,18 @@ fn valid_time_reads_refuse_writes_and_see_their_transaction() {
     assert!(e.to_string().contains("FOR VALID_TIME AS OF"), "{e}");
     // Each names the qualifier's expression that is wrong.
     for (text, place) in [
-        ("MATCH (n) FOR VALID_TIME AS OF 'garbage' RETURN n", "(line 1, column 32)"),
-        ("MATCH (n) FOR VALID_TIME BETWEEN 10 AND 0 RETURN n", "(line 1, column 34)"),
-        ("MATCH (n) FOR SYSTEM_TIME AS OF -1 RETURN n", "(line 1, column 33)"),
+        (
+            "MATCH (n) FOR VALID_TIME AS OF 'garbage' RETURN n",
+            "(line 1, column 32)",
+        ),
+        (
+            "MATCH (n) FOR VALID_TIME BETWEEN 10 AND 0 RETURN n",
+            "(line 1, column 34)",
+        ),
+        (
+            "MATCH (n) FOR SYSTEM_TIME AS OF -1 RETURN n",
+            "(line 1, column 33)",
+        ),
         (
             "MATCH (n) FOR VALID_TIME AS OF 1 MATCH (m) FOR VALID_TIME AS OF 2 RETURN n",
             "(line 1, column 65)",
