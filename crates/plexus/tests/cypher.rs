@@ -1833,27 +1833,32 @@ fn aggregates_in_the_list_a_comprehension_walks_fold_per_group() {
 }
 
 #[test]
-fn run_time_errors_name_the_clause_they_failed_in() {
+fn run_time_errors_name_where_they_failed() {
     let db = Database::in_memory().unwrap();
     q(&db, "CREATE (:P {v: 1}), (:P {v: 0})");
     let cases = [
-        // Streamed: the final RETURN, after a MATCH that passed.
-        ("MATCH (p:P)\nRETURN 10 / p.v", "ArithmeticError", (2, 1)),
+        // Streamed: the expression of the final RETURN, after a MATCH
+        // that passed.
+        ("MATCH (p:P)\nRETURN 10 / p.v", "ArithmeticError", (2, 8)),
         // A WITH in the middle of a pipeline.
         (
             "MATCH (p:P)\n  WITH 10 / p.v AS x\nRETURN x",
             "ArithmeticError",
-            (2, 3),
+            (2, 8),
         ),
-        // An aggregation that ends a pipeline stage.
+        // An aggregation that ends a pipeline stage: its clause.
         ("UNWIND [1, 'a'] AS x\nRETURN sum(x)", "TypeError", (2, 1)),
         // A clause that writes (materialised clause by clause).
-        ("MATCH (p:P)\nSET p.w = 10 / p.v", "ArithmeticError", (2, 1)),
-        // Inside FOREACH: the inner clause.
+        (
+            "MATCH (p:P)\nSET p.w = 10 / p.v",
+            "ArithmeticError",
+            (2, 11),
+        ),
+        // Inside FOREACH.
         (
             "MATCH (p:P) WITH collect(p) AS ps\nFOREACH (x IN ps |\n  SET x.w = 1 / x.v)",
             "ArithmeticError",
-            (3, 3),
+            (3, 13),
         ),
     ];
     for (text, kind, (line, column)) in cases {
