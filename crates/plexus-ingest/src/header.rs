@@ -139,19 +139,21 @@ pub fn column(field: &str) -> Result<Column, String> {
 pub fn check(cols: &[Column]) -> Result<(), (usize, String)> {
     for (i, c) in cols.iter().enumerate() {
         let earlier = &cols[..i];
-        let unique = matches!(
-            c.kind,
-            ColumnKind::Id | ColumnKind::StartId | ColumnKind::EndId | ColumnKind::Type
-        );
-        if let Some(j) = earlier.iter().position(|e| unique && e.kind == c.kind) {
-            return Err((
-                i + 1,
-                format!(
-                    "a second {} column (field {} is one already)",
-                    kind_name(&c.kind),
-                    j + 1
-                ),
-            ));
+        // The kinds a header may hold once, as it writes them.
+        let once = match c.kind {
+            ColumnKind::Id => Some(":ID"),
+            ColumnKind::StartId => Some(":START_ID"),
+            ColumnKind::EndId => Some(":END_ID"),
+            ColumnKind::Type => Some(":TYPE"),
+            _ => None,
+        };
+        if let Some(name) = once {
+            if let Some(j) = earlier.iter().position(|e| e.kind == c.kind) {
+                return Err((
+                    i + 1,
+                    format!("a second {name} column (field {} is one already)", j + 1),
+                ));
+            }
         }
         let stored = |c: &Column| {
             !c.name.is_empty() && matches!(c.kind, ColumnKind::Id | ColumnKind::Property { .. })
@@ -171,19 +173,6 @@ pub fn check(cols: &[Column]) -> Result<(), (usize, String)> {
         }
     }
     Ok(())
-}
-
-/// How a header writes a column kind that may appear once.
-fn kind_name(kind: &ColumnKind) -> &'static str {
-    match kind {
-        ColumnKind::Id => ":ID",
-        ColumnKind::StartId => ":START_ID",
-        ColumnKind::EndId => ":END_ID",
-        ColumnKind::Type => ":TYPE",
-        ColumnKind::Label => ":LABEL",
-        ColumnKind::Ignore => ":IGNORE",
-        ColumnKind::Property { .. } => "property",
-    }
 }
 
 #[cfg(test)]

@@ -115,7 +115,12 @@ pub(crate) const DIR_OUT: u8 = 0;
 pub(crate) const DIR_IN: u8 = 1;
 
 pub(crate) fn graph_prefix(g: GraphId) -> Vec<u8> {
-    g.0.to_be_bytes().to_vec()
+    graph_prefix_bytes(g).to_vec()
+}
+
+/// The bytes of [`graph_prefix`], without an allocation.
+pub(crate) fn graph_prefix_bytes(g: GraphId) -> [u8; 4] {
+    g.0.to_be_bytes()
 }
 
 pub(crate) fn with_graph(g: GraphId, cap: usize) -> Vec<u8> {

@@ -1570,8 +1570,7 @@ impl WriteTxn {
 /// there, without a new allocation when the buffer has
 /// [`crate::VALID_KEY_ROOM`] bytes to spare.
 fn graph_first(g: GraphId, mut key: Vec<u8>) -> Vec<u8> {
-    // The bytes `keys::graph_prefix` makes, without its allocation.
-    let prefix = g.0.to_be_bytes();
+    let prefix = graph_prefix_bytes(g);
     key.extend_from_slice(&prefix);
     key.rotate_right(prefix.len());
     key
