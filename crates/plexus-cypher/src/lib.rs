@@ -17,4 +17,4 @@ mod parser;
 
 pub use ast::*;
 pub use error::{ParseError, Span};
-pub use parser::{parse, parse_expression, parse_statement, MAX_NESTING};
+pub use parser::{parameters, parse, parse_expression, parse_statement, MAX_NESTING};

@@ -24,6 +24,23 @@ pub fn parse(src: &str) -> Result<Query, ParseError> {
     Ok(q)
 }
 
+/// The parameters `src` names (`$id`, `$0`), each once, with the byte
+/// offset of its first use, in the order of first use: a run checks them
+/// all before it starts, as Neo4j does, so a missing one is an error that
+/// names its place whether or not the run would have reached it. Text that
+/// does not lex names none (it does not parse either).
+pub fn parameters(src: &str) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for t in lex(src).unwrap_or_default() {
+        if let Tok::Param(name) = t.tok {
+            if !out.iter().any(|(n, _)| *n == name) {
+                out.push((name, t.span.start));
+            }
+        }
+    }
+    out
+}
+
 /// Parses one statement: a query, `EXPLAIN`/`PROFILE` and a query, or a
 /// schema command (`CREATE INDEX`, `CREATE CONSTRAINT`, `DROP`, `SHOW`).
 pub fn parse_statement(src: &str) -> Result<Statement, ParseError> {

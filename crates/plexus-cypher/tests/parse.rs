@@ -347,3 +347,19 @@ fn index_types_are_named() {
     assert!(parse_statement("SHOW TEXT CONSTRAINTS").is_err());
     assert!(parse("CREATE (text:Text) RETURN text").is_ok());
 }
+
+#[test]
+fn parameters_are_listed_once_at_their_first_use() {
+    let text = "MATCH (a {id: $id})\nWHERE a.x > $0 AND a.y = $id\nRETURN '$not', $last";
+    let found = plexus_cypher::parameters(text);
+    let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["id", "0", "last"]);
+    // Each offset is where the `$` of the first use stands.
+    for (name, at) in &found {
+        assert_eq!(&text[*at..*at + 1], "$", "{name}");
+    }
+    assert_eq!(found[0].1, text.find("$id").unwrap());
+    assert!(plexus_cypher::parameters("RETURN 1").is_empty());
+    // Text that does not lex names none.
+    assert!(plexus_cypher::parameters("RETURN $a, \u{0}").is_empty());
+}

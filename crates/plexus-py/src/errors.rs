@@ -162,7 +162,7 @@ fn query(q: &QueryError, message: String) -> PyErr {
         QueryError::Syntax(_)
         | QueryError::Compile { .. }
         | QueryError::Semantic { .. }
-        | QueryError::ParameterMissing(_) => raise::<CypherSyntaxError>(message, kind),
+        | QueryError::ParameterMissing { .. } => raise::<CypherSyntaxError>(message, kind),
         QueryError::Type { .. } | QueryError::Argument { .. } | QueryError::Arithmetic(_) => {
             raise::<CypherTypeError>(message, kind)
         }

@@ -45,7 +45,12 @@ pub enum QueryError {
     },
     /// Integer overflow or division by zero.
     Arithmetic(String),
-    ParameterMissing(String),
+    /// A parameter the query names and the run was not given: its name
+    /// and, once placed in the text, the line and column of its first use.
+    ParameterMissing {
+        name: String,
+        at: Option<(usize, usize)>,
+    },
     Unsupported(String),
     /// A write that a constraint refuses (deleting a connected node,
     /// a duplicate under a unique constraint).
@@ -88,7 +93,7 @@ impl QueryError {
             QueryError::Type { .. } => "TypeError",
             QueryError::Argument { .. } => "ArgumentError",
             QueryError::Arithmetic(_) => "ArithmeticError",
-            QueryError::ParameterMissing(_) => "ParameterMissing",
+            QueryError::ParameterMissing { .. } => "ParameterMissing",
             QueryError::Unsupported(_) => "Unsupported",
             QueryError::Constraint { .. } => "ConstraintVerificationFailed",
             QueryError::EntityNotFound { .. } => "EntityNotFound",
@@ -111,7 +116,7 @@ impl QueryError {
             | QueryError::Constraint { code, .. }
             | QueryError::EntityNotFound { code, .. }
             | QueryError::Procedure { code, .. } => Some(code),
-            QueryError::ParameterMissing(_) => Some("MissingParameter"),
+            QueryError::ParameterMissing { .. } => Some("MissingParameter"),
             QueryError::Arithmetic(_)
             | QueryError::Unsupported(_)
             | QueryError::Storage(_)
@@ -146,6 +151,7 @@ impl QueryError {
             | QueryError::Argument { .. }
             | QueryError::Arithmetic(_)
             | QueryError::Procedure { .. }
+            | QueryError::ParameterMissing { at: None, .. }
             | QueryError::Unsupported(_) => QueryError::At {
                 offset,
                 error: Box::new(self),
@@ -180,10 +186,28 @@ impl QueryError {
             | QueryError::Arithmetic(message) => {
                 message.push_str(&format!(" (line {line}, column {column})"));
             }
+            QueryError::ParameterMissing { at, .. } => *at = Some((line, column)),
             // The rest are not about a place in the text.
             _ => {}
         }
         error
+    }
+
+    /// A missing parameter `name`, not yet placed in the text.
+    pub(crate) fn missing(name: &str) -> QueryError {
+        QueryError::ParameterMissing {
+            name: name.to_string(),
+            at: None,
+        }
+    }
+
+    /// Whether this is a missing parameter, placed or not.
+    pub(crate) fn is_parameter_missing(&self) -> bool {
+        match self {
+            QueryError::ParameterMissing { .. } => true,
+            QueryError::At { error, .. } => error.is_parameter_missing(),
+            _ => false,
+        }
     }
 
     pub fn type_error(message: impl Into<String>) -> QueryError {
@@ -207,8 +231,12 @@ impl fmt::Display for QueryError {
                 write!(f, "ArgumentError ({code}): {message}")
             }
             QueryError::Arithmetic(m) => write!(f, "ArithmeticError: {m}"),
-            QueryError::ParameterMissing(p) => {
-                write!(f, "ParameterMissing: no value for parameter ${p}")
+            QueryError::ParameterMissing { name, at } => {
+                write!(f, "ParameterMissing: no value for parameter ${name}")?;
+                match at {
+                    Some((line, column)) => write!(f, " (line {line}, column {column})"),
+                    None => Ok(()),
+                }
             }
             QueryError::Unsupported(m) => write!(f, "not supported yet: {m}"),
             QueryError::Constraint { code, message } => {

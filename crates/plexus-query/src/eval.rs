@@ -504,7 +504,7 @@ fn param<'a>(p: &str, ctx: &'a Ctx<'_>) -> Result<&'a Value, QueryError> {
         Some(index) => index.param(p),
         None => ctx.params.get(p),
     };
-    found.ok_or_else(|| QueryError::ParameterMissing(p.to_string()))
+    found.ok_or_else(|| QueryError::missing(p))
 }
 
 /// Property `key` of a value: a map's entry, a temporal value's component,

@@ -115,6 +115,9 @@ pub struct Prepared {
     /// A SHOW's `YIELD … WHERE … RETURN …` as a query over the listed rows
     /// (`show.rs`), checked here like any query.
     listing: Option<Query>,
+    /// The parameters the text names, with the offset of each one's first
+    /// use: every run but an EXPLAIN's checks that it was given them all.
+    needs: Vec<(String, usize)>,
 }
 
 /// How a query runs: for its rows, for its plan, or both.
@@ -217,7 +220,22 @@ impl Prepared {
             counted,
             distinct,
             listing,
+            needs: plexus_cypher::parameters(text),
         })
+    }
+
+    /// Refuses a run that lacks a parameter the text names, before it
+    /// starts, naming the first such parameter and where it is first used
+    /// (Neo4j refuses such a query whether or not the run would reach the
+    /// parameter). An EXPLAIN needs no values: it plans with stand-ins.
+    fn given(&self, params: &Params) -> Result<(), QueryError> {
+        if matches!(self.statement, Statement::Explain(_)) {
+            return Ok(());
+        }
+        match self.needs.iter().find(|(n, _)| !params.contains_key(n)) {
+            Some((name, at)) => Err(self.located(QueryError::missing(name).at(*at))),
+            None => Ok(()),
+        }
     }
 
     /// The system time (µs since the epoch) the statement reads the graph
@@ -286,6 +304,7 @@ impl Prepared {
     /// Runs the query with no graph: MATCH finds nothing, OPTIONAL MATCH
     /// binds nulls, clauses that write are refused.
     pub fn run_standalone(&self, params: &Params, guard: &Guard) -> Result<Table, QueryError> {
+        self.given(params)?;
         if let Some(shown) = self.shown(None, params, guard) {
             return shown;
         }
@@ -371,6 +390,7 @@ impl Prepared {
         guard: &Guard,
         plan_out: PlanOut<'_>,
     ) -> Result<Table, QueryError> {
+        self.given(params)?;
         if let Some(shown) = self.shown(Some(g), params, guard) {
             return shown;
         }
@@ -402,6 +422,7 @@ impl Prepared {
         guard: &Guard,
         sink: &mut dyn RowSink,
     ) -> Result<(), QueryError> {
+        self.given(params)?;
         if let Some(shown) = self.shown(Some(g), params, guard) {
             return feed(shown?, sink);
         }
@@ -434,6 +455,7 @@ impl Prepared {
         guard: &Guard,
         plan_out: PlanOut<'_>,
     ) -> Result<Table, QueryError> {
+        self.given(params)?;
         if let Some(shown) = self.shown(Some(&*txn), params, guard) {
             return shown;
         }
@@ -1512,7 +1534,7 @@ impl Exec<'_, '_> {
                     self.params
                         .get(n)
                         .cloned()
-                        .ok_or_else(|| QueryError::ParameterMissing(n.clone()))
+                        .ok_or_else(|| QueryError::missing(n))
                 })
                 .collect(),
         }

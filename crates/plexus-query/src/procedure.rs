@@ -121,58 +121,65 @@ pub fn check(q: &Query, procs: &Procedures) -> Result<(), QueryError> {
     for part in q.parts() {
         let standalone = part.clauses.len() == 1;
         for c in &part.clauses {
-            let Clause::Call {
+            if let Clause::Call {
                 procedure, args, ..
             } = c
-            else {
-                continue;
-            };
-            if procs.get(procedure).is_none() {
-                if let Some(b) = crate::builtin::get(procedure) {
-                    check_builtin_arity(b, procedure, args.as_deref())?;
-                    continue;
-                }
-            }
-            let Some((sig, _)) = procs.get(procedure) else {
-                return Err(QueryError::Procedure {
-                    code: "ProcedureNotFound",
-                    message: format!("there is no procedure {procedure}()"),
-                });
-            };
-            match args {
-                None if !standalone && !sig.inputs.is_empty() => {
-                    return Err(QueryError::Compile {
-                        code: "InvalidArgumentPassingMode",
-                        message: format!(
-                            "{procedure} takes arguments; implicit arguments work only in a standalone CALL"
-                        ),
-                    })
-                }
-                None => {}
-                Some(a) if a.len() != sig.inputs.len() => {
-                    return Err(QueryError::Compile {
-                        code: "InvalidNumberOfArguments",
-                        message: format!(
-                            "{procedure} takes {} argument(s), not {}",
-                            sig.inputs.len(),
-                            a.len()
-                        ),
-                    })
-                }
-                Some(a) => {
-                    for ((name, t), e) in sig.inputs.iter().zip(a) {
-                        if literal_type_mismatch(*t, e) {
-                            return Err(QueryError::Compile {
-                                code: "InvalidArgumentType",
-                                message: format!("argument `{name}` of {procedure} is a {t:?}"),
-                            });
-                        }
-                    }
-                }
+            {
+                // Blamed on the CALL: the check runs before any clause.
+                check_call(procedure, args.as_deref(), standalone, procs)
+                    .map_err(|e| e.at(c.span().start))?;
             }
         }
     }
     Ok(())
+}
+
+/// [`check`] of one `CALL procedure(args)`.
+fn check_call(
+    procedure: &str,
+    args: Option<&[Expr]>,
+    standalone: bool,
+    procs: &Procedures,
+) -> Result<(), QueryError> {
+    if procs.get(procedure).is_none() {
+        if let Some(b) = crate::builtin::get(procedure) {
+            return check_builtin_arity(b, procedure, args);
+        }
+    }
+    let Some((sig, _)) = procs.get(procedure) else {
+        return Err(QueryError::Procedure {
+            code: "ProcedureNotFound",
+            message: format!("there is no procedure {procedure}()"),
+        });
+    };
+    match args {
+        None if !standalone && !sig.inputs.is_empty() => Err(QueryError::Compile {
+            code: "InvalidArgumentPassingMode",
+            message: format!(
+                "{procedure} takes arguments; implicit arguments work only in a standalone CALL"
+            ),
+        }),
+        None => Ok(()),
+        Some(a) if a.len() != sig.inputs.len() => Err(QueryError::Compile {
+            code: "InvalidNumberOfArguments",
+            message: format!(
+                "{procedure} takes {} argument(s), not {}",
+                sig.inputs.len(),
+                a.len()
+            ),
+        }),
+        Some(a) => {
+            for ((name, t), e) in sig.inputs.iter().zip(a) {
+                if literal_type_mismatch(*t, e) {
+                    return Err(QueryError::Compile {
+                        code: "InvalidArgumentType",
+                        message: format!("argument `{name}` of {procedure} is a {t:?}"),
+                    });
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
 /// A built-in procedure takes its required arguments and at most its

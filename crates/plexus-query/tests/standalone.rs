@@ -98,7 +98,7 @@ fn semantic_errors_come_before_any_row() {
     assert_eq!(code("RETURN 1 AS x LIMIT -1"), "NegativeIntegerArgument");
     assert!(matches!(
         run("RETURN $p AS x"),
-        Err(QueryError::ParameterMissing(_))
+        Err(QueryError::ParameterMissing { .. })
     ));
 }
 

@@ -84,7 +84,7 @@ fn of_query(q: &QueryError) -> Failure {
         QueryError::Type { .. } => TYPE_ERROR,
         QueryError::Argument { .. } => ARGUMENT,
         QueryError::Arithmetic(_) => ARITHMETIC,
-        QueryError::ParameterMissing(_) => PARAMETER_MISSING,
+        QueryError::ParameterMissing { .. } => PARAMETER_MISSING,
         QueryError::Unsupported(_) => UNSUPPORTED,
         QueryError::Constraint { .. } => CONSTRAINT,
         QueryError::EntityNotFound { .. } => ENTITY_NOT_FOUND,

@@ -2006,3 +2006,64 @@ fn explain_starts_a_pattern_where_the_matcher_does() {
         "{plan:?}"
     );
 }
+
+#[test]
+fn a_missing_parameter_is_refused_before_the_run_where_it_is_first_used() {
+    let db = Database::in_memory().unwrap();
+    let cases = [
+        // The run would never evaluate it (no node): refused all the same.
+        (
+            "MATCH (n)\nWHERE n.x = $missing\nRETURN n",
+            "$missing",
+            (2, 13),
+        ),
+        ("RETURN 1,\n  $nope", "$nope", (2, 3)),
+        // Given `a`, the first missing one is named, at its first use.
+        ("RETURN $a, $b,\n  $b + 1", "$b", (1, 12)),
+        // A write is refused before it writes.
+        ("CREATE (:P {v: $v})", "$v", (1, 16)),
+    ];
+    let given = Params::from([("a".to_string(), Value::Int(1))]);
+    for (text, name, (line, column)) in cases {
+        let e = db
+            .query("default", text, &given)
+            .expect_err(text)
+            .to_string();
+        assert!(e.contains("ParameterMissing"), "{text}: {e}");
+        assert!(e.contains(name), "{text}: {e}");
+        assert!(
+            e.contains(&format!("(line {line}, column {column})")),
+            "{text}: {e}"
+        );
+    }
+    assert_eq!(
+        q(&db, "MATCH (n:P) RETURN count(n)").rows[0][0],
+        Value::Int(0)
+    );
+    // EXPLAIN plans without the values.
+    db.query(
+        "default",
+        "EXPLAIN MATCH (n {id: $id}) RETURN n",
+        &Params::new(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_unknown_procedure_names_its_place() {
+    let db = Database::in_memory().unwrap();
+    for (text, (line, column)) in [
+        ("CALL no.such.proc()", (1, 1)),
+        ("MATCH (n)\nCALL no.such.proc() YIELD x\nRETURN x", (2, 1)),
+    ] {
+        let e = db
+            .query("default", text, &Params::new())
+            .expect_err(text)
+            .to_string();
+        assert!(e.contains("ProcedureNotFound"), "{text}: {e}");
+        assert!(
+            e.contains(&format!("(line {line}, column {column})")),
+            "{text}: {e}"
+        );
+    }
+}

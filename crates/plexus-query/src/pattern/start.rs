@@ -251,7 +251,7 @@ pub(super) fn hint_value(
     let known = match before.iter().any(|v| !crate::eval::free_of(e, v)) {
         true => None,
         false => match m.eval(e, row) {
-            Err(crate::error::QueryError::ParameterMissing(_)) => None,
+            Err(e) if e.is_parameter_missing() => None,
             other => Some(other),
         },
     };
