@@ -250,6 +250,10 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => None,
         (Value::Int(x), Value::Int(y)) => Some(x == y),
+        // The commonest comparisons first, without asking each side its
+        // type (a string's equality was most of a `b.id <> $id` check).
+        (Value::String(x), Value::String(y)) => Some(x == y),
+        (Value::Bool(x), Value::Bool(y)) => Some(x == y),
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => match (a, b) {
             (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => {
                 Some(*f == *i as f64 && f.fract() == 0.0 && (*f as i64) == *i)
@@ -497,6 +501,11 @@ fn eval_unblamed(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
         },
         _ => crate::deep(|| eval_here(e, row, ctx)),
     }
+}
+
+/// Parameter `p`, borrowed where it is; `None` when the run lacks it.
+pub(crate) fn param_value<'a>(p: &str, ctx: &'a Ctx<'_>) -> Option<&'a Value> {
+    param(p, ctx).ok()
 }
 
 fn param<'a>(p: &str, ctx: &'a Ctx<'_>) -> Result<&'a Value, QueryError> {
@@ -1054,7 +1063,7 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
 }
 
 /// `x op y` for the comparison operators; `None` for the others.
-fn comparison(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
+pub(crate) fn comparison(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
     Some(match op {
         BinOp::Eq => tri(equals(x, y)),
         BinOp::Neq => tri(equals(x, y).map(|b| !b)),
@@ -1182,7 +1191,11 @@ fn var_property(e: &Expr) -> Option<(&str, &str)> {
 /// right one, `3 > n.k`, the first half of `$a > n.k >= $b`), the other
 /// side, and whether the property is on the right. Neither side recurses
 /// any further.
-fn lent_shape<'e>(op: BinOp, a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr, bool)> {
+pub(crate) fn lent_shape<'e>(
+    op: BinOp,
+    a: &'e Expr,
+    b: &'e Expr,
+) -> Option<(&'e Expr, &'e Expr, bool)> {
     use BinOp::{Eq, Ge, Gt, Le, Lt, Neq};
     let property = |e: &Expr| matches!(&e.kind, ExprKind::Property(base, _) if matches!(base.kind, ExprKind::Var(_)));
     if !matches!(op, Eq | Neq | Lt | Gt | Le | Ge) {

@@ -25,6 +25,7 @@ pub(crate) mod adjacent;
 pub(crate) mod any_of;
 mod column_filter;
 mod in_set;
+mod node_test;
 pub(crate) mod or_expand;
 pub(crate) mod reach;
 pub(crate) mod rel_seek;
@@ -373,6 +374,7 @@ fn matcher<'a, 'c>(
         stood_in: std::cell::Cell::new(false),
         spares: Spares::default(),
         in_sets: in_set::InSets::default(),
+        node_tests: node_test::NodeTests::default(),
         ends: None,
     }
 }
@@ -443,6 +445,9 @@ struct Matcher<'a, 'c> {
     spares: Spares,
     /// The lists of `x IN list` conjuncts as sets (`in_set.rs`).
     in_sets: in_set::InSets,
+    /// Conjuncts comparing a node's property with a constant, their
+    /// constant evaluated once (`node_test.rs`).
+    node_tests: node_test::NodeTests<'a>,
     /// Where a consumer of one node variable's distinct values takes them
     /// ([`Want::Nodes`]).
     ends: Option<Ends<'a>>,
@@ -1333,7 +1338,7 @@ impl Matcher<'_, '_> {
         let mut unindexed: Option<(&str, Value, Option<usize>)> = None;
         for (key, e, inline_at) in inline.chain(from_where) {
             // A hint may name variables bound only later: skip it then.
-            let v = match start::hint_value(self, e, row, || Value::Int(0)) {
+            let v = match start::hint_ref(self, e, row, || Value::Int(0)) {
                 Ok(v) => v,
                 Err(_) if inline_at.is_none() => continue,
                 Err(err) => return Err(err),
@@ -1358,11 +1363,11 @@ impl Matcher<'_, '_> {
             // Scalars only: the pass compares stored encodings, which
             // for lists and maps would miss `[1] = [1.0]`.
             let scalar = matches!(
-                v,
+                *v,
                 Value::Int(_) | Value::Float(_) | Value::String(_) | Value::Bool(_)
             );
             if unindexed.is_none() && scalar {
-                unindexed = Some((key, v, inline_at));
+                unindexed = Some((key, v.into_owned(), inline_at));
             }
         }
         Ok((None, unindexed))
@@ -1545,14 +1550,18 @@ impl Matcher<'_, '_> {
             return Ok(Some(0));
         }
         let mut n = 0;
-        for (c, deps) in self.early.conjuncts {
+        for (i, (c, deps)) in self.early.conjuncts.iter().enumerate() {
             // `var` was just bound: only the others are looked up.
             if deps.contains(&var) && deps.iter().all(|d| *d == var || row.contains_key(d)) {
-                let v = match self.in_sets.answer(c, deps, row, self.ctx)? {
-                    Some(v) => v,
-                    None => self.eval(c, row)?,
+                let tested = self.node_tests.answer(i, c, var, row, self.g, self.ctx)?;
+                let holds = match tested {
+                    Some(holds) => holds,
+                    None => match self.in_sets.answer(c, deps, row, self.ctx)? {
+                        Some(v) => v == Value::Bool(true),
+                        None => self.eval(c, row)? == Value::Bool(true),
+                    },
                 };
-                if v != Value::Bool(true) {
+                if !holds {
                     return Ok(None);
                 }
                 n += 1;

@@ -2067,3 +2067,56 @@ fn an_unknown_procedure_names_its_place() {
         );
     }
 }
+
+/// A WHERE comparing a property of a node the walk binds with a constant
+/// is checked by a prepared test during the walk (`pattern/node_test.rs`);
+/// after a WITH the same WHERE is evaluated row by row. Both give the same
+/// count for values of every type, a missing property, NaN and either side.
+#[test]
+fn a_prepared_property_comparison_answers_as_evaluation_does() {
+    let db = Database::in_memory().unwrap();
+    q(
+        &db,
+        "CREATE (a:S)
+         WITH a
+         UNWIND [1, 2, 2.5, 3.0, 'x', 'y', true, false, [1], 0.0 / 0.0, null] AS v
+         CREATE (a)-[:R]->(b:T)
+         SET b.v = v",
+    );
+    let constants = [
+        Value::Int(2),
+        Value::Float(2.5),
+        Value::Float(f64::NAN),
+        Value::from("x"),
+        Value::Bool(true),
+        Value::Null,
+    ];
+    let shapes = [
+        "b.v = $p",
+        "b.v <> $p",
+        "b.v < $p",
+        "b.v > $p",
+        "b.v <= $p",
+        "b.v >= $p",
+        "$p < b.v",
+        "$p >= b.v",
+        "b.v = 2",
+        "'x' <> b.v",
+    ];
+    for p in constants {
+        let params = Params::from([("p".to_string(), p.clone())]);
+        for shape in shapes {
+            let count = |text: String| {
+                let t = db.query("default", &text, &params).expect(&text);
+                t.rows[0][0].clone()
+            };
+            let walked = count(format!(
+                "MATCH (a:S)-[:R*1..1]->(b) WHERE {shape} RETURN count(DISTINCT b)"
+            ));
+            let evaluated = count(format!(
+                "MATCH (a:S)-[:R]->(b) WITH b WHERE {shape} RETURN count(DISTINCT b)"
+            ));
+            assert_eq!(walked, evaluated, "{shape} with $p = {p:?}");
+        }
+    }
+}

@@ -236,6 +236,23 @@ impl Taken {
     }
 }
 
+/// [`hint_value`], a parameter borrowed where it is rather than cloned:
+/// an equality seek on `{id: $id}` starts most lookups, and the clone of a
+/// string was an allocation and a copy per query.
+pub(super) fn hint_ref<'a>(
+    m: &Matcher<'a, '_>,
+    e: &Expr,
+    row: &Row,
+    stand_in: fn() -> Value,
+) -> Result<std::borrow::Cow<'a, Value>, crate::error::QueryError> {
+    if let (None, plexus_cypher::ExprKind::Param(p)) = (m.dry, &e.kind) {
+        if let Some(v) = crate::eval::param_value(p, m.ctx) {
+            return Ok(std::borrow::Cow::Borrowed(v));
+        }
+    }
+    hint_value(m, e, row, stand_in).map(std::borrow::Cow::Owned)
+}
+
 /// The value of a hint `e` the start needs: evaluated on the row, or in a
 /// dry seek, when only the run knows it — `e` reads a variable bound
 /// before the MATCH, or a parameter EXPLAIN was not given — `stand_in`.
