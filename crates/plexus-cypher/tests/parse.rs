@@ -360,6 +360,8 @@ fn parameters_are_listed_once_at_their_first_use() {
     }
     assert_eq!(found[0].1, text.find("$id").unwrap());
     assert!(plexus_cypher::parameters("RETURN 1").is_empty());
+    // Inside a string or a comment, `$x` names no parameter.
+    assert!(plexus_cypher::parameters("RETURN '$x', \"$y\" // $z\n/* $w */").is_empty());
     // Text that does not lex names none.
     assert!(plexus_cypher::parameters("RETURN $a, \u{0}").is_empty());
 }
