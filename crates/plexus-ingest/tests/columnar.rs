@@ -12,6 +12,32 @@ use plexus_storage::{GraphRead, Storage};
 use std::path::Path;
 use std::sync::Arc;
 
+/// Record batches imported into the default graph: the node batches as one
+/// input, the edge batches (if any) as another.
+fn import_batches(
+    s: &Storage,
+    nodes: Vec<RecordBatch>,
+    edges: Vec<RecordBatch>,
+) -> Result<plexus_ingest::ImportReport, plexus_ingest::IngestError> {
+    let input = |batches: Vec<RecordBatch>| {
+        (!batches.is_empty())
+            .then(|| plexus_ingest::BatchInput {
+                name: None,
+                batches,
+            })
+            .into_iter()
+            .collect()
+    };
+    plexus_ingest::import_batches(
+        s,
+        "default",
+        input(nodes),
+        input(edges),
+        &Default::default(),
+        &mut |_| {},
+    )
+}
+
 fn db() -> Storage {
     Storage::in_memory().unwrap()
 }
@@ -154,21 +180,7 @@ fn arrow_ipc_files_and_record_batches() {
     .unwrap();
     // From Rust: record batches straight in.
     let s = db();
-    let r = plexus_ingest::import_batches(
-        &s,
-        "default",
-        vec![plexus_ingest::BatchInput {
-            name: None,
-            batches: vec![nodes.clone()],
-        }],
-        vec![plexus_ingest::BatchInput {
-            name: None,
-            batches: vec![edges.clone()],
-        }],
-        &Default::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let r = import_batches(&s, vec![nodes.clone()], vec![edges.clone()]).unwrap();
     assert_eq!((r.nodes, r.edges), (3, 2));
     let t = s.read("default").unwrap();
     assert_eq!(
@@ -235,18 +247,7 @@ fn arrow_ipc_files_and_record_batches() {
     ])
     .unwrap();
     let s = db();
-    let e = plexus_ingest::import_batches(
-        &s,
-        "default",
-        vec![plexus_ingest::BatchInput {
-            name: None,
-            batches: vec![twice],
-        }],
-        vec![],
-        &Default::default(),
-        &mut |_| {},
-    )
-    .unwrap_err();
+    let e = import_batches(&s, vec![twice], vec![]).unwrap_err();
     assert!(
         e.to_string()
             .contains("column 'w' appears twice (columns 2 and 3)"),

@@ -1135,10 +1135,10 @@ impl Matcher<'_, '_> {
     ) -> Res<Option<Vec<u64>>> {
         for (_, e) in self.an.internal_ids.iter().filter(|(v, _)| var == Some(*v)) {
             // As for element ids: a value reading a later variable is skipped.
-            let id = match start::hint_value(self, e, row, || Value::Int(0)) {
-                Ok(Value::Int(i)) => u64::try_from(i).ok(),
-                Ok(Value::Float(f)) if f.fract() == 0.0 && (0.0..1.8e19).contains(&f) => {
-                    Some(f as u64)
+            let id = match start::hint_value(self, e, row, || Value::Int(0)).as_deref() {
+                Ok(Value::Int(i)) => u64::try_from(*i).ok(),
+                Ok(Value::Float(f)) if f.fract() == 0.0 && (0.0..1.8e19).contains(f) => {
+                    Some(*f as u64)
                 }
                 Ok(_) => return Ok(Some(vec![])),
                 Err(_) => continue,
@@ -1206,9 +1206,9 @@ impl Matcher<'_, '_> {
             .filter(|(v, _)| np.var.as_deref() == Some(*v))
         {
             // The value may read a variable bound only later: skip it then.
-            match start::hint_value(self, e, row, string) {
+            match start::hint_value(self, e, row, string).as_deref() {
                 Ok(Value::String(key)) => {
-                    let ids = self.g.node_id(&key)?.into_iter().collect();
+                    let ids = self.g.node_id(key)?.into_iter().collect();
                     if self.where_is_element_id_of(np, e) {
                         // The id map answered it exactly: the node found
                         // has that element id, so it is not read again.
@@ -1338,7 +1338,7 @@ impl Matcher<'_, '_> {
         let mut unindexed: Option<(&str, Value, Option<usize>)> = None;
         for (key, e, inline_at) in inline.chain(from_where) {
             // A hint may name variables bound only later: skip it then.
-            let v = match start::hint_ref(self, e, row, || Value::Int(0)) {
+            let v = match start::hint_value(self, e, row, || Value::Int(0)) {
                 Ok(v) => v,
                 Err(_) if inline_at.is_none() => continue,
                 Err(err) => return Err(err),
@@ -1429,8 +1429,8 @@ impl Matcher<'_, '_> {
         let (mut lo, mut hi): (Side, Side) = (None, None);
         for h in mine.iter().filter(|h| h.key == key) {
             let v = match start::hint_value(self, h.value, row, || Value::Int(0)) {
-                Ok(v) if v.is_storable() && !v.is_null() => v,
-                Ok(Value::Null) => return Ok(Some(Bounds::Empty)),
+                Ok(v) if v.is_storable() && !v.is_null() => v.into_owned(),
+                Ok(v) if v.is_null() => return Ok(Some(Bounds::Empty)),
                 _ => continue,
             };
             let slot = if h.lower { &mut lo } else { &mut hi };

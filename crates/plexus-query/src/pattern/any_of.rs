@@ -111,10 +111,10 @@ impl Matcher<'_, '_> {
                 let Ok(v) = super::start::hint_value(self, e, row, || Value::Int(0)) else {
                     continue 'hint;
                 };
-                match v {
+                match &*v {
                     // `x = null` is never true: that alternative adds nothing.
                     Value::Null => {}
-                    v if v.is_storable() => values.push(v),
+                    _ if v.is_storable() => values.push(v.into_owned()),
                     _ => continue 'hint,
                 }
             }

@@ -92,11 +92,10 @@ fn prepare<'a>(c: &'a Expr, var: &str, ctx: &Ctx<'_>) -> Slot<'a> {
     let Some((prop, other, right)) = lent_shape(*op, a, b) else {
         return Slot::General;
     };
-    let ExprKind::Property(base, key) = &prop.kind else {
+    let Some((of, key)) = super::var_property(prop) else {
         return Slot::General;
     };
-    let own = matches!(&base.kind, ExprKind::Var(v) if v == var);
-    if !own || !is_constant_leaf(&other.kind) {
+    if of != var || !is_constant_leaf(&other.kind) {
         return Slot::General;
     }
     match eval(other, &Row::new(), ctx) {

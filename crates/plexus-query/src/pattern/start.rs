@@ -14,8 +14,9 @@
 use super::{Analysis, Matcher, Mode};
 use crate::eval::{Ctx, Row};
 use plexus_common::Value;
-use plexus_cypher::{Expr, NodePattern};
+use plexus_cypher::{Expr, ExprKind, NodePattern};
 use plexus_storage::GraphRead;
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 /// The access path of a walk's first node.
@@ -236,34 +237,25 @@ impl Taken {
     }
 }
 
-/// [`hint_value`], a parameter borrowed where it is rather than cloned:
-/// an equality seek on `{id: $id}` starts most lookups, and the clone of a
-/// string was an allocation and a copy per query.
-pub(super) fn hint_ref<'a>(
+/// The value of a hint `e` the start needs: evaluated on the row, a
+/// parameter borrowed where it is (an equality seek on `{id: $id}` starts
+/// most lookups, and cloning its string was an allocation and a copy per
+/// query), or in a dry seek, when only the run knows it — `e` reads a
+/// variable bound before the MATCH, or a parameter EXPLAIN was not given —
+/// `stand_in`.
+pub(super) fn hint_value<'a>(
     m: &Matcher<'a, '_>,
     e: &Expr,
     row: &Row,
     stand_in: fn() -> Value,
-) -> Result<std::borrow::Cow<'a, Value>, crate::error::QueryError> {
-    if let (None, plexus_cypher::ExprKind::Param(p)) = (m.dry, &e.kind) {
+) -> Result<Cow<'a, Value>, crate::error::QueryError> {
+    if let ExprKind::Param(p) = &e.kind {
         if let Some(v) = crate::eval::param_value(p, m.ctx) {
-            return Ok(std::borrow::Cow::Borrowed(v));
+            return Ok(Cow::Borrowed(v));
         }
     }
-    hint_value(m, e, row, stand_in).map(std::borrow::Cow::Owned)
-}
-
-/// The value of a hint `e` the start needs: evaluated on the row, or in a
-/// dry seek, when only the run knows it — `e` reads a variable bound
-/// before the MATCH, or a parameter EXPLAIN was not given — `stand_in`.
-pub(super) fn hint_value(
-    m: &Matcher<'_, '_>,
-    e: &Expr,
-    row: &Row,
-    stand_in: fn() -> Value,
-) -> Result<Value, crate::error::QueryError> {
     let Some(before) = m.dry else {
-        return m.eval(e, row);
+        return m.eval(e, row).map(Cow::Owned);
     };
     let known = match before.iter().any(|v| !crate::eval::free_of(e, v)) {
         true => None,
@@ -272,10 +264,12 @@ pub(super) fn hint_value(
             other => Some(other),
         },
     };
-    known.unwrap_or_else(|| {
-        m.stood_in.set(true);
-        Ok(stand_in())
-    })
+    known
+        .unwrap_or_else(|| {
+            m.stood_in.set(true);
+            Ok(stand_in())
+        })
+        .map(Cow::Owned)
 }
 
 /// How a walk from `np` starts, as the matcher would choose it for a row
