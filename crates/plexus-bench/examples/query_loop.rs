@@ -33,7 +33,7 @@ use std::time::Instant;
 
 /// As the command line's, so that counts compare with what users run.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: plexus_alloc::Alloc = plexus_alloc::Alloc;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 

@@ -19,7 +19,7 @@ use std::path::Path;
 use std::time::Instant;
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: plexus_alloc::Alloc = plexus_alloc::Alloc;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 

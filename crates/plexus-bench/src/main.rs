@@ -196,7 +196,7 @@ enum Cmd {
 
 /// The allocator `plexus` (the command line) uses, so imports measure alike.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: plexus_alloc::Alloc = plexus_alloc::Alloc;
 
 fn main() {
     if let Err(e) = run(Cli::parse().command) {

@@ -556,9 +556,9 @@ pub enum DirectionArg {
     Both,
 }
 
-/// mimalloc: see the workspace manifest for why.
+/// mimalloc, as `plexus-alloc` enters it: see the workspace manifest for why.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: plexus_alloc::Alloc = plexus_alloc::Alloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 /// (measured: the same Parquet import took 1.6× as long from Python
 /// before this).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: plexus_alloc::Alloc = plexus_alloc::Alloc;
 
 #[pymodule]
 fn _plexus(m: &Bound<'_, PyModule>) -> PyResult<()> {
