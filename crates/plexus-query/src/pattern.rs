@@ -108,7 +108,11 @@ pub(crate) fn match_metered(
     let mut m = matcher(g, ctx, an, patterns, where_, mode);
     m.meter = Some(meter);
     if let Want::Nodes(var, nodes) = want {
-        m.ends = Some(Ends { var, nodes });
+        m.ends = Some(Ends {
+            var,
+            nodes,
+            in_run: false,
+        });
     }
     m.run(patterns, row, sink)
 }
@@ -461,12 +465,42 @@ struct Matcher<'a, 'c> {
 struct Ends<'a> {
     var: &'a str,
     nodes: &'a DistinctNodes,
+    /// Inside a reach whose ends are the matches' (`reach.rs`): each comes
+    /// once ([`DistinctNodes::add_in_run`]).
+    in_run: bool,
 }
 
 /// Distinct nodes, each charged to the query's memory budget as it is
 /// added (the caller releases them: [`DistinctNodes::charged`]).
+///
+/// A breadth-first reach hands out each of its ends once (`reach.rs`), so
+/// when the whole count is one reach from one start (`MATCH (a {id:
+/// $id})-[*1..3]->(b) RETURN count(DISTINCT b)`), hashing every end again
+/// here was a tenth of the query. The ends of a *run* ([`Self::begin_run`])
+/// are pushed on a list while they are the only nodes held; a second run
+/// or any other node moves them into the set first, so the two never hold
+/// the same node.
 #[derive(Default)]
-pub(crate) struct DistinctNodes(std::cell::RefCell<rustc_hash::FxHashSet<NodeId>>);
+pub(crate) struct DistinctNodes(std::cell::RefCell<Held>);
+
+#[derive(Default)]
+struct Held {
+    set: rustc_hash::FxHashSet<NodeId>,
+    /// The first run's ends, while the set is empty.
+    run: Vec<NodeId>,
+    /// Runs begun.
+    runs: u32,
+}
+
+impl Held {
+    /// Moves the first run's ends into the set.
+    fn settle(&mut self) {
+        if !self.run.is_empty() {
+            let run = std::mem::take(&mut self.run);
+            self.set.extend(run);
+        }
+    }
+}
 
 impl DistinctNodes {
     /// What a distinct node costs the budget: its entry in the set.
@@ -477,14 +511,37 @@ impl DistinctNodes {
     /// the set holds is always what it charged, and [`Self::charged`] gives
     /// back exactly that.
     pub(crate) fn add(&self, n: NodeId, guard: &crate::limits::Guard) -> Res<()> {
-        if self.0.borrow_mut().insert(n) {
+        let mut held = self.0.borrow_mut();
+        held.settle();
+        if held.set.insert(n) {
             guard.charge(Self::PER_NODE)?;
         }
         Ok(())
     }
 
+    /// Starts a run of ends each added once ([`Self::add_in_run`]).
+    pub(crate) fn begin_run(&self) {
+        let mut held = self.0.borrow_mut();
+        held.settle();
+        held.runs = held.runs.saturating_add(1);
+    }
+
+    /// Adds `n`, an end of the current run that the run has not added
+    /// before: listed without a hash while it is the first run and nothing
+    /// else was added, else as [`Self::add`] adds.
+    pub(crate) fn add_in_run(&self, n: NodeId, guard: &crate::limits::Guard) -> Res<()> {
+        let mut held = self.0.borrow_mut();
+        if held.runs == 1 && held.set.is_empty() {
+            held.run.push(n);
+            return guard.charge(Self::PER_NODE);
+        }
+        drop(held);
+        self.add(n, guard)
+    }
+
     pub(crate) fn len(&self) -> usize {
-        self.0.borrow().len()
+        let held = self.0.borrow();
+        held.set.len() + held.run.len()
     }
 
     /// What the nodes held are charged.
@@ -1909,7 +1966,10 @@ impl Matcher<'_, '_> {
             }
         }
         if let Some(e) = &self.ends {
-            e.nodes.add(to, self.ctx.guard)?;
+            match e.in_run {
+                true => e.nodes.add_in_run(to, self.ctx.guard)?,
+                false => e.nodes.add(to, self.ctx.guard)?,
+            }
         }
         Ok(false)
     }
@@ -2364,6 +2424,43 @@ mod tests {
     /// Each distinct node is charged once; a node past the budget fails the
     /// query, and what the set holds is still what it charged (released
     /// in full afterwards).
+    #[test]
+    fn a_runs_ends_are_listed_once_and_merged_when_another_node_comes() {
+        let guard = crate::limits::Guard::unlimited();
+        let held = |d: &DistinctNodes| {
+            let h = d.0.borrow();
+            (h.set.len(), h.run.len())
+        };
+        // One run: listed, not hashed.
+        let one = DistinctNodes::default();
+        one.begin_run();
+        for n in [5, 1, 9] {
+            one.add_in_run(NodeId(n), &guard).expect("no budget");
+        }
+        assert_eq!((one.len(), held(&one)), (3, (0, 3)));
+        assert_eq!(one.charged(), 3 * DistinctNodes::PER_NODE);
+        // A node from elsewhere merges the run first: 9 counts once.
+        one.add(NodeId(9), &guard).expect("no budget");
+        one.add(NodeId(2), &guard).expect("no budget");
+        assert_eq!((one.len(), held(&one)), (4, (4, 0)));
+        // A second run meeting the first: its ends go through the set.
+        let two = DistinctNodes::default();
+        two.begin_run();
+        two.add_in_run(NodeId(1), &guard).expect("no budget");
+        two.add_in_run(NodeId(2), &guard).expect("no budget");
+        two.begin_run();
+        two.add_in_run(NodeId(2), &guard).expect("no budget");
+        two.add_in_run(NodeId(3), &guard).expect("no budget");
+        assert_eq!((two.len(), held(&two)), (3, (3, 0)));
+        assert_eq!(two.charged(), 3 * DistinctNodes::PER_NODE);
+        // A run after other nodes goes through the set from the start.
+        let after = DistinctNodes::default();
+        after.add(NodeId(7), &guard).expect("no budget");
+        after.begin_run();
+        after.add_in_run(NodeId(7), &guard).expect("no budget");
+        assert_eq!((after.len(), held(&after)), (1, (1, 0)));
+    }
+
     #[test]
     fn distinct_nodes_are_charged_once_each_within_the_budget() {
         use crate::limits::{Guard, QueryLimits};

@@ -21,6 +21,9 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
     ];
     let mut m: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     m.insert("plexus-common", vec![]);
+    // The binaries' allocator (ARCHITECTURE.md, plexus-alloc): no layer of
+    // its own, beside the crates; only the binaries' crates use it.
+    m.insert("plexus-alloc", vec![]);
     m.insert("plexus-kv", vec!["plexus-common"]);
     m.insert("plexus-storage", vec!["plexus-common", "plexus-kv"]);
     m.insert("plexus-vector", vec!["plexus-common", "plexus-kv"]);
@@ -54,11 +57,13 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
     let mut facade = below_query.to_vec();
     facade.push("plexus-query");
     m.insert("plexus", facade);
-    for top in ["plexus-server", "plexus-py"] {
-        m.insert(top, vec!["plexus"]);
-    }
+    m.insert("plexus-server", vec!["plexus"]);
+    m.insert("plexus-py", vec!["plexus", "plexus-alloc"]);
     // The `plexus` binary hosts the server (`plexus serve`).
-    m.insert("plexus-cli", vec!["plexus", "plexus-server"]);
+    m.insert(
+        "plexus-cli",
+        vec!["plexus", "plexus-server", "plexus-alloc"],
+    );
     m
 }
 

@@ -40,6 +40,18 @@ const QUERIES: &[&str] = &[
     // match, after the walk.
     "MATCH (a)-[*1..2]->(b) WHERE b.x > 0 AND size([]) > 0 RETURN count(DISTINCT b)",
     "MATCH (a)-[*1..2]->(b) WHERE b.x > 0 AND size([1]) > 0 RETURN count(DISTINCT b)",
+    // One start (`k` is unique): the count is one reach's ends, listed
+    // without a set (`DistinctNodes::add_in_run`) — directed, undirected
+    // from depth 0, two steps exactly, filtered; and several reaches that
+    // meet (rows, starts, OR alternatives), whose ends the set must merge.
+    "MATCH (a {k: 1})-[*1..3]->(b) RETURN count(DISTINCT b)",
+    "MATCH (a {k: 2})-[*0..2]-(b) RETURN count(DISTINCT b)",
+    "MATCH (a {k: 3})-[*2..2]-(b) RETURN count(DISTINCT b)",
+    "MATCH (a {k: 1})-[:T*1..3]->(b) WHERE b.k <> 1 RETURN count(DISTINCT b)",
+    "UNWIND [1, 2, 1, 0] AS i MATCH (a {k: i})-[*1..2]->(b) RETURN count(DISTINCT b)",
+    "MATCH (a) WHERE a.k IN [0, 1] MATCH (a)-[*1..2]-(b) RETURN count(DISTINCT b)",
+    "MATCH (a:A {k: 0})-[*1..2]->(b) WHERE b.x = 1 OR b.x = 2 RETURN count(DISTINCT b)",
+    "MATCH (c {k: 4}), (a {k: 1})-[*1..2]->(b) RETURN count(DISTINCT b)",
 ];
 
 /// A graph of `n` nodes (labels `A` or `B`, a small `x`) and `edges` as
@@ -50,7 +62,10 @@ fn graph(n: usize, edges: &[(usize, usize, bool)]) -> Database {
     let ids: Vec<_> = (0..n)
         .map(|i| {
             let label = if i % 3 == 0 { "A" } else { "B" };
-            let props = Props::from([("x".to_string(), Value::Int((i % 4) as i64))]);
+            let props = Props::from([
+                ("x".to_string(), Value::Int((i % 4) as i64)),
+                ("k".to_string(), Value::Int(i as i64)),
+            ]);
             t.create_node(None, &[label], &props).expect("node")
         })
         .collect();

@@ -197,6 +197,33 @@ impl Matcher<'_, '_> {
         trail: &mut Trail,
         done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
     ) -> Res<bool> {
+        // Each end arrives once: when the ends are the matches' distinct
+        // nodes, they need no second hashing (`DistinctNodes::add_in_run`).
+        let run = rest.is_empty() && self.takes_end(&hop.node.var);
+        if let (true, Some(e)) = (run, &mut self.ends) {
+            e.nodes.begin_run();
+            e.in_run = true;
+        }
+        let walked = self.reach_ends(hop, rest, start, min, max, row, trail, done);
+        if let Some(e) = &mut self.ends {
+            e.in_run = false;
+        }
+        walked
+    }
+
+    /// [`Matcher::reach`]'s walk.
+    #[allow(clippy::too_many_arguments)]
+    fn reach_ends(
+        &mut self,
+        hop: &Hop<'_>,
+        rest: &[Hop<'_>],
+        start: NodeId,
+        min: usize,
+        max: usize,
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
         if min == 2 && max == 2 {
             return self.two_step_ends(hop, rest, start, row, trail, done);
         }
