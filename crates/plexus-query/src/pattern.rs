@@ -1935,7 +1935,10 @@ impl Matcher<'_, '_> {
                 let min = min.unwrap_or(1) as usize;
                 let max = max.map_or(usize::MAX, |m| m as usize);
                 if self.reaches(hop, rest, min, max) {
-                    return self.reach(hop, rest, at, min, max, row, trail, done);
+                    let run = self.begin_run(hop, rest);
+                    let walked = self.reach(hop, rest, at, min, max, row, trail, done);
+                    self.end_run(run);
+                    return walked;
                 }
                 let mut stack = Vec::new();
                 self.var_length(hop, rest, at, at, min, max, &mut stack, row, trail, done)

@@ -181,39 +181,32 @@ impl Matcher<'_, '_> {
         )
     }
 
+    /// Before [`Matcher::reach`]: when its ends are the matches' distinct
+    /// nodes (the hop ends the last pattern and binds the counted node),
+    /// each comes once, so they form a run of [`super::DistinctNodes`] that needs
+    /// no second hashing. Whether one began, for [`Matcher::end_run`].
+    pub(super) fn begin_run(&mut self, hop: &Hop<'_>, rest: &[Hop<'_>]) -> bool {
+        let run = rest.is_empty() && self.takes_end(&hop.node.var);
+        if let (true, Some(e)) = (run, &mut self.ends) {
+            e.nodes.begin_run();
+            e.in_run = true;
+        }
+        run
+    }
+
+    /// After [`Matcher::reach`]: later ends are not the run's.
+    pub(super) fn end_run(&mut self, run: bool) {
+        if let (true, Some(e)) = (run, &mut self.ends) {
+            e.in_run = false;
+        }
+    }
+
     /// The distinct ends of a variable-length hop from `start` (see the
     /// module's comment), each arrived at once and followed by `rest`. The
     /// start itself is an end at depth 0 when `min` is 0, and when a cycle
     /// of at most `max` relationships leads back to it.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn reach(
-        &mut self,
-        hop: &Hop<'_>,
-        rest: &[Hop<'_>],
-        start: NodeId,
-        min: usize,
-        max: usize,
-        row: &mut Row,
-        trail: &mut Trail,
-        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
-    ) -> Res<bool> {
-        // Each end arrives once: when the ends are the matches' distinct
-        // nodes, they need no second hashing (`DistinctNodes::add_in_run`).
-        let run = rest.is_empty() && self.takes_end(&hop.node.var);
-        if let (true, Some(e)) = (run, &mut self.ends) {
-            e.nodes.begin_run();
-            e.in_run = true;
-        }
-        let walked = self.reach_ends(hop, rest, start, min, max, row, trail, done);
-        if let Some(e) = &mut self.ends {
-            e.in_run = false;
-        }
-        walked
-    }
-
-    /// [`Matcher::reach`]'s walk.
-    #[allow(clippy::too_many_arguments)]
-    fn reach_ends(
         &mut self,
         hop: &Hop<'_>,
         rest: &[Hop<'_>],
