@@ -16,7 +16,7 @@
 //! path's exactly.
 
 use crate::error::QueryError;
-use crate::eval::{comparison, eval, is_constant_leaf, lent_shape, Ctx, Row};
+use crate::eval::{comparison, equals, eval, is_constant_leaf, lent_shape, Ctx, Row};
 use plexus_common::Value;
 use plexus_cypher::{BinOp, Expr, ExprKind};
 use plexus_storage::{GraphRead, NodeId};
@@ -29,6 +29,25 @@ struct Test<'a> {
     op: BinOp,
     value: Value,
     right: bool,
+}
+
+impl Test<'_> {
+    /// Whether the comparison is true of a node holding `x` (false when it
+    /// is null), the sides as written; `None` for an operator `eval`'s
+    /// comparison does not take. An equality asks `equals` alone, without
+    /// making a value of its answer and comparing that with `true` (most
+    /// of a check, for `b.id <> $id` against a column).
+    fn holds(&self, x: &Value) -> Option<bool> {
+        let (l, r) = match self.right {
+            false => (x, &self.value),
+            true => (&self.value, x),
+        };
+        match self.op {
+            BinOp::Eq => Some(equals(l, r) == Some(true)),
+            BinOp::Neq => Some(equals(l, r) == Some(false)),
+            op => comparison(op, l, r).map(|v| v == Value::Bool(true)),
+        }
+    }
 }
 
 /// What a conjunct came to at its first check.
@@ -73,12 +92,9 @@ impl<'a> NodeTests<'a> {
         };
         let mut out = None;
         g.with_node_property(NodeId(n.id), t.key, &mut |x| {
-            out = x.and_then(|x| match t.right {
-                false => comparison(t.op, x, &t.value),
-                true => comparison(t.op, &t.value, x),
-            });
+            out = x.and_then(|x| t.holds(x));
         })?;
-        Ok(out.map(|v| v == Value::Bool(true)))
+        Ok(out)
     }
 }
 
