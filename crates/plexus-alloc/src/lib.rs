@@ -23,6 +23,30 @@ use std::ffi::c_void;
 /// Every block mimalloc hands out is aligned to this at least.
 const WORD: usize = std::mem::size_of::<usize>();
 
+/// A new block of `layout` from mimalloc's `plain` call when every block
+/// is aligned enough for it, else from its `aligned` one.
+///
+/// # Safety
+///
+/// Both calls must allocate (`mi_malloc` and `mi_malloc_aligned`, or their
+/// zeroing forms).
+#[inline(always)]
+unsafe fn new_block(
+    layout: Layout,
+    plain: unsafe extern "C" fn(usize) -> *mut c_void,
+    aligned: unsafe extern "C" fn(usize, usize) -> *mut c_void,
+) -> *mut u8 {
+    // SAFETY: the caller passes mimalloc's allocation calls, which take any
+    // size and a power of two alignment.
+    unsafe {
+        match layout.align() <= WORD {
+            true => plain(layout.size()),
+            false => aligned(layout.size(), layout.align()),
+        }
+        .cast()
+    }
+}
+
 /// mimalloc, entered by `mi_malloc` for word-aligned requests.
 ///
 /// ```
@@ -42,25 +66,13 @@ unsafe impl GlobalAlloc for Alloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: mimalloc's allocation calls take any size and a power of
         // two alignment, which a `Layout` guarantees.
-        unsafe {
-            if layout.align() <= WORD {
-                mi::mi_malloc(layout.size()).cast()
-            } else {
-                mi::mi_malloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { new_block(layout, mi::mi_malloc, mi::mi_malloc_aligned) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as `alloc`.
-        unsafe {
-            if layout.align() <= WORD {
-                mi::mi_zalloc(layout.size()).cast()
-            } else {
-                mi::mi_zalloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { new_block(layout, mi::mi_zalloc, mi::mi_zalloc_aligned) }
     }
 
     #[inline]

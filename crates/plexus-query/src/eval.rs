@@ -503,11 +503,6 @@ fn eval_unblamed(e: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     }
 }
 
-/// Parameter `p`, borrowed where it is; `None` when the run lacks it.
-pub(crate) fn param_value<'a>(p: &str, ctx: &'a Ctx<'_>) -> Option<&'a Value> {
-    param(p, ctx).ok()
-}
-
 fn param<'a>(p: &str, ctx: &'a Ctx<'_>) -> Result<&'a Value, QueryError> {
     let found = match ctx.by_name {
         Some(index) => index.param(p),
@@ -940,7 +935,11 @@ fn quantify(hits: usize, unknown: usize, on_hit: bool) -> Value {
 
 /// An operand's value: a variable or a parameter borrowed where it is,
 /// anything else evaluated.
-fn operand<'a>(e: &Expr, row: &'a Row, ctx: &'a Ctx<'_>) -> Result<Cow<'a, Value>, QueryError> {
+pub(crate) fn operand<'a>(
+    e: &Expr,
+    row: &'a Row,
+    ctx: &'a Ctx<'_>,
+) -> Result<Cow<'a, Value>, QueryError> {
     match &e.kind {
         ExprKind::Var(v) => row.get(v).map(Cow::Borrowed).ok_or_else(|| undefined(v)),
         ExprKind::Param(p) => param(p, ctx).map(Cow::Borrowed),
@@ -1062,8 +1061,21 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, row: &Row, ctx: &Ctx<'_>) -> R {
     })
 }
 
+/// Whether `x op y` is true (null counts as false) for the comparison
+/// operators; `None` for the others. An equality asks `equals` alone,
+/// without making a value of [`comparison`]'s answer and comparing that
+/// with `true` (most of a check of `b.id <> $id` against a column).
+#[inline]
+pub(crate) fn comparison_holds(op: BinOp, x: &Value, y: &Value) -> Option<bool> {
+    match op {
+        BinOp::Eq => Some(equals(x, y) == Some(true)),
+        BinOp::Neq => Some(equals(x, y) == Some(false)),
+        _ => comparison(op, x, y).map(|v| v == Value::Bool(true)),
+    }
+}
+
 /// `x op y` for the comparison operators; `None` for the others.
-pub(crate) fn comparison(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
+fn comparison(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
     Some(match op {
         BinOp::Eq => tri(equals(x, y)),
         BinOp::Neq => tri(equals(x, y).map(|b| !b)),

@@ -16,7 +16,7 @@
 //! path's exactly.
 
 use crate::error::QueryError;
-use crate::eval::{comparison, equals, eval, is_constant_leaf, lent_shape, Ctx, Row};
+use crate::eval::{comparison_holds, eval, is_constant_leaf, lent_shape, Ctx, Row};
 use plexus_common::Value;
 use plexus_cypher::{BinOp, Expr, ExprKind};
 use plexus_storage::{GraphRead, NodeId};
@@ -32,20 +32,12 @@ struct Test<'a> {
 }
 
 impl Test<'_> {
-    /// Whether the comparison is true of a node holding `x` (false when it
-    /// is null), the sides as written; `None` for an operator `eval`'s
-    /// comparison does not take. An equality asks `equals` alone, without
-    /// making a value of its answer and comparing that with `true` (most
-    /// of a check, for `b.id <> $id` against a column).
+    /// Whether the comparison is true of a node holding `x`, the sides as
+    /// written (`eval::comparison_holds`).
     fn holds(&self, x: &Value) -> Option<bool> {
-        let (l, r) = match self.right {
-            false => (x, &self.value),
-            true => (&self.value, x),
-        };
-        match self.op {
-            BinOp::Eq => Some(equals(l, r) == Some(true)),
-            BinOp::Neq => Some(equals(l, r) == Some(false)),
-            op => comparison(op, l, r).map(|v| v == Value::Bool(true)),
+        match self.right {
+            false => comparison_holds(self.op, x, &self.value),
+            true => comparison_holds(self.op, &self.value, x),
         }
     }
 }

@@ -14,7 +14,7 @@
 use super::{Analysis, Matcher, Mode};
 use crate::eval::{Ctx, Row};
 use plexus_common::Value;
-use plexus_cypher::{Expr, ExprKind, NodePattern};
+use plexus_cypher::{Expr, NodePattern};
 use plexus_storage::GraphRead;
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -238,24 +238,20 @@ impl Taken {
 }
 
 /// The value of a hint `e` the start needs: evaluated on the row, a
-/// parameter borrowed where it is (an equality seek on `{id: $id}` starts
-/// most lookups, and cloning its string was an allocation and a copy per
-/// query), or in a dry seek, when only the run knows it — `e` reads a
-/// variable bound before the MATCH, or a parameter EXPLAIN was not given —
-/// `stand_in`.
-pub(super) fn hint_value<'a>(
-    m: &Matcher<'a, '_>,
+/// parameter or variable borrowed where it is (`eval::operand`: an equality
+/// seek on `{id: $id}` starts most lookups, and cloning its string was an
+/// allocation and a copy per query), or in a dry seek, when only the run
+/// knows it — `e` reads a variable bound before the MATCH, or a parameter
+/// EXPLAIN was not given — `stand_in`.
+pub(super) fn hint_value<'v>(
+    m: &'v Matcher<'_, '_>,
     e: &Expr,
-    row: &Row,
+    row: &'v Row,
     stand_in: fn() -> Value,
-) -> Result<Cow<'a, Value>, crate::error::QueryError> {
-    if let ExprKind::Param(p) = &e.kind {
-        if let Some(v) = crate::eval::param_value(p, m.ctx) {
-            return Ok(Cow::Borrowed(v));
-        }
-    }
+) -> Result<Cow<'v, Value>, crate::error::QueryError> {
     let Some(before) = m.dry else {
-        return m.eval(e, row).map(Cow::Owned);
+        // Blamed as `eval` blames: an inline property's error is the query's.
+        return crate::eval::operand(e, row, m.ctx).map_err(|err| err.at(e.span.start));
     };
     let known = match before.iter().any(|v| !crate::eval::free_of(e, v)) {
         true => None,
