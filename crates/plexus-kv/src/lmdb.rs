@@ -37,10 +37,13 @@ const PAGE: usize = 4096;
 /// How long a resize waits for open snapshots before giving up.
 const RESIZE_WAIT: Duration = Duration::from_secs(30);
 
-type Db = Database<Bytes, Bytes>;
+type Db = Database<Bytes, Bytes, KeyOrder>;
 
 mod compact;
 mod generation;
+mod order;
+
+use order::KeyOrder;
 
 pub(crate) struct LmdbStore {
     /// The store's folder: its generations live in it.
@@ -380,7 +383,11 @@ impl Generation {
             let mut dbs = Vec::with_capacity(keyspaces.len());
             for name in keyspaces {
                 dbs.push(
-                    env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))
+                    env.database_options()
+                        .types::<Bytes, Bytes>()
+                        .key_comparator::<KeyOrder>()
+                        .name(name)
+                        .create(&mut wtxn)
                         .map_err(backend_err)?,
                 );
             }
@@ -402,7 +409,11 @@ impl Generation {
         let dbs = keyspaces
             .iter()
             .map(|name| {
-                env.open_database::<Bytes, Bytes>(&rtxn, Some(name))
+                env.database_options()
+                    .types::<Bytes, Bytes>()
+                    .key_comparator::<KeyOrder>()
+                    .name(name)
+                    .open(&rtxn)
                     .map_err(backend_err)?
                     .ok_or_else(|| KvError::MissingKeyspace((*name).to_string()))
             })
