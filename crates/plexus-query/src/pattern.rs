@@ -872,12 +872,24 @@ fn unconstrained(hop: &Hop<'_>) -> bool {
 /// no trail from the degree counters instead of walking it
 /// ([`Matcher::hops`]; EXPLAIN's `ExpandByDegree`).
 pub(crate) fn counted_by_degree(r: &RelPattern, n: &NodePattern) -> bool {
-    let hop = Hop {
+    r.length.is_none() && unconstrained_pair(r, n)
+}
+
+/// Whether the matcher counts a last variable-length hop `-[*m..n]->()`
+/// that binds and checks nothing of a walk that needs no trail by counting
+/// its trails instead of matching each ([`Matcher::count_trails`];
+/// EXPLAIN's `VarLengthCount`).
+pub(crate) fn trails_counted(r: &RelPattern, n: &NodePattern) -> bool {
+    r.length.is_some() && unconstrained_pair(r, n)
+}
+
+/// [`unconstrained`] of the hop `r` to `n`, as the plan sees it.
+fn unconstrained_pair(r: &RelPattern, n: &NodePattern) -> bool {
+    unconstrained(&Hop {
         rel: r,
         node: n,
         reversed: false,
-    };
-    r.length.is_none() && unconstrained(&hop)
+    })
 }
 
 /// The count of a top-level `MATCH … RETURN count(*)` when the type
@@ -1867,15 +1879,7 @@ impl Matcher<'_, '_> {
                 // relationships there are is all a match can tell, and the
                 // degree counters know it without reading the adjacency.
                 let n = self.degree(hop, at)?;
-                if n == 0 {
-                    return Ok(false);
-                }
-                self.profiled(address(hop.rel), n);
-                let outer = self.weight;
-                self.weight = outer.saturating_mul(n);
-                let stop = done(self, row, trail);
-                self.weight = outer;
-                stop
+                self.weighted(hop, n, row, trail, done)
             }
             None => {
                 let steps = self.steps(hop, at)?;
@@ -1934,6 +1938,12 @@ impl Matcher<'_, '_> {
             Some((min, max)) => {
                 let min = min.unwrap_or(1) as usize;
                 let max = max.map_or(usize::MAX, |m| m as usize);
+                if rest.is_empty() && !self.trail_needed && trails_counted(hop.rel, hop.node) {
+                    // As the degree above: every trail ends in a match
+                    // that differs from the others in nothing bound.
+                    let n = self.count_trails(hop, at, min, max, 0)?;
+                    return self.weighted(hop, n, row, trail, done);
+                }
                 if self.reaches(hop, rest, min, max) {
                     let run = self.begin_run(hop, rest);
                     let walked = self.reach(hop, rest, at, min, max, row, trail, done);
@@ -2026,6 +2036,62 @@ impl Matcher<'_, '_> {
         self.spares.give_back(unbind(row, &hop.node.var, did));
         early?;
         stop
+    }
+
+    /// The rest of the match once, standing for the `n` matches of a last
+    /// hop that differ in nothing bound (none: no match).
+    fn weighted(
+        &mut self,
+        hop: &Hop<'_>,
+        n: u64,
+        row: &mut Row,
+        trail: &mut Trail,
+        done: &mut dyn FnMut(&mut Self, &mut Row, &Trail) -> Res<bool>,
+    ) -> Res<bool> {
+        if n == 0 {
+            return Ok(false);
+        }
+        self.profiled(address(hop.rel), n);
+        let outer = self.weight;
+        self.weight = outer.saturating_mul(n);
+        let stop = done(self, row, trail);
+        self.weight = outer;
+        stop
+    }
+
+    /// How many trails of `min..=max` relationships a variable-length hop
+    /// that binds and checks nothing follows from `at`, `depth` taken
+    /// already: the walk of [`Matcher::var_length`] (the same steps, none
+    /// used twice in the match), without a match made of each.
+    fn count_trails(
+        &mut self,
+        hop: &Hop<'_>,
+        at: NodeId,
+        min: usize,
+        max: usize,
+        depth: usize,
+    ) -> Res<u64> {
+        let mut n = u64::from(depth >= min);
+        if depth >= max {
+            return Ok(n);
+        }
+        self.ctx.guard.check()?;
+        let steps = self.steps(hop, at)?;
+        if depth + 1 < max {
+            self.read_ahead(hop, steps.iter().map(|s| s.node))?;
+        }
+        // The hop checks nothing `steps` did not (types given as names,
+        // no properties): only relationship isomorphism is left.
+        for s in steps {
+            if self.is_used(s.edge) {
+                continue;
+            }
+            self.used.push(Used::of(at, &s));
+            let below = crate::deep(|| self.count_trails(hop, s.node, min, max, depth + 1));
+            self.used.pop();
+            n = n.saturating_add(below?);
+        }
+        Ok(n)
     }
 
     /// Variable-length hop: every trail of `min..=max` relationships from

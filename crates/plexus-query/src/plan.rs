@@ -127,6 +127,7 @@ fn pattern_steps(
         rows = rows.map(|x| x * if into { (per / nodes).min(1.0) } else { per });
         walked.push(n);
         let by_degree = i == last && !trail && crate::pattern::counted_by_degree(r, n);
+        let by_trails = i == last && !trail && crate::pattern::trails_counted(r, n);
         let Shape {
             distinct,
             first: no_rels_before,
@@ -137,6 +138,7 @@ fn pattern_steps(
             && crate::pattern::reach::planned(&in_order, i, distinct, no_rels_before, trail, later);
         out.push((
             match (r.length.is_some(), into, by_degree) {
+                (true, ..) if by_trails => "VarLengthCount",
                 (true, ..) => "VarLengthExpand",
                 (false, true, _) => "ExpandInto",
                 (false, false, true) => "ExpandByDegree",
@@ -150,6 +152,8 @@ fn pattern_steps(
                     ", from the end with fewer relationships"
                 } else if by_degree {
                     ", counted from the degree counters, not walked"
+                } else if by_trails {
+                    ", its trails counted, no match made of each"
                 } else if breadth_first {
                     ", breadth-first: each end once"
                 } else {
@@ -652,6 +656,10 @@ mod tests {
         assert_eq!(
             ops(&db, "MATCH (a:P {k: 1})-[:T]->() RETURN count(*)"),
             ["NodeIndexSeek", "ExpandByDegree", "CountMatches"]
+        );
+        assert_eq!(
+            ops(&db, "MATCH (a:P {k: 1})-[:T*1..2]->() RETURN count(*)"),
+            ["NodeIndexSeek", "VarLengthCount", "CountMatches"]
         );
         assert_eq!(
             ops(
